@@ -1,0 +1,2 @@
+# Empty dependencies file for spaa-relay.
+# This may be replaced when dependencies are built.

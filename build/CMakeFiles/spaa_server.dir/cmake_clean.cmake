@@ -1,0 +1,11 @@
+file(REMOVE_RECURSE
+  "CMakeFiles/spaa_server.dir/server/cli.c.o"
+  "CMakeFiles/spaa_server.dir/server/cli.c.o.d"
+  "libspaa_server.a"
+  "libspaa_server.pdb"
+)
+
+# Per-language clean rules from dependency scanning.
+foreach(lang C)
+  include(CMakeFiles/spaa_server.dir/cmake_clean_${lang}.cmake OPTIONAL)
+endforeach()

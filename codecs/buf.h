@@ -1,0 +1,34 @@
+/* A growable byte buffer with a hard cap set at init: growing past the cap fails with
+ * SPAA_E_TOO_LARGE instead of eating memory. */
+#ifndef SPAA_BUF_H
+#define SPAA_BUF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct spaa_buf {
+  char *p;     /* the bytes, NUL-terminated when len < cap (owned) */
+  size_t len;  /* bytes in use */
+  size_t cap;  /* bytes allocated */
+  size_t max;  /* the cap: len never exceeds it; 0 means SIZE_MAX */
+};
+
+/* Start empty with a cap of `max` bytes (0: unlimited). Allocates nothing. */
+void spaa_buf_init(struct spaa_buf *b, size_t max);
+/* NULL-safe; releases the bytes and leaves an empty buffer with the same cap. */
+void spaa_buf_free(struct spaa_buf *b);
+/* Make room for `extra` more bytes: 0, SPAA_E_TOO_LARGE past the cap, SPAA_E_NOMEM. */
+int spaa_buf_reserve(struct spaa_buf *b, size_t extra);
+/* Append bytes / a string / a printf-formatted string; same returns as reserve. */
+int spaa_buf_add(struct spaa_buf *b, const void *data, size_t len);
+int spaa_buf_adds(struct spaa_buf *b, const char *s);
+int spaa_buf_addf(struct spaa_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Hand the bytes to the caller (who frees them with free()); the buffer becomes empty. */
+char *spaa_buf_steal(struct spaa_buf *b, size_t *len);
+
+/* A destination for streamed output: returns 0 or a negative SPAA_E_* code. */
+typedef int (*spaa_sink_cb)(void *ctx, const void *data, size_t len);
+/* A sink that appends to a struct spaa_buf passed as ctx. */
+int spaa_buf_sink(void *ctx, const void *data, size_t len);
+
+#endif

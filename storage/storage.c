@@ -1,0 +1,3 @@
+/* SQLite store (being written). */
+int spaa_storage__placeholder(void);
+int spaa_storage__placeholder(void) { return 0; }

@@ -1,0 +1,90 @@
+/* The profile store: SQLite in WAL mode, dsos/frames/stacks deduplicated by content id,
+ * one writer thread fed by a bounded queue, readers on their own connections.
+ * Knows SPAA and SQL, nothing of HTTP or wire formats. */
+#ifndef SPAA_STORAGE_H
+#define SPAA_STORAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "codecs/err.h"
+#include "codecs/spaa.h"
+
+struct spaa_store;
+
+struct spaa_store_opts {
+  const char *path;       /* the SQLite file; its directory must exist */
+  size_t queue_depth;     /* pending inserts before spaa_store_put answers SPAA_E_BUSY */
+  size_t batch_max;       /* most profiles grouped into one transaction */
+  size_t readers;         /* reader connections kept open (>= 1) */
+};
+
+/* What the ingest side knows of a profile besides its SPAA model. Borrowed by the store
+ * for the duration of the call. */
+struct spaa_meta {
+  const char *id;           /* profile id (lowercase hex or uuid text); unique */
+  const char *service;      /* project id (Sentry) or service name; never NULL */
+  const char *source;       /* "sentry" | "otlp" | "pprof" | "spaa" */
+  int64_t received_ns;      /* unix time the upload arrived, ns */
+  int64_t start_ns;         /* profile time range, unix ns (0 when unknown) */
+  int64_t end_ns;
+  uint64_t payload_bytes;   /* size of the upload as received */
+  const json_t *labels;     /* object of string -> string, queryable; may be NULL */
+  const json_t *attrs;      /* other metadata (release, environment, platform...); may be NULL */
+  const void *original;     /* the original payload, kept zstd-compressed; may be NULL */
+  size_t original_len;
+};
+
+/* Open (creating and migrating forward as needed) and start the writer thread.
+ * 0, or SPAA_E_STORE / SPAA_E_IO / SPAA_E_NOMEM with err filled. */
+int spaa_store_open(const struct spaa_store_opts *opts, struct spaa_store **out,
+                    struct spaa_err *err);
+/* Drain the queue (every queued profile is committed or failed), stop the writer, close
+ * every connection, free. NULL-safe. */
+void spaa_store_close(struct spaa_store *s);
+/* 1 when the database is open and the writer thread alive, else 0. */
+int spaa_store_ready(struct spaa_store *s);
+
+/* Store a profile: queue it for the writer and wait until its transaction COMMITted.
+ * Dsos, frames and stacks are inserted once per content id. The profile must be in
+ * canonical form (spaa_normalize). Returns 0 stored; 1 already stored (a profile with this
+ * id exists: nothing written); SPAA_E_BUSY when the queue is full (nothing queued: the
+ * caller answers 503); SPAA_E_SHUTDOWN when closing; SPAA_E_STORE on a database error. */
+int spaa_store_put(struct spaa_store *s, const struct spaa_profile *p,
+                   const struct spaa_meta *meta, struct spaa_err *err);
+
+/* Read a stored profile back into a new model (*out, caller frees): the same SPAA text as
+ * what was put. SPAA_E_NOT_FOUND when there is no such id. */
+int spaa_store_get(struct spaa_store *s, const char *id, struct spaa_profile **out,
+                   struct spaa_err *err);
+
+/* A profile's metadata as the JSON object the list answer uses for each entry:
+ * {"id","service","source","received_at"(RFC 3339),"start","end","events":[{"name",
+ * "totals":{metric:N}}],"samples":N,"payload_bytes":N,"labels":{},"attrs":{}}.
+ * *out is a new reference. SPAA_E_NOT_FOUND when absent. */
+int spaa_store_meta(struct spaa_store *s, const char *id, json_t **out, struct spaa_err *err);
+
+struct spaa_list_query {
+  const char *service;      /* exact match, or NULL */
+  const char *source;       /* exact match, or NULL */
+  const char *event;        /* profiles having this event, or NULL */
+  int64_t from_ns, to_ns;   /* profiles overlapping [from, to]; 0 = open */
+  const json_t *labels;     /* every key must match its value; NULL = any */
+  size_t limit;             /* page size, 1..1000 (0 = 100) */
+  const char *cursor;       /* from a previous answer's next_cursor, or NULL */
+};
+
+/* Newest first. *out = {"profiles":[meta...],"next_cursor":"..."|null} (new reference).
+ * SPAA_E_BAD_REQUEST for a malformed cursor. */
+int spaa_store_list(struct spaa_store *s, const struct spaa_list_query *q, json_t **out,
+                    struct spaa_err *err);
+
+/* Row counts, for tests and /metrics. */
+struct spaa_store_counts {
+  int64_t profiles, dsos, frames, stacks, profile_stacks, samples;
+};
+int spaa_store_counts(struct spaa_store *s, struct spaa_store_counts *out, struct spaa_err *err);
+
+#endif
