@@ -17,10 +17,12 @@ set(OLD_GLOB
   "/work/main/codecs/buf.c"
   "/work/main/codecs/canon.c"
   "/work/main/codecs/cid.c"
+  "/work/main/codecs/convert.c"
   "/work/main/codecs/err.c"
   "/work/main/codecs/idmap.c"
   "/work/main/codecs/normalize.c"
   "/work/main/codecs/spaa.c"
+  "/work/main/codecs/spaa_read.c"
   "/work/main/codecs/spaa_write.c"
   )
 if(NOT "${NEW_GLOB}" STREQUAL "${OLD_GLOB}")
@@ -51,6 +53,9 @@ endif()
 file(GLOB NEW_GLOB LIST_DIRECTORIES true "/work/main/server/*.c")
 set(OLD_GLOB
   "/work/main/server/cli.c"
+  "/work/main/server/cmd_convert.c"
+  "/work/main/server/cmd_serve.c"
+  "/work/main/server/cmd_validate.c"
   "/work/main/server/main.c"
   )
 if(NOT "${NEW_GLOB}" STREQUAL "${OLD_GLOB}")

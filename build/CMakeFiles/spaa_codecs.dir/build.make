@@ -111,10 +111,24 @@ CMakeFiles/spaa_codecs.dir/codecs/cid.c.s: cmake_force
 	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Compiling C source to assembly CMakeFiles/spaa_codecs.dir/codecs/cid.c.s"
 	/usr/bin/cc $(C_DEFINES) $(C_INCLUDES) $(C_FLAGS) -S /work/main/codecs/cid.c -o CMakeFiles/spaa_codecs.dir/codecs/cid.c.s
 
+CMakeFiles/spaa_codecs.dir/codecs/convert.c.o: CMakeFiles/spaa_codecs.dir/flags.make
+CMakeFiles/spaa_codecs.dir/codecs/convert.c.o: /work/main/codecs/convert.c
+CMakeFiles/spaa_codecs.dir/codecs/convert.c.o: CMakeFiles/spaa_codecs.dir/compiler_depend.ts
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green --progress-dir=/work/main/build/CMakeFiles --progress-num=$(CMAKE_PROGRESS_4) "Building C object CMakeFiles/spaa_codecs.dir/codecs/convert.c.o"
+	/usr/bin/cc $(C_DEFINES) $(C_INCLUDES) $(C_FLAGS) -MD -MT CMakeFiles/spaa_codecs.dir/codecs/convert.c.o -MF CMakeFiles/spaa_codecs.dir/codecs/convert.c.o.d -o CMakeFiles/spaa_codecs.dir/codecs/convert.c.o -c /work/main/codecs/convert.c
+
+CMakeFiles/spaa_codecs.dir/codecs/convert.c.i: cmake_force
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Preprocessing C source to CMakeFiles/spaa_codecs.dir/codecs/convert.c.i"
+	/usr/bin/cc $(C_DEFINES) $(C_INCLUDES) $(C_FLAGS) -E /work/main/codecs/convert.c > CMakeFiles/spaa_codecs.dir/codecs/convert.c.i
+
+CMakeFiles/spaa_codecs.dir/codecs/convert.c.s: cmake_force
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Compiling C source to assembly CMakeFiles/spaa_codecs.dir/codecs/convert.c.s"
+	/usr/bin/cc $(C_DEFINES) $(C_INCLUDES) $(C_FLAGS) -S /work/main/codecs/convert.c -o CMakeFiles/spaa_codecs.dir/codecs/convert.c.s
+
 CMakeFiles/spaa_codecs.dir/codecs/err.c.o: CMakeFiles/spaa_codecs.dir/flags.make
 CMakeFiles/spaa_codecs.dir/codecs/err.c.o: /work/main/codecs/err.c
 CMakeFiles/spaa_codecs.dir/codecs/err.c.o: CMakeFiles/spaa_codecs.dir/compiler_depend.ts
-	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green --progress-dir=/work/main/build/CMakeFiles --progress-num=$(CMAKE_PROGRESS_4) "Building C object CMakeFiles/spaa_codecs.dir/codecs/err.c.o"
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green --progress-dir=/work/main/build/CMakeFiles --progress-num=$(CMAKE_PROGRESS_5) "Building C object CMakeFiles/spaa_codecs.dir/codecs/err.c.o"
 	/usr/bin/cc $(C_DEFINES) $(C_INCLUDES) $(C_FLAGS) -MD -MT CMakeFiles/spaa_codecs.dir/codecs/err.c.o -MF CMakeFiles/spaa_codecs.dir/codecs/err.c.o.d -o CMakeFiles/spaa_codecs.dir/codecs/err.c.o -c /work/main/codecs/err.c
 
 CMakeFiles/spaa_codecs.dir/codecs/err.c.i: cmake_force
@@ -128,7 +142,7 @@ CMakeFiles/spaa_codecs.dir/codecs/err.c.s: cmake_force
 CMakeFiles/spaa_codecs.dir/codecs/idmap.c.o: CMakeFiles/spaa_codecs.dir/flags.make
 CMakeFiles/spaa_codecs.dir/codecs/idmap.c.o: /work/main/codecs/idmap.c
 CMakeFiles/spaa_codecs.dir/codecs/idmap.c.o: CMakeFiles/spaa_codecs.dir/compiler_depend.ts
-	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green --progress-dir=/work/main/build/CMakeFiles --progress-num=$(CMAKE_PROGRESS_5) "Building C object CMakeFiles/spaa_codecs.dir/codecs/idmap.c.o"
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green --progress-dir=/work/main/build/CMakeFiles --progress-num=$(CMAKE_PROGRESS_6) "Building C object CMakeFiles/spaa_codecs.dir/codecs/idmap.c.o"
 	/usr/bin/cc $(C_DEFINES) $(C_INCLUDES) $(C_FLAGS) -MD -MT CMakeFiles/spaa_codecs.dir/codecs/idmap.c.o -MF CMakeFiles/spaa_codecs.dir/codecs/idmap.c.o.d -o CMakeFiles/spaa_codecs.dir/codecs/idmap.c.o -c /work/main/codecs/idmap.c
 
 CMakeFiles/spaa_codecs.dir/codecs/idmap.c.i: cmake_force
@@ -142,7 +156,7 @@ CMakeFiles/spaa_codecs.dir/codecs/idmap.c.s: cmake_force
 CMakeFiles/spaa_codecs.dir/codecs/normalize.c.o: CMakeFiles/spaa_codecs.dir/flags.make
 CMakeFiles/spaa_codecs.dir/codecs/normalize.c.o: /work/main/codecs/normalize.c
 CMakeFiles/spaa_codecs.dir/codecs/normalize.c.o: CMakeFiles/spaa_codecs.dir/compiler_depend.ts
-	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green --progress-dir=/work/main/build/CMakeFiles --progress-num=$(CMAKE_PROGRESS_6) "Building C object CMakeFiles/spaa_codecs.dir/codecs/normalize.c.o"
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green --progress-dir=/work/main/build/CMakeFiles --progress-num=$(CMAKE_PROGRESS_7) "Building C object CMakeFiles/spaa_codecs.dir/codecs/normalize.c.o"
 	/usr/bin/cc $(C_DEFINES) $(C_INCLUDES) $(C_FLAGS) -MD -MT CMakeFiles/spaa_codecs.dir/codecs/normalize.c.o -MF CMakeFiles/spaa_codecs.dir/codecs/normalize.c.o.d -o CMakeFiles/spaa_codecs.dir/codecs/normalize.c.o -c /work/main/codecs/normalize.c
 
 CMakeFiles/spaa_codecs.dir/codecs/normalize.c.i: cmake_force
@@ -156,7 +170,7 @@ CMakeFiles/spaa_codecs.dir/codecs/normalize.c.s: cmake_force
 CMakeFiles/spaa_codecs.dir/codecs/spaa.c.o: CMakeFiles/spaa_codecs.dir/flags.make
 CMakeFiles/spaa_codecs.dir/codecs/spaa.c.o: /work/main/codecs/spaa.c
 CMakeFiles/spaa_codecs.dir/codecs/spaa.c.o: CMakeFiles/spaa_codecs.dir/compiler_depend.ts
-	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green --progress-dir=/work/main/build/CMakeFiles --progress-num=$(CMAKE_PROGRESS_7) "Building C object CMakeFiles/spaa_codecs.dir/codecs/spaa.c.o"
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green --progress-dir=/work/main/build/CMakeFiles --progress-num=$(CMAKE_PROGRESS_8) "Building C object CMakeFiles/spaa_codecs.dir/codecs/spaa.c.o"
 	/usr/bin/cc $(C_DEFINES) $(C_INCLUDES) $(C_FLAGS) -MD -MT CMakeFiles/spaa_codecs.dir/codecs/spaa.c.o -MF CMakeFiles/spaa_codecs.dir/codecs/spaa.c.o.d -o CMakeFiles/spaa_codecs.dir/codecs/spaa.c.o -c /work/main/codecs/spaa.c
 
 CMakeFiles/spaa_codecs.dir/codecs/spaa.c.i: cmake_force
@@ -167,10 +181,24 @@ CMakeFiles/spaa_codecs.dir/codecs/spaa.c.s: cmake_force
 	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Compiling C source to assembly CMakeFiles/spaa_codecs.dir/codecs/spaa.c.s"
 	/usr/bin/cc $(C_DEFINES) $(C_INCLUDES) $(C_FLAGS) -S /work/main/codecs/spaa.c -o CMakeFiles/spaa_codecs.dir/codecs/spaa.c.s
 
+CMakeFiles/spaa_codecs.dir/codecs/spaa_read.c.o: CMakeFiles/spaa_codecs.dir/flags.make
+CMakeFiles/spaa_codecs.dir/codecs/spaa_read.c.o: /work/main/codecs/spaa_read.c
+CMakeFiles/spaa_codecs.dir/codecs/spaa_read.c.o: CMakeFiles/spaa_codecs.dir/compiler_depend.ts
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green --progress-dir=/work/main/build/CMakeFiles --progress-num=$(CMAKE_PROGRESS_9) "Building C object CMakeFiles/spaa_codecs.dir/codecs/spaa_read.c.o"
+	/usr/bin/cc $(C_DEFINES) $(C_INCLUDES) $(C_FLAGS) -MD -MT CMakeFiles/spaa_codecs.dir/codecs/spaa_read.c.o -MF CMakeFiles/spaa_codecs.dir/codecs/spaa_read.c.o.d -o CMakeFiles/spaa_codecs.dir/codecs/spaa_read.c.o -c /work/main/codecs/spaa_read.c
+
+CMakeFiles/spaa_codecs.dir/codecs/spaa_read.c.i: cmake_force
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Preprocessing C source to CMakeFiles/spaa_codecs.dir/codecs/spaa_read.c.i"
+	/usr/bin/cc $(C_DEFINES) $(C_INCLUDES) $(C_FLAGS) -E /work/main/codecs/spaa_read.c > CMakeFiles/spaa_codecs.dir/codecs/spaa_read.c.i
+
+CMakeFiles/spaa_codecs.dir/codecs/spaa_read.c.s: cmake_force
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Compiling C source to assembly CMakeFiles/spaa_codecs.dir/codecs/spaa_read.c.s"
+	/usr/bin/cc $(C_DEFINES) $(C_INCLUDES) $(C_FLAGS) -S /work/main/codecs/spaa_read.c -o CMakeFiles/spaa_codecs.dir/codecs/spaa_read.c.s
+
 CMakeFiles/spaa_codecs.dir/codecs/spaa_write.c.o: CMakeFiles/spaa_codecs.dir/flags.make
 CMakeFiles/spaa_codecs.dir/codecs/spaa_write.c.o: /work/main/codecs/spaa_write.c
 CMakeFiles/spaa_codecs.dir/codecs/spaa_write.c.o: CMakeFiles/spaa_codecs.dir/compiler_depend.ts
-	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green --progress-dir=/work/main/build/CMakeFiles --progress-num=$(CMAKE_PROGRESS_8) "Building C object CMakeFiles/spaa_codecs.dir/codecs/spaa_write.c.o"
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green --progress-dir=/work/main/build/CMakeFiles --progress-num=$(CMAKE_PROGRESS_10) "Building C object CMakeFiles/spaa_codecs.dir/codecs/spaa_write.c.o"
 	/usr/bin/cc $(C_DEFINES) $(C_INCLUDES) $(C_FLAGS) -MD -MT CMakeFiles/spaa_codecs.dir/codecs/spaa_write.c.o -MF CMakeFiles/spaa_codecs.dir/codecs/spaa_write.c.o.d -o CMakeFiles/spaa_codecs.dir/codecs/spaa_write.c.o -c /work/main/codecs/spaa_write.c
 
 CMakeFiles/spaa_codecs.dir/codecs/spaa_write.c.i: cmake_force
@@ -186,10 +214,12 @@ spaa_codecs_OBJECTS = \
 "CMakeFiles/spaa_codecs.dir/codecs/buf.c.o" \
 "CMakeFiles/spaa_codecs.dir/codecs/canon.c.o" \
 "CMakeFiles/spaa_codecs.dir/codecs/cid.c.o" \
+"CMakeFiles/spaa_codecs.dir/codecs/convert.c.o" \
 "CMakeFiles/spaa_codecs.dir/codecs/err.c.o" \
 "CMakeFiles/spaa_codecs.dir/codecs/idmap.c.o" \
 "CMakeFiles/spaa_codecs.dir/codecs/normalize.c.o" \
 "CMakeFiles/spaa_codecs.dir/codecs/spaa.c.o" \
+"CMakeFiles/spaa_codecs.dir/codecs/spaa_read.c.o" \
 "CMakeFiles/spaa_codecs.dir/codecs/spaa_write.c.o"
 
 # External object files for target spaa_codecs
@@ -198,14 +228,16 @@ spaa_codecs_EXTERNAL_OBJECTS =
 libspaa_codecs.a: CMakeFiles/spaa_codecs.dir/codecs/buf.c.o
 libspaa_codecs.a: CMakeFiles/spaa_codecs.dir/codecs/canon.c.o
 libspaa_codecs.a: CMakeFiles/spaa_codecs.dir/codecs/cid.c.o
+libspaa_codecs.a: CMakeFiles/spaa_codecs.dir/codecs/convert.c.o
 libspaa_codecs.a: CMakeFiles/spaa_codecs.dir/codecs/err.c.o
 libspaa_codecs.a: CMakeFiles/spaa_codecs.dir/codecs/idmap.c.o
 libspaa_codecs.a: CMakeFiles/spaa_codecs.dir/codecs/normalize.c.o
 libspaa_codecs.a: CMakeFiles/spaa_codecs.dir/codecs/spaa.c.o
+libspaa_codecs.a: CMakeFiles/spaa_codecs.dir/codecs/spaa_read.c.o
 libspaa_codecs.a: CMakeFiles/spaa_codecs.dir/codecs/spaa_write.c.o
 libspaa_codecs.a: CMakeFiles/spaa_codecs.dir/build.make
 libspaa_codecs.a: CMakeFiles/spaa_codecs.dir/link.txt
-	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green --bold --progress-dir=/work/main/build/CMakeFiles --progress-num=$(CMAKE_PROGRESS_9) "Linking C static library libspaa_codecs.a"
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green --bold --progress-dir=/work/main/build/CMakeFiles --progress-num=$(CMAKE_PROGRESS_11) "Linking C static library libspaa_codecs.a"
 	$(CMAKE_COMMAND) -P CMakeFiles/spaa_codecs.dir/cmake_clean_target.cmake
 	$(CMAKE_COMMAND) -E cmake_link_script CMakeFiles/spaa_codecs.dir/link.txt --verbose=$(VERBOSE)
 

@@ -9,6 +9,9 @@ set(CMAKE_DEPENDS_LANGUAGES
 # The set of dependency files which are needed:
 set(CMAKE_DEPENDS_DEPENDENCY_FILES
   "/work/main/server/cli.c" "CMakeFiles/spaa_server.dir/server/cli.c.o" "gcc" "CMakeFiles/spaa_server.dir/server/cli.c.o.d"
+  "/work/main/server/cmd_convert.c" "CMakeFiles/spaa_server.dir/server/cmd_convert.c.o" "gcc" "CMakeFiles/spaa_server.dir/server/cmd_convert.c.o.d"
+  "/work/main/server/cmd_serve.c" "CMakeFiles/spaa_server.dir/server/cmd_serve.c.o" "gcc" "CMakeFiles/spaa_server.dir/server/cmd_serve.c.o.d"
+  "/work/main/server/cmd_validate.c" "CMakeFiles/spaa_server.dir/server/cmd_validate.c.o" "gcc" "CMakeFiles/spaa_server.dir/server/cmd_validate.c.o.d"
   )
 
 # Targets to which this target links.

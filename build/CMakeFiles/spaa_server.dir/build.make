@@ -83,17 +83,65 @@ CMakeFiles/spaa_server.dir/server/cli.c.s: cmake_force
 	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Compiling C source to assembly CMakeFiles/spaa_server.dir/server/cli.c.s"
 	/usr/bin/cc $(C_DEFINES) $(C_INCLUDES) $(C_FLAGS) -S /work/main/server/cli.c -o CMakeFiles/spaa_server.dir/server/cli.c.s
 
+CMakeFiles/spaa_server.dir/server/cmd_convert.c.o: CMakeFiles/spaa_server.dir/flags.make
+CMakeFiles/spaa_server.dir/server/cmd_convert.c.o: /work/main/server/cmd_convert.c
+CMakeFiles/spaa_server.dir/server/cmd_convert.c.o: CMakeFiles/spaa_server.dir/compiler_depend.ts
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green --progress-dir=/work/main/build/CMakeFiles --progress-num=$(CMAKE_PROGRESS_2) "Building C object CMakeFiles/spaa_server.dir/server/cmd_convert.c.o"
+	/usr/bin/cc $(C_DEFINES) $(C_INCLUDES) $(C_FLAGS) -MD -MT CMakeFiles/spaa_server.dir/server/cmd_convert.c.o -MF CMakeFiles/spaa_server.dir/server/cmd_convert.c.o.d -o CMakeFiles/spaa_server.dir/server/cmd_convert.c.o -c /work/main/server/cmd_convert.c
+
+CMakeFiles/spaa_server.dir/server/cmd_convert.c.i: cmake_force
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Preprocessing C source to CMakeFiles/spaa_server.dir/server/cmd_convert.c.i"
+	/usr/bin/cc $(C_DEFINES) $(C_INCLUDES) $(C_FLAGS) -E /work/main/server/cmd_convert.c > CMakeFiles/spaa_server.dir/server/cmd_convert.c.i
+
+CMakeFiles/spaa_server.dir/server/cmd_convert.c.s: cmake_force
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Compiling C source to assembly CMakeFiles/spaa_server.dir/server/cmd_convert.c.s"
+	/usr/bin/cc $(C_DEFINES) $(C_INCLUDES) $(C_FLAGS) -S /work/main/server/cmd_convert.c -o CMakeFiles/spaa_server.dir/server/cmd_convert.c.s
+
+CMakeFiles/spaa_server.dir/server/cmd_serve.c.o: CMakeFiles/spaa_server.dir/flags.make
+CMakeFiles/spaa_server.dir/server/cmd_serve.c.o: /work/main/server/cmd_serve.c
+CMakeFiles/spaa_server.dir/server/cmd_serve.c.o: CMakeFiles/spaa_server.dir/compiler_depend.ts
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green --progress-dir=/work/main/build/CMakeFiles --progress-num=$(CMAKE_PROGRESS_3) "Building C object CMakeFiles/spaa_server.dir/server/cmd_serve.c.o"
+	/usr/bin/cc $(C_DEFINES) $(C_INCLUDES) $(C_FLAGS) -MD -MT CMakeFiles/spaa_server.dir/server/cmd_serve.c.o -MF CMakeFiles/spaa_server.dir/server/cmd_serve.c.o.d -o CMakeFiles/spaa_server.dir/server/cmd_serve.c.o -c /work/main/server/cmd_serve.c
+
+CMakeFiles/spaa_server.dir/server/cmd_serve.c.i: cmake_force
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Preprocessing C source to CMakeFiles/spaa_server.dir/server/cmd_serve.c.i"
+	/usr/bin/cc $(C_DEFINES) $(C_INCLUDES) $(C_FLAGS) -E /work/main/server/cmd_serve.c > CMakeFiles/spaa_server.dir/server/cmd_serve.c.i
+
+CMakeFiles/spaa_server.dir/server/cmd_serve.c.s: cmake_force
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Compiling C source to assembly CMakeFiles/spaa_server.dir/server/cmd_serve.c.s"
+	/usr/bin/cc $(C_DEFINES) $(C_INCLUDES) $(C_FLAGS) -S /work/main/server/cmd_serve.c -o CMakeFiles/spaa_server.dir/server/cmd_serve.c.s
+
+CMakeFiles/spaa_server.dir/server/cmd_validate.c.o: CMakeFiles/spaa_server.dir/flags.make
+CMakeFiles/spaa_server.dir/server/cmd_validate.c.o: /work/main/server/cmd_validate.c
+CMakeFiles/spaa_server.dir/server/cmd_validate.c.o: CMakeFiles/spaa_server.dir/compiler_depend.ts
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green --progress-dir=/work/main/build/CMakeFiles --progress-num=$(CMAKE_PROGRESS_4) "Building C object CMakeFiles/spaa_server.dir/server/cmd_validate.c.o"
+	/usr/bin/cc $(C_DEFINES) $(C_INCLUDES) $(C_FLAGS) -MD -MT CMakeFiles/spaa_server.dir/server/cmd_validate.c.o -MF CMakeFiles/spaa_server.dir/server/cmd_validate.c.o.d -o CMakeFiles/spaa_server.dir/server/cmd_validate.c.o -c /work/main/server/cmd_validate.c
+
+CMakeFiles/spaa_server.dir/server/cmd_validate.c.i: cmake_force
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Preprocessing C source to CMakeFiles/spaa_server.dir/server/cmd_validate.c.i"
+	/usr/bin/cc $(C_DEFINES) $(C_INCLUDES) $(C_FLAGS) -E /work/main/server/cmd_validate.c > CMakeFiles/spaa_server.dir/server/cmd_validate.c.i
+
+CMakeFiles/spaa_server.dir/server/cmd_validate.c.s: cmake_force
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Compiling C source to assembly CMakeFiles/spaa_server.dir/server/cmd_validate.c.s"
+	/usr/bin/cc $(C_DEFINES) $(C_INCLUDES) $(C_FLAGS) -S /work/main/server/cmd_validate.c -o CMakeFiles/spaa_server.dir/server/cmd_validate.c.s
+
 # Object files for target spaa_server
 spaa_server_OBJECTS = \
-"CMakeFiles/spaa_server.dir/server/cli.c.o"
+"CMakeFiles/spaa_server.dir/server/cli.c.o" \
+"CMakeFiles/spaa_server.dir/server/cmd_convert.c.o" \
+"CMakeFiles/spaa_server.dir/server/cmd_serve.c.o" \
+"CMakeFiles/spaa_server.dir/server/cmd_validate.c.o"
 
 # External object files for target spaa_server
 spaa_server_EXTERNAL_OBJECTS =
 
 libspaa_server.a: CMakeFiles/spaa_server.dir/server/cli.c.o
+libspaa_server.a: CMakeFiles/spaa_server.dir/server/cmd_convert.c.o
+libspaa_server.a: CMakeFiles/spaa_server.dir/server/cmd_serve.c.o
+libspaa_server.a: CMakeFiles/spaa_server.dir/server/cmd_validate.c.o
 libspaa_server.a: CMakeFiles/spaa_server.dir/build.make
 libspaa_server.a: CMakeFiles/spaa_server.dir/link.txt
-	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green --bold --progress-dir=/work/main/build/CMakeFiles --progress-num=$(CMAKE_PROGRESS_2) "Linking C static library libspaa_server.a"
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green --bold --progress-dir=/work/main/build/CMakeFiles --progress-num=$(CMAKE_PROGRESS_5) "Linking C static library libspaa_server.a"
 	$(CMAKE_COMMAND) -P CMakeFiles/spaa_server.dir/cmake_clean_target.cmake
 	$(CMAKE_COMMAND) -E cmake_link_script CMakeFiles/spaa_server.dir/link.txt --verbose=$(VERBOSE)
 

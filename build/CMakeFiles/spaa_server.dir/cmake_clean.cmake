@@ -1,6 +1,12 @@
 file(REMOVE_RECURSE
   "CMakeFiles/spaa_server.dir/server/cli.c.o"
   "CMakeFiles/spaa_server.dir/server/cli.c.o.d"
+  "CMakeFiles/spaa_server.dir/server/cmd_convert.c.o"
+  "CMakeFiles/spaa_server.dir/server/cmd_convert.c.o.d"
+  "CMakeFiles/spaa_server.dir/server/cmd_serve.c.o"
+  "CMakeFiles/spaa_server.dir/server/cmd_serve.c.o.d"
+  "CMakeFiles/spaa_server.dir/server/cmd_validate.c.o"
+  "CMakeFiles/spaa_server.dir/server/cmd_validate.c.o.d"
   "libspaa_server.a"
   "libspaa_server.pdb"
 )
