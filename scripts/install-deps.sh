@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Install the Debian packages spaa-relay needs to build, run and test. Idempotent: installs
+# only what is missing, and runs apt-get update only when something is.
+# usage: scripts/install-deps.sh [--runtime-only]
+set -euo pipefail
+
+build_pkgs=(build-essential cmake pkg-config protobuf-c-compiler
+  libmicrohttpd-dev libjansson-dev libprotobuf-c-dev libzstd-dev libsqlite3-dev
+  zlib1g-dev libxxhash-dev)
+test_pkgs=(libcmocka-dev curl zstd gzip clang libclang-rt-14-dev procps)
+runtime_pkgs=(libmicrohttpd12 libjansson4 libprotobuf-c1 libzstd1 libsqlite3-0 zlib1g
+  libxxhash0)
+
+want=("${build_pkgs[@]}")
+if [ "${1:-}" != "--runtime-only" ]; then
+  want+=("${test_pkgs[@]}")
+else
+  want=("${runtime_pkgs[@]}")
+fi
+
+missing=()
+for p in "${want[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#want[@]} packages present"
+  exit 0
+fi
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "install-deps: run as root (missing: ${missing[*]})" >&2; exit 1; }
+  SUDO=sudo
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
