@@ -1,2 +1,0 @@
-# Empty dependencies file for spaa-relay.
-# This may be replaced when dependencies are built.

@@ -1,2 +1,0 @@
-# Empty dependencies file for spaa_config.
-# This may be replaced when dependencies are built.

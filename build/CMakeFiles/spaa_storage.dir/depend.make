@@ -1,2 +1,0 @@
-# Empty dependencies file for spaa_storage.
-# This may be replaced when dependencies are built.
