@@ -87,4 +87,20 @@ struct spaa_store_counts {
 };
 int spaa_store_counts(struct spaa_store *s, struct spaa_store_counts *out, struct spaa_err *err);
 
+/* Writer counters since open, for tests and /metrics (a consistent snapshot). */
+struct spaa_store_stats {
+  uint64_t transactions; /* write transactions committed (one per batch) */
+  uint64_t stored;       /* profiles committed */
+  uint64_t duplicates;   /* puts answered 1 (id already stored) */
+  uint64_t failed;       /* puts that failed inside the writer */
+  uint64_t busy;         /* puts refused with SPAA_E_BUSY */
+  size_t queued;         /* profiles waiting in the queue now */
+};
+/* Fill *out. Never fails; NULL-safe on s (zeros). */
+void spaa_store_stats(struct spaa_store *s, struct spaa_store_stats *out);
+
+/* Test hook: while paused (on = 1) the writer takes nothing from the queue, so tests can
+ * fill it deterministically; on = 0 resumes. Closing the store resumes it. */
+void spaa_store__pause(struct spaa_store *s, int on);
+
 #endif
