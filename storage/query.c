@@ -288,8 +288,9 @@ int spaa_store_list(struct spaa_store *s, const struct spaa_list_query *q, json_
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
     json_t *m;
     if (n == limit) {
-      if ((rc = cursor_make(last_recv, last_id, &next))) {
-        spaa_err_set(err, rc, 0, 0, "making the next cursor");
+      int crc = cursor_make(last_recv, last_id, &next);
+      if (crc) {
+        rc = spaa_err_set(err, crc, 0, 0, "making the next cursor");
         goto end;
       }
       break;
