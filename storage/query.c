@@ -207,6 +207,8 @@ int spaa_store_list(struct spaa_store *s, const struct spaa_list_query *q, json_
   int rc = 0, bi = 1;
 
   *out = NULL;
+  if (!s || !q)
+    return spaa_err_set(err, SPAA_E_INTERNAL, 0, 0, "no store or no query");
   spaa_buf_init(&sql, 16 * 1024);
   limit = q->limit ? q->limit : 100;
   if (limit > 1000)
@@ -333,6 +335,8 @@ int spaa_store_counts(struct spaa_store *s, struct spaa_store_counts *out, struc
   struct storage__conn *c;
   int rc = 0, i;
   memset(out, 0, sizeof(*out));
+  if (!s)
+    return spaa_err_set(err, SPAA_E_INTERNAL, 0, 0, "no store");
   dst[0] = &out->profiles;
   dst[1] = &out->dsos;
   dst[2] = &out->frames;

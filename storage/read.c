@@ -464,7 +464,7 @@ static int row_sample(struct rctx *x, sqlite3_stmt *st)
 
 static int load(struct rctx *x)
 {
-  int64_t num;
+  int64_t num = 0;
   int rc;
   if ((rc = load_profile(x, &num)) || (rc = each_row(x, ST_R_DSOS, num, row_dso)) ||
       (rc = each_row(x, ST_R_FRAMES, num, row_frame)) ||
