@@ -315,6 +315,41 @@ static void test_schema_allows_retention(void **state)
   tdir_rm(&t);
 }
 
+/* A damaged row makes get fail with a message, never crash or return half a profile. */
+static void test_corrupt_rows(void **state)
+{
+  static const char *const damage[] = {
+    "UPDATE profile_stack SET weights = x'05' WHERE seq = 0",
+    "UPDATE profile_stack SET x = x'ff' WHERE seq = 1",
+    "UPDATE stack SET frames = x'7f'",
+    "UPDATE profile SET header = x'0102'",
+    "UPDATE profile SET strings = x'09'",
+    "UPDATE sample SET rest = x'04ff' WHERE seq = 0",
+    "UPDATE profile_dso SET inst = x'' WHERE seq = 0",
+    "UPDATE profile_frame SET extra = '{' WHERE seq = 0",
+  };
+  struct spaa_profile *p = tp_rich(SPAA_LEAF_TO_ROOT, 0), *q = NULL;
+  struct spaa_err err = {0};
+  struct spaa_store *s;
+  struct tdir t;
+  sqlite3 *db;
+  for (size_t i = 0; i < sizeof(damage) / sizeof(damage[0]); i++) {
+    tdir_make(&t);
+    s = topen(t.db, 8, 8);
+    put_ok(s, p, "victim");
+    assert_int_equal(sqlite3_open(t.db, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, damage[i], NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    if (spaa_store_get(s, "victim", &q, &err) != SPAA_E_STORE)
+      fail_msg("get after \"%s\" did not fail", damage[i]);
+    assert_null(q);
+    assert_non_null(strstr(err.msg, "corrupt"));
+    spaa_store_close(s);
+    tdir_rm(&t);
+  }
+  spaa_profile_free(p);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -327,6 +362,7 @@ int main(void)
     cmocka_unit_test(test_migration_from_v1),
     cmocka_unit_test(test_pragmas_and_original),
     cmocka_unit_test(test_schema_allows_retention),
+    cmocka_unit_test(test_corrupt_rows),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
