@@ -300,7 +300,8 @@ int storage__conn_open(struct storage__conn *c, const char *path, int writer,
   sqlite3_finalize(st);
   st = NULL;
   if ((rc = exec_text(c, "PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;"
-                         " PRAGMA cache_size=-16384; PRAGMA temp_store=MEMORY;", err)))
+                         " PRAGMA cache_size=-16384; PRAGMA temp_store=MEMORY;"
+                         " PRAGMA journal_size_limit=67108864;", err)))
     goto fail;
   if (writer && (rc = migrate(c, err)))
     goto fail;
