@@ -1,3 +1,309 @@
-/* SQLite store (being written). */
-int spaa_storage__placeholder(void);
-int spaa_storage__placeholder(void) { return 0; }
+/* The store: open and close, the bounded queue and the one writer thread that inserts
+ * whatever is queued in one transaction (a savepoint per profile), and the reader pool. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "storage/store_int.h"
+
+/* Run one batch of jobs in one transaction. Jobs get rc 0/1/error; nothing is reported
+ * as stored unless COMMIT succeeded. */
+static void run_batch(struct spaa_store *s, struct storage__job *jobs)
+{
+  struct storage__conn *c = &s->wconn;
+  struct storage__job *j;
+  struct spaa_err err;
+  int rc, broken = 0;
+
+  spaa_err_clear(&err);
+  if ((rc = storage__exec(c, ST_BEGIN_IMM, &err))) {
+    for (j = jobs; j; j = j->next) {
+      j->rc = rc;
+      j->err = err;
+    }
+    return;
+  }
+  for (j = jobs; j; j = j->next) {
+    if (broken) {
+      j->rc = spaa_err_set(&j->err, SPAA_E_STORE, 0, 0, "the batch transaction was aborted");
+      continue;
+    }
+    if ((rc = storage__exec(c, ST_SAVEPOINT, &j->err))) {
+      j->rc = rc;
+      broken = 1;
+      continue;
+    }
+    j->rc = storage__insert(c, j->prep, &j->err);
+    if (j->rc < 0) {
+      /* undo this profile only; the others in the batch go on */
+      if (sqlite3_get_autocommit(c->db) || storage__exec(c, ST_ROLLBACK_TO, NULL) ||
+          storage__exec(c, ST_RELEASE, NULL))
+        broken = 1;
+    } else if ((rc = storage__exec(c, ST_RELEASE, &j->err))) {
+      j->rc = rc;
+      broken = 1;
+    }
+  }
+  if (broken) {
+    if (!sqlite3_get_autocommit(c->db))
+      storage__exec(c, ST_ROLLBACK, NULL);
+    for (j = jobs; j; j = j->next)
+      if (j->rc >= 0)
+        j->rc = spaa_err_set(&j->err, SPAA_E_STORE, 0, 0, "the batch transaction was aborted");
+    return;
+  }
+  if ((rc = storage__exec(c, ST_COMMIT, &err))) {
+    if (!sqlite3_get_autocommit(c->db))
+      storage__exec(c, ST_ROLLBACK, NULL);
+    for (j = jobs; j; j = j->next)
+      if (j->rc >= 0) {
+        j->rc = rc;
+        j->err = err;
+      }
+    return;
+  }
+  pthread_mutex_lock(&s->mu);
+  s->stats.transactions++;
+  pthread_mutex_unlock(&s->mu);
+}
+
+static void *writer_main(void *arg)
+{
+  struct spaa_store *s = arg;
+  pthread_mutex_lock(&s->mu);
+  for (;;) {
+    struct storage__job *batch, *last, *j;
+    size_t n;
+    while (!s->stopping && (!s->head || s->paused))
+      pthread_cond_wait(&s->cv_work, &s->mu);
+    if (!s->head)
+      break; /* stopping and drained */
+    /* take up to batch_max jobs */
+    batch = last = s->head;
+    for (n = 1; n < s->batch_max && last->next; n++)
+      last = last->next;
+    s->head = last->next;
+    if (!s->head)
+      s->tail = NULL;
+    last->next = NULL;
+    s->queued -= n;
+    pthread_mutex_unlock(&s->mu);
+
+    run_batch(s, batch);
+
+    pthread_mutex_lock(&s->mu);
+    for (j = batch; j;) {
+      struct storage__job *next = j->next;
+      if (j->rc == 0)
+        s->stats.stored++;
+      else if (j->rc == 1)
+        s->stats.duplicates++;
+      else
+        s->stats.failed++;
+      j->done = 1; /* j belongs to its caller from here on */
+      j = next;
+    }
+    pthread_cond_broadcast(&s->cv_done);
+  }
+  s->writer_alive = 0;
+  pthread_cond_broadcast(&s->cv_done);
+  pthread_mutex_unlock(&s->mu);
+  return NULL;
+}
+
+int spaa_store_open(const struct spaa_store_opts *opts, struct spaa_store **out,
+                    struct spaa_err *err)
+{
+  struct spaa_store *s;
+  int rc;
+  *out = NULL;
+  if (!opts || !opts->path)
+    return spaa_err_set(err, SPAA_E_STORE, 0, 0, "no database path given");
+  if (!sqlite3_threadsafe())
+    return spaa_err_set(err, SPAA_E_STORE, 0, 0, "SQLite was built without thread support");
+  if (!(s = calloc(1, sizeof(*s))))
+    return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
+  s->queue_depth = opts->queue_depth ? opts->queue_depth : 64;
+  s->batch_max = opts->batch_max ? opts->batch_max : 32;
+  s->n_readers = opts->readers ? opts->readers : 1;
+  pthread_mutex_init(&s->mu, NULL);
+  pthread_cond_init(&s->cv_work, NULL);
+  pthread_cond_init(&s->cv_done, NULL);
+  pthread_mutex_init(&s->rmu, NULL);
+  pthread_cond_init(&s->rcv, NULL);
+  if (!(s->path = strdup(opts->path)) ||
+      !(s->readers = calloc(s->n_readers, sizeof(*s->readers))) ||
+      !(s->rbusy = calloc(s->n_readers, 1))) {
+    rc = spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
+    goto fail;
+  }
+  /* the writer connection creates and migrates the database before any reader opens */
+  if ((rc = storage__conn_open(&s->wconn, s->path, 1, err)))
+    goto fail;
+  s->writer_alive = 1;
+  if (pthread_create(&s->writer, NULL, writer_main, s) != 0) {
+    s->writer_alive = 0;
+    rc = spaa_err_set(err, SPAA_E_STORE, 0, 0, "cannot start the writer thread");
+    goto fail;
+  }
+  s->writer_started = 1;
+  *out = s;
+  return 0;
+fail:
+  spaa_store_close(s);
+  return rc;
+}
+
+void spaa_store_close(struct spaa_store *s)
+{
+  size_t i;
+  if (!s)
+    return;
+  pthread_mutex_lock(&s->mu);
+  s->stopping = 1;
+  s->paused = 0;
+  pthread_cond_broadcast(&s->cv_work);
+  pthread_mutex_unlock(&s->mu);
+  if (s->writer_started)
+    pthread_join(s->writer, NULL);
+  /* callers woken by the last batch may still be on their way out of spaa_store_put */
+  pthread_mutex_lock(&s->mu);
+  while (s->inflight)
+    pthread_cond_wait(&s->cv_done, &s->mu);
+  pthread_mutex_unlock(&s->mu);
+  storage__conn_close(&s->wconn);
+  for (i = 0; s->readers && i < s->n_readers; i++)
+    storage__conn_close(&s->readers[i]);
+  free(s->readers);
+  free(s->rbusy);
+  free(s->path);
+  pthread_mutex_destroy(&s->mu);
+  pthread_cond_destroy(&s->cv_work);
+  pthread_cond_destroy(&s->cv_done);
+  pthread_mutex_destroy(&s->rmu);
+  pthread_cond_destroy(&s->rcv);
+  free(s);
+}
+
+int spaa_store_ready(struct spaa_store *s)
+{
+  int r;
+  if (!s)
+    return 0;
+  pthread_mutex_lock(&s->mu);
+  r = s->wconn.db && s->writer_alive && !s->stopping;
+  pthread_mutex_unlock(&s->mu);
+  return r;
+}
+
+int spaa_store_put(struct spaa_store *s, const struct spaa_profile *p,
+                   const struct spaa_meta *meta, struct spaa_err *err)
+{
+  struct storage__prep pr;
+  struct storage__job job;
+  int rc;
+
+  if (!s || !p)
+    return spaa_err_set(err, SPAA_E_INTERNAL, 0, 0, "no store or no profile");
+  /* refuse early, before the work of preparing, when the answer is already known */
+  pthread_mutex_lock(&s->mu);
+  rc = s->stopping ? SPAA_E_SHUTDOWN : 0;
+  if (!rc && s->queued >= s->queue_depth) {
+    s->stats.busy++;
+    rc = SPAA_E_BUSY;
+  }
+  if (!rc)
+    s->inflight++;
+  pthread_mutex_unlock(&s->mu);
+  if (rc)
+    return spaa_err_set(err, rc, 0, 0, NULL);
+  memset(&job, 0, sizeof(job));
+  if ((rc = storage__prep_build(&pr, p, meta, err)))
+    goto out;
+
+  job.prep = &pr;
+  pthread_mutex_lock(&s->mu);
+  if (s->stopping || !s->writer_alive) {
+    rc = SPAA_E_SHUTDOWN;
+  } else if (s->queued >= s->queue_depth) {
+    s->stats.busy++;
+    rc = SPAA_E_BUSY;
+  } else {
+    if (s->tail)
+      s->tail->next = &job;
+    else
+      s->head = &job;
+    s->tail = &job;
+    s->queued++;
+    pthread_cond_signal(&s->cv_work);
+    /* the writer drains the queue before it exits, so this always ends */
+    while (!job.done)
+      pthread_cond_wait(&s->cv_done, &s->mu);
+    rc = job.rc;
+  }
+  pthread_mutex_unlock(&s->mu);
+  if (rc < 0) {
+    if (job.err.code)
+      *err = job.err;
+    else
+      spaa_err_set(err, rc, 0, 0, NULL);
+  }
+out:
+  storage__prep_free(&pr);
+  pthread_mutex_lock(&s->mu);
+  s->inflight--;
+  pthread_cond_broadcast(&s->cv_done);
+  pthread_mutex_unlock(&s->mu);
+  return rc;
+}
+
+void spaa_store_stats(struct spaa_store *s, struct spaa_store_stats *out)
+{
+  memset(out, 0, sizeof(*out));
+  if (!s)
+    return;
+  pthread_mutex_lock(&s->mu);
+  *out = s->stats;
+  out->queued = s->queued;
+  pthread_mutex_unlock(&s->mu);
+}
+
+void spaa_store__pause(struct spaa_store *s, int on)
+{
+  pthread_mutex_lock(&s->mu);
+  s->paused = on ? 1 : 0;
+  pthread_cond_broadcast(&s->cv_work);
+  pthread_mutex_unlock(&s->mu);
+}
+
+struct storage__conn *storage__reader_get(struct spaa_store *s, struct spaa_err *err)
+{
+  struct storage__conn *c = NULL;
+  size_t i;
+  pthread_mutex_lock(&s->rmu);
+  for (;;) {
+    for (i = 0; i < s->n_readers; i++)
+      if (!s->rbusy[i])
+        break;
+    if (i < s->n_readers)
+      break;
+    pthread_cond_wait(&s->rcv, &s->rmu);
+  }
+  s->rbusy[i] = 1;
+  pthread_mutex_unlock(&s->rmu);
+  c = &s->readers[i];
+  /* opened on first use; the slot is ours alone while it is marked busy */
+  if (!c->db && storage__conn_open(c, s->path, 0, err)) {
+    storage__reader_put(s, c);
+    return NULL;
+  }
+  return c;
+}
+
+void storage__reader_put(struct spaa_store *s, struct storage__conn *c)
+{
+  size_t i = (size_t)(c - s->readers);
+  pthread_mutex_lock(&s->rmu);
+  s->rbusy[i] = 0;
+  pthread_cond_signal(&s->rcv);
+  pthread_mutex_unlock(&s->rmu);
+}

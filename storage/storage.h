@@ -63,7 +63,12 @@ int spaa_store_get(struct spaa_store *s, const char *id, struct spaa_profile **o
 /* A profile's metadata as the JSON object the list answer uses for each entry:
  * {"id","service","source","received_at"(RFC 3339),"start","end","events":[{"name",
  * "totals":{metric:N}}],"samples":N,"payload_bytes":N,"labels":{},"attrs":{}}.
- * *out is a new reference. SPAA_E_NOT_FOUND when absent. */
+ * received_at is UTC with nanoseconds ("2023-11-14T22:13:20.123456789Z"); start and end
+ * are unix ns, null when unknown (0 at put); events lists the header's events in order,
+ * then any other event a stack names, each with the sum of every weight metric over the
+ * profile's stacks; samples is the number of sample records, or, when the profile has
+ * none, the sum of the stacks' "samples" weights. *out is a new reference.
+ * SPAA_E_NOT_FOUND when absent. */
 int spaa_store_meta(struct spaa_store *s, const char *id, json_t **out, struct spaa_err *err);
 
 struct spaa_list_query {
@@ -76,8 +81,10 @@ struct spaa_list_query {
   const char *cursor;       /* from a previous answer's next_cursor, or NULL */
 };
 
-/* Newest first. *out = {"profiles":[meta...],"next_cursor":"..."|null} (new reference).
- * SPAA_E_BAD_REQUEST for a malformed cursor. */
+/* Newest first (received desc, then id desc). *out = {"profiles":[meta...],
+ * "next_cursor":"..."|null} (new reference). Time filters need a known time range.
+ * SPAA_E_BAD_REQUEST for a malformed cursor, a limit over 1000, more than 16 label filters
+ * or a label value that is not a string. */
 int spaa_store_list(struct spaa_store *s, const struct spaa_list_query *q, json_t **out,
                     struct spaa_err *err);
 
@@ -86,5 +93,21 @@ struct spaa_store_counts {
   int64_t profiles, dsos, frames, stacks, profile_stacks, samples;
 };
 int spaa_store_counts(struct spaa_store *s, struct spaa_store_counts *out, struct spaa_err *err);
+
+/* Writer counters since open, for tests and /metrics (a consistent snapshot). */
+struct spaa_store_stats {
+  uint64_t transactions; /* write transactions committed (one per batch) */
+  uint64_t stored;       /* profiles committed */
+  uint64_t duplicates;   /* puts answered 1 (id already stored) */
+  uint64_t failed;       /* puts that failed inside the writer */
+  uint64_t busy;         /* puts refused with SPAA_E_BUSY */
+  size_t queued;         /* profiles waiting in the queue now */
+};
+/* Fill *out. Never fails; NULL-safe on s (zeros). */
+void spaa_store_stats(struct spaa_store *s, struct spaa_store_stats *out);
+
+/* Test hook: while paused (on = 1) the writer takes nothing from the queue, so tests can
+ * fill it deterministically; on = 0 resumes. Closing the store resumes it. */
+void spaa_store__pause(struct spaa_store *s, int on);
 
 #endif

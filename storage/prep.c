@@ -1,0 +1,625 @@
+/* Preparing a profile for the writer, in the caller's thread: content ids, the check that
+ * the profile is in canonical form, packed per-profile blobs, event totals, compression. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <zstd.h>
+
+#include "codecs/canon.h"
+#include "codecs/idmap.h"
+#include "storage/store_int.h"
+
+#define MAX_ID_LEN 256      /* profile id */
+#define MAX_LABELS 256      /* labels per profile */
+#define MAX_LABEL_LEN 4096  /* bytes of a label key or value */
+
+#define TRY(x)                                                                                \
+  do {                                                                                        \
+    if ((rc = (x)))                                                                           \
+      goto out;                                                                               \
+  } while (0)
+
+/* The profile's string table: metrics, units and sample events, each once. */
+struct strtab {
+  struct spaa_strmap map; /* string -> index in v */
+  const char **v;         /* the strings (borrowed from the profile) */
+  size_t n, cap;
+};
+
+/* Put the table reference of s (0 for NULL, else index + 1). */
+static int put_strref(struct spaa_buf *b, struct strtab *t, const char *s)
+{
+  size_t len, idx;
+  int rc;
+  if (!s)
+    return storage__put_uv(b, 0);
+  len = strlen(s);
+  if (!spaa_strmap_get(&t->map, s, len, &idx)) {
+    if (t->n == t->cap) {
+      size_t nc = t->cap ? 2 * t->cap : 16;
+      const char **nv = realloc(t->v, nc * sizeof(*nv));
+      if (!nv)
+        return SPAA_E_NOMEM;
+      t->v = nv;
+      t->cap = nc;
+    }
+    idx = t->n;
+    if ((rc = spaa_strmap_put(&t->map, s, len, idx, NULL)) < 0)
+      return rc;
+    t->v[t->n++] = s;
+  }
+  return storage__put_uv(b, (uint64_t)idx + 1);
+}
+
+static int put_weights(struct spaa_buf *b, struct strtab *t, const struct spaa_weights *w)
+{
+  size_t i;
+  int rc = storage__put_uv(b, w->n);
+  for (i = 0; i < w->n && !rc; i++) {
+    if (!(rc = put_strref(b, t, w->v[i].metric)) && !(rc = put_strref(b, t, w->v[i].unit)))
+      rc = storage__put_num(b, w->v[i].value);
+  }
+  return rc;
+}
+
+static int put_header(struct spaa_buf *b, const struct spaa_header *h)
+{
+  size_t i;
+  int rc;
+  TRY(storage__put_str(b, h->source_tool));
+  TRY(storage__put_uv(b, (uint64_t)h->frame_order));
+  TRY(storage__put_uv(b, (uint64_t)h->id_mode));
+  TRY(storage__put_uv(b, h->n_events));
+  for (i = 0; i < h->n_events; i++) {
+    const struct spaa_event *e = &h->events[i];
+    TRY(storage__put_str(b, e->name));
+    TRY(storage__put_str(b, e->kind));
+    TRY(storage__put_str(b, e->mode));
+    TRY(storage__put_str(b, e->primary_metric));
+    TRY(storage__put_uv(b, (e->has_sample_period ? 1u : 0u) | (e->has_frequency_hz ? 2u : 0u)));
+    if (e->has_sample_period)
+      TRY(storage__put_num(b, e->sample_period));
+    if (e->has_frequency_hz)
+      TRY(storage__put_num(b, e->frequency_hz));
+    TRY(storage__put_json(b, e->sampling_extra));
+    TRY(storage__put_json(b, e->extra));
+  }
+  TRY(storage__put_uv(b, h->has_time_range ? 1 : 0));
+  if (h->has_time_range) {
+    TRY(storage__put_num(b, h->start));
+    TRY(storage__put_num(b, h->end));
+    TRY(storage__put_str(b, h->time_unit));
+  }
+  TRY(storage__put_json(b, h->source));
+  TRY(storage__put_json(b, h->extra));
+out:
+  return rc;
+}
+
+static int put_windows(struct spaa_buf *b, const struct spaa_profile *p)
+{
+  size_t i;
+  int rc = 0;
+  if (!p->n_windows)
+    return 0;
+  TRY(storage__put_uv(b, p->n_windows));
+  for (i = 0; i < p->n_windows; i++) {
+    const struct spaa_window *w = &p->windows[i];
+    TRY(storage__put_str(b, w->id));
+    TRY(storage__put_num(b, w->start));
+    TRY(storage__put_num(b, w->end));
+    TRY(storage__put_str(b, w->unit));
+    TRY(storage__put_json(b, w->by_stack));
+    TRY(storage__put_json(b, w->extra));
+  }
+out:
+  return rc;
+}
+
+static int put_dso_inst(struct spaa_buf *b, const struct spaa_dso *d)
+{
+  int rc;
+  TRY(storage__put_str(b, d->name));
+  TRY(storage__put_str(b, d->build_id));
+  TRY(storage__put_uv(b, d->is_kernel ? 1 : 0));
+  TRY(storage__put_uv(b, d->has_mapping ? 1 : 0));
+  if (d->has_mapping) {
+    TRY(storage__put_uv(b, d->map_start));
+    TRY(storage__put_uv(b, d->map_limit));
+    TRY(storage__put_uv(b, d->map_offset));
+  }
+  TRY(storage__put_json(b, d->extra));
+out:
+  return rc;
+}
+
+/* Canonical text of a JSON value, or NULL for NULL; *rc set on OOM. */
+static char *json_text_or_null(const json_t *v, int *rc)
+{
+  char *t;
+  if (!v)
+    return NULL;
+  if (!(t = storage__json_text(v, NULL)))
+    *rc = SPAA_E_NOMEM;
+  return t;
+}
+
+static int skip_event(const char *k) { return strcmp(k, "event") == 0; }
+
+/* The stack's context minus "event" as a canonical object, NULL when there is none (the
+ * same bytes the stack's content id hashes). */
+static char *stack_context_text(const json_t *ctx, int *rc)
+{
+  struct spaa_buf b;
+  spaa_buf_init(&b, 0);
+  if (!ctx || !json_is_object(ctx))
+    return NULL;
+  if ((*rc = spaa_canon_members(&b, ctx, skip_event)) || !b.len ||
+      (*rc = spaa_buf_add(&b, "}", 1))) {
+    spaa_buf_free(&b);
+    return NULL;
+  }
+  b.p[0] = '{';
+  return spaa_buf_steal(&b, NULL);
+}
+
+/* Add v into totals[metric]: integers while they fit, else doubles. */
+static int total_add(json_t *tot, const char *metric, struct spaa_num v)
+{
+  json_t *cur = json_object_get(tot, metric);
+  int64_t sum;
+  double d;
+  if (!cur) {
+    if (!v.is_float)
+      return json_object_set_new(tot, metric, json_integer(v.i)) ? SPAA_E_NOMEM : 0;
+    if (!isfinite(v.f))
+      return 0;
+    return json_object_set_new(tot, metric, json_real(v.f)) ? SPAA_E_NOMEM : 0;
+  }
+  if (json_is_integer(cur) && !v.is_float && !__builtin_add_overflow(json_integer_value(cur), v.i, &sum))
+    return json_integer_set(cur, sum) ? SPAA_E_NOMEM : 0;
+  d = json_number_value(cur) + spaa_num_as_double(v);
+  if (!isfinite(d))
+    return 0;
+  return json_object_set_new(tot, metric, json_real(d)) ? SPAA_E_NOMEM : 0;
+}
+
+/* Totals per event over the stacks: header events first, then any other event named by a
+ * stack, in order of appearance. */
+static int build_totals(struct storage__prep *pr, struct spaa_err *err)
+{
+  const struct spaa_profile *p = pr->p;
+  json_t **tot = NULL;
+  size_t i, j, n = 0, cap = p->header.n_events + 4;
+  int rc = 0;
+  if (!(tot = calloc(cap, sizeof(*tot))) || !(pr->event_names = calloc(cap, sizeof(*pr->event_names))))
+    goto nomem;
+  for (i = 0; i < p->header.n_events; i++) {
+    pr->event_names[n] = p->header.events[i].name ? p->header.events[i].name : "";
+    if (!(tot[n++] = json_object()))
+      goto nomem;
+  }
+  for (i = 0; i < p->n_stacks; i++) {
+    const struct spaa_stack *s = &p->stacks[i];
+    const char *ev = s->event ? s->event : "";
+    for (j = 0; j < n; j++)
+      if (strcmp(pr->event_names[j], ev) == 0)
+        break;
+    if (j == n) {
+      if (n == cap) {
+        size_t nc = cap * 2;
+        json_t **nt = realloc(tot, nc * sizeof(*nt));
+        const char **nn;
+        if (!nt)
+          goto nomem;
+        tot = nt;
+        memset(tot + cap, 0, (nc - cap) * sizeof(*tot));
+        if (!(nn = realloc(pr->event_names, nc * sizeof(*nn))))
+          goto nomem;
+        pr->event_names = nn;
+        cap = nc;
+      }
+      pr->event_names[n] = ev;
+      if (!(tot[n++] = json_object()))
+        goto nomem;
+    }
+    for (size_t k = 0; k < s->weights.n; k++)
+      if ((rc = total_add(tot[j], s->weights.v[k].metric, s->weights.v[k].value)))
+        goto nomem;
+  }
+  if (!(pr->event_totals = calloc(n ? n : 1, sizeof(char *))))
+    goto nomem;
+  pr->n_events_out = n;
+  for (i = 0; i < n; i++)
+    if (!(pr->event_totals[i] = storage__json_text(tot[i], NULL)))
+      goto nomem;
+  goto out;
+nomem:
+  rc = spaa_err_set(err, SPAA_E_NOMEM, 0, 0, "out of memory summing event totals");
+out:
+  if (tot)
+    for (i = 0; i < cap; i++)
+      json_decref(tot[i]);
+  free(tot);
+  return rc;
+}
+
+static int check_meta(const struct spaa_meta *m, struct spaa_err *err)
+{
+  const char *k;
+  json_t *v;
+  size_t len;
+  if (!m || !m->id || !m->service || !m->source)
+    return spaa_err_set(err, SPAA_E_INVALID, 0, 0, "profile metadata lacks id, service or source");
+  len = strlen(m->id);
+  if (!len || len > MAX_ID_LEN)
+    return spaa_err_set(err, SPAA_E_INVALID, 0, 0, "profile id must be 1 to %d bytes, not %zu",
+                        MAX_ID_LEN, len);
+  if (m->labels) {
+    if (!json_is_object(m->labels))
+      return spaa_err_set(err, SPAA_E_INVALID, 0, 0, "labels must be a JSON object");
+    if (json_object_size(m->labels) > MAX_LABELS)
+      return spaa_err_set(err, SPAA_E_INVALID, 0, 0, "%zu labels, at most %d are kept",
+                          json_object_size(m->labels), MAX_LABELS);
+    json_object_foreach((json_t *)m->labels, k, v) {
+      if (!json_is_string(v))
+        return spaa_err_set(err, SPAA_E_INVALID, 0, 0, "label \"%.64s\" is not a string", k);
+      if (strlen(k) > MAX_LABEL_LEN || json_string_length(v) > MAX_LABEL_LEN)
+        return spaa_err_set(err, SPAA_E_INVALID, 0, 0, "label \"%.64s\" is over %d bytes", k,
+                            MAX_LABEL_LEN);
+    }
+  }
+  if (m->original && m->original_len > ZSTD_MAX_INPUT_SIZE)
+    return spaa_err_set(err, SPAA_E_TOO_LARGE, 0, 0, "original payload too large to keep");
+  return 0;
+}
+
+static int cid_idx_cmp(const void *a, const void *b, void *arg)
+{
+  const struct spaa_cid *cids = arg;
+  size_t x = *(const size_t *)a, y = *(const size_t *)b;
+  int c = memcmp(cids[x].b, cids[y].b, SPAA_CID_LEN);
+  return c ? c : (x < y ? -1 : x > y);
+}
+
+/* canon[k] = the first frame index with the same content id as frame k. */
+static int frame_canon(const struct spaa_cid *cids, size_t n, size_t *canon)
+{
+  size_t *ord, i, first = 0;
+  if (!n)
+    return 0;
+  if (!(ord = malloc(n * sizeof(*ord))))
+    return SPAA_E_NOMEM;
+  for (i = 0; i < n; i++)
+    ord[i] = i;
+  qsort_r(ord, n, sizeof(*ord), cid_idx_cmp, (void *)cids);
+  for (i = 0; i < n; i++) {
+    if (i == 0 || memcmp(cids[ord[i]].b, cids[ord[first]].b, SPAA_CID_LEN) != 0)
+      first = i;
+    canon[ord[i]] = ord[first];
+  }
+  free(ord);
+  return 0;
+}
+
+/* Frames of every stack, content-id check, profile_stack blobs. */
+static int prep_stacks(struct storage__prep *pr, struct strtab *t, const struct spaa_idmap *fmap,
+                       const size_t *canon, struct spaa_err *err)
+{
+  const struct spaa_profile *p = pr->p;
+  struct spaa_cid *leaf = NULL;
+  size_t i, j, k, total = 0, maxf = 0;
+  int rc = 0;
+  for (i = 0; i < p->n_stacks; i++) {
+    total += p->stacks[i].n_frames;
+    if (p->stacks[i].n_frames > maxf)
+      maxf = p->stacks[i].n_frames;
+  }
+  if (!(pr->stack_frames = malloc((total ? total : 1) * sizeof(size_t))) ||
+      !(pr->stack_frames_off = malloc((p->n_stacks + 1) * sizeof(size_t))) ||
+      !(pr->stack_cid = malloc((p->n_stacks ? p->n_stacks : 1) * sizeof(struct spaa_cid))) ||
+      !(pr->stack_ctx = calloc(p->n_stacks ? p->n_stacks : 1, sizeof(char *))) ||
+      !(pr->pstack_w = malloc((2 * p->n_stacks + 1) * sizeof(size_t))) ||
+      !(leaf = malloc((maxf ? maxf : 1) * sizeof(*leaf)))) {
+    rc = SPAA_E_NOMEM;
+    goto out;
+  }
+  total = 0;
+  for (i = 0; i < p->n_stacks; i++) {
+    const struct spaa_stack *s = &p->stacks[i];
+    char hex[SPAA_CID_HEXLEN + 1];
+    struct spaa_cid c;
+    unsigned flags = 0;
+    pr->stack_frames_off[i] = total;
+    for (j = 0; j < s->n_frames; j++) {
+      size_t pos = p->header.frame_order == SPAA_ROOT_TO_LEAF ? s->n_frames - 1 - j : j;
+      if (!spaa_idmap_get(fmap, s->frames[pos], &k)) {
+        rc = spaa_err_set(err, SPAA_E_INVALID, 0, 0, "stack %s references frame %" PRIu64
+                          ", which does not exist", s->id, s->frames[pos]);
+        goto out;
+      }
+      if (canon[k] != k)
+        flags |= PS_FRAMES;
+      pr->stack_frames[total++] = k;
+      leaf[j] = pr->frame_cid[k];
+    }
+    TRY(spaa_stack_cid(s->event, s->stack_type, leaf, s->n_frames, s->context, &c));
+    spaa_cid_hex(&c, hex);
+    if (strcmp(hex, s->id) != 0) {
+      rc = spaa_err_set(err, SPAA_E_INVALID, 0, 0, "stack %zu has id \"%.40s\" but its content "
+                        "id is %s: normalize the profile before storing it", i, s->id, hex);
+      goto out;
+    }
+    pr->stack_cid[i] = c;
+    pr->stack_ctx[i] = stack_context_text(s->context, &rc);
+    if (rc)
+      goto out;
+    /* the per-profile blobs */
+    pr->pstack_w[2 * i] = pr->blobs.len;
+    TRY(put_weights(&pr->blobs, t, &s->weights));
+    pr->pstack_w[2 * i + 1] = pr->blobs.len;
+    flags |= (s->has_exclusive ? PS_EXCLUSIVE : 0) | (s->stack_type ? 0 : PS_NO_TYPE) |
+             (s->n_related ? PS_RELATED : 0) | (s->extra ? PS_EXTRA : 0);
+    if (flags) {
+      TRY(storage__put_uv(&pr->blobs, flags));
+      if (flags & PS_EXCLUSIVE) {
+        TRY(storage__put_uv(&pr->blobs, s->excl_frame));
+        TRY(put_weights(&pr->blobs, t, &s->excl_weights));
+      }
+      if (flags & PS_FRAMES) {
+        TRY(storage__put_uv(&pr->blobs, s->n_frames));
+        for (j = 0; j < s->n_frames; j++)
+          TRY(storage__put_uv(&pr->blobs, s->frames[j]));
+      }
+      if (flags & PS_RELATED) {
+        TRY(storage__put_uv(&pr->blobs, s->n_related));
+        for (j = 0; j < s->n_related; j++)
+          TRY(storage__put_str(&pr->blobs, s->related[j]));
+      }
+      if (flags & PS_EXTRA)
+        TRY(storage__put_json(&pr->blobs, s->extra));
+    }
+  }
+  pr->stack_frames_off[p->n_stacks] = total;
+  pr->pstack_w[2 * p->n_stacks] = pr->blobs.len;
+out:
+  if (rc && rc != SPAA_E_INVALID)
+    spaa_err_set(err, rc, 0, 0, "preparing the stacks: %s", spaa_err_default(rc));
+  free(leaf);
+  return rc;
+}
+
+static int prep_samples(struct storage__prep *pr, struct strtab *t, struct spaa_err *err)
+{
+  const struct spaa_profile *p = pr->p;
+  struct spaa_strmap smap;
+  size_t i, k;
+  int rc = 0;
+  spaa_strmap_init(&smap);
+  if (!(pr->sample_stack = malloc((p->n_samples ? p->n_samples : 1) * sizeof(size_t))) ||
+      !(pr->sample_rest = malloc((p->n_samples + 1) * sizeof(size_t)))) {
+    rc = SPAA_E_NOMEM;
+    goto out;
+  }
+  for (i = 0; i < p->n_stacks; i++)
+    if ((rc = spaa_strmap_put(&smap, p->stacks[i].id, strlen(p->stacks[i].id), i, NULL)) < 0)
+      goto out;
+  rc = 0;
+  for (i = 0; i < p->n_samples; i++) {
+    const struct spaa_sample *s = &p->samples[i];
+    unsigned flags = 0;
+    pr->sample_stack[i] = SIZE_MAX;
+    if (s->stack_id && spaa_strmap_get(&smap, s->stack_id, strlen(s->stack_id), &k))
+      pr->sample_stack[i] = k;
+    else
+      flags |= SR_STACK_ID;
+    flags |= (s->has_pid ? SR_PID : 0) | (s->has_cpu ? SR_CPU : 0) | (s->event ? SR_EVENT : 0) |
+             (s->has_period ? SR_PERIOD : 0) | (s->weights.n ? SR_WEIGHTS : 0) |
+             (s->context ? SR_CONTEXT : 0) | (s->extra ? SR_EXTRA : 0);
+    pr->sample_rest[i] = pr->blobs.len;
+    if (!flags)
+      continue;
+    TRY(storage__put_uv(&pr->blobs, flags));
+    if (flags & SR_PID)
+      TRY(storage__put_sv(&pr->blobs, s->pid));
+    if (flags & SR_CPU)
+      TRY(storage__put_sv(&pr->blobs, s->cpu));
+    if (flags & SR_EVENT)
+      TRY(put_strref(&pr->blobs, t, s->event));
+    if (flags & SR_PERIOD)
+      TRY(storage__put_num(&pr->blobs, s->period));
+    if (flags & SR_WEIGHTS)
+      TRY(put_weights(&pr->blobs, t, &s->weights));
+    if (flags & SR_CONTEXT)
+      TRY(storage__put_json(&pr->blobs, s->context));
+    if (flags & SR_EXTRA)
+      TRY(storage__put_json(&pr->blobs, s->extra));
+    if (flags & SR_STACK_ID)
+      TRY(storage__put_str(&pr->blobs, s->stack_id));
+  }
+  pr->sample_rest[p->n_samples] = pr->blobs.len;
+out:
+  spaa_strmap_free(&smap);
+  if (rc)
+    spaa_err_set(err, rc, 0, 0, NULL);
+  return rc;
+}
+
+static int compress_original(struct storage__prep *pr, struct spaa_err *err)
+{
+  const struct spaa_meta *m = pr->m;
+  size_t bound, n;
+  if (!m->original || !m->original_len)
+    return 0;
+  bound = ZSTD_compressBound(m->original_len);
+  if (!(pr->original = malloc(bound)))
+    return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, "out of memory compressing the payload");
+  n = ZSTD_compress(pr->original, bound, m->original, m->original_len, 3);
+  if (ZSTD_isError(n))
+    return spaa_err_set(err, SPAA_E_INTERNAL, 0, 0, "zstd: %s", ZSTD_getErrorName(n));
+  pr->original_len = n;
+  return 0;
+}
+
+int storage__prep_build(struct storage__prep *pr, const struct spaa_profile *p,
+                        const struct spaa_meta *m, struct spaa_err *err)
+{
+  struct spaa_idmap dmap, fmap;
+  struct strtab t;
+  size_t *canon = NULL, i, k;
+  int rc;
+
+  memset(pr, 0, sizeof(*pr));
+  memset(&t, 0, sizeof(t));
+  spaa_strmap_init(&t.map);
+  spaa_idmap_init(&dmap);
+  spaa_idmap_init(&fmap);
+  spaa_buf_init(&pr->blobs, 0);
+  pr->p = p;
+  pr->m = m;
+  if ((rc = check_meta(m, err)))
+    goto out;
+  if (p->header.id_mode != SPAA_IDS_CONTENT) {
+    rc = spaa_err_set(err, SPAA_E_INVALID, 0, 0,
+                      "stack ids are not content ids: normalize the profile before storing it");
+    goto out;
+  }
+  if (!(pr->dso_cid = malloc((p->n_dsos ? p->n_dsos : 1) * sizeof(struct spaa_cid))) ||
+      !(pr->dso_inst = malloc((p->n_dsos + 1) * sizeof(size_t))) ||
+      !(pr->frame_cid = malloc((p->n_frames ? p->n_frames : 1) * sizeof(struct spaa_cid))) ||
+      !(pr->frame_dso = malloc((p->n_frames ? p->n_frames : 1) * sizeof(size_t))) ||
+      !(pr->frame_extra = calloc(p->n_frames ? p->n_frames : 1, sizeof(char *))) ||
+      !(pr->thread_extra = calloc(p->n_threads ? p->n_threads : 1, sizeof(char *))) ||
+      !(canon = malloc((p->n_frames ? p->n_frames : 1) * sizeof(size_t))))
+    goto nomem;
+
+  for (i = 0; i < p->n_dsos; i++) {
+    rc = spaa_idmap_put(&dmap, p->dsos[i].id, i, NULL);
+    if (rc == 1) {
+      rc = spaa_err_set(err, SPAA_E_INVALID, 0, 0, "dso id %" PRIu64 " is used twice",
+                        p->dsos[i].id);
+      goto out;
+    }
+    if (rc || (rc = spaa_dso_cid(&p->dsos[i], &pr->dso_cid[i])))
+      goto nomem;
+    pr->dso_inst[i] = pr->blobs.len;
+    if ((rc = put_dso_inst(&pr->blobs, &p->dsos[i])))
+      goto nomem;
+  }
+  pr->dso_inst[p->n_dsos] = pr->blobs.len;
+
+  for (i = 0; i < p->n_frames; i++) {
+    const struct spaa_frame *f = &p->frames[i];
+    rc = spaa_idmap_put(&fmap, f->id, i, NULL);
+    if (rc == 1) {
+      rc = spaa_err_set(err, SPAA_E_INVALID, 0, 0, "frame id %" PRIu64 " is used twice", f->id);
+      goto out;
+    }
+    if (rc)
+      goto nomem;
+    pr->frame_dso[i] = SIZE_MAX;
+    if (f->has_dso) {
+      if (!spaa_idmap_get(&dmap, f->dso, &k)) {
+        rc = spaa_err_set(err, SPAA_E_INVALID, 0, 0, "frame %" PRIu64 " references dso %" PRIu64
+                          ", which does not exist", f->id, f->dso);
+        goto out;
+      }
+      pr->frame_dso[i] = k;
+    }
+    if ((rc = spaa_frame_cid(f, f->has_dso ? &p->dsos[k] : NULL, &pr->frame_cid[i])))
+      goto nomem;
+    pr->frame_extra[i] = json_text_or_null(f->extra, &rc);
+    if (rc)
+      goto nomem;
+  }
+  if ((rc = frame_canon(pr->frame_cid, p->n_frames, canon)))
+    goto nomem;
+  for (i = 0; i < p->n_threads; i++) {
+    pr->thread_extra[i] = json_text_or_null(p->threads[i].extra, &rc);
+    if (rc)
+      goto nomem;
+  }
+
+  if ((rc = prep_stacks(pr, &t, &fmap, canon, err)) || (rc = prep_samples(pr, &t, err)))
+    goto out;
+
+  pr->header_off[0] = pr->blobs.len;
+  if ((rc = put_header(&pr->blobs, &p->header)))
+    goto nomem;
+  pr->header_off[1] = pr->windows_off[0] = pr->blobs.len;
+  if ((rc = put_windows(&pr->blobs, p)))
+    goto nomem;
+  pr->windows_off[1] = pr->strings_off[0] = pr->blobs.len;
+  if ((rc = storage__put_uv(&pr->blobs, t.n)))
+    goto nomem;
+  for (i = 0; i < t.n; i++)
+    if ((rc = storage__put_str(&pr->blobs, t.v[i])))
+      goto nomem;
+  pr->strings_off[1] = pr->blobs.len;
+
+  if (m->labels && json_object_size(m->labels) && !(pr->labels_text = json_text_or_null(m->labels, &rc)))
+    goto nomem;
+  if (m->attrs && !(pr->attrs_text = json_text_or_null(m->attrs, &rc)))
+    goto nomem;
+  if ((rc = build_totals(pr, err)))
+    goto out;
+  if (p->n_samples) {
+    pr->samples = (int64_t)p->n_samples;
+  } else {
+    for (i = 0; i < p->n_stacks; i++) {
+      const struct spaa_weight *w = spaa_weights_find(&p->stacks[i].weights, "samples");
+      if (w)
+        pr->samples += w->value.is_float ? (int64_t)w->value.f : w->value.i;
+    }
+  }
+  rc = compress_original(pr, err);
+  goto out;
+nomem:
+  rc = spaa_err_set(err, rc && rc != 1 && rc != SPAA_E_INVALID ? rc : SPAA_E_NOMEM, 0, 0,
+                    "preparing the profile: %s", spaa_err_default(rc ? rc : SPAA_E_NOMEM));
+out:
+  spaa_idmap_free(&dmap);
+  spaa_idmap_free(&fmap);
+  spaa_strmap_free(&t.map);
+  free(t.v);
+  free(canon);
+  return rc;
+}
+
+static void free_strs(char **v, size_t n)
+{
+  size_t i;
+  if (!v)
+    return;
+  for (i = 0; i < n; i++)
+    free(v[i]);
+  free(v);
+}
+
+void storage__prep_free(struct storage__prep *pr)
+{
+  if (!pr)
+    return;
+  free(pr->dso_cid);
+  free(pr->dso_inst);
+  free(pr->frame_cid);
+  free(pr->frame_dso);
+  free(pr->stack_cid);
+  free(pr->stack_frames);
+  free(pr->stack_frames_off);
+  free(pr->sample_stack);
+  free(pr->pstack_w);
+  free(pr->sample_rest);
+  spaa_buf_free(&pr->blobs);
+  free_strs(pr->frame_extra, pr->p ? pr->p->n_frames : 0);
+  free_strs(pr->thread_extra, pr->p ? pr->p->n_threads : 0);
+  free_strs(pr->stack_ctx, pr->stack_ctx && pr->p ? pr->p->n_stacks : 0);
+  free(pr->labels_text);
+  free(pr->attrs_text);
+  free(pr->event_names);
+  free_strs(pr->event_totals, pr->event_totals ? pr->n_events_out : 0);
+  free(pr->original);
+  memset(pr, 0, sizeof(*pr));
+}

@@ -1,0 +1,329 @@
+/* The schema and its forward migrations, opening connections with the store's pragmas, and
+ * the one table of SQL statements every connection prepares lazily and keeps. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "storage/store_int.h"
+
+/* Shared rows (dso, frame, stack) are keyed by content id and referenced by row id. The
+ * per-profile tables cascade from profile only: deleting a profile never touches shared
+ * rows, and a shared row still referenced cannot be deleted (foreign keys, NO ACTION).
+ * Retention deletes profiles, then stacks no profile_stack names, then frames no
+ * profile_frame names, then dsos no profile_dso and no frame names (each has an index). */
+static const char MIGRATION_1[] =
+  "CREATE TABLE dso("
+  " id INTEGER PRIMARY KEY,"
+  " cid BLOB NOT NULL UNIQUE,"       /* spaa_dso_cid */
+  " key TEXT NOT NULL);"             /* spaa_dso_key: \"b:\"+build_id or \"n:\"+name */
+  "CREATE TABLE frame("
+  " id INTEGER PRIMARY KEY,"
+  " cid BLOB NOT NULL UNIQUE,"       /* spaa_frame_cid */
+  " dso INTEGER REFERENCES dso(id),"
+  " func TEXT NOT NULL,"             /* resolved symbol, '' when unresolved */
+  " srcline TEXT,"                   /* resolved source line, NULL when none */
+  " inline_depth INTEGER NOT NULL,"
+  " kind TEXT NOT NULL,"
+  " addr INTEGER);"                  /* dso-relative address of an unresolved frame */
+  "CREATE INDEX frame_dso ON frame(dso);"
+  "CREATE TABLE stack("
+  " id INTEGER PRIMARY KEY,"
+  " cid BLOB NOT NULL UNIQUE,"       /* the stack id, 16 bytes */
+  " event TEXT NOT NULL,"
+  " stack_type TEXT NOT NULL,"       /* 'unified' when absent */
+  " frames BLOB NOT NULL,"           /* frame row ids, leaf first, as varints */
+  " context TEXT);"                  /* context minus event, canonical JSON, or NULL */
+  "CREATE TABLE profile("
+  " num INTEGER PRIMARY KEY,"
+  " id TEXT NOT NULL UNIQUE,"
+  " service TEXT NOT NULL,"
+  " source TEXT NOT NULL,"
+  " received_ns INTEGER NOT NULL,"
+  " start_ns INTEGER,"               /* NULL when unknown */
+  " end_ns INTEGER,"
+  " samples INTEGER NOT NULL,"       /* sample records, else the sum of 'samples' weights */
+  " payload_bytes INTEGER NOT NULL,"
+  " header BLOB NOT NULL,"           /* packed header record */
+  " strings BLOB NOT NULL,"          /* packed string table (metrics, units, events) */
+  " windows BLOB,"                   /* packed window records, NULL when none */
+  " labels TEXT,"                    /* canonical JSON object, or NULL */
+  " attrs TEXT,"                     /* canonical JSON, or NULL */
+  " original BLOB);"                 /* the upload, zstd-compressed, or NULL */
+  "CREATE TABLE profile_label("
+  " profile INTEGER NOT NULL REFERENCES profile(num) ON DELETE CASCADE,"
+  " key TEXT NOT NULL, value TEXT NOT NULL,"
+  " PRIMARY KEY(profile, key)) WITHOUT ROWID;"
+  "CREATE TABLE profile_event("
+  " profile INTEGER NOT NULL REFERENCES profile(num) ON DELETE CASCADE,"
+  " seq INTEGER NOT NULL, name TEXT NOT NULL,"
+  " totals TEXT NOT NULL,"           /* {metric: sum over the profile's stacks} */
+  " PRIMARY KEY(profile, seq)) WITHOUT ROWID;"
+  "CREATE TABLE profile_dso("
+  " profile INTEGER NOT NULL REFERENCES profile(num) ON DELETE CASCADE,"
+  " seq INTEGER NOT NULL, local_id INTEGER NOT NULL,"
+  " dso INTEGER NOT NULL REFERENCES dso(id),"
+  " inst BLOB NOT NULL,"             /* packed: name, build_id, is_kernel, mapping, extra */
+  " PRIMARY KEY(profile, seq)) WITHOUT ROWID;"
+  "CREATE INDEX profile_dso_dso ON profile_dso(dso);"
+  "CREATE TABLE profile_frame("
+  " profile INTEGER NOT NULL REFERENCES profile(num) ON DELETE CASCADE,"
+  " seq INTEGER NOT NULL, local_id INTEGER NOT NULL,"
+  " frame INTEGER NOT NULL REFERENCES frame(id),"
+  " dso_local INTEGER,"              /* local dso id, NULL without a dso */
+  " ip INTEGER,"                     /* as recorded, NULL when absent */
+  " flags INTEGER NOT NULL,"         /* PF_* in store_int.h */
+  " func TEXT,"                      /* the raw text of an unresolved func */
+  " symoff TEXT, srcline TEXT,"      /* srcline only with PF_SRC_HERE */
+  " extra TEXT,"                     /* canonical JSON of other keys, or NULL */
+  " PRIMARY KEY(profile, seq)) WITHOUT ROWID;"
+  "CREATE INDEX profile_frame_frame ON profile_frame(frame);"
+  "CREATE TABLE profile_thread("
+  " profile INTEGER NOT NULL REFERENCES profile(num) ON DELETE CASCADE,"
+  " seq INTEGER NOT NULL, pid INTEGER NOT NULL, tid INTEGER NOT NULL,"
+  " comm TEXT, extra TEXT,"
+  " PRIMARY KEY(profile, seq)) WITHOUT ROWID;"
+  "CREATE TABLE profile_stack("
+  " profile INTEGER NOT NULL REFERENCES profile(num) ON DELETE CASCADE,"
+  " seq INTEGER NOT NULL,"
+  " stack INTEGER NOT NULL REFERENCES stack(id),"
+  " weights BLOB NOT NULL,"          /* packed weights (string table indexes) */
+  " x BLOB,"                         /* packed PS_* extras, NULL when none */
+  " PRIMARY KEY(profile, seq)) WITHOUT ROWID;"
+  "CREATE INDEX profile_stack_stack ON profile_stack(stack);"
+  "CREATE TABLE sample("
+  " profile INTEGER NOT NULL REFERENCES profile(num) ON DELETE CASCADE,"
+  " seq INTEGER NOT NULL,"
+  " ts,"                             /* no affinity: keeps integer vs real */
+  " tid INTEGER,"
+  " stack INTEGER,"                  /* stack row id (also in profile_stack), or NULL */
+  " rest BLOB,"                      /* packed SR_* fields, NULL when none */
+  " PRIMARY KEY(profile, seq)) WITHOUT ROWID;";
+
+/* Indexes for the list queries. */
+static const char MIGRATION_2[] =
+  "CREATE INDEX profile_received ON profile(received_ns, id);"
+  "CREATE INDEX profile_service ON profile(service, received_ns, id);"
+  "CREATE INDEX profile_source ON profile(source, received_ns, id);"
+  "CREATE INDEX profile_time ON profile(start_ns, end_ns);"
+  "CREATE INDEX profile_label_kv ON profile_label(key, value);"
+  "CREATE INDEX profile_event_name ON profile_event(name);";
+
+const char *const storage__migrations[] = {MIGRATION_1, MIGRATION_2};
+const size_t storage__n_migrations = sizeof(storage__migrations) / sizeof(storage__migrations[0]);
+
+static const char *const SQL[ST__N] = {
+  [ST_BEGIN_IMM] = "BEGIN IMMEDIATE",
+  [ST_BEGIN] = "BEGIN",
+  [ST_COMMIT] = "COMMIT",
+  [ST_ROLLBACK] = "ROLLBACK",
+  [ST_SAVEPOINT] = "SAVEPOINT one_profile",
+  [ST_RELEASE] = "RELEASE one_profile",
+  [ST_ROLLBACK_TO] = "ROLLBACK TO one_profile",
+  [ST_DSO_GET] = "SELECT id FROM dso WHERE cid = ?1",
+  [ST_DSO_ADD] = "INSERT INTO dso(cid, key) VALUES(?1, ?2)",
+  [ST_FRAME_GET] = "SELECT id FROM frame WHERE cid = ?1",
+  [ST_FRAME_ADD] = "INSERT INTO frame(cid, dso, func, srcline, inline_depth, kind, addr)"
+                   " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+  [ST_STACK_GET] = "SELECT id FROM stack WHERE cid = ?1",
+  [ST_STACK_ADD] = "INSERT INTO stack(cid, event, stack_type, frames, context)"
+                   " VALUES(?1, ?2, ?3, ?4, ?5)",
+  [ST_PROFILE_EXISTS] = "SELECT 1 FROM profile WHERE id = ?1",
+  [ST_PROFILE_ADD] = "INSERT INTO profile(id, service, source, received_ns, start_ns, end_ns,"
+                     " samples, payload_bytes, header, strings, windows, labels, attrs, original)"
+                     " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+  [ST_LABEL_ADD] = "INSERT OR REPLACE INTO profile_label(profile, key, value) VALUES(?1, ?2, ?3)",
+  [ST_EVENT_ADD] = "INSERT INTO profile_event(profile, seq, name, totals) VALUES(?1, ?2, ?3, ?4)",
+  [ST_PDSO_ADD] = "INSERT INTO profile_dso(profile, seq, local_id, dso, inst)"
+                  " VALUES(?1, ?2, ?3, ?4, ?5)",
+  [ST_PFRAME_ADD] = "INSERT INTO profile_frame(profile, seq, local_id, frame, dso_local, ip,"
+                    " flags, func, symoff, srcline, extra)"
+                    " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+  [ST_THREAD_ADD] = "INSERT INTO profile_thread(profile, seq, pid, tid, comm, extra)"
+                    " VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
+  [ST_PSTACK_ADD] = "INSERT INTO profile_stack(profile, seq, stack, weights, x)"
+                    " VALUES(?1, ?2, ?3, ?4, ?5)",
+  [ST_SAMPLE_ADD] = "INSERT INTO sample(profile, seq, ts, tid, stack, rest)"
+                    " VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
+  [ST_R_PROFILE] = "SELECT num, header, strings, windows FROM profile WHERE id = ?1",
+  [ST_R_DSOS] = "SELECT local_id, inst FROM profile_dso WHERE profile = ?1 ORDER BY seq",
+  [ST_R_FRAMES] = "SELECT pf.local_id, pf.frame, pf.dso_local, pf.ip, pf.flags, pf.func,"
+                  " pf.symoff, pf.srcline, pf.extra, f.func, f.srcline, f.inline_depth, f.kind"
+                  " FROM profile_frame pf JOIN frame f ON f.id = pf.frame"
+                  " WHERE pf.profile = ?1 ORDER BY pf.seq",
+  [ST_R_THREADS] = "SELECT pid, tid, comm, extra FROM profile_thread WHERE profile = ?1"
+                   " ORDER BY seq",
+  [ST_R_STACKS] = "SELECT s.id, s.cid, s.event, s.stack_type, s.frames, s.context, ps.weights,"
+                  " ps.x FROM profile_stack ps JOIN stack s ON s.id = ps.stack"
+                  " WHERE ps.profile = ?1 ORDER BY ps.seq",
+  [ST_R_SAMPLES] = "SELECT ts, tid, stack, rest FROM sample WHERE profile = ?1 ORDER BY seq",
+  [ST_R_META] = "SELECT num, id, service, source, received_ns, start_ns, end_ns, samples,"
+                " payload_bytes, labels, attrs FROM profile WHERE id = ?1",
+  [ST_R_EVENTS] = "SELECT name, totals FROM profile_event WHERE profile = ?1 ORDER BY seq",
+  [ST_C_PROFILES] = "SELECT count(*) FROM profile",
+  [ST_C_DSOS] = "SELECT count(*) FROM dso",
+  [ST_C_FRAMES] = "SELECT count(*) FROM frame",
+  [ST_C_STACKS] = "SELECT count(*) FROM stack",
+  [ST_C_PSTACKS] = "SELECT count(*) FROM profile_stack",
+  [ST_C_SAMPLES] = "SELECT count(*) FROM sample",
+};
+
+int storage__db_err(struct storage__conn *c, struct spaa_err *err, const char *what)
+{
+  return spaa_err_set(err, SPAA_E_STORE, 0, 0, "%s: %s", what,
+                      c && c->db ? sqlite3_errmsg(c->db) : "no database");
+}
+
+sqlite3_stmt *storage__stmt(struct storage__conn *c, enum storage__st id, struct spaa_err *err)
+{
+  sqlite3_stmt *st = c->st[id];
+  if (st) {
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    return st;
+  }
+  if (sqlite3_prepare_v3(c->db, SQL[id], -1, SQLITE_PREPARE_PERSISTENT, &st, NULL) != SQLITE_OK) {
+    storage__db_err(c, err, "preparing a statement");
+    return NULL;
+  }
+  c->st[id] = st;
+  return st;
+}
+
+int storage__exec(struct storage__conn *c, enum storage__st id, struct spaa_err *err)
+{
+  sqlite3_stmt *st = storage__stmt(c, id, err);
+  int rc;
+  if (!st)
+    return SPAA_E_STORE;
+  rc = sqlite3_step(st);
+  sqlite3_reset(st);
+  if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+    return storage__db_err(c, err, SQL[id]);
+  return 0;
+}
+
+/* Run SQL text without parameters (pragmas, migrations). */
+static int exec_text(struct storage__conn *c, const char *sql, struct spaa_err *err)
+{
+  char *msg = NULL;
+  if (sqlite3_exec(c->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+    spaa_err_set(err, SPAA_E_STORE, 0, 0, "%s", msg ? msg : sqlite3_errmsg(c->db));
+    sqlite3_free(msg);
+    return SPAA_E_STORE;
+  }
+  return 0;
+}
+
+/* The integer a one-row query answers, or -1 on error. */
+static int64_t query_int(struct storage__conn *c, const char *sql)
+{
+  sqlite3_stmt *st;
+  int64_t v = -1;
+  if (sqlite3_prepare_v2(c->db, sql, -1, &st, NULL) != SQLITE_OK)
+    return -1;
+  if (sqlite3_step(st) == SQLITE_ROW)
+    v = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  return v;
+}
+
+/* Bring the schema to the newest version, one transaction per step. */
+static int migrate(struct storage__conn *c, struct spaa_err *err)
+{
+  int64_t have;
+  size_t v;
+  int rc;
+  if ((rc = exec_text(c, "CREATE TABLE IF NOT EXISTS schema_version(version INTEGER NOT NULL);",
+                      err)))
+    return rc;
+  have = query_int(c, "SELECT coalesce(max(version), 0) FROM schema_version");
+  if (have < 0)
+    return storage__db_err(c, err, "reading the schema version");
+  if ((uint64_t)have > storage__n_migrations)
+    return spaa_err_set(err, SPAA_E_STORE, 0, 0,
+                        "database schema version %lld is newer than this build knows (%zu)",
+                        (long long)have, storage__n_migrations);
+  for (v = (size_t)have; v < storage__n_migrations; v++) {
+    sqlite3_stmt *st;
+    if ((rc = exec_text(c, "BEGIN IMMEDIATE", err)))
+      return rc;
+    if ((rc = exec_text(c, storage__migrations[v], err)))
+      goto fail;
+    if ((rc = exec_text(c, "DELETE FROM schema_version", err)))
+      goto fail;
+    if (sqlite3_prepare_v2(c->db, "INSERT INTO schema_version(version) VALUES(?1)", -1, &st,
+                           NULL) != SQLITE_OK) {
+      rc = storage__db_err(c, err, "updating the schema version");
+      goto fail;
+    }
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)(v + 1));
+    sqlite3_step(st);
+    if (sqlite3_finalize(st) != SQLITE_OK) {
+      rc = storage__db_err(c, err, "updating the schema version");
+      goto fail;
+    }
+    if ((rc = exec_text(c, "COMMIT", err)))
+      goto fail;
+    continue;
+  fail:
+    exec_text(c, "ROLLBACK", NULL);
+    spaa_err_set(err, SPAA_E_STORE, 0, 0, "migrating the schema to version %zu failed", v + 1);
+    return rc;
+  }
+  return 0;
+}
+
+int storage__conn_open(struct storage__conn *c, const char *path, int writer,
+                       struct spaa_err *err)
+{
+  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (writer ? SQLITE_OPEN_CREATE : 0);
+  sqlite3_stmt *st = NULL;
+  int rc;
+  memset(c, 0, sizeof(*c));
+  if (sqlite3_open_v2(path, &c->db, flags, NULL) != SQLITE_OK) {
+    rc = spaa_err_set(err, SPAA_E_STORE, 0, 0, "opening %s: %s", path,
+                      c->db ? sqlite3_errmsg(c->db) : "out of memory");
+    goto fail;
+  }
+  sqlite3_extended_result_codes(c->db, 1);
+  sqlite3_busy_timeout(c->db, 5000);
+  /* WAL: readers never block the writer nor wait for it. synchronous=FULL syncs the WAL
+   * at every commit, so a profile acknowledged after COMMIT survives a power loss (NORMAL
+   * would only sync at checkpoints and could lose the last commits). */
+  if (sqlite3_prepare_v2(c->db, "PRAGMA journal_mode=WAL", -1, &st, NULL) != SQLITE_OK ||
+      sqlite3_step(st) != SQLITE_ROW ||
+      strcmp((const char *)sqlite3_column_text(st, 0), "wal") != 0) {
+    rc = spaa_err_set(err, SPAA_E_STORE, 0, 0, "%s: cannot switch to WAL mode: %s", path,
+                      sqlite3_errmsg(c->db));
+    goto fail;
+  }
+  sqlite3_finalize(st);
+  st = NULL;
+  if ((rc = exec_text(c, "PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;"
+                         " PRAGMA cache_size=-16384; PRAGMA temp_store=MEMORY;"
+                         " PRAGMA journal_size_limit=67108864;", err)))
+    goto fail;
+  if (writer && (rc = migrate(c, err)))
+    goto fail;
+  if (!writer && (rc = exec_text(c, "PRAGMA query_only=ON;", err)))
+    goto fail;
+  return 0;
+fail:
+  sqlite3_finalize(st);
+  storage__conn_close(c);
+  return rc;
+}
+
+void storage__conn_close(struct storage__conn *c)
+{
+  size_t i;
+  if (!c)
+    return;
+  for (i = 0; i < ST__N; i++) {
+    sqlite3_finalize(c->st[i]);
+    c->st[i] = NULL;
+  }
+  if (c->db)
+    sqlite3_close(c->db);
+  c->db = NULL;
+}

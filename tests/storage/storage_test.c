@@ -1,0 +1,368 @@
+/* storage/: byte-identical round trips, dedup of shared rows, migrations, reopening, ids
+ * already stored, the original payload and the retention-friendly schema. */
+#include "tprofiles.h"
+
+#include <sqlite3.h>
+#include <zstd.h>
+
+#include "storage/store_int.h"
+
+static struct spaa_meta tmeta(const char *id)
+{
+  struct spaa_meta m = {0};
+  m.id = id;
+  m.service = "svc";
+  m.source = "spaa";
+  m.received_ns = 1700000000000000000LL;
+  m.start_ns = 1700000000250000000LL;
+  m.end_ns = 1700000001500000000LL;
+  m.payload_bytes = 1234;
+  return m;
+}
+
+static void put_ok(struct spaa_store *s, const struct spaa_profile *p, const char *id)
+{
+  struct spaa_meta m = tmeta(id);
+  struct spaa_err err = {0};
+  int rc = spaa_store_put(s, p, &m, &err);
+  if (rc)
+    fail_msg("put %s: %d %s", id, rc, err.msg);
+}
+
+static void assert_round_trip(struct spaa_store *s, const char *id, const char *want)
+{
+  struct spaa_profile *q = NULL;
+  struct spaa_err err = {0};
+  char *got;
+  int rc = spaa_store_get(s, id, &q, &err);
+  if (rc)
+    fail_msg("get %s: %d %s", id, rc, err.msg);
+  got = twrite(q);
+  assert_string_equal(got, want);
+  free(got);
+  spaa_profile_free(q);
+}
+
+static struct spaa_store_counts counts(struct spaa_store *s)
+{
+  struct spaa_store_counts c;
+  struct spaa_err err = {0};
+  assert_int_equal(spaa_store_counts(s, &c, &err), 0);
+  return c;
+}
+
+static void round_trip(enum spaa_frame_order order)
+{
+  struct tdir t;
+  struct spaa_store *s;
+  struct spaa_profile *p = tp_rich(order, 0);
+  char *want = twrite(p);
+  tdir_make(&t);
+  s = topen(t.db, 8, 8);
+  put_ok(s, p, "rich");
+  assert_round_trip(s, "rich", want);
+  spaa_store_close(s);
+  /* reopening keeps everything */
+  s = topen(t.db, 8, 8);
+  assert_round_trip(s, "rich", want);
+  assert_int_equal(counts(s).profiles, 1);
+  spaa_store_close(s);
+  free(want);
+  spaa_profile_free(p);
+  tdir_rm(&t);
+}
+
+static void test_round_trip_leaf_to_root(void **state) { round_trip(SPAA_LEAF_TO_ROOT); }
+static void test_round_trip_root_to_leaf(void **state) { round_trip(SPAA_ROOT_TO_LEAF); }
+
+/* Sanity of the fixture itself: it has what the round trip claims to cover. */
+static void test_rich_profile_covers_fields(void **state)
+{
+  struct spaa_profile *p = tp_rich(SPAA_LEAF_TO_ROOT, 0);
+  char *text = twrite(p);
+  const char *needles[] = {"\"x_mapping\"", "\"inline_depth\":1", "\"func_resolved\":false",
+                           "\"srcline_resolved\":false", "\"symoff\"", "\"exclusive\"",
+                           "\"related_stacks\"", "\"x_weights\"", "\"context\":{}",
+                           "\"type\":\"window\"", "\"type\":\"thread\"", "\"build_id\":\"\"",
+                           "\"srcline\":\"\"", "\"stack_type\":\"unified\"", "0xdeadbeef",
+                           "\"timestamp\":1700000000.5", "\"sampling\":{\"mode\":\"period\""};
+  for (size_t i = 0; i < sizeof(needles) / sizeof(needles[0]); i++)
+    if (!strstr(text, needles[i]))
+      fail_msg("the rich profile lacks %s", needles[i]);
+  free(text);
+  spaa_profile_free(p);
+}
+
+static void test_dedup(void **state)
+{
+  struct tdir t;
+  struct spaa_store *s;
+  struct spaa_profile *p = tp_rich(SPAA_LEAF_TO_ROOT, 0), *p2 = tp_rich(SPAA_LEAF_TO_ROOT, 1);
+  struct spaa_store_counts a, b, c;
+  char *want2 = twrite(p2);
+  tdir_make(&t);
+  s = topen(t.db, 8, 8);
+  put_ok(s, p, "first");
+  a = counts(s);
+  assert_int_equal(a.profiles, 1);
+  assert_int_equal(a.dsos, 3);   /* dsos 1 and 9 share a build id */
+  assert_int_equal(a.frames, 7); /* frames 14 and 15 share a content id */
+  assert_int_equal(a.stacks, 6);
+  assert_int_equal(a.profile_stacks, 6);
+  assert_int_equal(a.samples, 4);
+  /* the same profile under another id: no new shared rows */
+  put_ok(s, p, "second");
+  b = counts(s);
+  assert_int_equal(b.profiles, 2);
+  assert_int_equal(b.dsos, a.dsos);
+  assert_int_equal(b.frames, a.frames);
+  assert_int_equal(b.stacks, a.stacks);
+  assert_int_equal(b.profile_stacks, 2 * a.profile_stacks);
+  assert_int_equal(b.samples, 2 * a.samples);
+  /* a profile sharing all but one stack adds just that one */
+  put_ok(s, p2, "third");
+  c = counts(s);
+  assert_int_equal(c.stacks, a.stacks + 1);
+  assert_int_equal(c.frames, a.frames);
+  assert_int_equal(c.dsos, a.dsos);
+  assert_round_trip(s, "third", want2);
+  spaa_store_close(s);
+  free(want2);
+  spaa_profile_free(p);
+  spaa_profile_free(p2);
+  tdir_rm(&t);
+}
+
+static void test_already_stored(void **state)
+{
+  struct tdir t;
+  struct spaa_store *s;
+  struct spaa_profile *p = tp_small(3, 0), *other = tp_small(5, 2);
+  struct spaa_meta m = tmeta("dup");
+  struct spaa_err err = {0};
+  struct spaa_store_stats st;
+  char *want = twrite(p);
+  tdir_make(&t);
+  s = topen(t.db, 8, 8);
+  assert_int_equal(spaa_store_put(s, p, &m, &err), 0);
+  /* same id, other content: 1 and nothing written */
+  assert_int_equal(spaa_store_put(s, other, &m, &err), 1);
+  assert_int_equal(counts(s).profiles, 1);
+  assert_int_equal(counts(s).stacks, 3);
+  assert_round_trip(s, "dup", want);
+  spaa_store_stats(s, &st);
+  assert_int_equal(st.stored, 1);
+  assert_int_equal(st.duplicates, 1);
+  spaa_store_close(s);
+  free(want);
+  spaa_profile_free(p);
+  spaa_profile_free(other);
+  tdir_rm(&t);
+}
+
+static void test_not_found_and_invalid(void **state)
+{
+  struct tdir t;
+  struct spaa_store *s;
+  struct spaa_profile *p = tp_small(2, 0), *q = NULL;
+  struct spaa_meta m = tmeta("x");
+  struct spaa_err err = {0};
+  json_t *j = NULL;
+  tdir_make(&t);
+  s = topen(t.db, 8, 8);
+  assert_int_equal(spaa_store_get(s, "nope", &q, &err), SPAA_E_NOT_FOUND);
+  assert_null(q);
+  assert_int_equal(spaa_store_meta(s, "nope", &j, &err), SPAA_E_NOT_FOUND);
+  /* a stack id that is not its content id is refused before anything is queued */
+  p->stacks[0].id[5] = p->stacks[0].id[5] == 'a' ? 'b' : 'a';
+  assert_int_equal(spaa_store_put(s, p, &m, &err), SPAA_E_INVALID);
+  assert_non_null(strstr(err.msg, "normalize"));
+  m.id = "";
+  assert_int_equal(spaa_store_put(s, p, &m, &err), SPAA_E_INVALID);
+  assert_int_equal(counts(s).profiles, 0);
+  assert_int_equal(counts(s).stacks, 0);
+  spaa_store_close(s);
+  spaa_profile_free(p);
+  tdir_rm(&t);
+}
+
+static int64_t q_int(sqlite3 *db, const char *sql)
+{
+  sqlite3_stmt *st;
+  int64_t v = -1;
+  assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+  if (sqlite3_step(st) == SQLITE_ROW)
+    v = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  return v;
+}
+
+static void test_migration_from_v1(void **state)
+{
+  struct tdir t;
+  struct spaa_store *s;
+  struct spaa_store_opts o;
+  struct spaa_err err = {0};
+  struct spaa_profile *p = tp_small(4, 4);
+  char *want = twrite(p);
+  sqlite3 *db;
+  tdir_make(&t);
+  /* a version-1 database made by hand: the first step only */
+  assert_int_equal(sqlite3_open(t.db, &db), SQLITE_OK);
+  assert_int_equal(sqlite3_exec(db, "CREATE TABLE schema_version(version INTEGER NOT NULL);"
+                                    "INSERT INTO schema_version VALUES(1);", NULL, NULL, NULL),
+                   SQLITE_OK);
+  assert_int_equal(sqlite3_exec(db, storage__migrations[0], NULL, NULL, NULL), SQLITE_OK);
+  assert_int_equal(q_int(db, "SELECT count(*) FROM sqlite_master WHERE name='profile_label_kv'"), 0);
+  sqlite3_close(db);
+
+  s = topen(t.db, 8, 8);
+  put_ok(s, p, "after-migration");
+  assert_round_trip(s, "after-migration", want);
+  spaa_store_close(s);
+
+  assert_int_equal(sqlite3_open(t.db, &db), SQLITE_OK);
+  assert_int_equal(q_int(db, "SELECT max(version) FROM schema_version"),
+                   (int64_t)storage__n_migrations);
+  assert_int_equal(q_int(db, "SELECT count(*) FROM schema_version"), 1);
+  assert_int_equal(q_int(db, "SELECT count(*) FROM sqlite_master WHERE name='profile_label_kv'"), 1);
+  assert_int_equal(q_int(db, "SELECT count(*) FROM sqlite_master WHERE name='profile_service'"), 1);
+  /* a version from the future is refused */
+  assert_int_equal(sqlite3_exec(db, "UPDATE schema_version SET version = 99", NULL, NULL, NULL),
+                   SQLITE_OK);
+  sqlite3_close(db);
+  o.path = t.db;
+  o.queue_depth = o.batch_max = 4;
+  o.readers = 1;
+  s = NULL;
+  assert_int_equal(spaa_store_open(&o, &s, &err), SPAA_E_STORE);
+  assert_null(s);
+  assert_non_null(strstr(err.msg, "newer"));
+  free(want);
+  spaa_profile_free(p);
+  tdir_rm(&t);
+}
+
+static void test_pragmas_and_original(void **state)
+{
+  struct tdir t;
+  struct spaa_store *s;
+  struct spaa_profile *p = tp_small(2, 0);
+  struct spaa_meta m = tmeta("orig");
+  struct spaa_err err = {0};
+  static const char payload[] = "the original upload, kept as it came in, the original upload";
+  char back[sizeof(payload)];
+  sqlite3 *db;
+  sqlite3_stmt *st;
+  tdir_make(&t);
+  s = topen(t.db, 8, 8);
+  m.original = payload;
+  m.original_len = sizeof(payload);
+  assert_int_equal(spaa_store_put(s, p, &m, &err), 0);
+  spaa_store_close(s);
+  assert_int_equal(sqlite3_open(t.db, &db), SQLITE_OK);
+  assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &st, NULL), SQLITE_OK);
+  assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+  assert_string_equal((const char *)sqlite3_column_text(st, 0), "wal");
+  sqlite3_finalize(st);
+  assert_int_equal(sqlite3_prepare_v2(db, "SELECT original FROM profile WHERE id='orig'", -1, &st,
+                                      NULL), SQLITE_OK);
+  assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+  assert_int_equal(ZSTD_decompress(back, sizeof(back), sqlite3_column_blob(st, 0),
+                                   (size_t)sqlite3_column_bytes(st, 0)), sizeof(payload));
+  assert_memory_equal(back, payload, sizeof(payload));
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  spaa_profile_free(p);
+  tdir_rm(&t);
+}
+
+/* Retention (a later issue) must be able to delete a profile, then what nothing references. */
+static void test_schema_allows_retention(void **state)
+{
+  struct tdir t;
+  struct spaa_store *s;
+  struct spaa_profile *p = tp_rich(SPAA_LEAF_TO_ROOT, 0), *p2 = tp_rich(SPAA_LEAF_TO_ROOT, 1);
+  char *want = twrite(p);
+  sqlite3 *db;
+  tdir_make(&t);
+  s = topen(t.db, 8, 8);
+  put_ok(s, p, "keep");
+  put_ok(s, p2, "drop");
+  spaa_store_close(s);
+  assert_int_equal(sqlite3_open(t.db, &db), SQLITE_OK);
+  assert_int_equal(sqlite3_exec(db, "PRAGMA foreign_keys=ON", NULL, NULL, NULL), SQLITE_OK);
+  /* a stack some profile still uses cannot go */
+  assert_int_not_equal(sqlite3_exec(db, "DELETE FROM stack", NULL, NULL, NULL), SQLITE_OK);
+  assert_int_equal(sqlite3_exec(db,
+                                "DELETE FROM profile WHERE id='drop';"
+                                "DELETE FROM stack WHERE id NOT IN (SELECT stack FROM profile_stack);"
+                                "DELETE FROM frame WHERE id NOT IN (SELECT frame FROM profile_frame);"
+                                "DELETE FROM dso WHERE id NOT IN (SELECT dso FROM profile_dso)"
+                                " AND id NOT IN (SELECT dso FROM frame WHERE dso IS NOT NULL);",
+                                NULL, NULL, NULL),
+                   SQLITE_OK);
+  assert_int_equal(q_int(db, "SELECT count(*) FROM stack"), 6);
+  assert_int_equal(q_int(db, "SELECT count(*) FROM profile_stack"), 6);
+  assert_int_equal(q_int(db, "SELECT count(*) FROM sample"), 4);
+  sqlite3_close(db);
+  s = topen(t.db, 8, 8);
+  assert_round_trip(s, "keep", want);
+  spaa_store_close(s);
+  free(want);
+  spaa_profile_free(p);
+  spaa_profile_free(p2);
+  tdir_rm(&t);
+}
+
+/* A damaged row makes get fail with a message, never crash or return half a profile. */
+static void test_corrupt_rows(void **state)
+{
+  static const char *const damage[] = {
+    "UPDATE profile_stack SET weights = x'05' WHERE seq = 0",
+    "UPDATE profile_stack SET x = x'ff' WHERE seq = 1",
+    "UPDATE stack SET frames = x'7f'",
+    "UPDATE profile SET header = x'0102'",
+    "UPDATE profile SET strings = x'09'",
+    "UPDATE sample SET rest = x'04ff' WHERE seq = 0",
+    "UPDATE profile_dso SET inst = x'' WHERE seq = 0",
+    "UPDATE profile_frame SET extra = '{' WHERE seq = 0",
+  };
+  struct spaa_profile *p = tp_rich(SPAA_LEAF_TO_ROOT, 0), *q = NULL;
+  struct spaa_err err = {0};
+  struct spaa_store *s;
+  struct tdir t;
+  sqlite3 *db;
+  for (size_t i = 0; i < sizeof(damage) / sizeof(damage[0]); i++) {
+    tdir_make(&t);
+    s = topen(t.db, 8, 8);
+    put_ok(s, p, "victim");
+    assert_int_equal(sqlite3_open(t.db, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, damage[i], NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    if (spaa_store_get(s, "victim", &q, &err) != SPAA_E_STORE)
+      fail_msg("get after \"%s\" did not fail", damage[i]);
+    assert_null(q);
+    assert_non_null(strstr(err.msg, "corrupt"));
+    spaa_store_close(s);
+    tdir_rm(&t);
+  }
+  spaa_profile_free(p);
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_rich_profile_covers_fields),
+    cmocka_unit_test(test_round_trip_leaf_to_root),
+    cmocka_unit_test(test_round_trip_root_to_leaf),
+    cmocka_unit_test(test_dedup),
+    cmocka_unit_test(test_already_stored),
+    cmocka_unit_test(test_not_found_and_invalid),
+    cmocka_unit_test(test_migration_from_v1),
+    cmocka_unit_test(test_pragmas_and_original),
+    cmocka_unit_test(test_schema_allows_retention),
+    cmocka_unit_test(test_corrupt_rows),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

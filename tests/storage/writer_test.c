@@ -1,0 +1,235 @@
+/* storage/ writer thread: concurrent puts grouped into few transactions, SPAA_E_BUSY on a
+ * full queue, close draining the queue, one failing profile not poisoning its batch. */
+#include "tprofiles.h"
+
+#include <pthread.h>
+#include <sqlite3.h>
+#include <time.h>
+
+struct putter {
+  struct spaa_store *s;
+  const struct spaa_profile *p;
+  char id[32];
+  int rc;
+  struct spaa_err err;
+  pthread_t th;
+};
+
+static void *put_main(void *arg)
+{
+  struct putter *w = arg;
+  struct spaa_meta m = {0};
+  m.id = w->id;
+  m.service = "svc";
+  m.source = "spaa";
+  m.received_ns = 1000;
+  w->rc = spaa_store_put(w->s, w->p, &m, &w->err);
+  return NULL;
+}
+
+static void start_putters(struct putter *w, size_t n, struct spaa_store *s,
+                          const struct spaa_profile *p, const char *prefix)
+{
+  for (size_t i = 0; i < n; i++) {
+    w[i].s = s;
+    w[i].p = p;
+    w[i].rc = -1;
+    snprintf(w[i].id, sizeof(w[i].id), "%s%zu", prefix, i);
+    assert_int_equal(pthread_create(&w[i].th, NULL, put_main, &w[i]), 0);
+  }
+}
+
+/* Wait (without a deadline on correctness: only a generous guard against hanging) until
+ * `n` profiles sit in the paused writer's queue. */
+static void wait_queued(struct spaa_store *s, size_t n)
+{
+  struct timespec ts = {0, 1000000};
+  struct spaa_store_stats st;
+  for (int i = 0; i < 60000; i++) {
+    spaa_store_stats(s, &st);
+    if (st.queued == n)
+      return;
+    nanosleep(&ts, NULL);
+  }
+  fail_msg("the queue never held %zu profiles (has %zu)", n, st.queued);
+}
+
+static void test_concurrent_puts_group_commit(void **state)
+{
+  struct tdir t;
+  struct spaa_store *s;
+  struct spaa_profile *p = tp_small(20, 10);
+  struct putter w[8];
+  struct spaa_store_stats st;
+  struct spaa_store_counts c;
+  struct spaa_err err = {0};
+  tdir_make(&t);
+  s = topen(t.db, 16, 32);
+  spaa_store__pause(s, 1);
+  start_putters(w, 8, s, p, "c");
+  wait_queued(s, 8);
+  spaa_store__pause(s, 0);
+  for (size_t i = 0; i < 8; i++) {
+    pthread_join(w[i].th, NULL);
+    if (w[i].rc)
+      fail_msg("put %s: %d %s", w[i].id, w[i].rc, w[i].err.msg);
+  }
+  spaa_store_stats(s, &st);
+  assert_int_equal(st.stored, 8);
+  assert_true(st.transactions < 8);
+  assert_int_equal(st.transactions, 1); /* all eight were queued when the writer woke */
+  assert_int_equal(spaa_store_counts(s, &c, &err), 0);
+  assert_int_equal(c.profiles, 8);
+  assert_int_equal(c.stacks, 20);
+  assert_int_equal(c.profile_stacks, 8 * 20);
+  spaa_store_close(s);
+  spaa_profile_free(p);
+  tdir_rm(&t);
+}
+
+static void test_unpaused_concurrency(void **state)
+{
+  struct tdir t;
+  struct spaa_store *s;
+  struct spaa_profile *p = tp_small(50, 50);
+  struct putter w[8];
+  struct spaa_store_stats st;
+  tdir_make(&t);
+  s = topen(t.db, 16, 4);
+  start_putters(w, 8, s, p, "u");
+  for (size_t i = 0; i < 8; i++) {
+    pthread_join(w[i].th, NULL);
+    assert_int_equal(w[i].rc, 0);
+  }
+  spaa_store_stats(s, &st);
+  assert_int_equal(st.stored, 8);
+  assert_true(st.transactions >= 2); /* batch_max 4 */
+  assert_true(st.transactions <= 8);
+  spaa_store_close(s);
+  spaa_profile_free(p);
+  tdir_rm(&t);
+}
+
+static void test_busy_when_full(void **state)
+{
+  struct tdir t;
+  struct spaa_store *s;
+  struct spaa_profile *p = tp_small(3, 0);
+  struct putter w[2];
+  struct spaa_meta m = {0};
+  struct spaa_err err = {0};
+  struct spaa_store_stats st;
+  tdir_make(&t);
+  s = topen(t.db, 2, 8);
+  spaa_store__pause(s, 1);
+  start_putters(w, 2, s, p, "b");
+  wait_queued(s, 2);
+  m.id = "refused";
+  m.service = "svc";
+  m.source = "spaa";
+  assert_int_equal(spaa_store_put(s, p, &m, &err), SPAA_E_BUSY);
+  assert_int_equal(err.code, SPAA_E_BUSY);
+  spaa_store_stats(s, &st);
+  assert_int_equal(st.busy, 1);
+  assert_int_equal(st.queued, 2);
+  spaa_store__pause(s, 0);
+  for (size_t i = 0; i < 2; i++) {
+    pthread_join(w[i].th, NULL);
+    assert_int_equal(w[i].rc, 0);
+  }
+  /* room again */
+  assert_int_equal(spaa_store_put(s, p, &m, &err), 0);
+  spaa_store_close(s);
+  spaa_profile_free(p);
+  tdir_rm(&t);
+}
+
+static void test_close_drains(void **state)
+{
+  struct tdir t;
+  struct spaa_store *s;
+  struct spaa_profile *p = tp_small(3, 1);
+  struct putter w[3];
+  struct spaa_store_counts c;
+  struct spaa_err err = {0};
+  tdir_make(&t);
+  s = topen(t.db, 8, 8);
+  spaa_store__pause(s, 1);
+  start_putters(w, 3, s, p, "d");
+  wait_queued(s, 3);
+  spaa_store_close(s); /* resumes the writer, commits all three, then closes */
+  for (size_t i = 0; i < 3; i++) {
+    pthread_join(w[i].th, NULL);
+    assert_int_equal(w[i].rc, 0);
+  }
+  s = topen(t.db, 8, 8);
+  assert_int_equal(spaa_store_counts(s, &c, &err), 0);
+  assert_int_equal(c.profiles, 3);
+  spaa_store_close(s);
+  spaa_profile_free(p);
+  tdir_rm(&t);
+}
+
+static void test_failure_does_not_poison_batch(void **state)
+{
+  struct tdir t;
+  struct spaa_store *s;
+  struct spaa_profile *p = tp_small(4, 2), *q = NULL;
+  struct putter w[3];
+  struct spaa_store_stats st;
+  struct spaa_store_counts c;
+  struct spaa_err err = {0};
+  sqlite3 *db;
+  char *want = twrite(p);
+  tdir_make(&t);
+  s = topen(t.db, 8, 8);
+  /* make the database itself refuse one profile id, inside the writer's transaction */
+  assert_int_equal(sqlite3_open(t.db, &db), SQLITE_OK);
+  assert_int_equal(sqlite3_exec(db, "CREATE TRIGGER poison BEFORE INSERT ON profile_stack"
+                                    " WHEN (SELECT id FROM profile WHERE num = NEW.profile) = 'p1'"
+                                    " BEGIN SELECT RAISE(ABORT, 'poisoned'); END;",
+                                NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(db);
+  spaa_store__pause(s, 1);
+  start_putters(w, 3, s, p, "p");
+  wait_queued(s, 3);
+  spaa_store__pause(s, 0);
+  for (size_t i = 0; i < 3; i++)
+    pthread_join(w[i].th, NULL);
+  assert_int_equal(w[0].rc, 0);
+  assert_int_equal(w[1].rc, SPAA_E_STORE);
+  assert_non_null(strstr(w[1].err.msg, "poisoned"));
+  assert_int_equal(w[2].rc, 0);
+  spaa_store_stats(s, &st);
+  assert_int_equal(st.transactions, 1);
+  assert_int_equal(st.stored, 2);
+  assert_int_equal(st.failed, 1);
+  assert_int_equal(spaa_store_counts(s, &c, &err), 0);
+  assert_int_equal(c.profiles, 2);
+  assert_int_equal(c.profile_stacks, 8);
+  assert_int_equal(c.samples, 4);
+  assert_int_equal(spaa_store_get(s, "p1", &q, &err), SPAA_E_NOT_FOUND);
+  assert_int_equal(spaa_store_get(s, "p2", &q, &err), 0);
+  {
+    char *got = twrite(q);
+    assert_string_equal(got, want);
+    free(got);
+  }
+  spaa_profile_free(q);
+  spaa_store_close(s);
+  free(want);
+  spaa_profile_free(p);
+  tdir_rm(&t);
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_concurrent_puts_group_commit),
+    cmocka_unit_test(test_unpaused_concurrency),
+    cmocka_unit_test(test_busy_when_full),
+    cmocka_unit_test(test_close_drains),
+    cmocka_unit_test(test_failure_does_not_poison_batch),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
