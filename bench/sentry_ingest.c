@@ -1,0 +1,143 @@
+/* Benchmark: a >= 5 MB Sentry V1 profile envelope (vroom_node_v1.json's shapes, scaled up
+ * deterministically in memory) from bytes to SPAA text (envelope parse + decode + normalize
+ * + spaa_write_buf), against jansson's bare json_loadb of the same profile JSON in the same
+ * run. Prints both and their ratio. Usage: bench_sentry_ingest [FIXTURES_DIR] [MIN_MB] */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "codecs/sentry.h"
+#include "codecs/spaa_io.h"
+
+static double now_s(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Replicate the node profile's frames, stacks and samples `reps` times: replica r renames
+ * its functions and shifts its indices; samples are 100 us apart (well inside 30 s). */
+static json_t *scale_profile(json_t *src, size_t reps)
+{
+  json_t *root = json_deep_copy(src), *prof = json_object_get(root, "profile");
+  json_t *frames0 = json_object_get(prof, "frames"), *stacks0 = json_object_get(prof, "stacks");
+  json_t *samples0 = json_object_get(prof, "samples");
+  json_t *frames = json_array(), *stacks = json_array(), *samples = json_array();
+  size_t nf = json_array_size(frames0), ns = json_array_size(stacks0), r, i, j, k = 0;
+  for (r = 0; r < reps; r++) {
+    for (i = 0; i < nf; i++) {
+      json_t *f = json_deep_copy(json_array_get(frames0, i));
+      const char *fn = json_string_value(json_object_get(f, "function"));
+      char name[512];
+      snprintf(name, sizeof(name), "%s_r%zu", fn ? fn : "anon", r);
+      json_object_set_new(f, "function", json_string(name));
+      json_array_append_new(frames, f);
+    }
+    for (i = 0; i < ns; i++) {
+      json_t *s = json_array_get(stacks0, i), *o = json_array();
+      for (j = 0; j < json_array_size(s); j++)
+        json_array_append_new(o, json_integer(json_integer_value(json_array_get(s, j)) +
+                                              (json_int_t)(r * nf)));
+      json_array_append_new(stacks, o);
+    }
+    for (i = 0; i < json_array_size(samples0); i++, k++) {
+      json_t *s = json_deep_copy(json_array_get(samples0, i));
+      json_object_set_new(s, "stack_id",
+                          json_integer(json_integer_value(json_object_get(s, "stack_id")) +
+                                       (json_int_t)(r * ns)));
+      json_object_set_new(s, "elapsed_since_start_ns", json_integer((json_int_t)(k * 100000 + 1000)));
+      json_array_append_new(samples, s);
+    }
+  }
+  json_object_set_new(prof, "frames", frames);
+  json_object_set_new(prof, "stacks", stacks);
+  json_object_set_new(prof, "samples", samples);
+  json_object_set_new(json_array_get(json_object_get(root, "transactions"), 0), "relative_end_ns",
+                      json_integer(29000000000LL));
+  return root;
+}
+
+int main(int argc, char **argv)
+{
+  const char *dir = argc > 1 ? argv[1] : getenv("SPAA_SHARED") ? NULL : "../shared/fixtures/sentry";
+  char path[1024];
+  json_error_t je;
+  json_t *src, *big;
+  char *payload, *env;
+  size_t plen, elen, reps = 1, min_bytes = (size_t)(argc > 2 ? atof(argv[2]) : 5.0) * 1024 * 1024;
+  double best_j = 1e9, best_s = 1e9, spaa_bytes = 0;
+  int it, iters = 5;
+  static const char txn[] = "{\"type\":\"transaction\",\"transaction\":\"bench\"}";
+  if (dir)
+    snprintf(path, sizeof(path), "%s/vroom_node_v1.json", dir);
+  else
+    snprintf(path, sizeof(path), "%s/fixtures/sentry/vroom_node_v1.json", getenv("SPAA_SHARED"));
+  if (!(src = json_load_file(path, 0, &je))) {
+    fprintf(stderr, "bench_sentry_ingest: cannot load %s: %s\n", path, je.text);
+    return 2;
+  }
+  /* grow until the payload is at least min_bytes */
+  for (;;) {
+    big = scale_profile(src, reps);
+    payload = json_dumps(big, JSON_COMPACT);
+    plen = strlen(payload);
+    json_decref(big);
+    if (plen >= min_bytes)
+      break;
+    free(payload);
+    reps = reps * 2 > (min_bytes / (plen ? plen : 1)) * reps ? reps * 2
+                                                              : (min_bytes / (plen ? plen : 1) + 1) * reps;
+  }
+  env = malloc(plen + 512);
+  elen = (size_t)sprintf(env, "{\"event_id\":\"18bc5f6674d9432a8d30daf22a0c16bc\"}\n"
+                              "{\"type\":\"transaction\",\"length\":%zu}\n%s\n"
+                              "{\"type\":\"profile\",\"length\":%zu}\n",
+                         strlen(txn), txn, plen);
+  memcpy(env + elen, payload, plen);
+  elen += plen;
+  for (it = 0; it < iters; it++) {
+    double t0 = now_s(), t1, t2;
+    json_t *j = json_loadb(payload, plen, 0, &je);
+    struct sentry_envelope e;
+    struct spaa_conv_list l = {0};
+    struct spaa_err err;
+    struct spaa_buf out;
+    if (!j) {
+      fprintf(stderr, "jansson: %s\n", je.text);
+      return 1;
+    }
+    json_decref(j);
+    t1 = now_s();
+    spaa_buf_init(&out, 0);
+    if (sentry_envelope_parse((const uint8_t *)env, elen, &e, &err) ||
+        sentry_envelope_convert(&e, NULL, &l, &err) || l.n != 1 || !l.v[0].profile ||
+        spaa_write_buf(l.v[0].profile, 0, &out, &err)) {
+      fprintf(stderr, "convert failed: %s %s\n", err.msg, l.n ? l.v[0].err.msg : "");
+      return 1;
+    }
+    t2 = now_s();
+    spaa_bytes = (double)out.len;
+    spaa_buf_free(&out);
+    spaa_conv_list_free(&l);
+    sentry_envelope_free(&e);
+    if (t1 - t0 < best_j)
+      best_j = t1 - t0;
+    if (t2 - t1 < best_s)
+      best_s = t2 - t1;
+  }
+  printf("profile JSON: %.2f MB (%zu replicas of vroom_node_v1), envelope %.2f MB, SPAA %.2f MB\n",
+         (double)plen / 1048576.0, reps, (double)elen / 1048576.0, spaa_bytes / 1048576.0);
+  printf("jansson json_loadb (floor):              %8.2f ms  %7.1f MB/s\n", best_j * 1e3,
+         (double)plen / 1048576.0 / best_j);
+  printf("envelope -> SPAA (parse+convert+write):   %8.2f ms  %7.1f MB/s\n", best_s * 1e3,
+         (double)elen / 1048576.0 / best_s);
+  printf("ratio bytes->SPAA / jansson parse: %.2fx (best of %d)\n", best_s / best_j, iters);
+  free(env);
+  free(payload);
+  json_decref(src);
+  return 0;
+}
