@@ -7,10 +7,6 @@
 
 /* The codec sources are compiled into this target so that libFuzzer sees their coverage
  * (the archive copies are then not linked). */
-#include "codecs/sentry_envelope.c"
-#include "codecs/sentry_auth.c"
-#include "codecs/sentry_profile.c"
-#include "codecs/sentry_spaa.c"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
