@@ -218,7 +218,7 @@ static int build_dict(struct xb *b, const OX_Profile *p, int32_t *ftype_key)
   for (i = 0; i < p->n_mapping; i++) {
     const OX_Mapping *m = p->mapping[i];
     OT_Mapping *o = d->mapping_table[i + 1];
-    int32_t bid;
+    int32_t bid = 0;
     o->memory_start = m->memory_start;
     o->memory_limit = m->memory_limit;
     o->file_offset = m->file_offset;
@@ -253,7 +253,7 @@ static int build_dict(struct xb *b, const OX_Profile *p, int32_t *ftype_key)
   for (i = 0; i < p->n_location; i++) {
     const OX_Location *l = p->location[i];
     OT_Location *o = d->location_table[i + 1];
-    int32_t ft;
+    int32_t ft = 0;
     if (p->n_mapping && l->mapping_index >= p->n_mapping)
       return spaa_err_set(b->err, SPAA_E_INVALID, 0, 0, "location %zu references mapping %" PRIu64
                           ", but there are %zu", i, l->mapping_index, p->n_mapping);
@@ -356,7 +356,7 @@ static int build_profile(struct xb *b, const OX_Container *c, size_t t, OT_Profi
   int rc;
   int count_unit = 0;
   if (p && t < p->n_sample_type) {
-    int32_t ty, un;
+    int32_t ty = 0, un = 0;
     if ((rc = sidx(b, p->sample_type[t]->type, "sample_type", &ty)) ||
         (rc = sidx(b, p->sample_type[t]->unit, "sample_type unit", &un)))
       return rc;
