@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codecs/otlp.h"
 #include "codecs/sentry.h"
 #include "codecs/spaa_io.h"
 
@@ -13,6 +14,7 @@ static const struct {
 } converters[] = {
     {"spaa", spaa_convert_spaa},
     {"sentry", spaa_convert_sentry},
+    {"otlp", spaa_convert_otlp},
 };
 
 spaa_convert_fn spaa_converter(const char *from)

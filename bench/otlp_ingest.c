@@ -1,0 +1,327 @@
+/* Benchmark: OTLP decode+convert against the floor of protobuf-c unpack alone (same run), on
+ * the genuine ebpf-profiler capture and on a synthetic request of 20+ MB built in memory;
+ * and OTLP/JSON decode+convert against jansson's bare parse. Prints ratios, asserts nothing.
+ * Usage: bench_otlp_ingest [SHARED_DIR]   (default $SPAA_SHARED or ../shared) */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "codecs/otlp.h"
+#include "codecs/spaa_io.h"
+
+#include "otlp_profiles_service.pb-c.h"
+
+#define REQ_DESC opentelemetry__proto__collector__profiles__v1development__export_profiles_service_request__descriptor
+#define P(x) Opentelemetry__Proto__Profiles__V1development__##x
+#define PI(x) opentelemetry__proto__profiles__v1development__##x##__init
+
+static double now(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static const uint8_t *g_buf;
+static size_t g_len;
+
+static void run_unpack(void)
+{
+  ProtobufCMessage *m = protobuf_c_message_unpack(&REQ_DESC, NULL, g_len, g_buf);
+  if (!m)
+    abort();
+  protobuf_c_message_free_unpacked(m, NULL);
+}
+
+static void run_convert(void)
+{
+  struct spaa_conv_list l = {0};
+  struct spaa_err e;
+  if (spaa_convert_otlp(g_buf, g_len, NULL, &l, &e)) {
+    fprintf(stderr, "convert failed: %s\n", e.msg);
+    abort();
+  }
+  spaa_conv_list_free(&l);
+}
+
+static void run_jansson(void)
+{
+  json_error_t je;
+  json_t *j = json_loadb((const char *)g_buf, g_len, 0, &je);
+  if (!j)
+    abort();
+  json_decref(j);
+}
+
+/* best of 3 rounds, each repeating fn for at least `secs` */
+static double timeit(void (*fn)(void), double secs)
+{
+  double best = 1e30;
+  int round;
+  for (round = 0; round < 3; round++) {
+    double t0 = now(), t;
+    long n = 0;
+    do {
+      fn();
+      n++;
+    } while ((t = now() - t0) < secs);
+    if (t / (double)n < best)
+      best = t / (double)n;
+  }
+  return best;
+}
+
+static void compare(const char *name, const uint8_t *buf, size_t len, int json)
+{
+  double floor, conv;
+  g_buf = buf;
+  g_len = len;
+  floor = timeit(json ? run_jansson : run_unpack, 0.4);
+  conv = timeit(run_convert, 0.4);
+  printf("%-34s %9.2f MB  floor (%s) %9.3f ms  decode+convert %9.3f ms  ratio %.2fx\n", name,
+         (double)len / 1e6, json ? "jansson parse" : "protobuf-c unpack", floor * 1e3, conv * 1e3,
+         conv / floor);
+}
+
+static uint8_t *slurp(const char *path, size_t *len)
+{
+  FILE *f = fopen(path, "rb");
+  uint8_t *b;
+  long n;
+  if (!f)
+    return NULL;
+  fseek(f, 0, SEEK_END);
+  n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  b = malloc((size_t)n + 1);
+  if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
+    free(b);
+    b = NULL;
+  }
+  fclose(f);
+  *len = (size_t)n;
+  return b;
+}
+
+static uint64_t rng = 88172645463325252ull;
+static uint32_t rnd(uint32_t n)
+{
+  rng ^= rng << 13;
+  rng ^= rng >> 7;
+  rng ^= rng << 17;
+  return (uint32_t)(rng % n);
+}
+
+/* A host-profiler-like request: NPROF profiles sharing one dictionary; half of them carry
+ * values only (pprof-like), half values + timestamps (off-CPU-like); samples have thread
+ * attributes and deep stacks with some inlined locations. */
+#define NSTR 60000
+#define NFUNC 30000
+#define NMAP 64
+#define NLOC 60000
+#define NSTACK 40000
+#define NATTR 400
+#define NPROF 8
+#define NSAMP 60000
+
+static uint8_t *synth(size_t *len)
+{
+  static char *strs[NSTR];
+  static P(Function) fn[NFUNC], *fnp[NFUNC];
+  static P(Mapping) mp[NMAP], *mpp[NMAP];
+  static P(Location) loc[NLOC], *locp[NLOC];
+  static P(Line) lines[NLOC * 2], *linep[NLOC * 2];
+  static P(Stack) st[NSTACK], *stp[NSTACK];
+  static int32_t stidx[NSTACK * 32];
+  static P(KeyValueAndUnit) at[NATTR], *atp[NATTR];
+  static Opentelemetry__Proto__Common__V1__AnyValue av[NATTR];
+  static P(Link) lk, *lkp[1];
+  static P(Profile) pr[NPROF], *prp[NPROF];
+  static P(ValueType) vt[2];
+  static P(Sample) sm[NPROF][NSAMP], *smp[NPROF][NSAMP];
+  static int32_t sattr[NPROF][NSAMP][2];
+  static int64_t vals[NPROF][NSAMP][4];
+  static uint64_t tss[NPROF][NSAMP][4];
+  static P(ProfilesDictionary) d;
+  static P(ScopeProfiles) sp, *spp[1];
+  static P(ResourceProfiles) rp, *rpp[1];
+  Opentelemetry__Proto__Collector__Profiles__V1development__ExportProfilesServiceRequest r;
+  size_t i, j, li = 0, si = 0;
+  uint8_t *buf;
+  opentelemetry__proto__collector__profiles__v1development__export_profiles_service_request__init(&r);
+  PI(profiles_dictionary)(&d);
+  strs[0] = "";
+  for (i = 1; i < NSTR; i++) {
+    char tmp[64];
+    snprintf(tmp, sizeof(tmp), i < 8 ? "k%zu" : "pkg%zu/module.(*Type).method_%zu", i % 97, i);
+    strs[i] = strdup(tmp);
+  }
+  strs[1] = "samples";
+  strs[2] = "count";
+  strs[3] = "thread.name";
+  strs[4] = "thread.id";
+  strs[5] = "off_cpu";
+  strs[6] = "nanoseconds";
+  for (i = 0; i < NFUNC; i++) {
+    PI(function)(&fn[i]);
+    fnp[i] = &fn[i];
+    if (i) {
+      fn[i].name_strindex = (int32_t)(8 + rnd(NSTR - 8));
+      fn[i].filename_strindex = (int32_t)(8 + rnd(NSTR - 8));
+      fn[i].start_line = rnd(2000);
+    }
+  }
+  for (i = 0; i < NMAP; i++) {
+    PI(mapping)(&mp[i]);
+    mpp[i] = &mp[i];
+    if (i) {
+      mp[i].memory_start = 0x400000ull * i;
+      mp[i].memory_limit = 0x400000ull * i + 0x100000;
+      mp[i].filename_strindex = (int32_t)(8 + i);
+    }
+  }
+  for (i = 0; i < NLOC; i++) {
+    PI(location)(&loc[i]);
+    locp[i] = &loc[i];
+    if (!i)
+      continue;
+    loc[i].mapping_index = (int32_t)(1 + rnd(NMAP - 1));
+    loc[i].address = mp[loc[i].mapping_index].memory_start + rnd(0x100000);
+    loc[i].n_lines = i % 10 == 0 ? 2 : (i % 17 == 0 ? 0 : 1);
+    loc[i].lines = &linep[li];
+    for (j = 0; j < loc[i].n_lines; j++, li++) {
+      PI(line)(&lines[li]);
+      linep[li] = &lines[li];
+      lines[li].function_index = (int32_t)(1 + rnd(NFUNC - 1));
+      lines[li].line = rnd(5000);
+    }
+  }
+  for (i = 0; i < NSTACK; i++) {
+    PI(stack)(&st[i]);
+    stp[i] = &st[i];
+    if (!i)
+      continue;
+    st[i].n_location_indices = 8 + rnd(24);
+    st[i].location_indices = &stidx[si];
+    for (j = 0; j < st[i].n_location_indices; j++)
+      stidx[si++] = (int32_t)(1 + rnd(NLOC - 1));
+  }
+  for (i = 0; i < NATTR; i++) {
+    PI(key_value_and_unit)(&at[i]);
+    opentelemetry__proto__common__v1__any_value__init(&av[i]);
+    atp[i] = &at[i];
+    if (!i)
+      continue;
+    at[i].key_strindex = i % 2 ? 3 : 4;
+    at[i].value = &av[i];
+    if (i % 2) {
+      av[i].value_case = OPENTELEMETRY__PROTO__COMMON__V1__ANY_VALUE__VALUE_STRING_VALUE_STRINDEX;
+      av[i].string_value_strindex = (int32_t)(8 + i);
+    } else {
+      av[i].value_case = OPENTELEMETRY__PROTO__COMMON__V1__ANY_VALUE__VALUE_INT_VALUE;
+      av[i].int_value = 1000 + (int64_t)i;
+    }
+  }
+  PI(link)(&lk);
+  lkp[0] = &lk;
+  d.string_table = strs;
+  d.n_string_table = NSTR;
+  d.function_table = fnp;
+  d.n_function_table = NFUNC;
+  d.mapping_table = mpp;
+  d.n_mapping_table = NMAP;
+  d.location_table = locp;
+  d.n_location_table = NLOC;
+  d.stack_table = stp;
+  d.n_stack_table = NSTACK;
+  d.attribute_table = atp;
+  d.n_attribute_table = NATTR;
+  d.link_table = lkp;
+  d.n_link_table = 1;
+  PI(value_type)(&vt[0]);
+  PI(value_type)(&vt[1]);
+  vt[0].type_strindex = 1;
+  vt[0].unit_strindex = 2;
+  vt[1].type_strindex = 5;
+  vt[1].unit_strindex = 6;
+  for (i = 0; i < NPROF; i++) {
+    int timed = i % 2;
+    PI(profile)(&pr[i]);
+    prp[i] = &pr[i];
+    pr[i].sample_type = &vt[timed];
+    pr[i].time_unix_nano = 1767225600000000000ull;
+    pr[i].duration_nano = 60000000000ull;
+    pr[i].samples = smp[i];
+    pr[i].n_samples = NSAMP;
+    for (j = 0; j < NSAMP; j++) {
+      size_t k, n = 1 + rnd(4);
+      PI(sample)(&sm[i][j]);
+      smp[i][j] = &sm[i][j];
+      sm[i][j].stack_index = (int32_t)(1 + rnd(NSTACK - 1));
+      sattr[i][j][0] = (int32_t)(1 + 2 * rnd(NATTR / 2 - 1));
+      sattr[i][j][1] = sattr[i][j][0] + 1;
+      sm[i][j].attribute_indices = sattr[i][j];
+      sm[i][j].n_attribute_indices = 2;
+      sm[i][j].values = vals[i][j];
+      sm[i][j].n_values = timed ? n : 1;
+      for (k = 0; k < n; k++) {
+        vals[i][j][k] = timed ? 1000 + rnd(100000000) : 1 + rnd(50);
+        tss[i][j][k] = pr[i].time_unix_nano + rnd(60000) * 1000000ull;
+      }
+      if (timed) {
+        sm[i][j].timestamps_unix_nano = tss[i][j];
+        sm[i][j].n_timestamps_unix_nano = n;
+      }
+    }
+  }
+  PI(scope_profiles)(&sp);
+  sp.profiles = prp;
+  sp.n_profiles = NPROF;
+  spp[0] = &sp;
+  PI(resource_profiles)(&rp);
+  rp.scope_profiles = spp;
+  rp.n_scope_profiles = 1;
+  rpp[0] = &rp;
+  r.resource_profiles = rpp;
+  r.n_resource_profiles = 1;
+  r.dictionary = &d;
+  *len = protobuf_c_message_get_packed_size(&r.base);
+  buf = malloc(*len);
+  if (buf)
+    protobuf_c_message_pack(&r.base, buf);
+  for (i = 8; i < NSTR; i++)
+    free(strs[i]);
+  return buf;
+}
+
+int main(int argc, char **argv)
+{
+  const char *shared = argc > 1 ? argv[1] : getenv("SPAA_SHARED");
+  char path[1024];
+  size_t len;
+  uint8_t *b;
+  if (!shared)
+    shared = "../shared";
+  printf("OTLP ingest benchmark (best of 3 rounds; ratio = decode+convert / floor)\n");
+  snprintf(path, sizeof(path), "%s/fixtures/otlp/pyroscope_otel-ebpf-profile.pb.bin", shared);
+  if ((b = slurp(path, &len))) {
+    compare("ebpf capture (protobuf)", b, len, 0);
+    free(b);
+  } else {
+    printf("(no %s: skipping the genuine capture)\n", path);
+  }
+  snprintf(path, sizeof(path), "%s/fixtures/otlp/pyroscope_otel-ebpf-profile.pb.json", shared);
+  if ((b = slurp(path, &len))) {
+    compare("ebpf capture (OTLP/JSON)", b, len, 1);
+    free(b);
+  }
+  if ((b = synth(&len))) {
+    compare("synthetic request (protobuf)", b, len, 0);
+    free(b);
+  }
+  return 0;
+}
