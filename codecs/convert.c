@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codecs/pprof.h"
 #include "codecs/spaa_io.h"
 
 static const struct {
@@ -11,6 +12,7 @@ static const struct {
   spaa_convert_fn fn;
 } converters[] = {
     {"spaa", spaa_convert_spaa},
+    {"pprof", spaa_convert_pprof},
 };
 
 spaa_convert_fn spaa_converter(const char *from)
