@@ -194,6 +194,7 @@ static inline uint8_t *fixture(const char *name, size_t *len)
   FILE *f;
   uint8_t *buf;
   long n;
+  *len = 0;
   if (!shared)
     return NULL;
   snprintf(path, sizeof(path), "%s/fixtures/pprof/%s", shared, name);
