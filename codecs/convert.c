@@ -6,6 +6,7 @@
 
 #include "codecs/otlp.h"
 #include "codecs/sentry.h"
+#include "codecs/pprof.h"
 #include "codecs/spaa_io.h"
 
 static const struct {
@@ -15,6 +16,7 @@ static const struct {
     {"spaa", spaa_convert_spaa},
     {"sentry", spaa_convert_sentry},
     {"otlp", spaa_convert_otlp},
+    {"pprof", spaa_convert_pprof},
 };
 
 spaa_convert_fn spaa_converter(const char *from)

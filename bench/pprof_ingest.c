@@ -1,0 +1,337 @@
+/* Benchmark: pprof -> SPAA conversion (spaa_convert_pprof) of google-pprof_large.cpu and of a
+ * larger synthetic profile, against the floor of gunzip + protoc-c unpack alone, measured in
+ * the same run; prints the ratios and the peak RSS of one conversion in a fresh process.
+ * Usage: bench_pprof_ingest [large.cpu]   (default $SPAA_SHARED/fixtures/pprof/...) */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <zlib.h>
+
+#include "codecs/pprof.h"
+#include "codecs/pprof_int.h"
+#include "codecs/spaa_io.h"
+
+static double now(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static uint8_t *slurp(const char *path, size_t *n)
+{
+  FILE *f = fopen(path, "rb");
+  uint8_t *b = NULL;
+  long sz;
+  if (!f)
+    return NULL;
+  if (fseek(f, 0, SEEK_END) == 0 && (sz = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+      (b = malloc((size_t)sz + 1)) && fread(b, 1, (size_t)sz, f) != (size_t)sz) {
+    free(b);
+    b = NULL;
+  }
+  if (b)
+    *n = (size_t)sz;
+  fclose(f);
+  return b;
+}
+
+/* The floor: what any pprof consumer built on protoc-c has to do. */
+static int floor_once(const uint8_t *buf, size_t len)
+{
+  uint8_t *raw = NULL;
+  size_t raw_len = len;
+  const uint8_t *pb = buf;
+  ProtobufCMessage *m;
+  if (spaa_pprof_is_gzip(buf, len)) {
+    if (spaa_pprof_gunzip(buf, len, SPAA_PPROF_MAX_RAW, &raw, &raw_len, NULL))
+      return -1;
+    pb = raw;
+  }
+  m = protobuf_c_message_unpack(&perftools__profiles__profile__descriptor, NULL, raw_len, pb);
+  free(raw);
+  if (!m)
+    return -1;
+  protobuf_c_message_free_unpacked(m, NULL);
+  return 0;
+}
+
+static int convert_once(const uint8_t *buf, size_t len)
+{
+  struct spaa_conv_list l = {0};
+  struct spaa_err err = {0};
+  int rc = spaa_convert_pprof(buf, len, NULL, &l, &err);
+  if (rc)
+    fprintf(stderr, "convert: %s\n", err.msg);
+  spaa_conv_list_free(&l);
+  return rc;
+}
+
+static int decode_once(const uint8_t *buf, size_t len)
+{
+  struct spaa_pprof *d = NULL;
+  int rc = spaa_pprof_decode(buf, len, &d, NULL);
+  spaa_pprof_free(d);
+  return rc;
+}
+
+static int build_once(const uint8_t *buf, size_t len)
+{
+  struct spaa_pprof *d = NULL;
+  struct spaa_profile *p = NULL;
+  int rc = spaa_pprof_decode(buf, len, &d, NULL);
+  if (!rc)
+    rc = spaa_pprof__build(d, &p, NULL, NULL, NULL);
+  spaa_profile_free(p);
+  spaa_pprof_free(d);
+  return rc;
+}
+
+/* Best of `iters` runs, in seconds. */
+static double best(int (*fn)(const uint8_t *, size_t), const uint8_t *buf, size_t len, int iters)
+{
+  double b = 1e30;
+  int i;
+  for (i = 0; i < iters; i++) {
+    double t0 = now();
+    if (fn(buf, len))
+      return -1;
+    t0 = now() - t0;
+    if (t0 < b)
+      b = t0;
+  }
+  return b;
+}
+
+/* ---- a synthetic profile: deep Go-like stacks, inlining, labels, two sample types ---- */
+
+static uint64_t rng = 88172645463325252ULL;
+static uint64_t rnd(void)
+{
+  rng ^= rng << 13;
+  rng ^= rng >> 7;
+  rng ^= rng << 17;
+  return rng;
+}
+
+static uint8_t *synthetic(size_t n_samples, size_t n_locs, size_t n_fns, size_t *out_len)
+{
+  Perftools__Profiles__Profile p = PERFTOOLS__PROFILES__PROFILE__INIT;
+  Perftools__Profiles__ValueType vt[2] = {PERFTOOLS__PROFILES__VALUE_TYPE__INIT,
+                                          PERFTOOLS__PROFILES__VALUE_TYPE__INIT};
+  Perftools__Profiles__ValueType *vtp[2] = {&vt[0], &vt[1]};
+  Perftools__Profiles__ValueType period_type = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
+  Perftools__Profiles__Mapping map = PERFTOOLS__PROFILES__MAPPING__INIT, *mapp = &map;
+  size_t n_str = 8 + n_fns * 2, i, j, packed_len, gz_cap;
+  ProtobufCBinaryData *strs = calloc(n_str, sizeof(*strs));
+  char *strbuf = malloc(n_str * 48);
+  Perftools__Profiles__Function *fns = calloc(n_fns, sizeof(*fns)), **fnp =
+      calloc(n_fns, sizeof(*fnp));
+  Perftools__Profiles__Location *locs = calloc(n_locs, sizeof(*locs)), **locp =
+      calloc(n_locs, sizeof(*locp));
+  Perftools__Profiles__Line *lines = calloc(n_locs * 3, sizeof(*lines)), **linep =
+      calloc(n_locs * 3, sizeof(*linep));
+  Perftools__Profiles__Sample *smp = calloc(n_samples, sizeof(*smp)), **smpp =
+      calloc(n_samples, sizeof(*smpp));
+  Perftools__Profiles__Label *labels = calloc(n_samples, sizeof(*labels)), **labelp =
+      calloc(n_samples, sizeof(*labelp));
+  uint64_t *ids = calloc(n_samples * 40, sizeof(*ids));
+  int64_t *vals = calloc(n_samples * 2, sizeof(*vals));
+  uint8_t *packed, *gz;
+  z_stream zs;
+  const char *fixed[8] = {"", "samples", "count", "cpu", "nanoseconds", "/usr/bin/app",
+                          "thread", "worker"};
+
+  for (i = 0; i < 8; i++) {
+    strs[i].data = (uint8_t *)fixed[i];
+    strs[i].len = strlen(fixed[i]);
+  }
+  for (i = 0; i < n_fns; i++) {
+    char *s = strbuf + (8 + 2 * i) * 48;
+    strs[8 + 2 * i].len = (size_t)sprintf(s, "github.com/example/pkg%zu.(*T).Method%zu", i % 97, i);
+    strs[8 + 2 * i].data = (uint8_t *)s;
+    s += 48;
+    strs[9 + 2 * i].len = (size_t)sprintf(s, "/src/pkg%zu/file%zu.go", i % 97, i % 13);
+    strs[9 + 2 * i].data = (uint8_t *)s;
+    perftools__profiles__function__init(&fns[i]);
+    fns[i].id = i + 1;
+    fns[i].name = fns[i].system_name = (int64_t)(8 + 2 * i);
+    fns[i].filename = (int64_t)(9 + 2 * i);
+    fns[i].start_line = (int64_t)(i % 500);
+    fnp[i] = &fns[i];
+  }
+  for (i = 0; i < n_locs; i++) {
+    size_t nl = i % 10 == 0 ? 3 : 1;
+    perftools__profiles__location__init(&locs[i]);
+    locs[i].id = i + 1;
+    locs[i].mapping_id = 1;
+    locs[i].address = 0x400000 + i * 16;
+    locs[i].n_line = nl;
+    locs[i].line = &linep[i * 3];
+    for (j = 0; j < nl; j++) {
+      perftools__profiles__line__init(&lines[i * 3 + j]);
+      lines[i * 3 + j].function_id = (rnd() % n_fns) + 1;
+      lines[i * 3 + j].line = (int64_t)(rnd() % 2000);
+      linep[i * 3 + j] = &lines[i * 3 + j];
+    }
+    locp[i] = &locs[i];
+  }
+  for (i = 0; i < n_samples; i++) {
+    size_t depth = 8 + rnd() % 32;
+    perftools__profiles__sample__init(&smp[i]);
+    smp[i].location_id = &ids[i * 40];
+    smp[i].n_location_id = depth;
+    for (j = 0; j < depth; j++)
+      ids[i * 40 + j] = (rnd() % n_locs) + 1;
+    smp[i].value = &vals[i * 2];
+    smp[i].n_value = 2;
+    vals[i * 2] = 1 + (int64_t)(rnd() % 5);
+    vals[i * 2 + 1] = vals[i * 2] * 10000000;
+    if (i % 3 == 0) {
+      perftools__profiles__label__init(&labels[i]);
+      labels[i].key = 6;
+      labels[i].str = 7;
+      labelp[i] = &labels[i];
+      smp[i].label = &labelp[i];
+      smp[i].n_label = 1;
+    }
+    smpp[i] = &smp[i];
+  }
+  vt[0].type = 1, vt[0].unit = 2, vt[1].type = 3, vt[1].unit = 4;
+  period_type.type = 3, period_type.unit = 4;
+  map.id = 1, map.memory_start = 0x400000, map.memory_limit = 0x400000 + n_locs * 16 + 4096;
+  map.filename = 5, map.has_functions = 1;
+  p.sample_type = vtp, p.n_sample_type = 2;
+  p.sample = smpp, p.n_sample = n_samples;
+  p.mapping = &mapp, p.n_mapping = 1;
+  p.location = locp, p.n_location = n_locs;
+  p.function = fnp, p.n_function = n_fns;
+  p.string_table = strs, p.n_string_table = n_str;
+  p.period_type = &period_type, p.period = 10000000;
+  p.time_nanos = 1700000000000000000LL, p.duration_nanos = 60000000000LL;
+  packed_len = perftools__profiles__profile__get_packed_size(&p);
+  packed = malloc(packed_len);
+  perftools__profiles__profile__pack(&p, packed);
+  gz_cap = packed_len + packed_len / 2 + 1024;
+  gz = malloc(gz_cap);
+  memset(&zs, 0, sizeof(zs));
+  deflateInit2(&zs, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY);
+  zs.next_in = packed, zs.avail_in = (uInt)packed_len;
+  zs.next_out = gz, zs.avail_out = (uInt)gz_cap;
+  deflate(&zs, Z_FINISH);
+  *out_len = zs.total_out;
+  deflateEnd(&zs);
+  fprintf(stderr, "synthetic: %zu samples, %zu locations, %zu functions: %zu bytes, %zu gzipped\n",
+          n_samples, n_locs, n_fns, packed_len, *out_len);
+  free(packed), free(strs), free(strbuf), free(fns), free(fnp), free(locs), free(locp);
+  free(lines), free(linep), free(smp), free(smpp), free(labels), free(labelp), free(ids);
+  free(vals);
+  return gz;
+}
+
+static void compare(const char *name, const uint8_t *buf, size_t len, int iters)
+{
+  double fl = best(floor_once, buf, len, iters), cv = best(convert_once, buf, len, iters);
+  double dec = best(decode_once, buf, len, iters), bld = best(build_once, buf, len, iters);
+  if (fl < 0 || cv < 0 || dec < 0 || bld < 0) {
+    printf("%-12s failed\n", name);
+    return;
+  }
+  printf("%-12s floor (gunzip + protoc-c unpack) %8.2f ms   conversion %8.2f ms   ratio %.2fx "
+         "(target <= 1.5x)\n", name, fl * 1e3, cv * 1e3, cv / fl);
+  printf("%-12s   of which: decode+validate %.2f ms (%.2fx floor), model %.2f ms, "
+         "spaa_normalize + free %.2f ms; without normalize %.2fx floor\n", "",
+         dec * 1e3, dec / fl, (bld - dec) * 1e3, (cv - bld) * 1e3, bld / fl);
+}
+
+/* VmHWM (peak resident set) of this process in KiB, from /proc/self/status; -1 if unknown. */
+static long vm_hwm_kib(void)
+{
+  char line[256];
+  long v = -1;
+  FILE *f = fopen("/proc/self/status", "r");
+  if (!f)
+    return -1;
+  while (fgets(line, sizeof(line), f))
+    if (sscanf(line, "VmHWM: %ld kB", &v) == 1)
+      break;
+  fclose(f);
+  return v;
+}
+
+/* Peak RSS of one run of this program in `mode` on `path`, in a fresh process (exec resets
+ * the high-water mark the child would otherwise inherit from this big parent). */
+static long child_rss_kib(const char *self, const char *mode, const char *path)
+{
+  int fds[2], status;
+  long v = -1;
+  pid_t pid;
+  FILE *f;
+  if (pipe(fds))
+    return -1;
+  fflush(stdout);
+  if ((pid = fork()) == 0) {
+    dup2(fds[1], 1);
+    close(fds[0]);
+    execl(self, self, mode, path, (char *)NULL);
+    _exit(127);
+  }
+  close(fds[1]);
+  if ((f = fdopen(fds[0], "r"))) {
+    if (fscanf(f, "%ld", &v) != 1)
+      v = -1;
+    fclose(f);
+  }
+  if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
+    return -1;
+  return v;
+}
+
+int main(int argc, char **argv)
+{
+  char def[4096];
+  const char *path = NULL, *shared = getenv("SPAA_SHARED");
+  uint8_t *buf, *syn;
+  size_t len, syn_len;
+  long base_rss, rss;
+
+  if (argc == 3 && strcmp(argv[1], "--once") == 0) { /* the child of child_rss_kib */
+    int rc;
+    buf = slurp(argv[2], &len);
+    rc = buf && convert_once(buf, len) == 0 ? 0 : 1;
+    printf("%ld\n", vm_hwm_kib());
+    return rc;
+  }
+  if (argc == 3 && strcmp(argv[1], "--nothing") == 0) {
+    printf("%ld\n", vm_hwm_kib());
+    return 0;
+  }
+  if (argc > 1) {
+    path = argv[1];
+  } else if (shared) {
+    snprintf(def, sizeof(def), "%s/fixtures/pprof/google-pprof_large.cpu", shared);
+    path = def;
+  } else {
+    fprintf(stderr, "usage: %s [google-pprof_large.cpu] (or set SPAA_SHARED)\n", argv[0]);
+    return 2;
+  }
+  if (!(buf = slurp(path, &len))) {
+    fprintf(stderr, "cannot read %s\n", path);
+    return 2;
+  }
+  compare("large.cpu", buf, len, 20);
+  syn = synthetic(200000, 60000, 40000, &syn_len);
+  compare("synthetic", syn, syn_len, 5);
+  base_rss = child_rss_kib("/proc/self/exe", "--nothing", path);
+  rss = child_rss_kib("/proc/self/exe", "--once", path);
+  printf("peak RSS converting large.cpu in a fresh process: %.1f MiB (an empty run: %.1f MiB)\n",
+         rss / 1024.0, base_rss / 1024.0);
+  free(buf);
+  free(syn);
+  return 0;
+}
