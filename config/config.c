@@ -601,20 +601,24 @@ int spaa_config_load(int argc, char *const *argv, char *const *envp, struct spaa
       (rc = set_str(&c->data_dir, SPAA_CONFIG_DEFAULT_DATA_DIR, err)))
     goto out;
 
-  /* First pass over the flags: only --config, which decides the file. */
+  /* First pass over the flags: only --config, which decides the file. Other flags are
+   * checked in the second pass. */
   for (i = 1; i < argc; i++) {
-    const char *name, *value;
-    size_t nl;
-    if (strncmp(argv[i], "--", 2) != 0)
-      continue;
-    if ((rc = flag_value(argc, argv, &i, &name, &nl, &value, err)))
-      goto out;
-    if (nl == strlen(CONFIG_FLAG) && memcmp(name, CONFIG_FLAG, nl) == 0) {
+    const char *a = argv[i], *eq = strchr(a, '=');
+    size_t nl = eq ? (size_t)(eq - a) : strlen(a);
+    if (nl == strlen(CONFIG_FLAG) && memcmp(a, CONFIG_FLAG, nl) == 0) {
+      const char *value = eq ? eq + 1 : i + 1 < argc ? argv[++i] : NULL;
+      if (!value) {
+        rc = spaa_err_set(err, SPAA_E_USAGE, 0, 0, "--config: missing value");
+        goto out;
+      }
       if (!value[0]) {
         rc = spaa_err_set(err, SPAA_E_USAGE, 0, 0, "--config: empty value");
         goto out;
       }
       file = value;
+    } else if (!eq && find_flag(a, nl)) {
+      i++; /* skip its value */
     }
   }
   if (file) {

@@ -256,6 +256,8 @@ static void test_flag_errors(void **state)
       {"--listen", NULL, "--listen: missing value"},
       {"--bogus", "1", "--bogus: unknown option"},
       {"--bogus=1", NULL, "--bogus: unknown option"},
+      {"--bogus", NULL, "--bogus: unknown option"},
+      {"--config", NULL, "--config: missing value"},
       {"stray", NULL, "stray: unexpected argument"},
       {"--config", "", "--config: empty value"},
       {"--config", "/nonexistent/spaa.conf", "/nonexistent/spaa.conf: cannot open: No such file"},
