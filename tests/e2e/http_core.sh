@@ -55,25 +55,21 @@ assert_eq too_large "$(json_get "$HTTP_BODY" error)" "413 error code"
 assert_contains "$HTTP_BODY" "60000000 bytes, over the 52428800-byte cap" "413 detail"
 http POST /api/v1/spaa -H 'Expect:' --data-binary @"$E2E_TMP/60mb"
 assert_eq 413 "$HTTP_CODE" "60 MB body with Content-Length, no Expect: 100-continue"
-hwm=$(vmhwm_kb "$A_PID")
-((hwm < 20000)) || fail "peak RSS ${hwm} KiB after refusing 60 MB bodies by Content-Length"
+assert_rss_below "$A_PID" 20000 "after refusing 60 MB bodies by Content-Length"
 
-# --- 60 MB chunked: kept up to the 50 MiB cap at most, 413 at the end -------------------
+# --- 60 MB chunked: kept up to the 50 MiB cap at most, 413 at the end --------------------
 http POST /api/v1/spaa -T "$E2E_TMP/60mb" -H 'Transfer-Encoding: chunked'
 assert_eq 413 "$HTTP_CODE" "60 MB chunked body"
 assert_contains "$HTTP_BODY" "passed the 52428800-byte cap" "chunked 413 detail"
-hwm=$(vmhwm_kb "$A_PID")
-((hwm < 60000)) || fail "peak RSS ${hwm} KiB: the 60 MB chunked body was held whole"
+# (memory for chunked bodies is checked below with a small cap, where it tells)
 
 # --- Content-Encoding ------------------------------------------------------------------
-head -c 120000000 /dev/zero | gzip -c >"$E2E_TMP/bomb.gz"
-((\
-$(stat -c %s "$E2E_TMP/bomb.gz") < 1000000)) || fail "the gzip bomb is not small"
+head -c 200000000 /dev/zero | gzip -c >"$E2E_TMP/bomb.gz"
+(($(stat -c %s "$E2E_TMP/bomb.gz") < 1000000)) || fail "the gzip bomb is not small"
 http POST /api/v1/spaa -H 'Content-Encoding: gzip' --data-binary @"$E2E_TMP/bomb.gz"
 assert_eq 413 "$HTTP_CODE" "gzip that inflates past the cap"
 assert_contains "$HTTP_BODY" "gzip body decodes to more than the 52428800-byte cap" "bomb detail"
-hwm=$(vmhwm_kb "$A_PID")
-((hwm < 140000)) || fail "peak RSS ${hwm} KiB while refusing a gzip bomb"
+assert_rss_below "$A_PID" 150000 "while refusing a gzip bomb of 200 MB"
 
 printf 'this is not gzip at all' >"$E2E_TMP/bad.gz"
 http POST /api/v1/spaa -H 'Content-Encoding: gzip' --data-binary @"$E2E_TMP/bad.gz"
@@ -100,8 +96,7 @@ assert_eq 0 "$bad" "log lines not in the documented format"
 start_server --max-body 4m --log-level warn
 http POST /api/v1/spaa -T "$E2E_TMP/60mb" -H 'Transfer-Encoding: chunked'
 assert_eq 413 "$HTTP_CODE" "60 MB chunked body over a 4 MiB cap"
-hwm=$(vmhwm_kb "$SERVER_PID")
-((hwm < 24000)) || fail "peak RSS ${hwm} KiB with a 4 MiB cap and a 60 MB body"
+assert_rss_below "$SERVER_PID" 24000 "with a 4 MiB cap and a 60 MB chunked body"
 head -c 80000000 /dev/zero >"$E2E_TMP/80mb"
 rm -f "$E2E_TMP/60mb"
 http POST /api/v1/spaa -T "$E2E_TMP/80mb" -H 'Transfer-Encoding: chunked'

@@ -89,6 +89,24 @@ vmhwm_kb() {
   awk '/^VmHWM:/ { print $2 }' "/proc/$1/status"
 }
 
+# Succeeds when the binary is built with AddressSanitizer, whose shadow memory and
+# quarantine make resident-memory figures meaningless.
+e2e_asan() {
+  ldd "$SPAA_BIN" 2>/dev/null | grep -q libasan
+}
+
+# assert_rss_below PID KIB WHAT: the process's peak RSS stayed under KIB (not checked
+# under AddressSanitizer).
+assert_rss_below() {
+  local hwm
+  hwm=$(vmhwm_kb "$1")
+  if e2e_asan; then
+    echo "note [$E2E_NAME]: AddressSanitizer build, peak RSS ${hwm} KiB not checked ($3)"
+    return 0
+  fi
+  ((hwm < $2)) || fail "$3: peak RSS ${hwm} KiB, want under $2 KiB"
+}
+
 # The first "key":value of compact JSON (a string without escapes, a number, true, false
 # or null), strings unquoted; enough for the server's own answers.
 json_get() {
