@@ -1,9 +1,211 @@
-/* spaa-relay serve (being written). */
+/* spaa-relay serve: load the configuration, open the store, start the HTTP daemon, and on
+ * SIGTERM/SIGINT stop accepting, let requests in flight finish, drain the store, exit 0. */
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config/config.h"
 #include "server/cli.h"
+#include "server/http.h"
+#include "server/log.h"
+#include "server/routes.h"
+#include "storage/storage.h"
+
+#define SERVE_GRACE_S 60      /* longest wait for requests in flight after a signal */
+#define SERVE_BATCH_MAX 64    /* profiles per store transaction */
+#define SERVE_READERS 4       /* store reader connections */
+
+static const char serve_usage[] =
+    "usage: spaa-relay serve [--config FILE] [--listen ADDR:PORT] [--data-dir DIR]\n"
+    "                        [--sentry-key PROJECT_ID:PUBLIC_KEY]... [--ingest-token TOKEN]...\n"
+    "                        [--read-token TOKEN]... [--log-level debug|info|warn|error]\n"
+    "                        [--db PATH] [--max-body BYTES] [--max-decompressed BYTES]\n"
+    "                        [--workers N] [--queue-depth N] [--idle-timeout SECONDS]\n";
+
+/* mkdir -p; 0 or -1 with errno set. */
+static int mkdir_p(const char *path)
+{
+  char buf[4096];
+  size_t i, n = strlen(path);
+  if (n == 0 || n >= sizeof(buf)) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
+  memcpy(buf, path, n + 1);
+  for (i = 1; i <= n; i++) {
+    if (buf[i] != '/' && buf[i] != 0)
+      continue;
+    buf[i] = 0;
+    if (mkdir(buf, 0750) && errno != EEXIST)
+      return -1;
+    buf[i] = i < n ? '/' : 0;
+  }
+  return 0;
+}
+
+/* The directory part of `path` into out ("." when none). */
+static void dir_of(const char *path, char *out, size_t n)
+{
+  const char *slash = strrchr(path, '/');
+  if (!slash)
+    snprintf(out, n, ".");
+  else if (slash == path)
+    snprintf(out, n, "/");
+  else
+    snprintf(out, n, "%.*s", (int)(slash - path), path);
+}
+
+static void log_config(const struct spaa_config *c)
+{
+  char projects[512];
+  size_t i, o = 0;
+  projects[0] = 0;
+  for (i = 0; i < c->n_sentry_keys && o + 24 < sizeof(projects); i++) {
+    int w = snprintf(projects + o, sizeof(projects) - o, "%s%s", i ? "," : "",
+                     c->sentry_keys[i].project);
+    if (w > 0)
+      o += (size_t)w;
+  }
+  spaa_log(SPAA_LOG_INFO, "configuration",
+           "file=\"%s\" listen=%s%s%s:%u data_dir=\"%s\" db=\"%s\" max_body=%zu "
+           "max_decompressed=%zu workers=%u queue_depth=%zu idle_timeout=%u log_level=%s "
+           "sentry_projects=\"%s\" ingest_tokens=%zu read_tokens=%zu",
+           c->config_file ? c->config_file : "", c->listen_ipv6 ? "[" : "", c->listen_host,
+           c->listen_ipv6 ? "]" : "", c->listen_port, c->data_dir, c->db_path, c->max_body,
+           c->max_decompressed, c->workers, c->queue_depth, c->idle_timeout,
+           spaa_config_level_name(c->log_level), projects, c->n_ingest_tokens,
+           c->n_read_tokens);
+  if (spaa_config_is_open(c))
+    spaa_log(SPAA_LOG_WARN, "open mode: no sentry keys, ingest tokens or read tokens are "
+             "configured; anyone who can reach the port may upload and read profiles", NULL);
+  else {
+    if (!c->n_sentry_keys)
+      spaa_log(SPAA_LOG_WARN, "no sentry keys configured: any Sentry key is accepted", NULL);
+    if (!c->n_ingest_tokens)
+      spaa_log(SPAA_LOG_WARN, "no ingest tokens configured: OTLP, pprof and SPAA uploads "
+               "need no token", NULL);
+    if (!c->n_read_tokens)
+      spaa_log(SPAA_LOG_WARN, "no read tokens configured: the query API is open", NULL);
+  }
+}
+
+static const char *sig_name(int sig)
+{
+  return sig == SIGTERM ? "SIGTERM" : sig == SIGINT ? "SIGINT" : "signal";
+}
+
+/* After a signal: wait for requests in flight, at most SERVE_GRACE_S, or until a second
+ * signal says "now". */
+static void drain(struct spaa_http *h, const sigset_t *set)
+{
+  struct timespec tick = {0, 50 * 1000 * 1000};
+  time_t deadline = time(NULL) + SERVE_GRACE_S;
+  size_t n;
+  while ((n = spaa_http_inflight(h)) > 0) {
+    int sig;
+    if (time(NULL) >= deadline) {
+      spaa_log(SPAA_LOG_WARN, "grace period over: closing requests still in flight",
+               "inflight=%zu grace_s=%d", n, SERVE_GRACE_S);
+      return;
+    }
+    sig = sigtimedwait(set, NULL, &tick);
+    if (sig > 0) {
+      spaa_log(SPAA_LOG_WARN, "second signal: closing requests still in flight",
+               "signal=%s inflight=%zu", sig_name(sig), n);
+      return;
+    }
+  }
+}
 
 int spaa_cmd_serve(int argc, char **argv)
 {
-  fprintf(stderr, "spaa-relay: serve is not built yet\n");
-  return 2;
+  struct spaa_config *cfg = NULL;
+  struct spaa_store *store = NULL;
+  struct spaa_http *http = NULL;
+  struct spaa_store_opts so;
+  struct spaa_app app;
+  struct spaa_err err;
+  sigset_t set;
+  char dir[4096];
+  int i, sig = 0, rc = 2;
+  for (i = 1; i < argc; i++)
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+      fputs(serve_usage, stdout);
+      fputs(spaa_config_usage(), stdout);
+      return 0;
+    }
+  spaa_err_clear(&err);
+  if (spaa_config_load(argc, argv, environ, &cfg, &err)) {
+    fprintf(stderr, "spaa-relay serve: %s\n", err.msg);
+    return 2;
+  }
+  spaa_log_set_level(cfg->log_level);
+  spaa_log(SPAA_LOG_INFO, "starting spaa-relay", "version=%s pid=%ld", SPAA_RELAY_VERSION,
+           (long)getpid());
+  log_config(cfg);
+
+  /* Signals go to this thread only (sigwait below): block them before any thread starts. */
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &set, NULL);
+  signal(SIGPIPE, SIG_IGN);
+
+  if (mkdir_p(cfg->data_dir)) {
+    spaa_log(SPAA_LOG_ERROR, "cannot create the data directory", "dir=\"%s\" error=\"%s\"",
+             cfg->data_dir, strerror(errno));
+    goto out;
+  }
+  dir_of(cfg->db_path, dir, sizeof(dir));
+  if (mkdir_p(dir)) {
+    spaa_log(SPAA_LOG_ERROR, "cannot create the database directory", "dir=\"%s\" error=\"%s\"",
+             dir, strerror(errno));
+    goto out;
+  }
+  memset(&so, 0, sizeof(so));
+  so.path = cfg->db_path;
+  so.queue_depth = cfg->queue_depth;
+  so.batch_max = SERVE_BATCH_MAX;
+  so.readers = SERVE_READERS;
+  if (spaa_store_open(&so, &store, &err)) {
+    spaa_log(SPAA_LOG_ERROR, "cannot open the store", "db=\"%s\" code=%s detail=\"%s\"",
+             cfg->db_path, spaa_err_name(err.code), err.msg);
+    goto out;
+  }
+  app.cfg = cfg;
+  app.store = store;
+  if (spaa_http_start(&app, spaa_routes, spaa_n_routes, &http, &err)) {
+    spaa_log(SPAA_LOG_ERROR, "cannot start the HTTP server", "detail=\"%s\"", err.msg);
+    goto out;
+  }
+  {
+    char msg[200];
+    snprintf(msg, sizeof(msg), "listening on %s%s%s:%u", cfg->listen_ipv6 ? "[" : "",
+             cfg->listen_host, cfg->listen_ipv6 ? "]" : "", spaa_http_port(http));
+    spaa_log_always(SPAA_LOG_INFO, msg, "port=%u workers=%u", spaa_http_port(http),
+                    cfg->workers);
+  }
+
+  while (sigwait(&set, &sig) != 0 || (sig != SIGTERM && sig != SIGINT))
+    ;
+  spaa_log(SPAA_LOG_INFO, "shutting down: no new connections, finishing requests in flight",
+           "signal=%s inflight=%zu", sig_name(sig), spaa_http_inflight(http));
+  spaa_http_quiesce(http);
+  drain(http, &set);
+  rc = 0;
+out:
+  spaa_http_stop(http);
+  if (store) {
+    spaa_store_close(store); /* commits or fails whatever is queued */
+    spaa_log(SPAA_LOG_INFO, "store closed", NULL);
+  }
+  if (rc == 0)
+    spaa_log(SPAA_LOG_INFO, "stopped", NULL);
+  spaa_config_free(cfg);
+  return rc;
 }

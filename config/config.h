@@ -1,0 +1,96 @@
+/* The server's configuration: a `key = value` file, SPAA_RELAY_* environment variables and
+ * command-line flags, merged (flags over environment over file over defaults) into one
+ * struct spaa_config that the rest of the program only reads. Never exits, never prints. */
+#ifndef SPAA_CONFIG_H
+#define SPAA_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "codecs/err.h"
+
+/* Defaults (documented in config/example.conf). */
+#define SPAA_CONFIG_DEFAULT_HOST "127.0.0.1"
+#define SPAA_CONFIG_DEFAULT_PORT 8080
+#define SPAA_CONFIG_DEFAULT_DATA_DIR "./data"
+#define SPAA_CONFIG_DB_NAME "spaa-relay.db"
+#define SPAA_CONFIG_DEFAULT_MAX_BODY ((size_t)50 * 1024 * 1024)         /* "50 MB" = 50 MiB */
+#define SPAA_CONFIG_DEFAULT_MAX_DECOMPRESSED ((size_t)50 * 1024 * 1024) /* 50 MiB */
+#define SPAA_CONFIG_DEFAULT_WORKERS 32
+#define SPAA_CONFIG_DEFAULT_QUEUE_DEPTH 256
+#define SPAA_CONFIG_DEFAULT_IDLE_TIMEOUT 30 /* seconds */
+
+/* Bounds checked on every value. */
+#define SPAA_CONFIG_MAX_SIZE ((size_t)16 * 1024 * 1024 * 1024) /* 16 GiB */
+#define SPAA_CONFIG_MAX_WORKERS 4096
+#define SPAA_CONFIG_MAX_QUEUE_DEPTH 1000000
+#define SPAA_CONFIG_MAX_IDLE_TIMEOUT 86400
+#define SPAA_CONFIG_MAX_LINE 4096 /* longest config file line */
+#define SPAA_CONFIG_MAX_LIST 1024 /* most keys or tokens of one kind */
+
+enum spaa_log_level {
+  SPAA_LOG_DEBUG = 0,
+  SPAA_LOG_INFO = 1,
+  SPAA_LOG_WARN = 2,
+  SPAA_LOG_ERROR = 3,
+};
+
+/* One Sentry DSN public key allowed for one project. */
+struct spaa_sentry_key {
+  char *project;  /* project id, decimal digits (owned) */
+  char *key;      /* the DSN's public key (owned) */
+};
+
+struct spaa_config {
+  char *config_file;            /* the file read, or NULL (owned) */
+  char *listen_host;            /* numeric IPv4 or IPv6 address, no brackets (owned) */
+  uint16_t listen_port;         /* 0 = let the kernel pick a free port */
+  int listen_ipv6;              /* 1 when listen_host is an IPv6 address */
+  char *data_dir;               /* data directory, created at start (owned) */
+  char *db_path;                /* SQLite file; default DATA_DIR/spaa-relay.db (owned) */
+  size_t max_body;              /* cap on a request body as received, bytes */
+  size_t max_decompressed;      /* cap on a request body after Content-Encoding, bytes */
+  unsigned workers;             /* connections served at once, one thread each */
+  size_t queue_depth;           /* store writer queue depth before 503 */
+  unsigned idle_timeout;        /* seconds a connection may stay silent */
+  enum spaa_log_level log_level;/* lowest level logged */
+  struct spaa_sentry_key *sentry_keys; /* n_sentry_keys entries (owned) */
+  size_t n_sentry_keys;
+  char **ingest_tokens;         /* bearer tokens for ingest routes (owned) */
+  size_t n_ingest_tokens;
+  char **read_tokens;           /* bearer tokens for query routes (owned) */
+  size_t n_read_tokens;
+};
+
+/* Build the configuration from the serve command's arguments (argv[0] is skipped: it is the
+ * subcommand name) and an environment given as "NAME=VALUE" strings (NULL-terminated;
+ * pass `environ` in production). The file named by --config (or SPAA_RELAY_CONFIG) is read
+ * first; then environment variables override it; then flags override both. A list (sentry
+ * keys, ingest tokens, read tokens) given at a level replaces the list of lower levels.
+ * Empty environment variables count as unset.
+ * Returns 0 with *out set (free it with spaa_config_free), or SPAA_E_USAGE with err->msg
+ * "FILE:LINE: message", "--flag: message" or "SPAA_RELAY_X: message" (and err->line set for
+ * file errors), or SPAA_E_IO when the file cannot be read, or SPAA_E_NOMEM. */
+int spaa_config_load(int argc, char *const *argv, char *const *envp, struct spaa_config **out,
+                     struct spaa_err *err);
+
+/* NULL-safe; frees the struct and everything it owns. */
+void spaa_config_free(struct spaa_config *c);
+
+/* Parse a size: decimal digits with an optional suffix, case-insensitive and all binary:
+ * k/kb/kib = 1024, m/mb/mib = 1024^2, g/gb/gib = 1024^3 (b = bytes). 0 on success, -1 on a
+ * malformed value or one above SPAA_CONFIG_MAX_SIZE. */
+int spaa_config_parse_size(const char *s, size_t *out);
+
+/* "debug" | "info" | "warn" | "error" -> level; -1 when unknown. */
+int spaa_config_parse_level(const char *s);
+/* The name of a level ("info"); never NULL. */
+const char *spaa_config_level_name(enum spaa_log_level l);
+
+/* 1 when nothing restricts access (no sentry keys, no ingest tokens, no read tokens). */
+int spaa_config_is_open(const struct spaa_config *c);
+
+/* The help text for the serve flags, environment variables and file keys. */
+const char *spaa_config_usage(void);
+
+#endif

@@ -1,0 +1,166 @@
+/* The HTTP core on libmicrohttpd: a routing table (method + path pattern with {params}),
+ * bearer auth, request bodies accumulated under a cap, Content-Encoding undone under a cap,
+ * JSON error answers, and the daemon's life cycle (start, quiesce, drain, stop).
+ * Handlers see a struct spaa_req and fill a struct spaa_resp; they know nothing of MHD. */
+#ifndef SPAA_SERVER_HTTP_H
+#define SPAA_SERVER_HTTP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "codecs/buf.h"
+#include "codecs/err.h"
+#include "config/config.h"
+
+struct spaa_store;
+struct MHD_Connection;
+
+#define SPAA_HTTP_MAX_PARAMS 4     /* {params} in one pattern */
+#define SPAA_HTTP_MAX_HEADERS 8    /* extra response headers */
+#define SPAA_HTTP_MAX_PATH 2048    /* longest request path (400 beyond) */
+#define SPAA_HTTP_RESP_MAX ((size_t)1 << 30) /* cap on a response body */
+
+/* What every handler may use: read-only after start. */
+struct spaa_app {
+  const struct spaa_config *cfg; /* the configuration (borrowed) */
+  struct spaa_store *store;      /* the profile store (borrowed) */
+};
+
+struct spaa_route;
+
+/* One request, as a handler sees it. Everything is borrowed and valid during the call. */
+struct spaa_req {
+  const char *method;            /* "GET", "POST"... ("HEAD" reaches GET routes) */
+  const char *path;              /* normalized: runs of '/' folded, no trailing '/' */
+  const struct spaa_route *route;/* the route that matched */
+  size_t n_params;               /* {params} of the pattern, in order */
+  struct {
+    const char *name;            /* the name between the braces (not NUL-terminated) */
+    size_t name_len;
+    const char *value;           /* the path segment (NUL-terminated) */
+  } params[SPAA_HTTP_MAX_PARAMS];
+  const uint8_t *body;           /* decoded body (raw when route->raw_body), NUL-terminated */
+  size_t body_len;               /* bytes in body */
+  size_t wire_len;               /* body bytes as received, before decoding */
+  const char *content_encoding;  /* Content-Encoding as sent, or NULL */
+  int body_decoded;              /* 1 when the core undid a Content-Encoding */
+  const struct spaa_app *app;    /* config and store */
+  int64_t received_ns;           /* unix time the request arrived, ns */
+  struct MHD_Connection *conn;   /* for the lookups below; opaque to handlers */
+};
+
+/* The answer a handler fills. Starts as 200, no content type, empty body. */
+struct spaa_resp {
+  int status;                    /* HTTP status */
+  const char *content_type;      /* static string, or NULL for none */
+  struct spaa_buf body;          /* the body (owned; capped at SPAA_HTTP_RESP_MAX) */
+  size_t n_headers;              /* extra headers in use */
+  struct {
+    char name[48];
+    char value[208];
+  } headers[SPAA_HTTP_MAX_HEADERS];
+};
+
+/* A handler: read req, fill resp. Errors are answers (spaa_resp_error), not return codes. */
+typedef void (*spaa_handler_cb)(const struct spaa_req *req, struct spaa_resp *resp);
+/* Formats an answer for an error the core found before the handler ran (cap, encoding,
+ * auth): fill resp for `code` (SPAA_E_*) with `detail`. Routes of dialects with their own
+ * error shape (Sentry, OTLP) set one; the default is spaa_resp_error's JSON. */
+typedef void (*spaa_error_cb)(const struct spaa_req *req, struct spaa_resp *resp, int code,
+                              const char *detail);
+
+enum spaa_auth {
+  SPAA_AUTH_NONE = 0, /* open (the route checks for itself, if at all) */
+  SPAA_AUTH_READ,     /* Bearer read token, when any is configured */
+  SPAA_AUTH_INGEST,   /* Bearer ingest token, or the token as Basic password, when configured */
+};
+
+/* One row of the routing table. Patterns are absolute paths whose segments are literal or
+ * {name} (one non-empty segment). Matching folds runs of '/' and ignores a trailing '/' on
+ * both sides. Fields left out are zero and take the defaults, so a row is one line (name
+ * at least one field, e.g. .auth, to keep -Wmissing-field-initializers quiet):
+ *   {"POST", "/v1/pprof", pprof_push, .auth = SPAA_AUTH_INGEST}, */
+struct spaa_route {
+  const char *method;      /* "GET", "POST", ... */
+  const char *pattern;     /* "/api/v1/profiles/{id}/spaa" */
+  spaa_handler_cb fn;      /* the handler */
+  enum spaa_auth auth;     /* checked from the headers, before the body is read */
+  int raw_body;            /* 1: leave Content-Encoding to the handler (no 415 by the core) */
+  size_t max_body;         /* cap on the body as received; 0 = config max_body */
+  size_t max_decoded;      /* cap on the decoded body; 0 = config max_decompressed */
+  spaa_error_cb on_error;  /* NULL = JSON {"error","detail"} */
+};
+
+/* ---- request lookups ---------------------------------------------------------------- */
+/* The value of a {param}, or NULL. */
+const char *spaa_req_param(const struct spaa_req *req, const char *name);
+/* The first query parameter `key` (percent-decoded), or NULL; "" for "?key" or "?key=". */
+const char *spaa_req_query(const struct spaa_req *req, const char *key);
+/* Call cb for every query parameter named `key`, in order; returns how many there were. */
+typedef void (*spaa_query_cb)(void *ctx, const char *value);
+size_t spaa_req_query_each(const struct spaa_req *req, const char *key, spaa_query_cb cb,
+                           void *ctx);
+/* A request header (case-insensitive name), or NULL. */
+const char *spaa_req_header(const struct spaa_req *req, const char *name);
+
+/* ---- responses ---------------------------------------------------------------------- */
+/* Add a header; 0, or -1 when there are already SPAA_HTTP_MAX_HEADERS or it is too long. */
+int spaa_resp_header(struct spaa_resp *resp, const char *name, const char *value);
+/* Answer `status` with a JSON value, which is taken over (decref'd here). */
+void spaa_resp_json(struct spaa_resp *resp, int status, json_t *value);
+/* Answer {"error":"<spaa_err_name(code)>","detail":"<printf>"} with spaa_err_status(code);
+ * SPAA_E_BUSY and SPAA_E_SHUTDOWN also get Retry-After: 1. */
+void spaa_resp_error(struct spaa_resp *resp, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Same, with a struct spaa_err (its code and message). */
+void spaa_resp_err(struct spaa_resp *resp, const struct spaa_err *err);
+/* Answer a raw body (copied) with a content type (static string). */
+void spaa_resp_bytes(struct spaa_resp *resp, int status, const char *content_type,
+                     const void *data, size_t len);
+
+/* ---- auth --------------------------------------------------------------------------- */
+/* 1 when the request carries `Authorization: Bearer T` (or, when allow_basic, Basic with
+ * password T) with T one of tokens[0..n); compared in constant time for a given configured
+ * token. 1 as well when n == 0 (open). */
+int spaa_http_token_ok(const struct spaa_req *req, char *const *tokens, size_t n,
+                       int allow_basic);
+/* Constant-time equality of a candidate with a secret (time depends on the secret's length
+ * only). 1 equal, 0 not. */
+int spaa_http_ct_equal(const char *given, size_t given_len, const char *secret,
+                       size_t secret_len);
+
+/* ---- routing (pure; exposed for tests) ------------------------------------------------ */
+/* Fold runs of '/', drop a trailing '/' (but keep "/"); writes into out (size n).
+ * 0, or -1 when the result does not fit or `path` does not start with '/'. */
+int spaa_http_normalize_path(const char *path, char *out, size_t n);
+/* Find the route for `method` and a normalized `path`. Returns the route and fills
+ * req->params (values point into `scratch`, a copy of path of the same size) or NULL;
+ * when NULL, *path_known tells whether some route has this path (405) and `allow` (size
+ * allow_n) lists their methods ("GET, POST"). */
+const struct spaa_route *spaa_http_route(const struct spaa_route *routes, size_t n_routes,
+                                         const char *method, const char *path, char *scratch,
+                                         struct spaa_req *req, int *path_known, char *allow,
+                                         size_t allow_n);
+
+/* ---- daemon --------------------------------------------------------------------------- */
+struct spaa_http;
+
+/* Start listening on cfg->listen_host:listen_port (0 = any free port) with the routing table
+ * `routes` (borrowed; must outlive the daemon). Connections are served one thread each,
+ * at most cfg->workers at once, closed after cfg->idle_timeout seconds of silence.
+ * 0, or SPAA_E_IO (err says why: address in use...) / SPAA_E_NOMEM. */
+int spaa_http_start(const struct spaa_app *app, const struct spaa_route *routes,
+                    size_t n_routes, struct spaa_http **out, struct spaa_err *err);
+/* The port actually bound. */
+uint16_t spaa_http_port(const struct spaa_http *h);
+/* Stop accepting connections; requests in flight go on, and their answers close the
+ * connection. Idempotent. */
+void spaa_http_quiesce(struct spaa_http *h);
+/* Requests started and not yet completed (answer sent or connection gone). */
+size_t spaa_http_inflight(const struct spaa_http *h);
+/* Stop the daemon (closing whatever connections are left) and free. NULL-safe. */
+void spaa_http_stop(struct spaa_http *h);
+
+#endif

@@ -1,0 +1,118 @@
+/* Line-per-event logging to stderr (see log.h). */
+#include "server/log.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define LOG_LINE_MAX 4096
+
+static int log_level = SPAA_LOG_INFO;
+
+void spaa_log_set_level(enum spaa_log_level level)
+{
+  __atomic_store_n(&log_level, (int)level, __ATOMIC_RELAXED);
+}
+
+int spaa_log_enabled(enum spaa_log_level level)
+{
+  return (int)level >= __atomic_load_n(&log_level, __ATOMIC_RELAXED);
+}
+
+/* Append `s` escaped (quotes, backslashes, control characters) at out[*pos], within n - 1. */
+static void put_escaped(char *out, size_t n, size_t *pos, const char *s, int quote_escape)
+{
+  static const char hex[] = "0123456789abcdef";
+  for (; *s && *pos + 5 < n; s++) {
+    unsigned char ch = (unsigned char)*s;
+    if (ch == '\n') {
+      out[(*pos)++] = '\\';
+      out[(*pos)++] = 'n';
+    } else if (ch == '\r') {
+      out[(*pos)++] = '\\';
+      out[(*pos)++] = 'r';
+    } else if (ch == '\t') {
+      out[(*pos)++] = '\\';
+      out[(*pos)++] = 't';
+    } else if (ch < 0x20 || ch == 0x7f) {
+      out[(*pos)++] = '\\';
+      out[(*pos)++] = 'x';
+      out[(*pos)++] = hex[ch >> 4];
+      out[(*pos)++] = hex[ch & 15];
+    } else if (quote_escape && (ch == '"' || ch == '\\')) {
+      out[(*pos)++] = '\\';
+      out[(*pos)++] = (char)ch;
+    } else {
+      out[(*pos)++] = (char)ch;
+    }
+  }
+}
+
+size_t spaa_log_format(char *out, size_t n, long long ns, enum spaa_log_level level,
+                       const char *msg, const char *kv)
+{
+  time_t sec = (time_t)(ns / 1000000000LL);
+  struct tm tm;
+  size_t pos;
+  int w;
+  if (n < 64)
+    return 0;
+  gmtime_r(&sec, &tm);
+  w = snprintf(out, n, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ level=%s msg=\"", tm.tm_year + 1900,
+               tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+               (int)((ns / 1000000LL) % 1000), spaa_config_level_name(level));
+  pos = w > 0 ? (size_t)w : 0;
+  if (pos >= n)
+    pos = n - 1;
+  put_escaped(out, n, &pos, msg ? msg : "", 1);
+  if (pos + 2 < n)
+    out[pos++] = '"';
+  if (kv && kv[0] && pos + 2 < n) {
+    out[pos++] = ' ';
+    put_escaped(out, n, &pos, kv, 0);
+  }
+  if (pos + 1 >= n)
+    pos = n - 2;
+  out[pos++] = '\n';
+  out[pos] = 0;
+  return pos;
+}
+
+static void log_v(enum spaa_log_level level, const char *msg, const char *kv_fmt, va_list ap)
+{
+  char kv[LOG_LINE_MAX], line[LOG_LINE_MAX + 256];
+  struct timespec ts;
+  size_t len, off = 0;
+  kv[0] = 0;
+  if (kv_fmt)
+    vsnprintf(kv, sizeof(kv), kv_fmt, ap);
+  clock_gettime(CLOCK_REALTIME, &ts);
+  len = spaa_log_format(line, sizeof(line), (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec,
+                        level, msg, kv);
+  while (off < len) {
+    ssize_t w = write(STDERR_FILENO, line + off, len - off);
+    if (w <= 0)
+      break;
+    off += (size_t)w;
+  }
+}
+
+void spaa_log(enum spaa_log_level level, const char *msg, const char *kv_fmt, ...)
+{
+  va_list ap;
+  if (!spaa_log_enabled(level))
+    return;
+  va_start(ap, kv_fmt);
+  log_v(level, msg, kv_fmt, ap);
+  va_end(ap);
+}
+
+void spaa_log_always(enum spaa_log_level level, const char *msg, const char *kv_fmt, ...)
+{
+  va_list ap;
+  va_start(ap, kv_fmt);
+  log_v(level, msg, kv_fmt, ap);
+  va_end(ap);
+}

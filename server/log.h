@@ -1,0 +1,31 @@
+/* Logging: one line per event on stderr, `2026-11-21T12:00:00.123Z level=info msg="..." k=v`,
+ * filtered by a process-wide level. Thread-safe: each line is one write(2). */
+#ifndef SPAA_SERVER_LOG_H
+#define SPAA_SERVER_LOG_H
+
+#include "config/config.h"
+
+/* Lines below `level` are dropped (default SPAA_LOG_INFO). */
+void spaa_log_set_level(enum spaa_log_level level);
+/* 1 when a line at `level` would be written. */
+int spaa_log_enabled(enum spaa_log_level level);
+
+/* Write one line: time, level, msg (quoted and escaped), then `kv_fmt` formatted with
+ * printf rules (may be NULL), e.g. spaa_log(SPAA_LOG_INFO, "listening", "addr=%s:%u", h, p).
+ * String values that may hold spaces should be put inside quotes by the caller ("path=\"%s\"");
+ * control characters anywhere are escaped so that one event stays one line. Lines longer
+ * than 4 KiB are cut. Never fails. */
+void spaa_log(enum spaa_log_level level, const char *msg, const char *kv_fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* The same, written whatever the level filter says: for the few lines an operator always
+ * needs (the "listening on ADDR:PORT" line). */
+void spaa_log_always(enum spaa_log_level level, const char *msg, const char *kv_fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Format the log line into `out` (size n) at unix time `ns` instead of writing it; returns
+ * its length (without NUL). For tests. */
+size_t spaa_log_format(char *out, size_t n, long long ns, enum spaa_log_level level,
+                       const char *msg, const char *kv);
+
+#endif

@@ -1,0 +1,22 @@
+/* The routing table (see http.h for what a row holds). To add an endpoint, add one row;
+ * fields left out take the defaults: no auth, body decoded by the core, config caps,
+ * JSON errors. */
+#include "server/routes.h"
+
+#include "server/ingest_spaa.h"
+#include "server/ops.h"
+#include "server/query.h"
+
+const struct spaa_route spaa_routes[] = {
+    /* ops */
+    {"GET", "/healthz", spaa_ops_healthz, .auth = SPAA_AUTH_NONE},
+    {"GET", "/readyz", spaa_ops_readyz, .auth = SPAA_AUTH_NONE},
+    /* query (read token) */
+    {"GET", "/api/v1/profiles", spaa_query_list, .auth = SPAA_AUTH_READ},
+    {"GET", "/api/v1/profiles/{id}", spaa_query_meta, .auth = SPAA_AUTH_READ},
+    {"GET", "/api/v1/profiles/{id}/spaa", spaa_query_spaa, .auth = SPAA_AUTH_READ},
+    /* ingest (ingest token) */
+    {"POST", "/api/v1/spaa", spaa_ingest_spaa, .auth = SPAA_AUTH_INGEST},
+};
+
+const size_t spaa_n_routes = sizeof(spaa_routes) / sizeof(spaa_routes[0]);

@@ -1,0 +1,416 @@
+/* config/config.c: defaults, precedence (flags > env > file > defaults), list replacement,
+ * value parsing, and every error message with its origin. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "config/config.h"
+
+static char tmpdir[256];
+
+/* Write a config file and return its path (static buffer per call index). */
+static const char *write_file(const char *name, const char *text)
+{
+  static char paths[8][512];
+  static int next;
+  char *p = paths[next++ % 8];
+  FILE *f;
+  snprintf(p, 512, "%s/%s", tmpdir, name);
+  f = fopen(p, "w");
+  assert_non_null(f);
+  fputs(text, f);
+  fclose(f);
+  return p;
+}
+
+/* Load with argv (NULL-terminated, "serve" first) and env; returns the code. */
+static int load(char **argv, char **env, struct spaa_config **out, struct spaa_err *err)
+{
+  int argc = 0;
+  while (argv[argc])
+    argc++;
+  spaa_err_clear(err);
+  return spaa_config_load(argc, argv, env, out, err);
+}
+
+static void test_defaults(void **state)
+{
+  char *argv[] = {"serve", NULL};
+  char *env[] = {"HOME=/root", NULL};
+  struct spaa_config *c;
+  struct spaa_err err;
+  assert_int_equal(load(argv, env, &c, &err), 0);
+  assert_string_equal(c->listen_host, "127.0.0.1");
+  assert_int_equal(c->listen_port, 8080);
+  assert_string_equal(c->data_dir, "./data");
+  assert_string_equal(c->db_path, "./data/spaa-relay.db");
+  assert_int_equal(c->max_body, 52428800);
+  assert_int_equal(c->max_decompressed, 52428800);
+  assert_int_equal(c->workers, SPAA_CONFIG_DEFAULT_WORKERS);
+  assert_int_equal(c->queue_depth, SPAA_CONFIG_DEFAULT_QUEUE_DEPTH);
+  assert_int_equal(c->idle_timeout, 30);
+  assert_int_equal(c->log_level, SPAA_LOG_INFO);
+  assert_int_equal(c->n_sentry_keys, 0);
+  assert_int_equal(c->n_ingest_tokens, 0);
+  assert_int_equal(c->n_read_tokens, 0);
+  assert_null(c->config_file);
+  assert_true(spaa_config_is_open(c));
+  spaa_config_free(c);
+}
+
+static void test_precedence(void **state)
+{
+  const char *file = write_file("prec.conf",
+                                "# every setting from the file\n"
+                                "listen = 10.0.0.1:1000\n"
+                                "data_dir = /file/data\n"
+                                "max_body = 1m\n"
+                                "max_decompressed = 2m\n"
+                                "workers = 3\n"
+                                "queue_depth = 4\n"
+                                "idle_timeout = 5\n"
+                                "log_level = debug\n"
+                                "sentry_key = 1:filekey\n"
+                                "ingest_token = file-ingest\n"
+                                "read_token = file-read\n");
+  char cfgflag[600];
+  char *argv[] = {"serve", cfgflag, "--listen", "127.0.0.2:3000", "--workers=9",
+                  "--read-token", "flag-read-1", "--read-token", "flag-read-2", NULL};
+  char *env[] = {"SPAA_RELAY_LISTEN=127.0.0.3:2000", "SPAA_RELAY_DATA_DIR=/env/data",
+                 "SPAA_RELAY_WORKERS=7", "SPAA_RELAY_INGEST_TOKENS=env-a, env-b",
+                 "SPAA_RELAY_LOG_LEVEL=warn", "SPAA_RELAY_MAX_BODY=", NULL};
+  struct spaa_config *c;
+  struct spaa_err err;
+  snprintf(cfgflag, sizeof(cfgflag), "--config=%s", file);
+  assert_int_equal(load(argv, env, &c, &err), 0);
+  assert_string_equal(c->config_file, file);
+  /* flag over env over file */
+  assert_string_equal(c->listen_host, "127.0.0.2");
+  assert_int_equal(c->listen_port, 3000);
+  assert_int_equal(c->workers, 9);
+  /* env over file */
+  assert_string_equal(c->data_dir, "/env/data");
+  assert_string_equal(c->db_path, "/env/data/spaa-relay.db");
+  assert_int_equal(c->log_level, SPAA_LOG_WARN);
+  /* file over defaults; an empty env variable counts as unset */
+  assert_int_equal(c->max_body, 1024 * 1024);
+  assert_int_equal(c->max_decompressed, 2 * 1024 * 1024);
+  assert_int_equal(c->queue_depth, 4);
+  assert_int_equal(c->idle_timeout, 5);
+  /* lists: a level replaces the lists below it */
+  assert_int_equal(c->n_sentry_keys, 1);
+  assert_string_equal(c->sentry_keys[0].project, "1");
+  assert_string_equal(c->sentry_keys[0].key, "filekey");
+  assert_int_equal(c->n_ingest_tokens, 2);
+  assert_string_equal(c->ingest_tokens[0], "env-a");
+  assert_string_equal(c->ingest_tokens[1], "env-b");
+  assert_int_equal(c->n_read_tokens, 2);
+  assert_string_equal(c->read_tokens[0], "flag-read-1");
+  assert_string_equal(c->read_tokens[1], "flag-read-2");
+  assert_false(spaa_config_is_open(c));
+  spaa_config_free(c);
+}
+
+static void test_config_from_env_and_db(void **state)
+{
+  const char *file = write_file("envfile.conf", "db = /from/file.db\n\n   # indented comment\n"
+                                                "sentry_key = 42:abc, 43:def\n"
+                                                "sentry_key = \"44:ghi\"\n");
+  char envcfg[600];
+  char *argv[] = {"serve", "--data-dir", "/flag/dir/", NULL};
+  char *env[] = {envcfg, NULL};
+  struct spaa_config *c;
+  struct spaa_err err;
+  snprintf(envcfg, sizeof(envcfg), "SPAA_RELAY_CONFIG=%s", file);
+  assert_int_equal(load(argv, env, &c, &err), 0);
+  assert_string_equal(c->data_dir, "/flag/dir/");
+  assert_string_equal(c->db_path, "/from/file.db"); /* explicit db is kept */
+  assert_int_equal(c->n_sentry_keys, 3);
+  assert_string_equal(c->sentry_keys[1].project, "43");
+  assert_string_equal(c->sentry_keys[2].key, "ghi");
+  spaa_config_free(c);
+  {
+    char *argv2[] = {"serve", "--data-dir", "/flag/dir/", NULL};
+    char *env2[] = {NULL};
+    assert_int_equal(load(argv2, env2, &c, &err), 0);
+    assert_string_equal(c->db_path, "/flag/dir/spaa-relay.db");
+    spaa_config_free(c);
+  }
+}
+
+static void test_listen_forms(void **state)
+{
+  static const struct {
+    const char *in, *host;
+    int port, v6;
+  } t[] = {
+      {"127.0.0.1:0", "127.0.0.1", 0, 0},     {"0.0.0.0:80", "0.0.0.0", 80, 0},
+      {":9000", "0.0.0.0", 9000, 0},          {"*:9001", "0.0.0.0", 9001, 0},
+      {"localhost:8081", "127.0.0.1", 8081, 0}, {"[::1]:8082", "::1", 8082, 1},
+      {"[::]:65535", "::", 65535, 1},
+  };
+  size_t i;
+  for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+    char *argv[] = {"serve", "--listen", (char *)t[i].in, NULL};
+    char *env[] = {NULL};
+    struct spaa_config *c;
+    struct spaa_err err;
+    assert_int_equal(load(argv, env, &c, &err), 0);
+    assert_string_equal(c->listen_host, t[i].host);
+    assert_int_equal(c->listen_port, t[i].port);
+    assert_int_equal(c->listen_ipv6, t[i].v6);
+    spaa_config_free(c);
+  }
+}
+
+static void test_sizes(void **state)
+{
+  static const struct {
+    const char *in;
+    size_t v;
+    int ok;
+  } t[] = {
+      {"1", 1, 0},
+      {"52428800", 52428800, 0},
+      {"10k", 10240, 0},
+      {"10K", 10240, 0},
+      {"10kb", 10240, 0},
+      {"10KiB", 10240, 0},
+      {"50m", 52428800, 0},
+      {"50MB", 52428800, 0},
+      {"50 MiB", 52428800, 0},
+      {"2g", (size_t)2 << 30, 0},
+      {"16g", (size_t)16 << 30, 0},
+      {"100b", 100, 0},
+      {"17g", 0, -1},
+      {"99999999999999999999999", 0, -1},
+      {"", 0, -1},
+      {"m", 0, -1},
+      {"-1", 0, -1},
+      {"1.5m", 0, -1},
+      {"10x", 0, -1},
+      {"10mm", 0, -1},
+      {"10bb", 0, -1},
+  };
+  size_t i, v;
+  for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+    v = 12345;
+    assert_int_equal(spaa_config_parse_size(t[i].in, &v), t[i].ok);
+    if (t[i].ok == 0)
+      assert_int_equal(v, t[i].v);
+  }
+}
+
+static void test_levels(void **state)
+{
+  assert_int_equal(spaa_config_parse_level("debug"), SPAA_LOG_DEBUG);
+  assert_int_equal(spaa_config_parse_level("INFO"), SPAA_LOG_INFO);
+  assert_int_equal(spaa_config_parse_level("warning"), SPAA_LOG_WARN);
+  assert_int_equal(spaa_config_parse_level("error"), SPAA_LOG_ERROR);
+  assert_int_equal(spaa_config_parse_level("loud"), -1);
+  assert_string_equal(spaa_config_level_name(SPAA_LOG_WARN), "warn");
+}
+
+/* Every error: from a flag, an environment variable and a file line. */
+static void test_flag_errors(void **state)
+{
+  static const struct {
+    const char *a, *b; /* argv[1], argv[2] (b may be NULL) */
+    const char *msg;
+  } t[] = {
+      {"--listen", "1.2.3.4", "--listen: bad listen address '1.2.3.4': expected ADDR:PORT"},
+      {"--listen", "1.2.3.4:70000", "--listen: bad port in '1.2.3.4:70000'"},
+      {"--listen", "1.2.3.4:", "--listen: bad port in '1.2.3.4:'"},
+      {"--listen", "example.com:80", "--listen: bad address 'example.com'"},
+      {"--listen", "[::1:80", "--listen: bad listen address '[::1:80'"},
+      {"--listen", "[zz]:80", "--listen: bad IPv6 address 'zz'"},
+      {"--listen", "::1:80", "--listen: bad listen address '::1:80'"},
+      {"--data-dir", "", "--data-dir: empty value"},
+      {"--db", "", "--db: empty value"},
+      {"--max-body", "0", "--max-body: bad size '0'"},
+      {"--max-body", "lots", "--max-body: bad size 'lots'"},
+      {"--max-decompressed", "20g", "--max-decompressed: bad size '20g'"},
+      {"--workers", "0", "--workers: bad number '0': expected an integer from 1 to 4096"},
+      {"--workers", "5000", "--workers: bad number '5000'"},
+      {"--workers", "2x", "--workers: bad number '2x'"},
+      {"--queue-depth", "-3", "--queue-depth: bad number '-3'"},
+      {"--idle-timeout", "0", "--idle-timeout: bad timeout '0'"},
+      {"--idle-timeout", "forever", "--idle-timeout: bad timeout 'forever'"},
+      {"--log-level", "loud", "--log-level: bad log level 'loud': expected debug, info, warn "
+                              "or error"},
+      {"--sentry-key", "abc", "--sentry-key: bad sentry key 'abc': expected "
+                              "PROJECT_ID:PUBLIC_KEY"},
+      {"--sentry-key", "x1:abc", "--sentry-key: bad sentry key 'x1:abc'"},
+      {"--sentry-key", "1:", "--sentry-key: bad sentry key '1:'"},
+      {"--sentry-key", "1:a:b", "--sentry-key: bad sentry key '1:a:b'"},
+      {"--sentry-key", ",", "--sentry-key: empty value"},
+      {"--ingest-token", "has space", "--ingest-token: bad token"},
+      {"--read-token", "", "--read-token: empty value"},
+      {"--listen", NULL, "--listen: missing value"},
+      {"--bogus", "1", "--bogus: unknown option"},
+      {"--bogus=1", NULL, "--bogus: unknown option"},
+      {"--bogus", NULL, "--bogus: unknown option"},
+      {"--config", NULL, "--config: missing value"},
+      {"stray", NULL, "stray: unexpected argument"},
+      {"--config", "", "--config: empty value"},
+      {"--config", "/nonexistent/spaa.conf", "/nonexistent/spaa.conf: cannot open: No such file"},
+  };
+  size_t i;
+  for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+    char *argv[] = {"serve", (char *)t[i].a, (char *)t[i].b, NULL};
+    char *env[] = {NULL};
+    struct spaa_config *c = (struct spaa_config *)1;
+    struct spaa_err err;
+    int rc = load(argv, env, &c, &err);
+    if (rc == 0 || strncmp(err.msg, t[i].msg, strlen(t[i].msg)) != 0)
+      fail_msg("case %zu (%s %s): rc=%d msg='%s', want '%s'", i, t[i].a, t[i].b ? t[i].b : "",
+               rc, err.msg, t[i].msg);
+    assert_true(rc == SPAA_E_USAGE || rc == SPAA_E_IO);
+    assert_null(c);
+  }
+}
+
+static void test_env_errors(void **state)
+{
+  static const struct {
+    const char *env, *msg;
+  } t[] = {
+      {"SPAA_RELAY_LISTEN=nowhere", "SPAA_RELAY_LISTEN: bad listen address 'nowhere'"},
+      {"SPAA_RELAY_MAX_BODY=1t", "SPAA_RELAY_MAX_BODY: bad size '1t'"},
+      {"SPAA_RELAY_MAX_DECOMPRESSED=0", "SPAA_RELAY_MAX_DECOMPRESSED: bad size '0'"},
+      {"SPAA_RELAY_WORKERS=many", "SPAA_RELAY_WORKERS: bad number 'many'"},
+      {"SPAA_RELAY_QUEUE_DEPTH=0", "SPAA_RELAY_QUEUE_DEPTH: bad number '0'"},
+      {"SPAA_RELAY_IDLE_TIMEOUT=86401", "SPAA_RELAY_IDLE_TIMEOUT: bad timeout '86401'"},
+      {"SPAA_RELAY_LOG_LEVEL=trace", "SPAA_RELAY_LOG_LEVEL: bad log level 'trace'"},
+      {"SPAA_RELAY_SENTRY_KEYS=1:ok,bad", "SPAA_RELAY_SENTRY_KEYS: bad sentry key 'bad'"},
+      {"SPAA_RELAY_INGEST_TOKENS= , ", "SPAA_RELAY_INGEST_TOKENS: empty value"},
+      {"SPAA_RELAY_READ_TOKENS=a\tb", "SPAA_RELAY_READ_TOKENS: bad token"},
+      {"SPAA_RELAY_CONFIG=/nonexistent/x.conf", "/nonexistent/x.conf: cannot open"},
+  };
+  size_t i;
+  for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+    char *argv[] = {"serve", NULL};
+    char *env[] = {(char *)t[i].env, NULL};
+    struct spaa_config *c;
+    struct spaa_err err;
+    int rc = load(argv, env, &c, &err);
+    if (rc == 0 || strncmp(err.msg, t[i].msg, strlen(t[i].msg)) != 0)
+      fail_msg("case %zu (%s): rc=%d msg='%s', want '%s'", i, t[i].env, rc, err.msg, t[i].msg);
+  }
+}
+
+static void test_file_errors(void **state)
+{
+  static const struct {
+    const char *text;
+    size_t line;
+    const char *msg; /* after "PATH:" */
+  } t[] = {
+      {"listen 127.0.0.1:80\n", 1, "1: expected 'key = value'"},
+      {"# ok\n\n = 3\n", 3, "3: missing key before '='"},
+      {"colour = blue\n", 1, "1: unknown key 'colour'"},
+      {"workers = 2\nworkers = 3\n", 2, "2: 'workers' already set on line 1"},
+      {"listen =\n", 1, "1: empty value"},
+      {"listen = 1.2.3.4:99999\n", 1, "1: bad port in '1.2.3.4:99999'"},
+      {"max_body = 1q\n", 1, "1: bad size '1q'"},
+      {"max_decompressed = 0\n", 1, "1: bad size '0'"},
+      {"workers = 0\n", 1, "1: bad number '0'"},
+      {"queue_depth = 2000000\n", 1, "1: bad number '2000000'"},
+      {"idle_timeout = 1h\n", 1, "1: bad timeout '1h'"},
+      {"log_level = verbose\n", 1, "1: bad log level 'verbose'"},
+      {"\n\nsentry_key = nokey\n", 3, "3: bad sentry key 'nokey'"},
+      {"ingest_token = ,,\n", 1, "1: empty value"},
+      {"read_token = \"a b\"\n", 1, "1: bad token"},
+  };
+  size_t i;
+  for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+    const char *path = write_file("bad.conf", t[i].text);
+    char want[700], flag[600];
+    char *argv[] = {"serve", "--config", flag, NULL};
+    char *env[] = {NULL};
+    struct spaa_config *c;
+    struct spaa_err err;
+    int rc;
+    snprintf(flag, sizeof(flag), "%s", path);
+    snprintf(want, sizeof(want), "%s:%s", path, t[i].msg);
+    rc = load(argv, env, &c, &err);
+    if (rc != SPAA_E_USAGE || strncmp(err.msg, want, strlen(want)) != 0)
+      fail_msg("case %zu: rc=%d msg='%s', want '%s'", i, rc, err.msg, want);
+    assert_int_equal(err.line, t[i].line);
+  }
+}
+
+static void test_long_line(void **state)
+{
+  char *text = malloc(SPAA_CONFIG_MAX_LINE + 100);
+  const char *path;
+  char *argv[] = {"serve", "--config", NULL, NULL};
+  char *env[] = {NULL};
+  struct spaa_config *c;
+  struct spaa_err err;
+  char want[600];
+  memset(text, 'a', SPAA_CONFIG_MAX_LINE + 50);
+  memcpy(text, "# ok\nread_token = ", 18);
+  strcpy(text + SPAA_CONFIG_MAX_LINE + 50, "\n");
+  path = write_file("long.conf", text);
+  free(text);
+  argv[2] = (char *)path;
+  assert_int_equal(load(argv, env, &c, &err), SPAA_E_USAGE);
+  snprintf(want, sizeof(want), "%s:2: line longer than 4096 bytes", path);
+  assert_string_equal(err.msg, want);
+  assert_int_equal(err.line, 2);
+}
+
+/* The example file in config/ must load as documented (it sets nothing unusual). */
+static void test_example_file(void **state)
+{
+  char path[1024], flag[1100];
+  char *argv[] = {"serve", flag, NULL};
+  char *env[] = {NULL};
+  struct spaa_config *c;
+  struct spaa_err err;
+  /* the source tree from this file's path: <src>/tests/config/config_test.c */
+  const char *me = __FILE__, *tail = strstr(me, "tests/config/config_test.c");
+  if (!tail)
+    fail_msg("cannot find the source tree from %s", me);
+  snprintf(path, sizeof(path), "%.*sconfig/example.conf", (int)(tail - me), me);
+  snprintf(flag, sizeof(flag), "--config=%s", path);
+  if (load(argv, env, &c, &err))
+    fail_msg("example.conf: %s", err.msg);
+  assert_string_equal(c->listen_host, "127.0.0.1");
+  assert_int_equal(c->listen_port, 8080);
+  assert_int_equal(c->max_body, 52428800);
+  assert_int_equal(c->log_level, SPAA_LOG_INFO);
+  spaa_config_free(c);
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_defaults),     cmocka_unit_test(test_precedence),
+      cmocka_unit_test(test_config_from_env_and_db), cmocka_unit_test(test_listen_forms),
+      cmocka_unit_test(test_sizes),        cmocka_unit_test(test_levels),
+      cmocka_unit_test(test_flag_errors),  cmocka_unit_test(test_env_errors),
+      cmocka_unit_test(test_file_errors),  cmocka_unit_test(test_long_line),
+      cmocka_unit_test(test_example_file),
+  };
+  int rc;
+  snprintf(tmpdir, sizeof(tmpdir), "/tmp/spaa-config-test-XXXXXX");
+  if (!mkdtemp(tmpdir))
+    return 1;
+  rc = cmocka_run_group_tests(tests, NULL, NULL);
+  {
+    char cmd[300];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+    if (system(cmd) != 0)
+      rc = rc ? rc : 1;
+  }
+  return rc;
+}

@@ -1,0 +1,119 @@
+# Shared helpers for the end-to-end tests (source it; it is not a test itself).
+#   start_server [serve flags...]   start `spaa-relay serve` on 127.0.0.1:0 with a fresh data
+#                                   dir; sets SERVER_PID SERVER_PORT SERVER_URL SERVER_LOG
+#                                   SERVER_DATA (each call starts one more server)
+#   stop_server [PID]               SIGTERM, wait, and return the server's exit status
+#   http METHOD PATH [curl args]    request SERVER_URL+PATH; sets HTTP_CODE, HTTP_BODY and
+#                                   HTTP_HEADERS (the response headers, CRs removed)
+#   vmhwm_kb PID                    peak resident memory of a process, in KiB
+#   json_get JSON KEY               a top-level string/number value of a JSON object
+#   assert_eq WANT GOT WHAT / assert_contains HAYSTACK NEEDLE WHAT / fail MESSAGE
+# Everything started here is killed and removed on exit.
+set -euo pipefail
+
+: "${SPAA_BIN:?SPAA_BIN must name the spaa-relay binary}"
+E2E_NAME=$(basename "${BASH_SOURCE[1]:-$0}" .sh)
+E2E_TMP=$(mktemp -d "${TMPDIR:-/tmp}/spaa-e2e-${E2E_NAME}.XXXXXX")
+E2E_PIDS=()
+E2E_SERVERS=0
+
+e2e_cleanup() {
+  local pid
+  for pid in "${E2E_PIDS[@]}"; do
+    kill -KILL "$pid" 2>/dev/null || true
+  done
+  rm -rf "$E2E_TMP"
+}
+trap e2e_cleanup EXIT
+
+fail() {
+  echo "FAIL [$E2E_NAME]: $*" >&2
+  if [[ -n "${SERVER_LOG:-}" && -f "$SERVER_LOG" ]]; then
+    echo "--- last lines of $SERVER_LOG:" >&2
+    tail -n 20 "$SERVER_LOG" >&2
+  fi
+  exit 1
+}
+
+assert_eq() {
+  [[ "$1" == "$2" ]] || fail "$3: expected '$1', got '$2'"
+}
+
+assert_contains() {
+  [[ "$1" == *"$2"* ]] || fail "$3: '$2' not found in: $1"
+}
+
+# Start a server; extra arguments go to `serve`. Waits (up to 20 s) for its
+# "listening on ADDR:PORT" line.
+start_server() {
+  E2E_SERVERS=$((E2E_SERVERS + 1))
+  SERVER_DATA="$E2E_TMP/data$E2E_SERVERS"
+  SERVER_LOG="$E2E_TMP/server$E2E_SERVERS.log"
+  "$SPAA_BIN" serve --listen 127.0.0.1:0 --data-dir "$SERVER_DATA" "$@" 2>"$SERVER_LOG" &
+  SERVER_PID=$!
+  E2E_PIDS+=("$SERVER_PID")
+  local i line
+  for ((i = 0; i < 200; i++)); do
+    line=$(grep -m1 -o 'listening on [^" ]*' "$SERVER_LOG" || true)
+    if [[ -n "$line" ]]; then
+      SERVER_PORT=${line##*:}
+      SERVER_URL="http://127.0.0.1:$SERVER_PORT"
+      return 0
+    fi
+    kill -0 "$SERVER_PID" 2>/dev/null || fail "the server exited at start"
+    sleep 0.1
+  done
+  fail "the server did not log 'listening on' within 20 s"
+}
+
+# SIGTERM a server (default: the last started) and return its exit status.
+stop_server() {
+  local pid=${1:-$SERVER_PID} rc=0
+  kill -TERM "$pid" 2>/dev/null || true
+  wait "$pid" || rc=$?
+  return "$rc"
+}
+
+http() {
+  local method=$1 path=$2
+  shift 2
+  local out="$E2E_TMP/body" hdr="$E2E_TMP/headers"
+  HTTP_CODE=$(curl -sS -o "$out" -D "$hdr" -w '%{http_code}' -X "$method" "$@" \
+    "$SERVER_URL$path" || true)
+  HTTP_BODY=$(cat "$out" 2>/dev/null || true)
+  HTTP_HEADERS=$(tr -d '\r' <"$hdr" 2>/dev/null || true)
+  rm -f "$out" "$hdr"
+}
+
+vmhwm_kb() {
+  awk '/^VmHWM:/ { print $2 }' "/proc/$1/status"
+}
+
+# Succeeds when the binary is built with AddressSanitizer, whose shadow memory and
+# quarantine make resident-memory figures meaningless.
+e2e_asan() {
+  ldd "$SPAA_BIN" 2>/dev/null | grep -q libasan
+}
+
+# assert_rss_below PID KIB WHAT: the process's peak RSS stayed under KIB (not checked
+# under AddressSanitizer).
+assert_rss_below() {
+  local hwm
+  hwm=$(vmhwm_kb "$1")
+  if e2e_asan; then
+    echo "note [$E2E_NAME]: AddressSanitizer build, peak RSS ${hwm} KiB not checked ($3)"
+    return 0
+  fi
+  ((hwm < $2)) || fail "$3: peak RSS ${hwm} KiB, want under $2 KiB"
+}
+
+# The first "key":value of compact JSON (a string without escapes, a number, true, false
+# or null), strings unquoted; enough for the server's own answers.
+json_get() {
+  local v
+  v=$(printf '%s' "$1" | grep -o "\"$2\":\(\"[^\"]*\"\|[-0-9.eE+]*\|true\|false\|null\)" |
+    head -n1 || true)
+  v=${v#*:}
+  v=${v#\"}
+  printf '%s\n' "${v%\"}"
+}
