@@ -8,7 +8,4 @@
 
 void spaa_ingest_spaa(const struct spaa_req *req, struct spaa_resp *resp);
 
-/* Write a new random profile id (32 lowercase hex digits) into out (size >= 33). */
-void spaa_ingest_new_id(char *out);
-
 #endif
