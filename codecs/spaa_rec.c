@@ -190,11 +190,25 @@ static int f_extra(struct spaa_rec *r, struct spaa_jscan *s, json_t **obj, const
   return 0;
 }
 
+/* Prefix the fault's field with "<field>[i]." (paths are only built when something failed). */
+static int wfault(struct spaa_rec *r, const char *field, size_t i)
+{
+  char path[2 * sizeof(r->fault.field) + 32];
+  size_t n;
+  snprintf(path, sizeof(path), "%s[%zu]%s%s", field, i, r->fault.field[0] ? "." : "",
+           r->fault.field);
+  n = strlen(path);
+  if (n >= sizeof(r->fault.field))
+    n = sizeof(r->fault.field) - 1;
+  memcpy(r->fault.field, path, n);
+  r->fault.field[n] = 0;
+  return -1;
+}
+
 /* [{"metric":..,"value":..,"unit":..},...] into w (strings in the scratch). */
 static int f_weights(struct spaa_rec *r, struct spaa_jscan *s, const char *field,
                      struct spaa_weights *w)
 {
-  char fb[64];
   const char *key;
   size_t klen;
   int k, more;
@@ -214,33 +228,30 @@ static int f_weights(struct spaa_rec *r, struct spaa_jscan *s, const char *field
     }
     e = &w->v[w->n];
     memset(e, 0, sizeof(*e));
-    snprintf(fb, sizeof(fb), "%s[%zu]", field, w->n);
-    if (want(r, s, SPAA_J_OBJ, fb, "a weight object") || spaa_jscan_obj_begin(s))
-      return r->fault.rule ? -1 : jfault(r, s);
+    if (want(r, s, SPAA_J_OBJ, "", "a weight object") || spaa_jscan_obj_begin(s))
+      return r->fault.rule ? wfault(r, field, w->n) : jfault(r, s);
     while ((k = spaa_jscan_obj_key(s, &key, &klen)) == 1) {
+      int rc = 0;
       if (KEY("metric")) {
-        snprintf(fb, sizeof(fb), "%s[%zu].metric", field, w->n);
-        if (f_str(r, s, fb, &e->metric))
-          return -1;
+        rc = f_str(r, s, "metric", &e->metric);
         has_metric = 1;
       } else if (KEY("value")) {
-        snprintf(fb, sizeof(fb), "%s[%zu].value", field, w->n);
-        if (f_num(r, s, fb, &e->value))
-          return -1;
+        rc = f_num(r, s, "value", &e->value);
         has_value = 1;
       } else if (KEY("unit")) {
-        snprintf(fb, sizeof(fb), "%s[%zu].unit", field, w->n);
-        if (f_str(r, s, fb, &e->unit))
-          return -1;
+        rc = f_str(r, s, "unit", &e->unit);
       } else if (spaa_jscan_skip(s, NULL, NULL)) {
         return jfault(r, s);
       }
+      if (rc)
+        return wfault(r, field, w->n);
     }
     if (k < 0)
       return jfault(r, s);
     if (!has_metric || !has_value) {
-      snprintf(fb, sizeof(fb), "%s[%zu].%s", field, w->n, has_metric ? "value" : "metric");
-      return faultf(&r->fault, "field-missing", fb, "a weight needs a metric and a value");
+      faultf(&r->fault, "field-missing", has_metric ? "value" : "metric",
+             "a weight needs a metric and a value");
+      return wfault(r, field, w->n);
     }
     w->n++;
   }
@@ -518,7 +529,6 @@ static int stack_key(struct spaa_rec *r, struct spaa_jscan *s, const char *key, 
     return 0;
   }
   if (KEY("related_stacks")) {
-    char fb[48];
     st->n_related = 0;
     if (want(r, s, SPAA_J_ARR, "related_stacks", "an array") || spaa_jscan_arr_begin(s))
       return r->fault.rule ? -1 : jfault(r, s);
@@ -531,9 +541,8 @@ static int stack_key(struct spaa_rec *r, struct spaa_jscan *s, const char *key, 
         st->related = nr;
         r->cap_related = nc;
       }
-      snprintf(fb, sizeof(fb), "related_stacks[%zu]", st->n_related);
-      if (f_str(r, s, fb, &st->related[st->n_related]))
-        return -1;
+      if (f_str(r, s, "", &st->related[st->n_related]))
+        return wfault(r, "related_stacks", st->n_related);
       st->n_related++;
     }
     return more < 0 ? jfault(r, s) : 0;

@@ -17,9 +17,13 @@
 /* ---- a set of stack ids with a value (a line number) -------------------------------- */
 
 /* Content ids ("0x" + 32 lowercase hex) are kept as 16 bytes; other ids as strings. */
+struct cslot {
+  uint8_t k[16];         /* the id's 16 bytes */
+  uint64_t v;            /* value + 1; 0 = empty slot */
+};
+
 struct idset {
-  uint8_t (*ck)[16];     /* content-id slot keys */
-  uint64_t *cv;          /* slot values + 1; 0 = empty */
+  struct cslot *cs;      /* content-id slots: key and value side by side, one cache miss */
   size_t cn, cmask;      /* entries, slots - 1 */
   struct spaa_strmap sm; /* other ids -> value */
   char **pool;           /* blocks holding the other ids' bytes */
@@ -32,8 +36,7 @@ struct idset {
 static void idset_free(struct idset *s)
 {
   size_t i;
-  free(s->ck);
-  free(s->cv);
+  free(s->cs);
   spaa_strmap_free(&s->sm);
   for (i = 0; i < s->n_pool; i++)
     free(s->pool[i]);
@@ -80,27 +83,20 @@ static size_t cid_hash(const uint8_t k[16])
 static int cid_grow(struct idset *s)
 {
   size_t ns = s->cmask ? (s->cmask + 1) * 2 : 1024, i;
-  uint8_t (*nk)[16] = malloc(ns * sizeof(*nk));
-  uint64_t *nv = calloc(ns, sizeof(*nv));
-  if (!nk || !nv) {
-    free(nk);
-    free(nv);
+  struct cslot *n = calloc(ns, sizeof(*n));
+  if (!n)
     return SPAA_E_NOMEM;
-  }
   for (i = 0; s->cmask && i <= s->cmask; i++) {
     size_t j;
-    if (!s->cv[i])
+    if (!s->cs[i].v)
       continue;
-    j = cid_hash(s->ck[i]) & (ns - 1);
-    while (nv[j])
+    j = cid_hash(s->cs[i].k) & (ns - 1);
+    while (n[j].v)
       j = (j + 1) & (ns - 1);
-    memcpy(nk[j], s->ck[i], 16);
-    nv[j] = s->cv[i];
+    n[j] = s->cs[i];
   }
-  free(s->ck);
-  free(s->cv);
-  s->ck = nk;
-  s->cv = nv;
+  free(s->cs);
+  s->cs = n;
   s->cmask = ns - 1;
   return 0;
 }
@@ -122,17 +118,17 @@ static int idset_find(struct idset *s, const char *id, size_t n, int put, uint64
     if (!s->cmask)
       return 0;
     i = cid_hash(k) & s->cmask;
-    while (s->cv[i]) {
-      if (memcmp(s->ck[i], k, 16) == 0) {
+    while (s->cs[i].v) {
+      if (memcmp(s->cs[i].k, k, 16) == 0) {
         if (old)
-          *old = s->cv[i] - 1;
+          *old = s->cs[i].v - 1;
         return 1;
       }
       i = (i + 1) & s->cmask;
     }
     if (put) {
-      memcpy(s->ck[i], k, 16);
-      s->cv[i] = val + 1;
+      memcpy(s->cs[i].k, k, 16);
+      s->cs[i].v = val + 1;
       s->cn++;
     }
     return 0;
@@ -194,6 +190,8 @@ struct v {
   size_t n_events;
   struct spaa_idmap dsos;       /* dso id -> is_kernel */
   struct spaa_idmap frames;     /* frame id -> index in vf */
+  uint32_t *dense;              /* frame id -> index + 1 for small ids (0: absent) */
+  size_t dense_cap;             /* entries of dense */
   struct vframe *vf;
   size_t n_vf, cap_vf;
   struct spaa_idmap tids;       /* thread tid -> line */
@@ -274,6 +272,48 @@ static void free_events(struct v *v)
   free(v->events);
   v->events = NULL;
   v->n_events = 0;
+}
+
+/* Frame ids are often small and dense: index those through a flat array, kept within 16
+ * entries per frame defined so that memory still follows the dictionary. */
+#define DENSE_MAX (1u << 24)
+
+static int frame_find(const struct v *v, uint64_t id, size_t *idx)
+{
+  if (id < v->dense_cap) {
+    if (!v->dense[id])
+      return 0;
+    *idx = v->dense[id] - 1;
+    return 1;
+  }
+  return spaa_idmap_get(&v->frames, id, idx);
+}
+
+static int frame_index(struct v *v, uint64_t id, size_t idx)
+{
+  if (id >= v->dense_cap && id < DENSE_MAX && id < 16 * (uint64_t)(v->n_vf + 1) + 4096) {
+    size_t nc = v->dense_cap ? v->dense_cap : 4096;
+    uint32_t *nd;
+    while (nc <= id)
+      nc *= 2;
+    if (!(nd = realloc(v->dense, nc * sizeof(*nd))))
+      return SPAA_E_NOMEM;
+    memset(nd + v->dense_cap, 0, (nc - v->dense_cap) * sizeof(*nd));
+    /* ids kept in the map so far move to the array */
+    if (v->frames.n) {
+      size_t i;
+      for (i = 0; i <= v->frames.mask; i++)
+        if (v->frames.vals[i] && v->frames.keys[i] < nc)
+          nd[v->frames.keys[i]] = (uint32_t)v->frames.vals[i];
+    }
+    v->dense = nd;
+    v->dense_cap = nc;
+  }
+  if (id < v->dense_cap && idx < UINT32_MAX) {
+    v->dense[id] = (uint32_t)(idx + 1);
+    return 0;
+  }
+  return spaa_idmap_put(&v->frames, id, idx, NULL) < 0 ? SPAA_E_NOMEM : 0;
 }
 
 /* ---- records ---------------------------------------------------------------------------- */
@@ -435,13 +475,12 @@ static int check_frame(struct v *v, const struct spaa_rec *r)
     vf.flags |= VF_KERNEL;
   else if (strcmp(f->kind, "user") == 0)
     vf.flags |= VF_USER;
-  rc = spaa_idmap_put(&v->frames, f->id, v->n_vf, &old);
-  if (rc < 0)
-    return rc;
-  if (rc == 1) {
+  if (frame_find(v, f->id, &old)) {
     diag(v, 1, "frame-duplicate", "id", "frame %" PRIu64 " is defined twice", f->id);
     return 0;
   }
+  if ((rc = frame_index(v, f->id, v->n_vf)))
+    return rc;
   if (v->n_vf == v->cap_vf) {
     size_t nc = v->cap_vf ? v->cap_vf * 2 : 1024;
     struct vframe *n = realloc(v->vf, nc * sizeof(*n));
@@ -542,7 +581,7 @@ static int check_stack(struct v *v, const struct spaa_rec *r)
   }
   for (i = 0; i < n; i++) {
     size_t pos = v->order == SPAA_ROOT_TO_LEAF ? n - 1 - i : i;
-    if (!spaa_idmap_get(&v->frames, s->frames[pos], &idx)) {
+    if (!frame_find(v, s->frames[pos], &idx)) {
       if (!missing++)
         first_missing = pos;
       if (spaa_idmap_put(&v->miss_frames, s->frames[pos], v->line, NULL) < 0)
@@ -727,18 +766,18 @@ static int check_pending(struct v *v)
   for (i = 0; v->pending.cmask && i <= v->pending.cmask; i++) {
     static const char digits[] = "0123456789abcdef";
     size_t k;
-    if (!v->pending.cv[i])
+    if (!v->pending.cs[i].v)
       continue;
     hex[0] = '0';
     hex[1] = 'x';
     for (k = 0; k < 16; k++) {
-      hex[2 + 2 * k] = digits[v->pending.ck[i][k] >> 4];
-      hex[3 + 2 * k] = digits[v->pending.ck[i][k] & 15];
+      hex[2 + 2 * k] = digits[v->pending.cs[i].k[k] >> 4];
+      hex[3 + 2 * k] = digits[v->pending.cs[i].k[k] & 15];
     }
     hex[34] = 0;
     if (idset_find(&v->stacks, hex, 34, 0, 0, NULL))
       continue;
-    val = v->pending.cv[i] - 1;
+    val = v->pending.cs[i].v - 1;
     v->line = (size_t)(val / 2);
     diag(v, 1, val & 1 ? "window-stack-missing" : "sample-stack-missing",
          val & 1 ? "by_stack.stack_id" : "stack_id", "stack %s is never defined", hex);
@@ -855,6 +894,7 @@ out:
   free_events(&v);
   spaa_idmap_free(&v.dsos);
   spaa_idmap_free(&v.frames);
+  free(v.dense);
   spaa_idmap_free(&v.tids);
   spaa_idmap_free(&v.miss_dsos);
   spaa_idmap_free(&v.miss_frames);
