@@ -1,6 +1,7 @@
 /* Strict zero-copy JSON pull scanner (see jscan.h). */
 #include "codecs/jscan.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -390,6 +391,8 @@ int spaa_jscan_num(struct spaa_jscan *s, struct spaa_num *v)
   memcpy(tmp, t.start, (size_t)(t.end - t.start));
   tmp[t.end - t.start] = 0;
   *v = spaa_float(strtod(tmp, NULL));
+  if (!isfinite(v->f))
+    return fail(s, t.start, "number out of range");
   return 0;
 }
 

@@ -219,9 +219,13 @@ int spaa_normalize(struct spaa_profile *p, struct spaa_err *err)
 
   if ((rc = spaa_assign_content_ids(p, NULL, err)))
     return rc;
-  qsort(p->dsos, p->n_dsos, sizeof(*p->dsos), dso_cmp);
-  qsort(p->frames, p->n_frames, sizeof(*p->frames), frame_cmp);
-  qsort(p->threads, p->n_threads, sizeof(*p->threads), thread_cmp);
+  /* qsort's array must not be NULL, even for no elements */
+  if (p->n_dsos > 1)
+    qsort(p->dsos, p->n_dsos, sizeof(*p->dsos), dso_cmp);
+  if (p->n_frames > 1)
+    qsort(p->frames, p->n_frames, sizeof(*p->frames), frame_cmp);
+  if (p->n_threads > 1)
+    qsort(p->threads, p->n_threads, sizeof(*p->threads), thread_cmp);
   n = p->n_stacks;
   if (!n)
     return 0;

@@ -148,7 +148,7 @@ static int add_window(struct reader *rd, struct spaa_rec *r, struct spaa_fault *
 /* The reader's error for a record fault: bad_json for syntax, invalid for the rest. */
 static int fault_err(struct spaa_err *err, const struct spaa_fault *f, size_t line, size_t off)
 {
-  int code = strcmp(f->rule, "json") == 0 ? SPAA_E_BAD_JSON : SPAA_E_INVALID;
+  int code = f->rule && strcmp(f->rule, "json") == 0 ? SPAA_E_BAD_JSON : SPAA_E_INVALID;
   if (f->field[0])
     return spaa_err_set(err, code, line, off, "line %zu: %s: %s", line, f->field, f->msg);
   return spaa_err_set(err, code, line, off, "line %zu: %s", line, f->msg);

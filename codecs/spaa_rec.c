@@ -154,7 +154,9 @@ static json_t *f_json(struct spaa_rec *r, struct spaa_jscan *s, const char *fiel
   case SPAA_J_NUM:
     if (spaa_jscan_num(s, &num))
       break;
-    return num.is_float ? json_real(num.f) : json_integer(num.i);
+    if (!(v = num.is_float ? json_real(num.f) : json_integer(num.i)))
+      faultf(&r->fault, "bad-value", field, "number cannot be represented");
+    return v;
   case SPAA_J_TRUE:
   case SPAA_J_FALSE:
   case SPAA_J_NULL:

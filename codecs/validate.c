@@ -229,7 +229,7 @@ static void diag(struct v *v, int is_error, const char *rule, const char *field,
   va_end(ap);
   d.is_error = is_error;
   d.line = v->line;
-  d.rule = rule;
+  d.rule = rule ? rule : "invalid"; /* every fault names its rule; never leave it empty */
   d.field = field ? field : "";
   d.msg = msg;
   v->cb(v->cb_ctx, &d);
