@@ -471,7 +471,8 @@ static int check_frame(struct v *v, const struct spaa_rec *r)
   vf.dso = f->dso;
   vf.depth = f->inline_depth;
   vf.flags = (f->has_ip ? VF_IP : 0) | (f->has_inline_depth ? VF_DEPTH : 0);
-  if (is_kernel || strcmp(f->kind, "kernel") == 0)
+  /* the frame's own kind decides; the dso only speaks for frames of kind "unknown" */
+  if (strcmp(f->kind, "kernel") == 0 || (is_kernel && strcmp(f->kind, "unknown") == 0))
     vf.flags |= VF_KERNEL;
   else if (strcmp(f->kind, "user") == 0)
     vf.flags |= VF_USER;
