@@ -174,7 +174,7 @@ static double floor_timed(const char *path, int64_t n)
 static void blob_sizes(const char *path, const struct spaa_profile *p)
 {
   sqlite3 *db;
-  sqlite3_stmt *st;
+  sqlite3_stmt *st = NULL;
   struct spaa_buf b;
   size_t i, json = 0;
   spaa_buf_init(&b, 0);

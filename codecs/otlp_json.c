@@ -410,9 +410,11 @@ static int decode_message(struct jctx *c, const ProtobufCMessageDescriptor *d, c
       uint32_t *qcase = (uint32_t *)(base + f->quantifier_offset);
       if (*qcase)
         return jfail(c, &here, SPAA_E_BAD_JSON, "more than one member of a oneof");
+      /* set the case first: protobuf_c_message_free_unpacked frees a oneof member only
+       * when the case names it, and a failing decode may already have allocated it */
+      *qcase = f->id;
       if ((rc = decode_value(c, f, v, base + f->offset, &here, depth)))
         return rc;
-      *qcase = f->id;
     } else if (f->label == PROTOBUF_C_LABEL_REPEATED) {
       size_t n = json_array_size(v), i, es = elem_size(f);
       size_t *count = (size_t *)(base + f->quantifier_offset);

@@ -18,12 +18,15 @@ for bin in "$dir"/tests/fuzz/fuzz_*; do
     case $key in *_*) key=${key%_*} ;; *) break ;; esac
   done
   work=$(mktemp -d)
-  args=(-max_total_time="$secs" -rss_limit_mb=2048 -max_len=65536 -print_final_stats=0)
+  args=(-max_total_time="$secs" -rss_limit_mb=2048 -max_len=65536 -print_final_stats=0
+    -artifact_prefix="$dir/fuzz-artifacts/$name-")
+  mkdir -p "$dir/fuzz-artifacts"
   [ -n "$dict" ] && args+=(-dict="$dict")
   [ -n "$corpus" ] && cp -r "$corpus/." "$work/"
   echo "fuzz: $name for ${secs}s"
   if ! "$bin" "${args[@]}" "$work" >"$work.log" 2>&1; then
-    echo "fuzz: $name FAILED"; tail -40 "$work.log"; failed=$((failed + 1))
+    echo "fuzz: $name FAILED (reproducer in $dir/fuzz-artifacts/)"; tail -40 "$work.log"
+    failed=$((failed + 1))
   fi
   rm -rf "$work" "$work.log"
   n=$((n + 1))

@@ -202,8 +202,8 @@ static void test_unknown_keys_roundtrip(void **state)
   char *a, *b;
   static const char *const expect[] = {
       "\"x_hdr\":{\"b\":[1,2.5,null]}", "\"x_ev\":true", "\"x_samp\":\"s\"",
-      "\"frequency_hz\":99", "\"x_mapping\":{\"start\":\"0x1000\",\"limit\":\"0x9000\","
-      "\"offset\":\"0x0\"}", "\"x_dso\":\"d\"", "\"x_fr\":[]", "\"srcline_resolved\":false",
+      "\"frequency_hz\":99",
+      ("\"x_mapping\":{\"start\":\"0x1000\",\"limit\":\"0x9000\",\"offset\":\"0x0\"}"), "\"x_dso\":\"d\"", "\"x_fr\":[]", "\"srcline_resolved\":false",
       "\"func_resolved\":false", "\"x_th\":{}", "\"related_stacks\":[\"s2\"]",
       "\"x_label\":{\"k\":\"v\"}", "\"probe\":{\"name\":\"entry\"}", "\"x_st\":1",
       "\"x_weights\":[{\"metric\":\"cpu_ns\",\"value\":10,\"unit\":\"nanoseconds\"}]",
