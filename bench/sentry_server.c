@@ -4,7 +4,10 @@
  * body POSTed to a bench-only route whose handler answers 200 at once (same core, same body
  * bytes received; only the Sentry work differs). Envelopes are SDK-shaped: key in the query
  * string, no Content-Type, items without length, no final newline.
- * Usage: bench_sentry_server [FIXTURES_DIR] [SECONDS_PER_PHASE] [PHASES, e.g. "0123"] */
+ * Phases: 0 floor with the profile envelope's body, 1 GET /healthz, 2 transaction-only
+ * envelopes, 3 transaction + V1 profile envelopes (each stored: unique ids), 4 floor with the
+ * transaction envelope's body. Ratios compare each envelope kind with the floor of its body.
+ * Usage: bench_sentry_server [FIXTURES_DIR] [SECONDS_PER_PHASE] [PHASES, e.g. "0234"] */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -30,6 +33,7 @@
 #define CONNS 32                  /* client connections, one thread each */
 #define MAX_REQ_PER_CONN 200000   /* bound on requests per connection and phase */
 #define RESP_BUF 65536
+#define ROUNDS 2                  /* rounds of every phase; the best rate is reported */
 
 static double now_s(void)
 {
@@ -255,7 +259,7 @@ int main(int argc, char **argv)
   char *cenv[] = {NULL};
   int saved_err, devnull, rc = 1;
   const char *qs = "/api/42/envelope/?sentry_key=bench&sentry_version=7&sentry_client=bench%2F1";
-  struct phase ph[4];
+  struct phase ph[5];
 
   if (!dir) {
     if (getenv("SPAA_SHARED"))
@@ -276,8 +280,7 @@ int main(int argc, char **argv)
   env_prof = malloc(strlen(profile) + 1024);
   lp = (size_t)sprintf(env_prof, HDR_FMT "{\"type\":\"transaction\"}\n%s\n{\"type\":\"profile\"}\n",
                        "00000000000000000000000000000000", TXN);
-  ph[3].id_off[0] = 13; /* after {"event_id":" */
-  ph[3].id_off[1] = lp + id_in_profile;
+  id_in_profile += lp;
   lp += (size_t)sprintf(env_prof + lp, "%s", profile);
   /* envelope 2: a transaction alone (most SDK traffic: nothing to store) */
   env_txn = malloc(1024);
@@ -317,9 +320,11 @@ int main(int argc, char **argv)
     fprintf(stderr, "http: %s\n", err.msg);
     goto out;
   }
-  memset(ph, 0, sizeof(ph[0]) * 3);
-  ph[0] = (struct phase){"floor: same body to a 200 route", "POST", "/bench/discard", env_prof, lp,
-                         {0, 0}, 0, secs, 0, 0, 0, 0};
+  memset(ph, 0, sizeof(ph));
+  ph[0] = (struct phase){"floor: profile envelope body to a 200 route", "POST", "/bench/discard",
+                         env_prof, lp, {0, 0}, 0, secs, 0, 0, 0, 0};
+  ph[4] = (struct phase){"floor: transaction envelope body to a 200 route", "POST",
+                         "/bench/discard", env_txn, lt, {0, 0}, 0, secs, 0, 0, 0, 0};
   ph[1] = (struct phase){"GET /healthz (reference)", "GET", "/healthz", NULL, 0, {0, 0}, 0, secs,
                          0, 0, 0, 0};
   ph[2] = (struct phase){"envelopes: transaction only", "POST", qs, env_txn, lt, {13, 0}, 1, secs,
@@ -330,41 +335,52 @@ int main(int argc, char **argv)
   ph[3].body = env_prof;
   ph[3].body_len = lp;
   ph[3].n_ids = 2;
+  ph[3].id_off[0] = 13; /* after {"event_id":" */
+  ph[3].id_off[1] = id_in_profile;
   ph[3].seconds = secs;
   /* the server logs every request at info, as in production: to /dev/null here */
   fflush(stderr);
   saved_err = dup(2);
   devnull = open("/dev/null", O_WRONLY);
   dup2(devnull, 2);
-  for (int i = 0; i < 4; i++) {
-    ph[i].port = spaa_http_port(http);
-    if (!only || strchr(only, '0' + i))
-      run_phase(&ph[i]);
-    else
+  /* ROUNDS rounds of every phase, interleaved, best rate kept: the machine is shared */
+  for (int r = 0; r < ROUNDS; r++)
+    for (int i = 0; i < 5; i++) {
+      struct phase t = ph[i];
+      size_t bad = ph[i].bad;
+      if (only && !strchr(only, '0' + i))
+        continue;
+      t.port = spaa_http_port(http);
+      run_phase(&t);
+      if (!ph[i].elapsed || (double)t.ok / t.elapsed > (double)ph[i].ok / ph[i].elapsed)
+        ph[i] = t;
+      ph[i].bad = bad + t.bad;
+    }
+  for (int i = 0; i < 5; i++)
+    if (!ph[i].elapsed)
       ph[i].elapsed = 1;
-  }
   fflush(stderr);
   dup2(saved_err, 2);
   close(devnull);
   close(saved_err);
-  printf("%d connections, %.1f s per phase, envelope with profile %zu bytes, without %zu bytes\n",
-         CONNS, secs, lp, lt);
-  for (int i = 0; i < 4; i++)
-    printf("%-46s %9.0f req/s  (%zu ok, %zu failed)\n", ph[i].name, (double)ph[i].ok / ph[i].elapsed,
+  printf("%d connections, best of %d rounds of %.1f s per phase, envelope with profile %zu bytes, without %zu bytes\n",
+         CONNS, ROUNDS, secs, lp, lt);
+  for (int i = 0; i < 5; i++)
+    printf("%-48s %9.0f req/s  (%zu ok, %zu failed)\n", ph[i].name, (double)ph[i].ok / ph[i].elapsed,
            ph[i].ok, ph[i].bad);
   {
-    double floor = (double)ph[0].ok / ph[0].elapsed;
+    double floor_p = (double)ph[0].ok / ph[0].elapsed, floor_t = (double)ph[4].ok / ph[4].elapsed;
     struct spaa_store_stats st;
     spaa_store_stats(store, &st);
-    printf("ratio transaction-only envelopes / floor: %5.1f%%\n",
-           100.0 * (double)ph[2].ok / ph[2].elapsed / floor);
-    printf("ratio profile envelopes (stored) / floor: %5.1f%%  (target >= 60%%)\n",
-           100.0 * (double)ph[3].ok / ph[3].elapsed / floor);
+    printf("ratio transaction-only envelopes / its floor: %5.1f%%  (target >= 60%%)\n",
+           100.0 * (double)ph[2].ok / ph[2].elapsed / floor_t);
+    printf("ratio profile envelopes (stored) / its floor: %5.1f%%  (target >= 60%%)\n",
+           100.0 * (double)ph[3].ok / ph[3].elapsed / floor_p);
     printf("store: %llu profiles in %llu transactions, %llu busy\n",
            (unsigned long long)st.stored, (unsigned long long)st.transactions,
            (unsigned long long)st.busy);
   }
-  rc = ph[0].bad + ph[2].bad + ph[3].bad ? 1 : 0;
+  rc = ph[0].bad + ph[2].bad + ph[3].bad + ph[4].bad ? 1 : 0;
 out:
   spaa_http_stop(http);
   spaa_store_close(store);
