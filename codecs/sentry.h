@@ -138,6 +138,12 @@ int sentry_profile_convert(const uint8_t *payload, size_t len, enum sentry_item_
 int sentry_envelope_convert(const struct sentry_envelope *env, const struct spaa_convert_opts *o,
                             struct spaa_conv_list *out, struct spaa_err *err);
 
+/* Relay's profile rejection reasons (without "profiling_"), for counting outcomes: index i
+ * in [0, SENTRY_N_REASONS) gives its name ("invalid_json", "not_enough_samples"...), any
+ * other index NULL. Static strings. */
+#define SENTRY_N_REASONS 10
+const char *sentry_reason_at(size_t i);
+
 /* The converter for `spaa-relay convert --from sentry`: an envelope, or a bare profile or
  * chunk JSON object (detected: an object with "version":"2" or a "chunk_id" is a chunk,
  * anything else a profile; bare V1 profiles need no transaction item). Returns 0 (profiles

@@ -27,6 +27,14 @@ const char *sentry__reason_name(int reason)
                                                                             : "internal";
 }
 
+_Static_assert(sizeof(reasons) / sizeof(reasons[0]) == SENTRY_N_REASONS + 1,
+               "SENTRY_N_REASONS must match the reason list");
+
+const char *sentry_reason_at(size_t i)
+{
+  return i < SENTRY_N_REASONS ? reasons[i + 1].name : NULL;
+}
+
 int sentry__reason_code(int reason)
 {
   return reason > 0 && (size_t)reason < sizeof(reasons) / sizeof(reasons[0]) ? reasons[reason].code

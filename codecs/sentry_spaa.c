@@ -634,7 +634,7 @@ int sentry_envelope_convert(const struct sentry_envelope *env, const struct spaa
                           "item %zu (%s) at byte %zu: %zu bytes, over the %u byte profile cap", i,
                           it->type, it->offset, it->payload_len, SENTRY_MAX_PROFILE_BYTES);
   }
-  if (ti >= 0) {
+  if (ti >= 0 && n_prof) { /* parsed only when a profile needs it */
     const struct sentry_item *it = &env->items[ti];
     txn = json_loadb((const char *)it->payload, it->payload_len, 0, NULL);
     if (txn && !json_is_object(txn)) {

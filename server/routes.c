@@ -6,6 +6,7 @@
 #include "server/ingest_spaa.h"
 #include "server/ops.h"
 #include "server/query.h"
+#include "server/sentry.h"
 
 const struct spaa_route spaa_routes[] = {
     /* ops */
@@ -17,6 +18,8 @@ const struct spaa_route spaa_routes[] = {
     {"GET", "/api/v1/profiles/{id}/spaa", spaa_query_spaa, .auth = SPAA_AUTH_READ},
     /* ingest (ingest token) */
     {"POST", "/api/v1/spaa", spaa_ingest_spaa, .auth = SPAA_AUTH_INGEST},
+    /* Sentry (its own credentials: X-Sentry-Auth, query string or dsn; Relay-shaped errors) */
+    {"POST", "/api/{project_id}/envelope", spaa_sentry_envelope, .on_error = spaa_sentry_on_error},
 };
 
 const size_t spaa_n_routes = sizeof(spaa_routes) / sizeof(spaa_routes[0]);

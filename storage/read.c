@@ -372,6 +372,13 @@ static int row_stack(struct rctx *x, sqlite3_stmt *st)
   rd_col(&xr, st, 7);
   if (xr.len)
     flags = (unsigned)storage__get_uv(&xr);
+  /* the blob holds the exclusive part before the explicit frames (prep.c's order) */
+  if (flags & PS_EXCLUSIVE) {
+    s->has_exclusive = 1;
+    s->excl_frame = storage__get_uv(&xr);
+    if ((rc = get_weights(x, &xr, &s->excl_weights)))
+      return rc == SPAA_E_NOMEM ? nomem(x) : corrupt(x, "exclusive weights");
+  }
   if ((rc = stack_frames(x, s, st, &xr, flags)))
     return rc;
   s->event = col_str_cached(x, st, 2, &x->last_event, &bad);
@@ -382,12 +389,6 @@ static int row_stack(struct rctx *x, sqlite3_stmt *st)
   rd_col(&wr, st, 6);
   if ((rc = get_weights(x, &wr, &s->weights)))
     return rc == SPAA_E_NOMEM ? nomem(x) : corrupt(x, "stack weights");
-  if (flags & PS_EXCLUSIVE) {
-    s->has_exclusive = 1;
-    s->excl_frame = storage__get_uv(&xr);
-    if ((rc = get_weights(x, &xr, &s->excl_weights)))
-      return rc == SPAA_E_NOMEM ? nomem(x) : corrupt(x, "exclusive weights");
-  }
   if (flags & PS_RELATED) {
     n = storage__get_uv(&xr);
     if (xr.bad || n > xr.len - xr.pos)
