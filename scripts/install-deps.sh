@@ -7,13 +7,15 @@ set -euo pipefail
 build_pkgs=(build-essential cmake pkg-config protobuf-c-compiler
   libmicrohttpd-dev libjansson-dev libprotobuf-c-dev libzstd-dev libsqlite3-dev
   zlib1g-dev libxxhash-dev)
-test_pkgs=(libcmocka-dev curl zstd gzip clang libclang-rt-14-dev procps)
+test_pkgs=(libcmocka-dev curl zstd gzip clang libclang-rt-14-dev procps jq)
 runtime_pkgs=(libmicrohttpd12 libjansson4 libprotobuf-c1 libzstd1 libsqlite3-0 zlib1g
   libxxhash0)
 
 want=("${build_pkgs[@]}")
 if [ "${1:-}" != "--runtime-only" ]; then
   want+=("${test_pkgs[@]}")
+  # the real-SDK test runs @sentry/node: Debian's node when the machine has none of its own
+  command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || want+=(nodejs npm)
 else
   want=("${runtime_pkgs[@]}")
 fi
