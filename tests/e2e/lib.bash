@@ -54,7 +54,7 @@ start_server() {
   E2E_PIDS+=("$SERVER_PID")
   local i line
   for ((i = 0; i < 200; i++)); do
-    line=$(grep -m1 -o 'listening on [^" ]*' "$SERVER_LOG" || true)
+    line=$(grep -m1 -o 'listening on [^" ]*' "$SERVER_LOG" 2>/dev/null || true)
     if [[ -n "$line" ]]; then
       SERVER_PORT=${line##*:}
       SERVER_URL="http://127.0.0.1:$SERVER_PORT"
