@@ -372,8 +372,6 @@ static int row_stack(struct rctx *x, sqlite3_stmt *st)
   rd_col(&xr, st, 7);
   if (xr.len)
     flags = (unsigned)storage__get_uv(&xr);
-  if ((rc = stack_frames(x, s, st, &xr, flags)))
-    return rc;
   s->event = col_str_cached(x, st, 2, &x->last_event, &bad);
   s->stack_type = flags & PS_NO_TYPE ? NULL : col_str_cached(x, st, 3, &x->last_type, &bad);
   s->context = col_json(st, 5, &bad);
@@ -388,6 +386,9 @@ static int row_stack(struct rctx *x, sqlite3_stmt *st)
     if ((rc = get_weights(x, &xr, &s->excl_weights)))
       return rc == SPAA_E_NOMEM ? nomem(x) : corrupt(x, "exclusive weights");
   }
+  /* the explicit frame list follows the exclusive part in the blob (prep.c writes it so) */
+  if ((rc = stack_frames(x, s, st, &xr, flags)))
+    return rc;
   if (flags & PS_RELATED) {
     n = storage__get_uv(&xr);
     if (xr.bad || n > xr.len - xr.pos)
