@@ -5,6 +5,7 @@
 
 #include "server/ingest_spaa.h"
 #include "server/ops.h"
+#include "server/pprof.h"
 #include "server/query.h"
 
 const struct spaa_route spaa_routes[] = {
@@ -17,6 +18,9 @@ const struct spaa_route spaa_routes[] = {
     {"GET", "/api/v1/profiles/{id}/spaa", spaa_query_spaa, .auth = SPAA_AUTH_READ},
     /* ingest (ingest token) */
     {"POST", "/api/v1/spaa", spaa_ingest_spaa, .auth = SPAA_AUTH_INGEST},
+    {"POST", "/ingest", spaa_pprof_ingest, .auth = SPAA_AUTH_INGEST},
+    {"POST", "/pyroscope/ingest", spaa_pprof_ingest, .auth = SPAA_AUTH_INGEST},
+    {"POST", "/v1/pprof", spaa_pprof_collector, .auth = SPAA_AUTH_INGEST},
 };
 
 const size_t spaa_n_routes = sizeof(spaa_routes) / sizeof(spaa_routes[0]);
