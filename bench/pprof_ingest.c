@@ -1,11 +1,17 @@
 /* Benchmark: pprof -> SPAA conversion (spaa_convert_pprof) of google-pprof_large.cpu and of a
- * larger synthetic profile, against the floor of gunzip + protoc-c unpack alone, measured in
- * the same run; prints the ratios and the peak RSS of one conversion in a fresh process.
- * Usage: bench_pprof_ingest [large.cpu]   (default $SPAA_SHARED/fixtures/pprof/...) */
+ * larger synthetic profile, and ingest (conversion + spaa_store_put, original kept, into a
+ * store that has seen the same profile before), against the floor of gunzip + protoc-c
+ * unpack alone, measured in the same run; then whole processes: `spaa-relay convert --from
+ * pprof` (or, while that command is not built, this program converting and writing SPAA in a
+ * fresh process) against `go tool pprof -raw`, with peak RSS.
+ * Usage: bench_pprof_ingest [large.cpu]   (default $SPAA_SHARED/fixtures/pprof/...)
+ * Env: SPAA_BIN = the spaa-relay binary (default ../spaa-relay beside this program). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -15,6 +21,7 @@
 #include "codecs/pprof.h"
 #include "codecs/pprof_int.h"
 #include "codecs/spaa_io.h"
+#include "storage/storage.h"
 
 static double now(void)
 {
@@ -234,8 +241,39 @@ static uint8_t *synthetic(size_t n_samples, size_t n_locs, size_t n_fns, size_t 
   return gz;
 }
 
+static int null_sink(void *ctx, const void *data, size_t len)
+{
+  (void)data;
+  *(size_t *)ctx += len;
+  return 0;
+}
+
+/* Best time of writing the converted profile as SPAA NDJSON (to a sink that counts bytes). */
+static double write_time(const uint8_t *buf, size_t len, int iters, size_t *bytes)
+{
+  struct spaa_conv_list l = {0};
+  struct spaa_err err = {0};
+  double b = 1e30;
+  int i;
+  if (spaa_convert_pprof(buf, len, NULL, &l, &err))
+    return -1;
+  for (i = 0; i < iters; i++) {
+    double t0 = now();
+    *bytes = 0;
+    if (spaa_write(l.v[0].profile, null_sink, bytes, &err))
+      b = -1e31;
+    t0 = now() - t0;
+    if (t0 < b)
+      b = t0;
+  }
+  spaa_conv_list_free(&l);
+  return b < 0 ? -1 : b;
+}
+
 static void compare(const char *name, const uint8_t *buf, size_t len, int iters)
 {
+  size_t wbytes = 0;
+  double wr = write_time(buf, len, iters, &wbytes);
   double fl = best(floor_once, buf, len, iters), cv = best(convert_once, buf, len, iters);
   double dec = best(decode_once, buf, len, iters), bld = best(build_once, buf, len, iters);
   if (fl < 0 || cv < 0 || dec < 0 || bld < 0) {
@@ -247,6 +285,185 @@ static void compare(const char *name, const uint8_t *buf, size_t len, int iters)
   printf("%-12s   of which: decode+validate %.2f ms (%.2fx floor), model %.2f ms, "
          "spaa_normalize + free %.2f ms; without normalize %.2fx floor\n", "",
          dec * 1e3, dec / fl, (bld - dec) * 1e3, (cv - bld) * 1e3, bld / fl);
+  if (wr >= 0)
+    printf("%-12s   writing the SPAA (what `convert` adds): %.2f ms for %.1f MB\n", "",
+           wr * 1e3, (double)wbytes / 1e6);
+}
+
+/* ---- ingest into a store that has seen the profile before --------------------------------- */
+
+static struct spaa_store *g_store;
+static int g_put_seq;
+
+/* What the server does for one upload past HTTP: convert, then store with the original kept
+ * (zstd in the store) under a new id. */
+static int ingest_once(const uint8_t *buf, size_t len)
+{
+  struct spaa_conv_list l = {0};
+  struct spaa_err err = {0};
+  struct spaa_meta m;
+  char id[40];
+  int rc = spaa_convert_pprof(buf, len, NULL, &l, &err);
+  if (rc) {
+    fprintf(stderr, "ingest: %s\n", err.msg);
+    goto out;
+  }
+  memset(&m, 0, sizeof(m));
+  snprintf(id, sizeof(id), "bench%08d", g_put_seq++);
+  m.id = id;
+  m.service = "bench";
+  m.source = "pprof";
+  m.received_ns = 1700000000000000000LL;
+  m.start_ns = l.v[0].start_ns;
+  m.end_ns = l.v[0].end_ns;
+  m.payload_bytes = len;
+  m.original = buf;
+  m.original_len = len;
+  rc = spaa_store_put(g_store, l.v[0].profile, &m, &err);
+  if (rc < 0)
+    fprintf(stderr, "store: %s\n", err.msg);
+  else
+    rc = 0;
+out:
+  spaa_conv_list_free(&l);
+  return rc;
+}
+
+static void ingest_bench(const char *name, const uint8_t *buf, size_t len, int iters)
+{
+  char dir[] = "/tmp/spaa-bench-pprof-XXXXXX", db[64], f[80];
+  static const char *const suffix[] = {"", "-wal", "-shm"};
+  struct spaa_store_opts o = {0};
+  struct spaa_err err = {0};
+  double fl, first, again;
+  size_t i;
+  if (!mkdtemp(dir)) {
+    perror("mkdtemp");
+    return;
+  }
+  snprintf(db, sizeof(db), "%s/store.db", dir);
+  o.path = db;
+  o.queue_depth = 4;
+  o.batch_max = 4;
+  o.readers = 1;
+  if (spaa_store_open(&o, &g_store, &err)) {
+    fprintf(stderr, "store open: %s\n", err.msg);
+    goto out;
+  }
+  fl = best(floor_once, buf, len, iters);
+  first = best(ingest_once, buf, len, 1); /* a cold store: every stack and frame is new */
+  again = best(ingest_once, buf, len, iters);
+  if (fl < 0 || first < 0 || again < 0)
+    printf("%-12s ingest failed\n", name);
+  else
+    printf("%-12s ingest, same profile again (new id, seen stacks): %8.2f ms   ratio %.2fx "
+           "floor (target <= 3x); the first, into an empty store: %.2f ms (%.2fx)\n",
+           name, again * 1e3, again / fl, first * 1e3, first / fl);
+out:
+  spaa_store_close(g_store);
+  g_store = NULL;
+  for (i = 0; i < 3; i++) {
+    snprintf(f, sizeof(f), "%s%s", db, suffix[i]);
+    unlink(f);
+  }
+  rmdir(dir);
+}
+
+/* ---- whole processes ------------------------------------------------------------------------ */
+
+/* Run argv with stdout and stderr to /dev/null; wall seconds and peak RSS (KiB, of the process
+ * itself) out. The exit status, or -1. */
+static int run_proc(char *const *argv, double *wall, long *rss_kib)
+{
+  struct rusage ru;
+  int status;
+  double t0 = now();
+  pid_t pid = fork();
+  if (pid == 0) {
+    int null = open("/dev/null", O_WRONLY);
+    dup2(null, 1);
+    dup2(null, 2);
+    execvp(argv[0], argv);
+    _exit(127);
+  }
+  if (pid < 0 || wait4(pid, &status, 0, &ru) < 0)
+    return -1;
+  *wall = now() - t0;
+  *rss_kib = ru.ru_maxrss;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* Best wall time of `iters` runs (the RSS of the best one), or -1 when a run failed. */
+static double best_proc(char *const *argv, int iters, long *rss_kib)
+{
+  double b = 1e30, w;
+  long r;
+  int i;
+  for (i = 0; i < iters; i++) {
+    if (run_proc(argv, &w, &r) != 0)
+      return -1;
+    if (w < b)
+      b = w, *rss_kib = r;
+  }
+  return b;
+}
+
+static int sink_file(void *ctx, const void *data, size_t len)
+{
+  return fwrite(data, 1, len, ctx) == len ? 0 : -1;
+}
+
+/* The child of the stand-in for `spaa-relay convert`: read, convert, write SPAA to stdout. */
+static int convert_write(const char *path)
+{
+  struct spaa_conv_list l = {0};
+  struct spaa_err err = {0};
+  size_t len;
+  uint8_t *buf = slurp(path, &len);
+  int rc = !buf || spaa_convert_pprof(buf, len, NULL, &l, &err) ||
+           spaa_write(l.v[0].profile, sink_file, stdout, &err);
+  spaa_conv_list_free(&l);
+  free(buf);
+  return rc ? 1 : 0;
+}
+
+static void process_bench(const char *self, const char *path)
+{
+  char bin[4096], *conv[] = {bin, "convert", "--from", "pprof", (char *)path, NULL};
+  char *standin[] = {(char *)self, "--convert-write", (char *)path, NULL};
+  char *gopprof[] = {"go", "tool", "pprof", "-raw", (char *)path, NULL};
+  const char *env = getenv("SPAA_BIN");
+  const char *what = "spaa-relay convert --from pprof";
+  double ours, go;
+  long rss = -1, go_rss = -1;
+  if (env)
+    snprintf(bin, sizeof(bin), "%s", env);
+  else {
+    char *slash;
+    ssize_t n = readlink(self, bin, sizeof(bin) - 32);
+    bin[n > 0 ? n : 0] = 0;
+    if ((slash = strrchr(bin, '/')))
+      *slash = 0;
+    strncat(bin, "/../spaa-relay", sizeof(bin) - strlen(bin) - 1);
+  }
+  ours = best_proc(conv, 5, &rss);
+  if (ours < 0) {
+    what = "stand-in (this program: read, convert, write SPAA; `spaa-relay convert` failed)";
+    ours = best_proc(standin, 5, &rss);
+  }
+  if (ours < 0) {
+    printf("process: %s failed\n", what);
+    return;
+  }
+  printf("process: %s on large.cpu: %.1f ms, peak RSS %.1f MiB (target <= 40 MiB)\n", what,
+         ours * 1e3, rss / 1024.0);
+  go = best_proc(gopprof, 3, &go_rss);
+  if (go < 0)
+    printf("process: `go tool pprof -raw` not available (golang-go not installed?): no ratio\n");
+  else
+    printf("process: go tool pprof -raw on large.cpu: %.1f ms (the go command's own peak RSS "
+           "%.1f MiB); ours is %.1fx faster (target >= 10x)\n", go * 1e3, go_rss / 1024.0,
+           go / ours);
 }
 
 /* VmHWM (peak resident set) of this process in KiB, from /proc/self/status; -1 if unknown. */
@@ -307,6 +524,8 @@ int main(int argc, char **argv)
     printf("%ld\n", vm_hwm_kib());
     return rc;
   }
+  if (argc == 3 && strcmp(argv[1], "--convert-write") == 0)
+    return convert_write(argv[2]);
   if (argc == 3 && strcmp(argv[1], "--nothing") == 0) {
     printf("%ld\n", vm_hwm_kib());
     return 0;
@@ -320,13 +539,18 @@ int main(int argc, char **argv)
     fprintf(stderr, "usage: %s [google-pprof_large.cpu] (or set SPAA_SHARED)\n", argv[0]);
     return 2;
   }
+  /* whole processes first, while this parent is small: a child's peak RSS as wait4 reports
+   * it starts from the parent's at fork */
+  process_bench("/proc/self/exe", path);
   if (!(buf = slurp(path, &len))) {
     fprintf(stderr, "cannot read %s\n", path);
     return 2;
   }
   compare("large.cpu", buf, len, 20);
+  ingest_bench("large.cpu", buf, len, 10);
   syn = synthetic(200000, 60000, 40000, &syn_len);
   compare("synthetic", syn, syn_len, 5);
+  ingest_bench("synthetic", syn, syn_len, 3);
   base_rss = child_rss_kib("/proc/self/exe", "--nothing", path);
   rss = child_rss_kib("/proc/self/exe", "--once", path);
   printf("peak RSS converting large.cpu in a fresh process: %.1f MiB (an empty run: %.1f MiB)\n",

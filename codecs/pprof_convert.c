@@ -698,8 +698,14 @@ int spaa_convert_pprof(const uint8_t *buf, size_t len, const struct spaa_convert
   char *service = NULL;
   int rc;
 
+  /* the decoded message is freed before spaa_normalize, which needs as much memory again:
+   * the model holds copies of every string it uses, nothing points into the arena */
   if ((rc = spaa_pprof_decode(buf, len, &d, err)) ||
-      (rc = spaa_pprof_to_spaa(d, &p, &st, &en, err)))
+      (rc = spaa_pprof__build(d, &p, &st, &en, err)))
+    goto out;
+  spaa_pprof_free(d);
+  d = NULL;
+  if ((rc = spaa_normalize(p, err)))
     goto out;
   if ((o && o->service && !(service = strdup(o->service))) || !(cv = spaa_conv_add(out))) {
     rc = spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);

@@ -5,6 +5,7 @@
 
 #include "server/ingest_spaa.h"
 #include "server/ops.h"
+#include "server/pprof.h"
 #include "server/query.h"
 #include "server/sentry.h"
 
@@ -20,6 +21,9 @@ const struct spaa_route spaa_routes[] = {
     {"POST", "/api/v1/spaa", spaa_ingest_spaa, .auth = SPAA_AUTH_INGEST},
     /* Sentry (its own credentials: X-Sentry-Auth, query string or dsn; Relay-shaped errors) */
     {"POST", "/api/{project_id}/envelope", spaa_sentry_envelope, .on_error = spaa_sentry_on_error},
+    {"POST", "/ingest", spaa_pprof_ingest, .auth = SPAA_AUTH_INGEST},
+    {"POST", "/pyroscope/ingest", spaa_pprof_ingest, .auth = SPAA_AUTH_INGEST},
+    {"POST", "/v1/pprof", spaa_pprof_collector, .auth = SPAA_AUTH_INGEST},
 };
 
 const size_t spaa_n_routes = sizeof(spaa_routes) / sizeof(spaa_routes[0]);

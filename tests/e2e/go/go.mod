@@ -1,0 +1,3 @@
+module spaa-relay/tests/pprofgen
+
+go 1.19

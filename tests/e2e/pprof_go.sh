@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# A real pprof client: tests/e2e/go (runtime/pprof, standard library only) writes a CPU
+# profile of about one second of busy work and a heap profile; curl pushes them to /ingest
+# (raw and multipart, as Pyroscope SDKs do) and to /v1/pprof; the stored profiles are read
+# back and their per-type totals compared with `go tool pprof -raw`. Needs Debian's golang-go:
+# without a `go` binary the test is skipped (exit 77).
+source "$(dirname "$0")/lib.bash"
+source "$(dirname "$0")/pprof_lib.bash"
+
+if ! command -v go >/dev/null; then
+  echo "skip [$E2E_NAME]: Go is not installed (apt-get install golang-go; scripts/install-deps.sh does)"
+  exit 77
+fi
+
+SRC="$(cd "$(dirname "$0")/go" && pwd)"
+export GOCACHE="${SPAA_BUILD:-$E2E_TMP}/go-cache" GOPATH="$E2E_TMP/gopath" GOFLAGS=-mod=mod
+export GOTOOLCHAIN=local GOPROXY=off GOTELEMETRY=off
+(cd "$SRC" && go build -o "$E2E_TMP/pprofgen" .) || fail "go build of $SRC failed"
+"$E2E_TMP/pprofgen" -cpu "$E2E_TMP/cpu.pprof" -heap "$E2E_TMP/heap.pprof" -seconds 1 ||
+  fail "the Go program failed"
+CPU="$E2E_TMP/cpu.pprof" HEAP="$E2E_TMP/heap.pprof"
+cpu_want=$(go_totals "$CPU")
+assert_contains "$cpu_want" "cpu=" "the Go CPU profile has CPU samples"
+
+# frames_with ID NAME: how many frames of a stored profile have NAME in their function.
+frames_with() {
+  http GET "/api/v1/profiles/$1/spaa"
+  assert_eq 200 "$HTTP_CODE" "SPAA of $1"
+  printf '%s\n' "$HTTP_BODY" |
+    jq -r --arg f "$2" 'select(.type == "frame" and (.func | contains($f))) | .func' | wc -l
+}
+
+start_server --ingest-token gotoken
+AUTH=(-H 'Authorization: Bearer gotoken')
+
+# CPU: /ingest raw, as pyroscope-go's plain upload
+now=$(date +%s)
+http POST "/ingest?name=goapp.cpu%7Blang%3Dgo%7D&from=$((now - 1))&until=$now&format=pprof&sampleRate=100&spyName=gospy" \
+  "${AUTH[@]}" -H 'Content-Type: application/octet-stream' --data-binary @"$CPU"
+assert_eq 200 "$HTTP_CODE" "Go CPU profile to /ingest: $HTTP_BODY"
+id=$(only_id goapp)
+push_readback "$CPU" "$id" "Go CPU profile via /ingest"
+(($(frames_with "$id" main.spin) > 0)) || fail "no main.spin frame in the Go CPU profile"
+
+# heap: /ingest multipart with the SDK's sample_type_config, Basic auth as Alloy sends it
+printf '%s' '{"alloc_objects":{"units":"objects"},"alloc_space":{"units":"bytes"},"inuse_objects":{"units":"objects","aggregation":"average"},"inuse_space":{"units":"bytes","aggregation":"average"}}' \
+  >"$E2E_TMP/stc.json"
+http POST "/ingest?name=goheap.alloc_objects%7Blang%3Dgo%7D&from=$now&until=$now&spyName=gospy" \
+  -u "tenant:gotoken" -F "profile=@$HEAP;filename=profile.pprof" -F "sample_type_config=<$E2E_TMP/stc.json"
+assert_eq 200 "$HTTP_CODE" "Go heap profile to /ingest (multipart): $HTTP_BODY"
+id=$(only_id goheap)
+push_readback "$HEAP" "$id" "Go heap profile via /ingest multipart"
+(($(frames_with "$id" main.allocate) > 0)) || fail "no main.allocate frame in the Go heap profile"
+
+# both to /v1/pprof
+http POST "/v1/pprof?service=gocpu" "${AUTH[@]}" --data-binary @"$CPU"
+assert_eq 204 "$HTTP_CODE" "Go CPU profile to /v1/pprof"
+push_readback "$CPU" "$(only_id gocpu)" "Go CPU profile via /v1/pprof"
+http POST /v1/pprof -H 'X-Service-Name: goheap2' "${AUTH[@]}" --data-binary @"$HEAP"
+assert_eq 204 "$HTTP_CODE" "Go heap profile to /v1/pprof"
+push_readback "$HEAP" "$(only_id goheap2)" "Go heap profile via /v1/pprof"
+
+stop_server || fail "the server did not exit cleanly"
+echo "ok [$E2E_NAME]: Go CPU ($cpu_want) and heap profiles stored and read back"
