@@ -5,6 +5,7 @@
 
 #include "server/ingest_spaa.h"
 #include "server/ops.h"
+#include "server/otlp.h"
 #include "server/query.h"
 
 const struct spaa_route spaa_routes[] = {
@@ -17,6 +18,8 @@ const struct spaa_route spaa_routes[] = {
     {"GET", "/api/v1/profiles/{id}/spaa", spaa_query_spaa, .auth = SPAA_AUTH_READ},
     /* ingest (ingest token) */
     {"POST", "/api/v1/spaa", spaa_ingest_spaa, .auth = SPAA_AUTH_INGEST},
+    {"POST", "/v1development/profiles", spaa_otlp_export, .auth = SPAA_AUTH_INGEST, .max_body = SPAA_OTLP_MAX_BODY, .max_decoded = SPAA_OTLP_MAX_BODY, .on_error = spaa_otlp_error},
+    {"POST", "/v1experimental/profiles", spaa_otlp_export, .auth = SPAA_AUTH_INGEST, .max_body = SPAA_OTLP_MAX_BODY, .max_decoded = SPAA_OTLP_MAX_BODY, .on_error = spaa_otlp_error},
 };
 
 const size_t spaa_n_routes = sizeof(spaa_routes) / sizeof(spaa_routes[0]);
