@@ -6,27 +6,61 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack */
 #include <xxhash.h>
 
 #include "codecs/canon.h"
 
-/* A field: u32 little-endian byte length, then the bytes. */
-static int put_field(struct spaa_buf *b, const char *s, size_t len)
+/* The canonical encodings are written through an emitter that either appends to a buffer
+ * (spaa_*_identity, for tests and docs) or feeds an XXH3-128 state directly (the cids: no
+ * allocation on the hot path). Both see exactly the same bytes. */
+struct enc {
+  struct spaa_buf *b;  /* append here, or */
+  XXH3_state_t *h;     /* hash here */
+  int rc;              /* first error, sticky */
+};
+
+static void enc_bytes(struct enc *e, const void *p, size_t n)
 {
-  unsigned char l[4];
-  int rc;
-  if (len > UINT32_MAX)
-    return SPAA_E_TOO_LARGE;
-  l[0] = (unsigned char)(len & 0xff);
-  l[1] = (unsigned char)((len >> 8) & 0xff);
-  l[2] = (unsigned char)((len >> 16) & 0xff);
-  l[3] = (unsigned char)((len >> 24) & 0xff);
-  if ((rc = spaa_buf_add(b, l, 4)))
-    return rc;
-  return spaa_buf_add(b, s, len);
+  if (e->rc || !n)
+    return;
+  if (e->b)
+    e->rc = spaa_buf_add(e->b, p, n);
+  else if (XXH3_128bits_update(e->h, p, n) == XXH_ERROR)
+    e->rc = SPAA_E_INTERNAL;
 }
 
-static int put_str(struct spaa_buf *b, const char *s) { return put_field(b, s ? s : "", s ? strlen(s) : 0); }
+static void enc_u32(struct enc *e, size_t v)
+{
+  unsigned char l[4];
+  if (v > UINT32_MAX) {
+    e->rc = e->rc ? e->rc : SPAA_E_TOO_LARGE;
+    return;
+  }
+  l[0] = (unsigned char)(v & 0xff);
+  l[1] = (unsigned char)((v >> 8) & 0xff);
+  l[2] = (unsigned char)((v >> 16) & 0xff);
+  l[3] = (unsigned char)((v >> 24) & 0xff);
+  enc_bytes(e, l, 4);
+}
+
+/* A field: u32 little-endian byte length, then the bytes. */
+static void enc_field(struct enc *e, const char *s, size_t len)
+{
+  enc_u32(e, len);
+  enc_bytes(e, s, len);
+}
+
+static void enc_str(struct enc *e, const char *s) { enc_field(e, s ? s : "", s ? strlen(s) : 0); }
+
+/* One field made of a two-byte prefix and a string: "b:<build_id>" or "n:<name>". */
+static void enc_prefixed(struct enc *e, const char *prefix, const char *s)
+{
+  size_t sl = strlen(s);
+  enc_u32(e, sl + 2);
+  enc_bytes(e, prefix, 2);
+  enc_bytes(e, s, sl);
+}
 
 size_t spaa_dso_key(const struct spaa_dso *d, char *out, size_t cap)
 {
@@ -38,133 +72,134 @@ size_t spaa_dso_key(const struct spaa_dso *d, char *out, size_t cap)
   return n < 0 ? cap : (size_t)n;
 }
 
-/* One field made of a two-byte prefix and a string: "b:<build_id>" or "n:<name>". */
-static int put_prefixed(struct spaa_buf *b, const char *prefix, const char *s)
-{
-  size_t sl = strlen(s);
-  unsigned char l[4];
-  int rc;
-  if (sl + 2 > UINT32_MAX)
-    return SPAA_E_TOO_LARGE;
-  l[0] = (unsigned char)((sl + 2) & 0xff);
-  l[1] = (unsigned char)(((sl + 2) >> 8) & 0xff);
-  l[2] = (unsigned char)(((sl + 2) >> 16) & 0xff);
-  l[3] = (unsigned char)(((sl + 2) >> 24) & 0xff);
-  if ((rc = spaa_buf_add(b, l, 4)) || (rc = spaa_buf_add(b, prefix, 2)))
-    return rc;
-  return spaa_buf_add(b, s, sl);
-}
-
-int spaa_dso_identity(struct spaa_buf *b, const struct spaa_dso *d)
+static void enc_dso(struct enc *e, const struct spaa_dso *d)
 {
   if (d->build_id && d->build_id[0])
-    return put_prefixed(b, "b:", d->build_id);
-  return put_prefixed(b, "n:", d->name ? d->name : "");
+    enc_prefixed(e, "b:", d->build_id);
+  else
+    enc_prefixed(e, "n:", d->name ? d->name : "");
 }
 
-int spaa_frame_identity(struct spaa_buf *b, const struct spaa_frame *f, const struct spaa_dso *d)
+static void enc_frame(struct enc *e, const struct spaa_frame *f, const struct spaa_dso *d)
 {
   char tmp[32];
-  int rc, n;
+  int n;
   /* 1. func: the symbol when resolved, "" when not (the raw ip is not an identity) */
-  if ((rc = put_str(b, f->func_resolved ? f->func : "")))
-    return rc;
+  enc_str(e, f->func_resolved ? f->func : "");
   /* 2. dso key, "" when the frame has no dso */
-  if (d) {
-    if ((rc = spaa_dso_identity(b, d)))
-      return rc;
-  } else if ((rc = put_field(b, "", 0))) {
-    return rc;
-  }
+  if (d)
+    enc_dso(e, d);
+  else
+    enc_field(e, "", 0);
   /* 3. srcline, "" when absent or unresolved */
-  if ((rc = put_str(b, f->srcline_resolved ? f->srcline : NULL)))
-    return rc;
+  enc_str(e, f->srcline_resolved ? f->srcline : NULL);
   /* 4. inline depth in decimal ("0" when absent) */
   n = snprintf(tmp, sizeof(tmp), "%" PRIu32, f->has_inline_depth ? f->inline_depth : 0);
-  if ((rc = put_field(b, tmp, (size_t)n)))
-    return rc;
+  enc_field(e, tmp, (size_t)n);
   /* 5. kind */
-  if ((rc = put_str(b, f->kind ? f->kind : "unknown")))
-    return rc;
+  enc_str(e, f->kind ? f->kind : "unknown");
   /* 6. address: only for unresolved frames, relative to the dso's mapping when known */
   if (!f->func_resolved && f->has_ip) {
     uint64_t a = f->ip;
     if (d && d->has_mapping && a >= d->map_start && a < d->map_limit)
       a = a - d->map_start + d->map_offset;
     n = snprintf(tmp, sizeof(tmp), "0x%" PRIx64, a);
-    return put_field(b, tmp, (size_t)n);
+    enc_field(e, tmp, (size_t)n);
+  } else {
+    enc_field(e, "", 0);
   }
-  return put_field(b, "", 0);
-}
-
-static void hash_to_cid(const void *data, size_t len, struct spaa_cid *out)
-{
-  XXH128_hash_t h = XXH3_128bits(data, len);
-  XXH128_canonical_t c;
-  XXH128_canonicalFromHash(&c, h);
-  memcpy(out->b, c.digest, SPAA_CID_LEN);
-}
-
-int spaa_dso_cid(const struct spaa_dso *d, struct spaa_cid *out)
-{
-  struct spaa_buf b;
-  int rc;
-  spaa_buf_init(&b, 0);
-  if (!(rc = spaa_dso_identity(&b, d)))
-    hash_to_cid(b.p, b.len, out);
-  spaa_buf_free(&b);
-  return rc;
-}
-
-int spaa_frame_cid(const struct spaa_frame *f, const struct spaa_dso *d, struct spaa_cid *out)
-{
-  struct spaa_buf b;
-  int rc;
-  spaa_buf_init(&b, 0);
-  if (!(rc = spaa_frame_identity(&b, f, d)))
-    hash_to_cid(b.p, b.len, out);
-  spaa_buf_free(&b);
-  return rc;
 }
 
 static int skip_event(const char *k) { return strcmp(k, "event") == 0; }
 
+static void enc_stack(struct enc *e, const char *event, const char *stack_type,
+                      const struct spaa_cid *leaf_first, size_t n, const json_t *context)
+{
+  enc_str(e, event);
+  enc_str(e, stack_type ? stack_type : "unified");
+  enc_u32(e, n);
+  if (n > UINT32_MAX)
+    return;
+  enc_bytes(e, leaf_first, n * SPAA_CID_LEN);
+  /* context without "event": canonical JSON object members, "" when there are none */
+  if (context && json_is_object(context) && json_object_size(context) > 0) {
+    struct spaa_buf ctx;
+    int rc;
+    spaa_buf_init(&ctx, 0);
+    rc = spaa_canon_members(&ctx, context, skip_event);
+    if (!rc && ctx.len) {
+      /* members come as ",k:v,k:v": make an object of them */
+      ctx.p[0] = '{';
+      rc = spaa_buf_add(&ctx, "}", 1);
+    }
+    if (rc)
+      e->rc = e->rc ? e->rc : rc;
+    else
+      enc_field(e, ctx.len ? ctx.p : "", ctx.len);
+    spaa_buf_free(&ctx);
+  } else {
+    enc_field(e, "", 0);
+  }
+}
+
+int spaa_dso_identity(struct spaa_buf *b, const struct spaa_dso *d)
+{
+  struct enc e = {b, NULL, 0};
+  enc_dso(&e, d);
+  return e.rc;
+}
+
+int spaa_frame_identity(struct spaa_buf *b, const struct spaa_frame *f, const struct spaa_dso *d)
+{
+  struct enc e = {b, NULL, 0};
+  enc_frame(&e, f, d);
+  return e.rc;
+}
+
+/* Hashing: a stack-allocated XXH3 state (static-linking API of libxxhash). */
+static void hash_begin(struct enc *e, XXH3_state_t *st)
+{
+  e->b = NULL;
+  e->h = st;
+  e->rc = XXH3_128bits_reset(st) == XXH_ERROR ? SPAA_E_INTERNAL : 0;
+}
+
+static int hash_end(struct enc *e, struct spaa_cid *out)
+{
+  XXH128_canonical_t c;
+  if (e->rc)
+    return e->rc;
+  XXH128_canonicalFromHash(&c, XXH3_128bits_digest(e->h));
+  memcpy(out->b, c.digest, SPAA_CID_LEN);
+  return 0;
+}
+
+int spaa_dso_cid(const struct spaa_dso *d, struct spaa_cid *out)
+{
+  XXH3_state_t st;
+  struct enc e;
+  hash_begin(&e, &st);
+  enc_dso(&e, d);
+  return hash_end(&e, out);
+}
+
+int spaa_frame_cid(const struct spaa_frame *f, const struct spaa_dso *d, struct spaa_cid *out)
+{
+  XXH3_state_t st;
+  struct enc e;
+  hash_begin(&e, &st);
+  enc_frame(&e, f, d);
+  return hash_end(&e, out);
+}
+
 int spaa_stack_cid(const char *event, const char *stack_type, const struct spaa_cid *leaf_first,
                    size_t n, const json_t *context, struct spaa_cid *out)
 {
-  struct spaa_buf b, ctx;
-  unsigned char cnt[4];
-  int rc;
-  spaa_buf_init(&b, 0);
-  spaa_buf_init(&ctx, 0);
-  if (n > UINT32_MAX)
-    return SPAA_E_TOO_LARGE;
-  cnt[0] = (unsigned char)(n & 0xff);
-  cnt[1] = (unsigned char)((n >> 8) & 0xff);
-  cnt[2] = (unsigned char)((n >> 16) & 0xff);
-  cnt[3] = (unsigned char)((n >> 24) & 0xff);
-  if ((rc = put_str(&b, event)) || (rc = put_str(&b, stack_type ? stack_type : "unified")) ||
-      (rc = spaa_buf_add(&b, cnt, 4)) ||
-      (n && (rc = spaa_buf_add(&b, leaf_first, n * SPAA_CID_LEN))))
-    goto out;
-  /* context without "event": canonical JSON object members, "" when there are none */
-  if (context && json_is_object(context)) {
-    if ((rc = spaa_canon_members(&ctx, context, skip_event)))
-      goto out;
-    if (ctx.len) {
-      /* members come as ",k:v,k:v": make an object of them */
-      ctx.p[0] = '{';
-      if ((rc = spaa_buf_add(&ctx, "}", 1)))
-        goto out;
-    }
-  }
-  if ((rc = put_field(&b, ctx.len ? ctx.p : "", ctx.len)))
-    goto out;
-  hash_to_cid(b.p, b.len, out);
-out:
-  spaa_buf_free(&b);
-  spaa_buf_free(&ctx);
-  return rc;
+  XXH3_state_t st;
+  struct enc e;
+  hash_begin(&e, &st);
+  enc_stack(&e, event, stack_type, leaf_first, n, context);
+  return hash_end(&e, out);
 }
 
 void spaa_cid_hex(const struct spaa_cid *c, char *out)

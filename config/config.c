@@ -633,7 +633,7 @@ int spaa_config_load(int argc, char *const *argv, char *const *envp, struct spaa
   }
 
   for (i = 1; i < argc; i++) {
-    const char *name, *value;
+    const char *name = NULL, *value = NULL;
     const struct cfg_setting *s;
     size_t nl;
     char where[64];

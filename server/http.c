@@ -326,8 +326,8 @@ static int next_seg(const char **s, const char **seg, size_t *len)
 static int match_pattern(const char *pattern, const char *path, struct spaa_req *req,
                          size_t *offs, size_t *lens)
 {
-  const char *pp = pattern, *sp = path, *pseg, *sseg;
-  size_t pl, sl, np = 0;
+  const char *pp = pattern, *sp = path, *pseg = NULL, *sseg = NULL;
+  size_t pl = 0, sl = 0, np = 0;
   for (;;) {
     int hp = next_seg(&pp, &pseg, &pl), hs = next_seg(&sp, &sseg, &sl);
     if (!hp || !hs) {
