@@ -320,10 +320,6 @@ static int location_frames(struct cv *c, int32_t li)
     rc = dso_for_type(c, ftype ? ftype : "", &dso);
   if (rc)
     goto out;
-  if (ftype && strcmp(ftype, "kernel") == 0)
-    for (i = 0; i < c->p->n_dsos; i++)
-      if (c->p->dsos[i].id == dso)
-        c->p->dsos[i].is_kernel = 1;
   c->loc_gen[li] = c->gen;
   c->loc_frame[li] = c->next_frame;
   for (i = 0; i < n; i++) {
@@ -520,6 +516,31 @@ static int new_stack(struct cv *c, const OT_Sample *s, size_t *out)
 nomem:
   json_decref(ctx);
   return nomem(c);
+}
+
+/* A dso is kernel when its name says so (set when made) or when every frame on it is a
+ * kernel frame: a mapping shared by kernel and other frames (the v1experimental ebpf
+ * profiler's dummy mapping serves kernel and interpreter frames alike) stays a user dso.
+ * Dso ids are their positions + 1 (made in order by this file). 0 or SPAA_E_NOMEM. */
+static int mark_kernel_dsos(struct cv *c)
+{
+  struct spaa_profile *p = c->p;
+  unsigned char *seen; /* per dso: 1 kernel frame seen, 2 other frame seen */
+  size_t i;
+  if (!p->n_dsos)
+    return 0;
+  if (!(seen = calloc(p->n_dsos, 1)))
+    return nomem(c);
+  for (i = 0; i < p->n_frames; i++) {
+    uint64_t d = p->frames[i].dso;
+    if (p->frames[i].has_dso && d >= 1 && d <= p->n_dsos)
+      seen[d - 1] |= strcmp(p->frames[i].kind, "kernel") == 0 ? 1 : 2;
+  }
+  for (i = 0; i < p->n_dsos; i++)
+    if (seen[i] == 1)
+      p->dsos[i].is_kernel = 1;
+  free(seen);
+  return 0;
 }
 
 /* ---- one profile --------------------------------------------------------------------- */
@@ -757,6 +778,8 @@ static int build(struct cv *c, const struct otlp_request *r, const struct otlp_u
         goto nomem;
     }
   }
+  if ((rc = mark_kernel_dsos(c)))
+    goto fail;
   /* converted entry metadata */
   if (service)
     out->service = strdup(service);

@@ -35,8 +35,9 @@ n=$(grep -c . <<<"$ids")
 # the JSON twin of a vector with profile_ids finds them already stored: 01, 04, v1exp_01
 assert_eq $((2 * total - 3)) "$n" "profiles stored"
 for id in $ids; do
-  curl -sS -o "$E2E_TMP/p.spaa" "$SERVER_URL/api/v1/profiles/$id/spaa" ||
-    fail "download of $id"
+  code=$(curl -sS -o "$E2E_TMP/p.spaa" -w '%{http_code}' "$SERVER_URL/api/v1/profiles/$id/spaa" ||
+    true)
+  assert_eq 200 "$code" "SPAA download of $id ($(head -c 200 "$E2E_TMP/p.spaa"))"
   out=$("$SPAA_BIN" validate - <"$E2E_TMP/p.spaa" 2>&1) ||
     fail "stored profile $id does not validate: $out"
 done
