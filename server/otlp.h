@@ -12,6 +12,10 @@
  * specification recommends (413 past it). */
 #define SPAA_OTLP_MAX_BODY ((size_t)64 << 20)
 
+/* Most threads storing the profiles of one request at once (the store's writer groups
+ * concurrent puts into one transaction, so a request of many profiles costs few commits). */
+#define SPAA_OTLP_STORE_THREADS 8
+
 /* Outcomes since start, counted atomically (a snapshot of them for /metrics). */
 struct spaa_otlp_stats {
   uint64_t requests;          /* export requests that reached the handler */
@@ -37,6 +41,19 @@ void spaa_otlp_stats(struct spaa_otlp_stats *out);
  * spaa_ingest_store (source "otlp", the profile's original_payload when it has one) and
  * answers 200 / 400 / 415 / 500 / 503 in the request's content type. */
 void spaa_otlp_export(const struct spaa_req *req, struct spaa_resp *resp);
+
+struct otlp_request;
+struct spaa_conv_list;
+/* Store every converted entry of `list` (rejected entries skipped) with spaa_ingest_store,
+ * source "otlp", the profile's original_payload (borrowed from r) as the original, in up to
+ * SPAA_OTLP_STORE_THREADS threads. A profile id that repeats inside the list is replaced by
+ * one derived from it and the entry's position (deterministic, so a retry dedups). Counts
+ * into *stored and *dups. Returns 0, or the code of the lowest failing entry (*failed_at,
+ * else list->n) with err filled: SPAA_E_BUSY / SPAA_E_SHUTDOWN (answer 503), SPAA_E_STORE...;
+ * entries other than the failing ones may have been stored. */
+int spaa_otlp_store_list(const struct spaa_req *req, const struct otlp_request *r,
+                         struct spaa_conv_list *list, size_t *stored, size_t *dups,
+                         size_t *failed_at, struct spaa_err *err);
 
 /* The routes' on_error: errors the core found before the handler ran (401, 413, 415 for a
  * Content-Encoding, 400 for a corrupt one) answered as google.rpc.Status. */
