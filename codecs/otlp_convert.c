@@ -29,6 +29,7 @@ struct cv {
   uint32_t gen;             /* profile generation */
   uint32_t *loc_gen;        /* per location: generation its frames were made in */
   uint64_t *loc_frame;      /* per location: id of its first (innermost) frame */
+  uint32_t *loc_nfr;        /* per location: how many frames it made (no Location read) */
   uint32_t *map_gen;        /* per mapping: generation its dso was made in */
   uint64_t *map_dso;        /* per mapping: dso id */
   uint64_t next_frame, next_dso;
@@ -43,6 +44,14 @@ struct cv {
   uint64_t *tmp;            /* frame ids of the stack being built */
   size_t cap_tmp;
   struct spaa_idmap threads; /* tid -> 1 */
+  struct spaa_idmap ctxmap; /* (attributes, link) hash -> index in ctxs */
+  struct ctxe {
+    const OT_Sample *rep;   /* a sample with these attributes and link */
+    json_t *ctx;            /* the stack context made for them (owned by a stack), or NULL */
+    int has_tid, has_cpu;   /* thread.id / cpu.logical_number found */
+    int64_t tid, cpu;
+  } *ctxs;                  /* contexts made in this profile, shared by their stacks */
+  size_t n_ctxs, cap_ctxs;
   int has_pid;
   int64_t pid;
   const char *event;        /* interned event name */
@@ -320,12 +329,9 @@ static int location_frames(struct cv *c, int32_t li)
     rc = dso_for_type(c, ftype ? ftype : "", &dso);
   if (rc)
     goto out;
-  if (ftype && strcmp(ftype, "kernel") == 0)
-    for (i = 0; i < c->p->n_dsos; i++)
-      if (c->p->dsos[i].id == dso)
-        c->p->dsos[i].is_kernel = 1;
   c->loc_gen[li] = c->gen;
   c->loc_frame[li] = c->next_frame;
+  c->loc_nfr[li] = (uint32_t)n;
   for (i = 0; i < n; i++) {
     struct spaa_frame *f = spaa_add_frame(c->p);
     const OT_Line *ln = l->n_lines ? l->lines[i] : NULL;
@@ -359,10 +365,19 @@ static int location_frames(struct cv *c, int32_t li)
       size_t fl = strlen(file);
       if (!(sl = spaa_alloc(c->p, fl + 24)))
         goto out;
-      if (ln && ln->line > 0)
-        snprintf(sl, fl + 24, "%s:%" PRId64, file, ln->line);
-      else
-        memcpy(sl, file, fl + 1);
+      memcpy(sl, file, fl + 1);
+      if (ln && ln->line > 0) { /* "file:line", without printf's cost per frame */
+        char dg[24];
+        size_t nd = 0;
+        uint64_t v = (uint64_t)ln->line;
+        do
+          dg[nd++] = (char)('0' + v % 10);
+        while ((v /= 10) && nd < sizeof(dg));
+        sl[fl++] = ':';
+        while (nd)
+          sl[fl++] = dg[--nd];
+        sl[fl] = 0;
+      }
       f->srcline = sl;
     } else {
       f->srcline_resolved = 0;
@@ -407,6 +422,88 @@ static int zero_bin(const ProtobufCBinaryData *b)
   return 1;
 }
 
+static int same_context(const OT_Sample *a, const OT_Sample *b)
+{
+  return a->link_index == b->link_index && a->n_attribute_indices == b->n_attribute_indices &&
+         (!a->n_attribute_indices || memcmp(a->attribute_indices, b->attribute_indices,
+                                            a->n_attribute_indices * sizeof(int32_t)) == 0);
+}
+
+/* The context of sample s's stack (attributes and link), found among those made in this
+ * profile or made now: *out = index in c->ctxs. Stacks share the object (json_incref): it
+ * is never changed once made. */
+static int stack_context(struct cv *c, const OT_Sample *s, size_t *out)
+{
+  uint64_t h = mix((uint64_t)(uint32_t)s->link_index, s->n_attribute_indices);
+  struct ctxe *e;
+  json_t *ctx = NULL;
+  size_t i, k;
+  for (i = 0; i < s->n_attribute_indices; i++)
+    h = mix(h, (uint64_t)(uint32_t)s->attribute_indices[i]);
+  /* a hash collision with another list makes its own entry, found by a linear probe */
+  for (;; h = mix(h, 1)) {
+    if (!spaa_idmap_get(&c->ctxmap, h, &k))
+      break;
+    if (same_context(c->ctxs[k].rep, s)) {
+      *out = k;
+      return 0;
+    }
+  }
+  if (c->n_ctxs == c->cap_ctxs) {
+    size_t nc = c->cap_ctxs ? c->cap_ctxs * 2 : 64;
+    struct ctxe *nv = realloc(c->ctxs, nc * sizeof(*nv));
+    if (!nv)
+      return nomem(c);
+    c->ctxs = nv;
+    c->cap_ctxs = nc;
+  }
+  e = &c->ctxs[c->n_ctxs];
+  memset(e, 0, sizeof(*e));
+  e->rep = s;
+  for (i = 0; i < s->n_attribute_indices; i++) {
+    const OT_KVU *a = c->d->attribute_table[s->attribute_indices[i]];
+    const char *key = otlp__str(c->d, a->key_strindex);
+    int32_t ck = canon_key(c->x, a->key_strindex);
+    if ((!ctx && !(ctx = json_object())) ||
+        set_pref(ctx, "x_otel_attr_", key, any_json(c->d, a->value, 0)))
+      goto nomem;
+    if (a->unit_strindex && set_pref(ctx, "x_otel_unit_", key,
+                                     json_string(otlp__str(c->d, a->unit_strindex))))
+      goto nomem;
+    if (a->value && a->value->value_case == OT_ANY(INT_VALUE)) {
+      if (ck == c->k_tid) {
+        e->has_tid = 1;
+        e->tid = a->value->int_value;
+      } else if (ck == c->k_cpu) {
+        e->has_cpu = 1;
+        e->cpu = a->value->int_value;
+      }
+    }
+  }
+  if (s->link_index > 0) {
+    const OT_Link *ln = c->d->link_table[s->link_index];
+    char hx[40];
+    if (!zero_bin(&ln->trace_id) || !zero_bin(&ln->span_id)) {
+      if ((!ctx && !(ctx = json_object())) ||
+          (ln->trace_id.len &&
+           json_object_set_new(ctx, "x_otel_trace_id",
+                               json_string(hexs(hx, ln->trace_id.data, ln->trace_id.len)))) ||
+          (ln->span_id.len &&
+           json_object_set_new(ctx, "x_otel_span_id",
+                               json_string(hexs(hx, ln->span_id.data, ln->span_id.len)))))
+        goto nomem;
+    }
+  }
+  if (spaa_idmap_put(&c->ctxmap, h, c->n_ctxs, NULL) < 0)
+    goto nomem;
+  e->ctx = ctx; /* this reference is the cache's; each stack takes its own */
+  *out = c->n_ctxs++;
+  return 0;
+nomem:
+  json_decref(ctx);
+  return nomem(c);
+}
+
 /* Build the SPAA stack for sample s; *out = index in c->stk. */
 static int new_stack(struct cv *c, const OT_Sample *s, size_t *out)
 {
@@ -414,20 +511,18 @@ static int new_stack(struct cv *c, const OT_Sample *s, size_t *out)
   struct spaa_stack *sp;
   struct stk *k;
   json_t *ctx = NULL;
-  size_t i, j, nf = 0;
+  size_t i, j, nf = 0, ce = 0;
   char idb[32];
   int rc;
   /* frames, leaf first; each location expands to its lines, innermost first */
   for (i = 0; st && i < st->n_location_indices; i++) {
     int32_t li = st->location_indices[i];
-    const OT_Location *l;
     size_t n;
     if (li == 0)
       continue;
-    l = c->d->location_table[li];
-    n = l->n_lines ? l->n_lines : 1;
     if (c->loc_gen[li] != c->gen && (rc = location_frames(c, li)))
       return rc;
+    n = c->loc_nfr[li];
     if (nf + n > c->cap_tmp) {
       size_t nc = (nf + n) * 2;
       uint64_t *nv = realloc(c->tmp, nc * sizeof(*nv));
@@ -450,41 +545,14 @@ static int new_stack(struct cv *c, const OT_Sample *s, size_t *out)
   k = &c->stk[c->n_stk];
   memset(k, 0, sizeof(*k));
   k->rep = s;
-  /* context: attributes and link */
-  for (i = 0; i < s->n_attribute_indices; i++) {
-    const OT_KVU *a = c->d->attribute_table[s->attribute_indices[i]];
-    const char *key = otlp__str(c->d, a->key_strindex);
-    int32_t ck = canon_key(c->x, a->key_strindex);
-    if ((!ctx && !(ctx = json_object())) ||
-        set_pref(ctx, "x_otel_attr_", key, any_json(c->d, a->value, 0)))
-      goto nomem;
-    if (a->unit_strindex && set_pref(ctx, "x_otel_unit_", key,
-                                     json_string(otlp__str(c->d, a->unit_strindex))))
-      goto nomem;
-    if (a->value && a->value->value_case == OT_ANY(INT_VALUE)) {
-      if (ck == c->k_tid) {
-        k->has_tid = 1;
-        k->tid = a->value->int_value;
-      } else if (ck == c->k_cpu) {
-        k->has_cpu = 1;
-        k->cpu = a->value->int_value;
-      }
-    }
-  }
-  if (s->link_index > 0) {
-    const OT_Link *ln = c->d->link_table[s->link_index];
-    char hx[40];
-    if (!zero_bin(&ln->trace_id) || !zero_bin(&ln->span_id)) {
-      if ((!ctx && !(ctx = json_object())) ||
-          (ln->trace_id.len &&
-           json_object_set_new(ctx, "x_otel_trace_id",
-                               json_string(hexs(hx, ln->trace_id.data, ln->trace_id.len)))) ||
-          (ln->span_id.len &&
-           json_object_set_new(ctx, "x_otel_span_id",
-                               json_string(hexs(hx, ln->span_id.data, ln->span_id.len)))))
-        goto nomem;
-    }
-  }
+  /* context: attributes and link, made once per distinct (attributes, link) */
+  if ((rc = stack_context(c, s, &ce)))
+    return rc;
+  ctx = json_incref(c->ctxs[ce].ctx);
+  k->has_tid = c->ctxs[ce].has_tid;
+  k->tid = c->ctxs[ce].tid;
+  k->has_cpu = c->ctxs[ce].has_cpu;
+  k->cpu = c->ctxs[ce].cpu;
   /* a thread record per thread.id */
   if (k->has_tid) {
     int r = spaa_idmap_put(&c->threads, (uint64_t)k->tid, 0, NULL);
@@ -520,6 +588,31 @@ static int new_stack(struct cv *c, const OT_Sample *s, size_t *out)
 nomem:
   json_decref(ctx);
   return nomem(c);
+}
+
+/* A dso is kernel when its name says so (set when made) or when every frame on it is a
+ * kernel frame: a mapping shared by kernel and other frames (the v1experimental ebpf
+ * profiler's dummy mapping serves kernel and interpreter frames alike) stays a user dso.
+ * Dso ids are their positions + 1 (made in order by this file). 0 or SPAA_E_NOMEM. */
+static int mark_kernel_dsos(struct cv *c)
+{
+  struct spaa_profile *p = c->p;
+  unsigned char *seen; /* per dso: 1 kernel frame seen, 2 other frame seen */
+  size_t i;
+  if (!p->n_dsos)
+    return 0;
+  if (!(seen = calloc(p->n_dsos, 1)))
+    return nomem(c);
+  for (i = 0; i < p->n_frames; i++) {
+    uint64_t d = p->frames[i].dso;
+    if (p->frames[i].has_dso && d >= 1 && d <= p->n_dsos)
+      seen[d - 1] |= strcmp(p->frames[i].kind, "kernel") == 0 ? 1 : 2;
+  }
+  for (i = 0; i < p->n_dsos; i++)
+    if (seen[i] == 1)
+      p->dsos[i].is_kernel = 1;
+  free(seen);
+  return 0;
 }
 
 /* ---- one profile --------------------------------------------------------------------- */
@@ -579,6 +672,19 @@ static int kv_list(struct cv *c, const OT_KeyValue *const *kv, size_t n, json_t 
   return 0;
 }
 
+/* Set a one-entry weight list: metric and unit are the profile's own interned strings
+ * (c->metric, c->unit), so nothing is copied. 0 or -1. */
+static int weight1(const struct cv *c, struct spaa_weights *w, int64_t value)
+{
+  if (!(w->v = malloc(sizeof(*w->v))))
+    return -1;
+  w->n = w->cap = 1;
+  w->v[0].metric = c->metric;
+  w->v[0].unit = c->unit;
+  w->v[0].value = spaa_int(value);
+  return 0;
+}
+
 static int obj_set(json_t *o, const char *k, json_t *v) { return v ? json_object_set_new(o, k, v) : -1; }
 
 static int build(struct cv *c, const struct otlp_request *r, const struct otlp_unit *u,
@@ -603,6 +709,8 @@ static int build(struct cv *c, const struct otlp_request *r, const struct otlp_u
     return nomem(c);
   c->metric = ev->primary_metric = ev->name;
   c->unit = unit[0] ? spaa_strdup(p, unit) : NULL;
+  if (unit[0] && !c->unit)
+    return nomem(c);
   ev->kind = event_kind(type, unit);
   if (pr->period > 0) {
     ev->mode = "period";
@@ -742,21 +850,23 @@ static int build(struct cv *c, const struct otlp_request *r, const struct otlp_u
         sm->has_cpu = 1;
         sm->cpu = c->stk[si].cpu;
       }
-      if (per_ts && spaa_weights_add(p, &sm->weights, c->metric, spaa_int(s->values[j]), c->unit))
+      if (per_ts && weight1(c, &sm->weights, s->values[j]))
         goto nomem;
     }
   }
   for (i = 0; i < c->n_stk; i++) {
     struct spaa_stack *st = &p->stacks[i];
-    if (spaa_weights_add(p, &st->weights, c->metric, spaa_int(c->stk[i].sum), c->unit))
+    if (weight1(c, &st->weights, c->stk[i].sum))
       goto nomem;
     if (st->n_frames) {
       st->has_exclusive = 1;
       st->excl_frame = st->frames[0];
-      if (spaa_weights_add(p, &st->excl_weights, c->metric, spaa_int(c->stk[i].sum), c->unit))
+      if (weight1(c, &st->excl_weights, c->stk[i].sum))
         goto nomem;
     }
   }
+  if ((rc = mark_kernel_dsos(c)))
+    goto fail;
   /* converted entry metadata */
   if (service)
     out->service = strdup(service);
@@ -812,8 +922,10 @@ static int cv_open(struct cv *c, struct otlp_dictx *x, struct spaa_err *err)
   c->err = err;
   spaa_idmap_init(&c->stackmap);
   spaa_idmap_init(&c->threads);
+  spaa_idmap_init(&c->ctxmap);
   if ((d->n_location_table && (!(c->loc_gen = calloc(d->n_location_table, sizeof(uint32_t))) ||
-                               !(c->loc_frame = malloc(d->n_location_table * sizeof(uint64_t))))) ||
+                               !(c->loc_frame = malloc(d->n_location_table * sizeof(uint64_t))) ||
+                               !(c->loc_nfr = malloc(d->n_location_table * sizeof(uint32_t))))) ||
       (d->n_mapping_table && (!(c->map_gen = calloc(d->n_mapping_table, sizeof(uint32_t))) ||
                               !(c->map_dso = malloc(d->n_mapping_table * sizeof(uint64_t))))))
     return nomem(c);
@@ -824,10 +936,24 @@ static int cv_open(struct cv *c, struct otlp_dictx *x, struct spaa_err *err)
   return 0;
 }
 
+/* Drop the contexts cached for the last profile. */
+static void ctx_reset(struct cv *c)
+{
+  size_t i;
+  for (i = 0; i < c->n_ctxs; i++)
+    json_decref(c->ctxs[i].ctx);
+  c->n_ctxs = 0;
+  spaa_idmap_free(&c->ctxmap);
+  spaa_idmap_init(&c->ctxmap);
+}
+
 static void cv_close(struct cv *c)
 {
+  ctx_reset(c);
+  free(c->ctxs);
   free(c->loc_gen);
   free(c->loc_frame);
+  free(c->loc_nfr);
   free(c->map_gen);
   free(c->map_dso);
   free(c->stk);
@@ -881,6 +1007,7 @@ static int convert_unit(struct cv *c, const struct otlp_request *r, const struct
   spaa_idmap_init(&c->threads);
   c->err = &why;
   rc = build(c, r, u, e, n_warn, warn);
+  ctx_reset(c);
   if (!rc)
     rc = spaa_normalize(c->p, &why);
   if (rc == SPAA_E_NOMEM) {

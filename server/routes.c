@@ -5,6 +5,7 @@
 
 #include "server/ingest_spaa.h"
 #include "server/ops.h"
+#include "server/otlp.h"
 #include "server/pprof.h"
 #include "server/query.h"
 #include "server/sentry.h"
@@ -20,10 +21,17 @@ const struct spaa_route spaa_routes[] = {
     /* ingest (ingest token) */
     {"POST", "/api/v1/spaa", spaa_ingest_spaa, .auth = SPAA_AUTH_INGEST},
     /* Sentry (its own credentials: X-Sentry-Auth, query string or dsn; Relay-shaped errors) */
-    {"POST", "/api/{project_id}/envelope", spaa_sentry_envelope, .on_error = spaa_sentry_on_error},
+    {"POST", "/api/{project_id}/envelope", spaa_sentry_envelope,
+     .on_error = spaa_sentry_on_error},
+    /* pprof: Pyroscope's push API and the Collector pprof receiver (ingest token) */
     {"POST", "/ingest", spaa_pprof_ingest, .auth = SPAA_AUTH_INGEST},
     {"POST", "/pyroscope/ingest", spaa_pprof_ingest, .auth = SPAA_AUTH_INGEST},
     {"POST", "/v1/pprof", spaa_pprof_collector, .auth = SPAA_AUTH_INGEST},
+    /* OTLP/HTTP profiles (ingest token; google.rpc.Status errors; 64 MiB caps) */
+    {"POST", "/v1development/profiles", spaa_otlp_export, .auth = SPAA_AUTH_INGEST,
+     .max_body = SPAA_OTLP_MAX_BODY, .max_decoded = SPAA_OTLP_MAX_BODY, .on_error = spaa_otlp_error},
+    {"POST", "/v1experimental/profiles", spaa_otlp_export, .auth = SPAA_AUTH_INGEST,
+     .max_body = SPAA_OTLP_MAX_BODY, .max_decoded = SPAA_OTLP_MAX_BODY, .on_error = spaa_otlp_error},
 };
 
 const size_t spaa_n_routes = sizeof(spaa_routes) / sizeof(spaa_routes[0]);

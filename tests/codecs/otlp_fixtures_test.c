@@ -349,6 +349,13 @@ static void test_v1exp(void **state)
   for (i = 0; i < p->n_dsos; i++)
     if (strcmp(p->dsos[i].name, "/usr/bin/python3.11") == 0)
       assert_null(p->dsos[i].build_id); /* the FileID is not hex: kept as an attribute */
+  /* the dummy mapping serves the kernel leaf and the Python frames: not a kernel dso */
+  for (i = 0; i < p->n_dsos; i++)
+    if (strcmp(p->dsos[i].name, "DUMMY") == 0)
+      assert_false(p->dsos[i].is_kernel);
+  for (i = 0; i < p->n_frames; i++)
+    if (strcmp(p->frames[i].func, "do_sys_poll") == 0)
+      assert_string_equal(p->frames[i].kind, "kernel");
   check_valid_spaa(p, "v1exp_01");
   spaa_conv_list_free(&l);
   otlp_request_free(r);
