@@ -3,6 +3,7 @@
 #include "server/ingest.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
@@ -73,38 +74,83 @@ static json_t *merged_labels(json_t *conv, const json_t *req)
   return all;
 }
 
+/* Fill meta (and its merged labels, which the caller decrefs) for one converted profile. */
+static void meta_build(const struct spaa_req *req, struct spaa_converted *c,
+                       const struct spaa_ingest_info *info, char *id, struct spaa_meta *meta,
+                       json_t **labels)
+{
+  memset(meta, 0, sizeof(*meta));
+  if (c->id[0] && spaa_query_id_ok(c->id))
+    snprintf(id, 64, "%s", c->id);
+  else
+    spaa_ingest_new_id(id);
+  *labels = merged_labels(c->labels, info->labels);
+  meta->id = id;
+  meta->service = c->service ? c->service : info->service ? info->service : "unknown";
+  meta->source = info->source;
+  meta->received_ns = req->received_ns;
+  meta->start_ns = c->start_ns;
+  meta->end_ns = c->end_ns;
+  header_range(c->profile, &meta->start_ns, &meta->end_ns);
+  meta->payload_bytes = req->wire_len;
+  meta->labels = *labels;
+  meta->attrs = c->attrs;
+  meta->original = info->original;
+  meta->original_len = info->original_len;
+}
+
+static void log_outcome(const struct spaa_meta *m, const struct spaa_converted *c, int rc,
+                        const struct spaa_err *err)
+{
+  if (rc < 0)
+    spaa_log(SPAA_LOG_WARN, "store failed", "id=%s source=%s code=%s detail=\"%s\"", m->id,
+             m->source, spaa_err_name(rc), err->msg);
+  else
+    spaa_log(SPAA_LOG_INFO, rc == 1 ? "profile already stored" : "profile stored",
+             "id=%s source=%s service=%s stacks=%zu samples=%zu", m->id, m->source,
+             m->service, c->profile->n_stacks, c->profile->n_samples);
+}
+
 int spaa_ingest_store(const struct spaa_req *req, struct spaa_converted *c,
                       const struct spaa_ingest_info *info, char *id, struct spaa_err *err)
 {
   struct spaa_meta meta;
   json_t *labels;
   int rc;
-  memset(&meta, 0, sizeof(meta));
-  if (c->id[0] && spaa_query_id_ok(c->id))
-    snprintf(id, 64, "%s", c->id);
-  else
-    spaa_ingest_new_id(id);
-  labels = merged_labels(c->labels, info->labels);
-  meta.id = id;
-  meta.service = c->service ? c->service : info->service ? info->service : "unknown";
-  meta.source = info->source;
-  meta.received_ns = req->received_ns;
-  meta.start_ns = c->start_ns;
-  meta.end_ns = c->end_ns;
-  header_range(c->profile, &meta.start_ns, &meta.end_ns);
-  meta.payload_bytes = req->wire_len;
-  meta.labels = labels;
-  meta.attrs = c->attrs;
-  meta.original = info->original;
-  meta.original_len = info->original_len;
+  meta_build(req, c, info, id, &meta, &labels);
   rc = spaa_store_put(req->app->store, c->profile, &meta, err);
+  log_outcome(&meta, c, rc, err);
   json_decref(labels);
-  if (rc < 0)
-    spaa_log(SPAA_LOG_WARN, "store failed", "id=%s source=%s code=%s detail=\"%s\"", id,
-             info->source, spaa_err_name(rc), err->msg);
-  else
-    spaa_log(SPAA_LOG_INFO, rc == 1 ? "profile already stored" : "profile stored",
-             "id=%s source=%s service=%s stacks=%zu samples=%zu", id, info->source,
-             meta.service, c->profile->n_stacks, c->profile->n_samples);
+  return rc;
+}
+
+int spaa_ingest_store_many(const struct spaa_req *req, struct spaa_converted *const *c,
+                           const struct spaa_ingest_info *info, size_t n, char (*ids)[64],
+                           int *rcs, struct spaa_err *errs)
+{
+  struct spaa_meta *meta = calloc(n ? n : 1, sizeof(*meta));
+  const struct spaa_profile **p = calloc(n ? n : 1, sizeof(*p));
+  json_t **labels = calloc(n ? n : 1, sizeof(*labels));
+  size_t i;
+  int rc;
+  if (!meta || !p || !labels) {
+    for (i = 0; i < n; i++)
+      rcs[i] = spaa_err_set(&errs[i], SPAA_E_NOMEM, 0, 0, NULL);
+    rc = SPAA_E_NOMEM;
+    goto out;
+  }
+  for (i = 0; i < n; i++) {
+    meta_build(req, c[i], &info[i], ids[i], &meta[i], &labels[i]);
+    p[i] = c[i]->profile;
+  }
+  rc = spaa_store_put_many(req->app->store, n, p, meta, rcs, errs);
+  for (i = 0; i < n; i++)
+    log_outcome(&meta[i], c[i], rcs[i], &errs[i]);
+out:
+  for (i = 0; labels && i < n; i++)
+    json_decref(labels[i]);
+  free(meta);
+  free(p);
+  free(labels);
   return rc;
 }

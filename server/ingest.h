@@ -26,4 +26,12 @@ struct spaa_ingest_info {
 int spaa_ingest_store(const struct spaa_req *req, struct spaa_converted *c,
                       const struct spaa_ingest_info *info, char *id, struct spaa_err *err);
 
+/* Store n converted profiles together (one group commit when the writer is free): c[i] with
+ * info[i], ids into ids[i]. Outcomes per profile in rcs[i] / errs[i] as spaa_ingest_store
+ * gives them (spaa_store_put_many: a piece the store queue has no room for gets SPAA_E_BUSY).
+ * Returns 0, or the first error that kept a piece out. */
+int spaa_ingest_store_many(const struct spaa_req *req, struct spaa_converted *const *c,
+                           const struct spaa_ingest_info *info, size_t n, char (*ids)[64],
+                           int *rcs, struct spaa_err *errs);
+
 #endif

@@ -2,7 +2,6 @@
  * answer ExportProfilesServiceResponse or google.rpc.Status in the request's content type. */
 #include "server/otlp.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -204,101 +203,60 @@ static void unique_id(struct spaa_conv_list *l, size_t k)
     }
 }
 
-/* Shared by the threads of spaa_otlp_store_list. */
-struct store_run {
-  const struct spaa_req *req;     /* the request (store, time, sizes) */
-  const struct otlp_request *r;   /* for the original payloads */
-  struct spaa_conv_list *list;    /* the entries to store */
-  int *rc;                        /* per entry: the outcome of spaa_ingest_store */
-  struct spaa_err *err;           /* per entry: the error when rc < 0 */
-  size_t next;                    /* next entry to take (atomic) */
-};
-
-static void store_one(struct store_run *w, size_t i)
-{
-  struct spaa_converted *c = &w->list->v[i];
-  struct spaa_ingest_info info;
-  struct otlp_origin o;
-  char id[64];
-  memset(&info, 0, sizeof(info));
-  info.source = "otlp";
-  if (!otlp_request_origin(w->r, i, &o) && o.payload) {
-    info.original = o.payload;
-    info.original_len = o.payload_len;
-  }
-  spaa_err_clear(&w->err[i]);
-  w->rc[i] = spaa_ingest_store(w->req, c, &info, id, &w->err[i]);
-}
-
-static void *store_worker(void *arg)
-{
-  struct store_run *w = arg;
-  for (;;) {
-    size_t i = __atomic_fetch_add(&w->next, 1, __ATOMIC_RELAXED);
-    if (i >= w->list->n)
-      break;
-    if (w->list->v[i].profile)
-      store_one(w, i);
-  }
-  return NULL;
-}
-
 int spaa_otlp_store_list(const struct spaa_req *req, const struct otlp_request *r,
                          struct spaa_conv_list *list, size_t *stored, size_t *dups,
                          size_t *failed_at, struct spaa_err *err)
 {
-  struct store_run w;
-  pthread_t th[SPAA_OTLP_STORE_THREADS];
-  size_t i, todo = 0, n_th = 0, max_th = SPAA_OTLP_STORE_THREADS;
-  size_t depth = req->app && req->app->cfg ? req->app->cfg->queue_depth : 0;
+  struct spaa_converted **c = NULL;
+  struct spaa_ingest_info *info = NULL;
+  char (*ids)[64] = NULL;
+  int *rcs = NULL;
+  struct spaa_err *errs = NULL;
+  size_t *pos = NULL, i, n = 0;
   int rc = 0;
   *stored = *dups = 0;
   *failed_at = list->n;
   if (!list->n)
     return 0;
-  memset(&w, 0, sizeof(w));
-  w.req = req;
-  w.r = r;
-  w.list = list;
-  w.rc = calloc(list->n, sizeof(*w.rc));
-  w.err = calloc(list->n, sizeof(*w.err));
-  if (!w.rc || !w.err) {
+  if (!(c = calloc(list->n, sizeof(*c))) || !(info = calloc(list->n, sizeof(*info))) ||
+      !(ids = calloc(list->n, sizeof(*ids))) || !(rcs = calloc(list->n, sizeof(*rcs))) ||
+      !(errs = calloc(list->n, sizeof(*errs))) || !(pos = calloc(list->n, sizeof(*pos)))) {
     rc = spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
     goto out;
   }
   for (i = 0; i < list->n; i++) {
+    struct otlp_origin o;
     unique_id(list, i);
-    todo += list->v[i].profile != NULL;
-  }
-  /* one request takes at most an eighth of the store queue */
-  if (depth / 8 < max_th)
-    max_th = depth / 8 ? depth / 8 : 1;
-  /* the calling thread works too; helpers only when there is more than one profile */
-  for (; n_th + 1 < todo && n_th + 1 < max_th; n_th++)
-    if (pthread_create(&th[n_th], NULL, store_worker, &w))
-      break;
-  store_worker(&w);
-  for (i = 0; i < n_th; i++)
-    pthread_join(th[i], NULL);
-  for (i = 0; i < list->n; i++) {
     if (!list->v[i].profile)
       continue;
-    /* refused while this request's own puts filled the queue: once more, alone */
-    if (w.rc[i] == SPAA_E_BUSY && n_th)
-      store_one(&w, i);
-    if (w.rc[i] == 0)
+    c[n] = &list->v[i];
+    info[n].source = "otlp";
+    if (!otlp_request_origin(r, i, &o) && o.payload) {
+      info[n].original = o.payload;
+      info[n].original_len = o.payload_len;
+    }
+    pos[n++] = i;
+  }
+  /* together, so they share group commits */
+  spaa_ingest_store_many(req, c, info, n, ids, rcs, errs);
+  for (i = 0; i < n; i++) {
+    if (rcs[i] == 0)
       (*stored)++;
-    else if (w.rc[i] == 1)
+    else if (rcs[i] == 1)
       (*dups)++;
     else if (!rc) {
-      rc = w.rc[i];
-      *failed_at = i;
-      *err = w.err[i];
+      rc = rcs[i];
+      *failed_at = pos[i];
+      *err = errs[i];
     }
   }
 out:
-  free(w.rc);
-  free(w.err);
+  free(c);
+  free(info);
+  free(ids);
+  free(rcs);
+  free(errs);
+  free(pos);
   return rc;
 }
 

@@ -12,10 +12,6 @@
  * specification recommends (413 past it). */
 #define SPAA_OTLP_MAX_BODY ((size_t)64 << 20)
 
-/* Most threads storing the profiles of one request at once (the store's writer groups
- * concurrent puts into one transaction, so a request of many profiles costs few commits). */
-#define SPAA_OTLP_STORE_THREADS 8
-
 /* Outcomes since start, counted atomically (a snapshot of them for /metrics). */
 struct spaa_otlp_stats {
   uint64_t requests;          /* export requests that reached the handler */
@@ -44,9 +40,9 @@ void spaa_otlp_export(const struct spaa_req *req, struct spaa_resp *resp);
 
 struct otlp_request;
 struct spaa_conv_list;
-/* Store every converted entry of `list` (rejected entries skipped) with spaa_ingest_store,
- * source "otlp", the profile's original_payload (borrowed from r) as the original, in up to
- * SPAA_OTLP_STORE_THREADS threads. A profile id that repeats inside the list is replaced by
+/* Store every converted entry of `list` (rejected entries skipped) with
+ * spaa_ingest_store_many, source "otlp", the profile's original_payload (borrowed from r) as
+ * the original: all together, so they share group commits. A profile id that repeats inside the list is replaced by
  * one derived from it and the entry's position (deterministic, so a retry dedups). Counts
  * into *stored and *dups. Returns 0, or the code of the lowest failing entry (*failed_at,
  * else list->n) with err filled: SPAA_E_BUSY / SPAA_E_SHUTDOWN (answer 503), SPAA_E_STORE...;

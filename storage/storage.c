@@ -195,64 +195,137 @@ int spaa_store_ready(struct spaa_store *s)
   return r;
 }
 
-int spaa_store_put(struct spaa_store *s, const struct spaa_profile *p,
-                   const struct spaa_meta *meta, struct spaa_err *err)
+/* Queue jobs[0..n) (their preps built) at once and wait until every one is done. The
+ * caller holds s->mu; returns with it held. */
+static void queue_and_wait(struct spaa_store *s, struct storage__job *jobs, size_t n)
 {
-  struct storage__prep pr;
-  struct storage__job job;
-  int rc;
+  size_t i, done;
+  for (i = 0; i < n; i++) {
+    if (s->tail)
+      s->tail->next = &jobs[i];
+    else
+      s->head = &jobs[i];
+    s->tail = &jobs[i];
+  }
+  s->queued += n;
+  pthread_cond_signal(&s->cv_work);
+  /* the writer drains the queue before it exits, so this always ends */
+  for (;;) {
+    for (i = done = 0; i < n; i++)
+      done += jobs[i].done != 0;
+    if (done == n)
+      break;
+    pthread_cond_wait(&s->cv_done, &s->mu);
+  }
+}
 
-  if (!s || !p)
-    return spaa_err_set(err, SPAA_E_INTERNAL, 0, 0, "no store or no profile");
+/* One piece of spaa_store_put_many: n is at most the queue depth. */
+static int put_batch(struct spaa_store *s, size_t n, const struct spaa_profile *const *p,
+                     const struct spaa_meta *meta, int *rcs, struct spaa_err *errs)
+{
+  struct storage__prep *pr = NULL;
+  struct storage__job *jobs = NULL;
+  size_t i, built = 0;
+  int rc = 0;
+
+  for (i = 0; i < n; i++)
+    rcs[i] = SPAA_E_INTERNAL;
   /* refuse early, before the work of preparing, when the answer is already known */
   pthread_mutex_lock(&s->mu);
   rc = s->stopping ? SPAA_E_SHUTDOWN : 0;
-  if (!rc && s->queued >= s->queue_depth) {
-    s->stats.busy++;
+  if (!rc && (n > s->queue_depth || s->queued > s->queue_depth - n)) {
+    s->stats.busy += n;
     rc = SPAA_E_BUSY;
   }
   if (!rc)
     s->inflight++;
   pthread_mutex_unlock(&s->mu);
-  if (rc)
-    return spaa_err_set(err, rc, 0, 0, NULL);
-  memset(&job, 0, sizeof(job));
-  if ((rc = storage__prep_build(&pr, p, meta, err)))
+  if (rc) {
+    for (i = 0; i < n; i++)
+      rcs[i] = spaa_err_set(&errs[i], rc, 0, 0, NULL);
+    return rc;
+  }
+  if (!(pr = calloc(n, sizeof(*pr))) || !(jobs = calloc(n, sizeof(*jobs)))) {
+    for (i = 0; i < n; i++)
+      rcs[i] = spaa_err_set(&errs[i], SPAA_E_NOMEM, 0, 0, NULL);
+    rc = SPAA_E_NOMEM;
     goto out;
-
-  job.prep = &pr;
+  }
+  /* prepare every profile; those that fail are answered at once and not queued */
+  for (i = 0; i < n; i++) {
+    spaa_err_clear(&errs[i]);
+    if ((rcs[i] = storage__prep_build(&pr[i], p[i], &meta[i], &errs[i])) == 0)
+      jobs[built++].prep = &pr[i];
+  }
   pthread_mutex_lock(&s->mu);
   if (s->stopping || !s->writer_alive) {
     rc = SPAA_E_SHUTDOWN;
-  } else if (s->queued >= s->queue_depth) {
-    s->stats.busy++;
+  } else if (built > s->queue_depth || s->queued > s->queue_depth - built) {
+    s->stats.busy += built;
     rc = SPAA_E_BUSY;
-  } else {
-    if (s->tail)
-      s->tail->next = &job;
-    else
-      s->head = &job;
-    s->tail = &job;
-    s->queued++;
-    pthread_cond_signal(&s->cv_work);
-    /* the writer drains the queue before it exits, so this always ends */
-    while (!job.done)
-      pthread_cond_wait(&s->cv_done, &s->mu);
-    rc = job.rc;
+  } else if (built) {
+    queue_and_wait(s, jobs, built);
   }
   pthread_mutex_unlock(&s->mu);
-  if (rc < 0) {
-    if (job.err.code)
-      *err = job.err;
-    else
-      spaa_err_set(err, rc, 0, 0, NULL);
+  /* hand each job's outcome back to its profile */
+  for (i = built = 0; i < n; i++) {
+    struct storage__job *j;
+    if (rcs[i] != 0)
+      continue; /* failed in preparation */
+    j = &jobs[built++];
+    if (rc) {
+      rcs[i] = spaa_err_set(&errs[i], rc, 0, 0, NULL);
+    } else {
+      rcs[i] = j->rc;
+      if (j->rc < 0) {
+        if (j->err.code)
+          errs[i] = j->err;
+        else
+          spaa_err_set(&errs[i], j->rc, 0, 0, NULL);
+      }
+    }
   }
+  rc = 0;
 out:
-  storage__prep_free(&pr);
+  for (i = 0; pr && i < n; i++)
+    storage__prep_free(&pr[i]);
+  free(pr);
+  free(jobs);
   pthread_mutex_lock(&s->mu);
   s->inflight--;
   pthread_cond_broadcast(&s->cv_done);
   pthread_mutex_unlock(&s->mu);
+  return rc;
+}
+
+int spaa_store_put_many(struct spaa_store *s, size_t n, const struct spaa_profile *const *p,
+                        const struct spaa_meta *meta, int *rcs, struct spaa_err *errs)
+{
+  size_t from, chunk;
+  int rc = 0;
+  if (!s || !p || !meta || !rcs || !errs)
+    return SPAA_E_INTERNAL;
+  /* in pieces of half the queue at most, so that one large upload cannot fill it */
+  chunk = s->queue_depth / 2 ? s->queue_depth / 2 : 1;
+  for (from = 0; from < n; from += chunk) {
+    size_t k = n - from < chunk ? n - from : chunk;
+    int r = put_batch(s, k, p + from, meta + from, rcs + from, errs + from);
+    if (r && !rc)
+      rc = r;
+  }
+  return rc;
+}
+
+int spaa_store_put(struct spaa_store *s, const struct spaa_profile *p,
+                   const struct spaa_meta *meta, struct spaa_err *err)
+{
+  struct spaa_err e;
+  int rc = 0;
+  if (!s || !p || !meta)
+    return spaa_err_set(err, SPAA_E_INTERNAL, 0, 0, "no store or no profile");
+  spaa_store_put_many(s, 1, &p, meta, &rc, &e);
+  if (rc < 0 && err)
+    *err = e;
   return rc;
 }
 

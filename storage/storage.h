@@ -55,6 +55,16 @@ int spaa_store_ready(struct spaa_store *s);
 int spaa_store_put(struct spaa_store *s, const struct spaa_profile *p,
                    const struct spaa_meta *meta, struct spaa_err *err);
 
+/* Store n profiles at once: each is prepared, then they are queued together (in pieces of
+ * at most half the queue depth) and the call waits until every one is committed or failed,
+ * so they share few transactions. Each profile gets its own outcome in rcs[i] (0 stored,
+ * 1 already stored, or a negative SPAA_E_* with errs[i] filled), as spaa_store_put would
+ * give it; a piece the queue has no room for gets SPAA_E_BUSY for each of its profiles.
+ * Returns 0 when every piece was queued, else the first piece-wide error (SPAA_E_BUSY,
+ * SPAA_E_SHUTDOWN, SPAA_E_NOMEM), with each rcs[i] filled all the same. */
+int spaa_store_put_many(struct spaa_store *s, size_t n, const struct spaa_profile *const *p,
+                        const struct spaa_meta *meta, int *rcs, struct spaa_err *errs);
+
 /* Read a stored profile back into a new model (*out, caller frees): the same SPAA text as
  * what was put. SPAA_E_NOT_FOUND when there is no such id. */
 int spaa_store_get(struct spaa_store *s, const char *id, struct spaa_profile **out,

@@ -1,5 +1,6 @@
 /* storage/ writer thread: concurrent puts grouped into few transactions, SPAA_E_BUSY on a
- * full queue, close draining the queue, one failing profile not poisoning its batch. */
+ * full queue, close draining the queue, one failing profile not poisoning its batch,
+ * batches put at once (spaa_store_put_many). */
 #include "tprofiles.h"
 
 #include <pthread.h>
@@ -222,6 +223,66 @@ static void test_failure_does_not_poison_batch(void **state)
   tdir_rm(&t);
 }
 
+/* spaa_store_put_many: a batch shares one transaction, each profile gets its own outcome
+ * (stored, already stored, refused in preparation), and a batch larger than half the queue
+ * goes in pieces without BUSY. */
+static void test_put_many(void **state)
+{
+  struct tdir t;
+  struct spaa_store *s;
+  struct spaa_profile *p = tp_small(5, 2), *bad = tp_small(2, 0);
+  const struct spaa_profile *ps[4];
+  struct spaa_meta m[4];
+  int rcs[4];
+  struct spaa_err errs[4];
+  struct spaa_store_stats st0, st1;
+  struct spaa_store_counts c;
+  struct spaa_err err = {0};
+  static const char *const ids[4] = {"m0", "m1", "m2", "m0"};
+  (void)state;
+  tdir_make(&t);
+  s = topen(t.db, 8, 8);
+  /* a stack id that is not its content id: refused by the preparation, not by SQLite */
+  snprintf(bad->stacks[0].id, sizeof(bad->stacks[0].id), "0x%032d", 7);
+  memset(m, 0, sizeof(m));
+  for (size_t i = 0; i < 4; i++) {
+    ps[i] = i == 1 ? bad : p;
+    m[i].id = ids[i];
+    m[i].service = "svc";
+    m[i].source = "spaa";
+    m[i].received_ns = 1000 + (int64_t)i;
+  }
+  spaa_store_stats(s, &st0);
+  assert_int_equal(spaa_store_put_many(s, 3, ps, m, rcs, errs), 0);
+  assert_int_equal(rcs[0], 0);
+  assert_int_equal(rcs[1], SPAA_E_INVALID);
+  assert_true(errs[1].msg[0] != 0);
+  assert_int_equal(rcs[2], 0);
+  spaa_store_stats(s, &st1);
+  assert_int_equal(st1.transactions - st0.transactions, 1);
+  /* again with the first id once more: already stored, nothing written */
+  assert_int_equal(spaa_store_put_many(s, 1, ps + 3, m + 3, rcs + 3, errs + 3), 0);
+  assert_int_equal(rcs[3], 1);
+  assert_int_equal(spaa_store_counts(s, &c, &err), 0);
+  assert_int_equal(c.profiles, 2);
+  spaa_store_close(s);
+
+  /* queue depth 2: a batch of 3 goes in pieces of 1 and every profile is stored */
+  s = topen(t.db, 2, 8);
+  for (size_t i = 0; i < 3; i++)
+    m[i].id = i == 0 ? "n0" : i == 1 ? "n1" : "n2";
+  ps[1] = p;
+  assert_int_equal(spaa_store_put_many(s, 3, ps, m, rcs, errs), 0);
+  for (size_t i = 0; i < 3; i++)
+    assert_int_equal(rcs[i], 0);
+  assert_int_equal(spaa_store_counts(s, &c, &err), 0);
+  assert_int_equal(c.profiles, 5);
+  spaa_store_close(s);
+  spaa_profile_free(p);
+  spaa_profile_free(bad);
+  tdir_rm(&t);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -230,6 +291,7 @@ int main(void)
     cmocka_unit_test(test_busy_when_full),
     cmocka_unit_test(test_close_drains),
     cmocka_unit_test(test_failure_does_not_poison_batch),
+    cmocka_unit_test(test_put_many),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
