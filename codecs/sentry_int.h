@@ -89,8 +89,6 @@ void sentry__profile_free(struct sentry__profile *p);
 const char *sentry__reason_name(int reason);
 int sentry__reason_code(int reason);
 
-/* Parse RFC 3339 ("2023-01-01T00:00:00.123Z", offsets allowed) to unix ns; 0 or -1. */
-int sentry__rfc3339_ns(const char *s, size_t len, int64_t *out);
 /* Float seconds to unix ns through the shortest decimal that reads back as `d`, so that
  * 1710805788.51 gives ...510000000 exactly. 0, or -1 out of range. */
 int sentry__secs_to_ns(double d, int64_t *out);

@@ -8,35 +8,9 @@
 
 #include <zlib.h>
 
+#include "codecs/rfc3339.h"
 #include "codecs/spaa_io.h"
 #include "storage/storage.h"
-
-/* Days since 1970-01-01 of a proleptic Gregorian date. */
-static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
-{
-  int64_t era;
-  unsigned yoe, doy, doe;
-  y -= m <= 2;
-  era = (y >= 0 ? y : y - 399) / 400;
-  yoe = (unsigned)(y - era * 400);
-  doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + (int64_t)doe - 719468;
-}
-
-/* `n` digits at *p into *v; advances. */
-static int digits(const char **p, int n, unsigned *v)
-{
-  int i;
-  *v = 0;
-  for (i = 0; i < n; i++) {
-    if (!isdigit((unsigned char)(*p)[i]))
-      return -1;
-    *v = *v * 10 + (unsigned)((*p)[i] - '0');
-  }
-  *p += n;
-  return 0;
-}
 
 /* ".123456789" -> ns; advances. */
 static int64_t fraction_ns(const char **p)
@@ -56,7 +30,6 @@ static int64_t fraction_ns(const char **p)
 int spaa_query_parse_time(const char *s, int64_t *ns)
 {
   const char *p = s;
-  unsigned y, mo, d, h, mi, sec, oh = 0, om = 0;
   int64_t t, frac;
   if (!s || !*s)
     return -1;
@@ -74,30 +47,10 @@ int spaa_query_parse_time(const char *s, int64_t *ns)
     *ns = v * 1000000000LL + frac;
     return 0;
   }
-  if (digits(&p, 4, &y) || *p++ != '-' || digits(&p, 2, &mo) || *p++ != '-' ||
-      digits(&p, 2, &d) || (*p != 'T' && *p != 't' && *p != ' '))
+  /* RFC 3339; before 1970 is not a time any stored profile has */
+  if (spaa_rfc3339_parse(s, strlen(s), &t) || t < 0)
     return -1;
-  p++;
-  if (digits(&p, 2, &h) || *p++ != ':' || digits(&p, 2, &mi) || *p++ != ':' ||
-      digits(&p, 2, &sec))
-    return -1;
-  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
-    return -1;
-  frac = fraction_ns(&p);
-  t = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec;
-  if (*p == 'Z' || *p == 'z') {
-    p++;
-  } else if (*p == '+' || *p == '-') {
-    int sign = *p++ == '-' ? -1 : 1;
-    if (digits(&p, 2, &oh) || *p++ != ':' || digits(&p, 2, &om) || oh > 23 || om > 59)
-      return -1;
-    t -= sign * (int64_t)(oh * 3600 + om * 60);
-  } else {
-    return -1;
-  }
-  if (*p || t < 0)
-    return -1;
-  *ns = t * 1000000000LL + frac;
+  *ns = t;
   return 0;
 }
 
