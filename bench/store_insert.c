@@ -55,7 +55,7 @@ static void add_stack(struct spaa_profile *p, uint64_t key, size_t idx)
   }
   snprintf(s->id, sizeof(s->id), "s%zu", idx);
   s->event = "cpu";
-  if (spaa_stack_set_frames(s, fr, depth) ||
+  if (spaa_stack_set_frames(p, s, fr, depth) ||
       spaa_weights_add(p, &s->weights, "samples", spaa_int((int64_t)(1 + r % 100)), NULL) ||
       spaa_weights_add(p, &s->weights, "cpu_time", spaa_int((int64_t)(r % 100000000)),
                        "nanoseconds"))

@@ -299,14 +299,11 @@ static int thread_t_cmp(const void *a, const void *b)
   return x->tid < y->tid ? -1 : x->tid > y->tid;
 }
 
+/* A merged-away stack: its arrays live in the arena, only its JSON is released. */
 static void stack_release(struct spaa_stack *s)
 {
-  free(s->frames);
-  free(s->related);
   json_decref(s->context);
   json_decref(s->extra);
-  free(s->weights.v);
-  free(s->excl_weights.v);
 }
 
 /* The header position of an event, by pointer first (converters intern one string per

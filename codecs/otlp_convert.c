@@ -579,7 +579,7 @@ static int new_stack(struct cv *c, const OT_Sample *s, size_t *out)
   sp->event = c->event;
   sp->context = ctx;
   ctx = NULL;
-  if (spaa_stack_set_frames(sp, c->tmp, nf))
+  if (spaa_stack_set_frames(c->p, sp, c->tmp, nf))
     goto nomem;
   if (!(k->id = spaa_strdup(c->p, idb)))
     goto nomem;
@@ -676,9 +676,8 @@ static int kv_list(struct cv *c, const OT_KeyValue *const *kv, size_t n, json_t 
  * (c->metric, c->unit), so nothing is copied. 0 or -1. */
 static int weight1(const struct cv *c, struct spaa_weights *w, int64_t value)
 {
-  if (!(w->v = malloc(sizeof(*w->v))))
+  if (spaa_weights_alloc(c->p, w, 1))
     return -1;
-  w->n = w->cap = 1;
   w->v[0].metric = c->metric;
   w->v[0].unit = c->unit;
   w->v[0].value = spaa_int(value);

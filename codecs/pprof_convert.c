@@ -536,15 +536,17 @@ nomem:
   return NULL;
 }
 
-static struct spaa_weight *one_weight(const char *metric, int64_t v, const char *unit)
+/* A one-entry weight list in the profile's arena; metric and unit are the profile's own
+ * interned strings. 0 or SPAA_E_NOMEM. */
+static int one_weight(struct spaa_profile *p, struct spaa_weights *w, const char *metric,
+                      int64_t v, const char *unit)
 {
-  struct spaa_weight *w = malloc(sizeof(*w));
-  if (w) {
-    w->metric = metric;
-    w->value = spaa_int(v);
-    w->unit = unit;
-  }
-  return w;
+  if (spaa_weights_alloc(p, w, 1))
+    return SPAA_E_NOMEM;
+  w->v[0].metric = metric;
+  w->v[0].value = spaa_int(v);
+  w->v[0].unit = unit;
+  return 0;
 }
 
 static int build_stacks(struct conv *c, struct spaa_err *err)
@@ -600,19 +602,17 @@ static int build_stacks(struct conv *c, struct spaa_err *err)
       if (c->frame_refs > SPAA_PPROF_MAX_FRAME_REFS)
         return spaa_err_set(err, SPAA_E_TOO_LARGE, 0, 0, "sample %zu: the profile expands to "
                             "more than %u frame references", si, SPAA_PPROF_MAX_FRAME_REFS);
-      if (!(st = spaa_add_stack(c->p)) || spaa_stack_set_frames(st, c->fr, n))
+      if (!(st = spaa_add_stack(c->p)) || spaa_stack_set_frames(c->p, st, c->fr, n))
         return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
       st->event = c->ev_name[e];
       st->context = ctx ? json_incref(ctx) : NULL;
-      if (!(st->weights.v = one_weight(c->ev_name[e], v, c->ev_unit[e])))
+      if (one_weight(c->p, &st->weights, c->ev_name[e], v, c->ev_unit[e]))
         return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
-      st->weights.n = st->weights.cap = 1;
       if (n) {
         st->has_exclusive = 1;
         st->excl_frame = c->fr[0];
-        if (!(st->excl_weights.v = one_weight(c->ev_name[e], v, c->ev_unit[e])))
+        if (one_weight(c->p, &st->excl_weights, c->ev_name[e], v, c->ev_unit[e]))
           return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
-        st->excl_weights.n = st->excl_weights.cap = 1;
       }
     }
   }

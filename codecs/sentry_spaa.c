@@ -319,7 +319,7 @@ static int add_stacks_samples(struct builder *b)
     if (!(ids[i] = spaa_strdup(b->p, s->id)))
       goto out;
     s->event = EVENT_NAME;
-    if (spaa_stack_set_frames(s, sp->stack_frames + off, n) ||
+    if (spaa_stack_set_frames(b->p, s, sp->stack_frames + off, n) ||
         spaa_weights_add(b->p, &s->weights, "samples", spaa_int((int64_t)count[i]), NULL))
       goto out;
     if (n) {

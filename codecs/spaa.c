@@ -23,8 +23,6 @@ struct spaa_profile *spaa_profile_new(void)
   return p;
 }
 
-static void weights_free(struct spaa_weights *w) { free(w->v); }
-
 void spaa_profile_free(struct spaa_profile *p)
 {
   size_t i;
@@ -49,18 +47,13 @@ void spaa_profile_free(struct spaa_profile *p)
   free(p->threads);
   for (i = 0; i < p->n_stacks; i++) {
     struct spaa_stack *s = &p->stacks[i];
-    free(s->frames);
-    free(s->related);
     json_decref(s->context);
     json_decref(s->extra);
-    weights_free(&s->weights);
-    weights_free(&s->excl_weights);
   }
   free(p->stacks);
   for (i = 0; i < p->n_samples; i++) {
     json_decref(p->samples[i].context);
     json_decref(p->samples[i].extra);
-    weights_free(&p->samples[i].weights);
   }
   free(p->samples);
   for (i = 0; i < p->n_windows; i++) {
@@ -197,9 +190,19 @@ struct spaa_window *spaa_add_window(struct spaa_profile *p)
 int spaa_weights_add(struct spaa_profile *p, struct spaa_weights *w, const char *metric,
                      struct spaa_num value, const char *unit)
 {
-  struct spaa_weight *e = ADD(p, w->v, w->n, w->cap);
-  if (!e)
-    return SPAA_E_NOMEM;
+  struct spaa_weight *e;
+  if (w->n == w->cap) {
+    /* grow inside the arena: the old array is left behind (weight lists are short) */
+    size_t nc = w->cap ? w->cap * 2 : 2;
+    struct spaa_weight *nv = spaa_alloc(p, nc * sizeof(*nv));
+    if (!nv)
+      return SPAA_E_NOMEM;
+    if (w->n)
+      memcpy(nv, w->v, w->n * sizeof(*nv));
+    w->v = nv;
+    w->cap = nc;
+  }
+  e = &w->v[w->n++];
   e->metric = spaa_strdup(p, metric);
   e->unit = unit ? spaa_strdup(p, unit) : NULL;
   e->value = value;
@@ -208,16 +211,25 @@ int spaa_weights_add(struct spaa_profile *p, struct spaa_weights *w, const char 
   return 0;
 }
 
-int spaa_stack_set_frames(struct spaa_stack *s, const uint64_t *frames, size_t n)
+int spaa_weights_alloc(struct spaa_profile *p, struct spaa_weights *w, size_t n)
+{
+  struct spaa_weight *v = NULL;
+  if (n && (n > SIZE_MAX / sizeof(*v) || !(v = spaa_alloc(p, n * sizeof(*v)))))
+    return SPAA_E_NOMEM;
+  w->v = v;
+  w->n = w->cap = n;
+  return 0;
+}
+
+int spaa_stack_set_frames(struct spaa_profile *p, struct spaa_stack *s, const uint64_t *frames,
+                          size_t n)
 {
   uint64_t *f = NULL;
   if (n) {
-    f = malloc(n * sizeof(*f));
-    if (!f)
+    if (n > SIZE_MAX / sizeof(*f) || !(f = spaa_alloc(p, n * sizeof(*f))))
       return SPAA_E_NOMEM;
     memcpy(f, frames, n * sizeof(*f));
   }
-  free(s->frames);
   s->frames = f;
   s->n_frames = n;
   return 0;

@@ -35,7 +35,7 @@ struct spaa_weight {
 };
 
 struct spaa_weights {
-  struct spaa_weight *v; /* n entries, owned by the profile */
+  struct spaa_weight *v; /* n entries, in the profile's arena (never free()d on its own) */
   size_t n;
   size_t cap;
 };
@@ -112,10 +112,10 @@ struct spaa_thread {
 /* "type":"stack" */
 struct spaa_stack {
   char id[48];              /* "0x" + 32 hex for content ids; any string in local mode */
-  uint64_t *frames;         /* n_frames frame ids, in the header's frame_order; owned */
+  uint64_t *frames;         /* n_frames frame ids, in the header's frame_order (arena) */
   size_t n_frames;
   const char *stack_type;   /* unified|user|kernel; NULL = absent (unified) */
-  const char **related;     /* related_stacks ids; owned array of profile strings */
+  const char **related;     /* related_stacks ids (array and strings in the arena) */
   size_t n_related;
   const char *event;        /* context.event; never NULL in a valid profile */
   json_t *context;          /* the other context keys (object) or NULL; owned */
@@ -153,8 +153,10 @@ struct spaa_window {
 struct spaa_arena_block;
 
 /* A whole profile. Create with spaa_profile_new, free with spaa_profile_free.
- * Strings are interned in the profile's arena; arrays grow with the add functions, which
- * return a zeroed element (pointers into an array are invalidated by the next add). */
+ * Strings, stack frame lists, related_stacks arrays and weight arrays live in the profile's
+ * arena and go with it (allocate them with spaa_alloc / the helpers below, never malloc);
+ * the record arrays grow with the add functions, which return a zeroed element (pointers
+ * into a record array are invalidated by the next add). JSON values are owned references. */
 struct spaa_profile {
   struct spaa_header header;
   struct spaa_dso *dsos;       size_t n_dsos, cap_dsos;
@@ -191,8 +193,12 @@ struct spaa_window *spaa_add_window(struct spaa_profile *p);
 /* Append a weight to `w` (metric and unit are interned); 0 or SPAA_E_NOMEM. */
 int spaa_weights_add(struct spaa_profile *p, struct spaa_weights *w, const char *metric,
                      struct spaa_num value, const char *unit);
-/* Set the stack's frames (copied); 0 or SPAA_E_NOMEM. */
-int spaa_stack_set_frames(struct spaa_stack *s, const uint64_t *frames, size_t n);
+/* Make `w` exactly n zeroed weights (w->n = n) whose metric, value and unit the caller
+ * sets, e.g. to strings the profile already interned. 0 or SPAA_E_NOMEM. */
+int spaa_weights_alloc(struct spaa_profile *p, struct spaa_weights *w, size_t n);
+/* Set the stack's frames (copied into the arena); 0 or SPAA_E_NOMEM. */
+int spaa_stack_set_frames(struct spaa_profile *p, struct spaa_stack *s, const uint64_t *frames,
+                          size_t n);
 
 /* Lookups. Linear unless an index was built by spaa_profile_index(). NULL when absent. */
 const struct spaa_event *spaa_find_event(const struct spaa_profile *p, const char *name);

@@ -42,8 +42,9 @@ static int copy_weights(struct reader *rd, struct spaa_weights *dst, const struc
   dst->n = dst->cap = 0;
   if (!src->n)
     return 0;
-  NEED(dst->v = malloc(src->n * sizeof(*dst->v)));
-  dst->cap = src->n;
+  if (spaa_weights_alloc(rd->p, dst, src->n))
+    return SPAA_E_NOMEM;
+  dst->n = 0; /* counted up as they are filled */
   for (i = 0; i < src->n; i++) {
     dst->v[i].value = src->v[i].value;
     NEED(dst->v[i].metric = intern(rd, src->v[i].metric));
@@ -106,14 +107,14 @@ static int add_stack(struct reader *rd, struct spaa_rec *r)
   s->context = r->stack.context;
   s->extra = r->stack.extra;
   r->stack.context = r->stack.extra = NULL;
-  if ((rc = spaa_stack_set_frames(s, src->frames, src->n_frames)))
+  if ((rc = spaa_stack_set_frames(rd->p, s, src->frames, src->n_frames)))
     return rc;
   if (src->stack_type)
     NEED(s->stack_type = intern(rd, src->stack_type));
   if (src->event)
     NEED(s->event = intern(rd, src->event));
   if (src->n_related) {
-    NEED(s->related = malloc(src->n_related * sizeof(*s->related)));
+    NEED(s->related = spaa_alloc(rd->p, src->n_related * sizeof(*s->related)));
     for (i = 0; i < src->n_related; i++) {
       NEED(s->related[i] = spaa_strdup(rd->p, src->related[i]));
       s->n_related++;

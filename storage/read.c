@@ -93,9 +93,9 @@ static int get_weights(struct rctx *x, struct storage__rd *r, struct spaa_weight
     return r->bad = 1, SPAA_E_STORE;
   if (!n)
     return 0;
-  if (!(w->v = calloc((size_t)n, sizeof(*w->v))))
+  if (spaa_weights_alloc(x->p, w, (size_t)n))
     return SPAA_E_NOMEM;
-  w->cap = (size_t)n;
+  w->n = 0; /* counted up as they are read */
   for (i = 0; i < n && !r->bad; i++) {
     struct spaa_weight *e = &w->v[w->n++];
     e->metric = get_strref(x, r);
@@ -323,7 +323,7 @@ static int stack_frames(struct rctx *x, struct spaa_stack *s, sqlite3_stmt *st,
     n = storage__get_uv(xr);
     if (xr->bad || n > xr->len - xr->pos)
       return corrupt(x, "stack frames");
-    if (n && !(s->frames = malloc((size_t)n * sizeof(uint64_t))))
+    if (n && !(s->frames = spaa_alloc(x->p, (size_t)n * sizeof(uint64_t))))
       return nomem(x);
     for (i = 0; i < n; i++)
       s->frames[i] = storage__get_uv(xr);
@@ -334,7 +334,7 @@ static int stack_frames(struct rctx *x, struct spaa_stack *s, sqlite3_stmt *st,
     size_t cap;
     rd_col(&r, st, 4);
     cap = r.len;
-    if (cap && !(s->frames = malloc(cap * sizeof(uint64_t))))
+    if (cap && !(s->frames = spaa_alloc(x->p, cap * sizeof(uint64_t))))
       return nomem(x);
     while (r.pos < r.len) {
       uint64_t row = storage__get_uv(&r);
@@ -393,7 +393,7 @@ static int row_stack(struct rctx *x, sqlite3_stmt *st)
     n = storage__get_uv(&xr);
     if (xr.bad || n > xr.len - xr.pos)
       return corrupt(x, "related stacks");
-    if (!(s->related = calloc((size_t)n, sizeof(*s->related))))
+    if (n && !(s->related = spaa_alloc(x->p, (size_t)n * sizeof(*s->related))))
       return nomem(x);
     for (i = 0; i < n; i++)
       s->related[i] = storage__get_str(&xr, x->p);

@@ -75,7 +75,7 @@ static struct spaa_profile *build(void)
   t->comm = "w\xc3\xa9";
   s = spaa_add_stack(p);
   strcpy(s->id, "0x01");
-  assert_int_equal(spaa_stack_set_frames(s, fr, 2), 0);
+  assert_int_equal(spaa_stack_set_frames(p, s, fr, 2), 0);
   s->event = "wall";
   s->context = json_pack("{s:i,s:s}", "tid", 2, "event", "ignored");
   assert_int_equal(spaa_weights_add(p, &s->weights, "samples", spaa_int(5), NULL), 0);

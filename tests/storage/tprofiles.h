@@ -79,7 +79,7 @@ static inline struct spaa_stack *tstack(struct spaa_profile *p, const char *id, 
     fr[i] = p->header.frame_order == SPAA_ROOT_TO_LEAF ? leaf_first[n - 1 - i] : leaf_first[i];
   snprintf(s->id, sizeof(s->id), "%s", id);
   s->event = spaa_strdup(p, event);
-  assert_int_equal(spaa_stack_set_frames(s, fr, n), 0);
+  assert_int_equal(spaa_stack_set_frames(p, s, fr, n), 0);
   return s;
 }
 
@@ -195,13 +195,13 @@ static inline struct spaa_profile *tp_rich(enum spaa_frame_order order, int extr
   s = tstack(p, "s2", "cycles", (uint64_t[]){14, 11, 10}, 3);
   s->stack_type = "unified";
   tweight(p, &s->weights, "period", spaa_float(200.5), "events");
-  s->related = malloc(sizeof(*s->related));
+  s->related = spaa_alloc(p, sizeof(*s->related));
   s->related[0] = "s3";
   s->n_related = 1;
   s = tstack(p, "s3", "cycles", (uint64_t[]){13}, 1);
   s->stack_type = "kernel";
   tweight(p, &s->weights, "period", spaa_int(50), "events");
-  s->related = malloc(sizeof(*s->related));
+  s->related = spaa_alloc(p, sizeof(*s->related));
   s->related[0] = "s2";
   s->n_related = 1;
   s = tstack(p, "s4", "cycles", (uint64_t[]){15, 10}, 2); /* frame 15 is not the first of its id */
