@@ -63,14 +63,32 @@ int spaa_canon_double(struct spaa_buf *b, double d)
   return spaa_buf_add(b, tmp, (size_t)n);
 }
 
+int spaa_canon_u64(struct spaa_buf *b, uint64_t v)
+{
+  char tmp[20];
+  size_t i = sizeof(tmp);
+  do {
+    tmp[--i] = (char)('0' + v % 10);
+    v /= 10;
+  } while (v);
+  return spaa_buf_add(b, tmp + i, sizeof(tmp) - i);
+}
+
+int spaa_canon_i64(struct spaa_buf *b, int64_t v)
+{
+  int rc;
+  if (v >= 0)
+    return spaa_canon_u64(b, (uint64_t)v);
+  if ((rc = spaa_buf_add(b, "-", 1)))
+    return rc;
+  return spaa_canon_u64(b, (uint64_t)0 - (uint64_t)v); /* INT64_MIN included */
+}
+
 int spaa_canon_num(struct spaa_buf *b, struct spaa_num n)
 {
-  char tmp[24];
-  int len;
   if (n.is_float)
     return spaa_canon_double(b, n.f);
-  len = snprintf(tmp, sizeof(tmp), "%" PRId64, n.i);
-  return spaa_buf_add(b, tmp, (size_t)len);
+  return spaa_canon_i64(b, n.i);
 }
 
 static int cmp_keys(const void *a, const void *b)

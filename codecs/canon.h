@@ -16,6 +16,9 @@ int spaa_canon_str(struct spaa_buf *b, const char *s, size_t len);
  * non-finite doubles are written as null. */
 int spaa_canon_num(struct spaa_buf *b, struct spaa_num n);
 int spaa_canon_double(struct spaa_buf *b, double d);
+/* Append an unsigned / signed 64-bit integer in decimal (what %PRIu64 / %PRId64 print). */
+int spaa_canon_u64(struct spaa_buf *b, uint64_t v);
+int spaa_canon_i64(struct spaa_buf *b, int64_t v);
 /* Append a JSON value: objects with keys in bytewise order, no spaces. */
 int spaa_canon_json(struct spaa_buf *b, const json_t *v);
 /* Append the members of object `o` (sorted, canonical) as `,"k":v` pairs, skipping the keys

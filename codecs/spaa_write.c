@@ -60,13 +60,13 @@ static int kbool(struct spaa_buf *b, const char *k, int v)
 static int ku64(struct spaa_buf *b, const char *k, uint64_t v)
 {
   int rc = key(b, k);
-  return rc ? rc : spaa_buf_addf(b, "%" PRIu64, v);
+  return rc ? rc : spaa_canon_u64(b, v);
 }
 
 static int ki64(struct spaa_buf *b, const char *k, int64_t v)
 {
   int rc = key(b, k);
-  return rc ? rc : spaa_buf_addf(b, "%" PRId64, v);
+  return rc ? rc : spaa_canon_i64(b, v);
 }
 
 static int khex(struct spaa_buf *b, const char *k, uint64_t v)
@@ -156,7 +156,8 @@ out:
 static int write_dso(struct spaa_buf *b, const struct spaa_dso *d)
 {
   int rc;
-  TRY(spaa_buf_addf(b, "{\"type\":\"dso\",\"id\":%" PRIu64, d->id));
+  TRY(spaa_buf_adds(b, "{\"type\":\"dso\",\"id\":"));
+  TRY(spaa_canon_u64(b, d->id));
   TRY(kstr(b, "name", d->name ? d->name : ""));
   if (d->build_id)
     TRY(kstr(b, "build_id", d->build_id));
@@ -176,7 +177,8 @@ out:
 static int write_frame(struct spaa_buf *b, const struct spaa_frame *f)
 {
   int rc;
-  TRY(spaa_buf_addf(b, "{\"type\":\"frame\",\"id\":%" PRIu64, f->id));
+  TRY(spaa_buf_adds(b, "{\"type\":\"frame\",\"id\":"));
+  TRY(spaa_canon_u64(b, f->id));
   TRY(kstr(b, "func", f->func ? f->func : ""));
   TRY(kbool(b, "func_resolved", f->func_resolved));
   if (f->has_dso)
@@ -220,8 +222,11 @@ static int write_stack(struct spaa_buf *b, const struct spaa_stack *s)
   TRY(spaa_buf_adds(b, "{\"type\":\"stack\",\"id\":"));
   TRY(str(b, s->id));
   TRY(spaa_buf_adds(b, ",\"frames\":["));
-  for (i = 0; i < s->n_frames; i++)
-    TRY(spaa_buf_addf(b, i ? ",%" PRIu64 : "%" PRIu64, s->frames[i]));
+  for (i = 0; i < s->n_frames; i++) {
+    if (i)
+      TRY(spaa_buf_add(b, ",", 1));
+    TRY(spaa_canon_u64(b, s->frames[i]));
+  }
   TRY(spaa_buf_add(b, "]", 1));
   if (s->stack_type)
     TRY(kstr(b, "stack_type", s->stack_type));
@@ -240,7 +245,9 @@ static int write_stack(struct spaa_buf *b, const struct spaa_stack *s)
   TRY(spaa_buf_adds(b, "},\"weights\":"));
   TRY(weights(b, &s->weights));
   if (s->has_exclusive) {
-    TRY(spaa_buf_addf(b, ",\"exclusive\":{\"frame\":%" PRIu64 ",\"weights\":", s->excl_frame));
+    TRY(spaa_buf_adds(b, ",\"exclusive\":{\"frame\":"));
+    TRY(spaa_canon_u64(b, s->excl_frame));
+    TRY(spaa_buf_adds(b, ",\"weights\":"));
     TRY(weights(b, &s->excl_weights));
     TRY(spaa_buf_add(b, "}", 1));
   }
