@@ -312,6 +312,26 @@ static int check_thread_meta(struct sentry__profile *p, const json_t *tm)
   return 0;
 }
 
+/* The part V1 and V2 share: the `profile` object, its `samples` array, frames and stacks,
+ * and thread metadata. */
+static int profile_body(struct sentry__profile *p, const json_t *root, const json_t **prof,
+                        const json_t **samples)
+{
+  int rc;
+  if (!(*prof = json_object_get(root, "profile")))
+    return BAD(p, ".: missing field `profile`");
+  if (!json_is_object(*prof))
+    return BAD(p, "profile: invalid type, expected an object");
+  if (!(*samples = json_object_get(*prof, "samples")))
+    return BAD(p, "profile: missing field `samples`");
+  if (!json_is_array(*samples))
+    return BAD(p, "profile.samples: invalid type, expected a sequence");
+  if ((rc = load_frames_stacks(p, *prof)) ||
+      (rc = check_thread_meta(p, json_object_get(*prof, "thread_metadata"))))
+    return rc;
+  return 0;
+}
+
 static int check_debug_meta(struct sentry__profile *p, const json_t *root)
 {
   const json_t *dm = json_object_get(root, "debug_meta"), *im;
@@ -641,15 +661,7 @@ static int v1_decode(struct sentry__profile *p, const struct sentry_item_ctx *ct
         return rc;
     }
   }
-  if (!(prof = json_object_get(root, "profile")))
-    return BAD(p, ".: missing field `profile`");
-  if (!json_is_object(prof))
-    return BAD(p, "profile: invalid type, expected an object");
-  if (!(samples = json_object_get(prof, "samples")))
-    return BAD(p, "profile: missing field `samples`");
-  if (!json_is_array(samples))
-    return BAD(p, "profile.samples: invalid type, expected a sequence");
-  if ((rc = load_frames_stacks(p, prof)) || (rc = check_thread_meta(p, json_object_get(prof, "thread_metadata"))) ||
+  if ((rc = profile_body(p, root, &prof, &samples)) ||
       (rc = opt_type(p, prof, "queue_metadata", "profile.", JSON_OBJECT, "a map")))
     return rc;
   p->n_samples = json_array_size(samples);
@@ -742,15 +754,7 @@ static int v2_decode(struct sentry__profile *p)
     return BAD(p, "client_sdk: invalid type, expected an object");
   if ((rc = req_str(p, sdk, "name", "client_sdk.")) || (rc = req_str(p, sdk, "version", "client_sdk.")))
     return rc;
-  if (!(prof = json_object_get(root, "profile")))
-    return BAD(p, ".: missing field `profile`");
-  if (!json_is_object(prof))
-    return BAD(p, "profile: invalid type, expected an object");
-  if (!(samples = json_object_get(prof, "samples")))
-    return BAD(p, "profile: missing field `samples`");
-  if (!json_is_array(samples))
-    return BAD(p, "profile.samples: invalid type, expected a sequence");
-  if ((rc = load_frames_stacks(p, prof)) || (rc = check_thread_meta(p, json_object_get(prof, "thread_metadata"))))
+  if ((rc = profile_body(p, root, &prof, &samples)))
     return rc;
   p->n_samples = json_array_size(samples);
   if (!(p->samples = calloc(p->n_samples + 1, sizeof(*p->samples))))
