@@ -132,8 +132,15 @@ size_t otlp__dup_key(struct otlp_dictx *x, const int32_t *idx, size_t n)
     x->gen = 1;
   }
   for (i = 0; i < n; i++) {
-    const OT_KVU *a = x->d->attribute_table[idx[i]];
-    int32_t k = a->key_strindex > 0 ? x->canon[a->key_strindex] : 0;
+    const OT_KVU *a;
+    int32_t k;
+    /* out-of-range indices are reported by the range checks; here they are only skipped */
+    if (idx[i] < 0 || (size_t)idx[i] >= x->d->n_attribute_table)
+      continue;
+    a = x->d->attribute_table[idx[i]];
+    if (a->key_strindex < 0 || (size_t)a->key_strindex >= x->d->n_string_table)
+      continue;
+    k = a->key_strindex > 0 ? x->canon[a->key_strindex] : 0;
     if (x->stamp && (size_t)k < x->d->n_string_table) {
       if (x->stamp[k] == x->gen)
         return i + 1;

@@ -191,7 +191,11 @@ static int is_hex(const char *s)
   return n > 0 && n % 2 == 0;
 }
 
-static int32_t canon_key(const struct otlp_dictx *x, int32_t k) { return k > 0 ? x->canon[k] : 0; }
+/* the canonical string index of key k (validated before conversion; guarded all the same) */
+static int32_t canon_key(const struct otlp_dictx *x, int32_t k)
+{
+  return k > 0 && (size_t)k < x->d->n_string_table ? x->canon[k] : 0;
+}
 
 /* the canonical string index of a literal key, or -1 when the table does not hold it */
 static int32_t find_key(const struct otlp_dictx *x, const char *s)
