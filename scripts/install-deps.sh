@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Install the Debian packages spaa-relay needs to build, run and test. Idempotent: installs
 # only what is missing, and runs apt-get update only when something is.
-# usage: scripts/install-deps.sh [--runtime-only]
+# usage: scripts/install-deps.sh [--build-only | --runtime-only]
+#   (no flag)       what building and the whole test suite need
+#   --build-only    what building needs (scripts/run.sh)
+#   --runtime-only  the shared libraries the binary runs with
 set -euo pipefail
 
 build_pkgs=(build-essential cmake pkg-config protobuf-c-compiler
@@ -12,7 +15,9 @@ runtime_pkgs=(libmicrohttpd12 libjansson4 libprotobuf-c1 libzstd1 libsqlite3-0 z
   libxxhash0)
 
 want=("${build_pkgs[@]}")
-if [ "${1:-}" != "--runtime-only" ]; then
+if [ "${1:-}" = "--build-only" ]; then
+  :
+elif [ "${1:-}" != "--runtime-only" ]; then
   want+=("${test_pkgs[@]}")
   # the real-SDK test runs @sentry/node: Debian's node when the machine has none of its own
   command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || want+=(nodejs npm)
@@ -22,9 +27,8 @@ fi
 
 missing=()
 for p in "${want[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
-    missing+=("$p")
-  fi
+  status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+  [ "$status" = "install ok installed" ] || missing+=("$p")
 done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#want[@]} packages present"

@@ -4,7 +4,7 @@
 # go to `spaa-relay serve`.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-"$root/scripts/install-deps.sh"
+"$root/scripts/install-deps.sh" --build-only
 "$root/scripts/build.sh" "$root/build"
 cd "$root"
 exec "$root/build/spaa-relay" serve "$@"
