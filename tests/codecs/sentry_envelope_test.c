@@ -245,14 +245,38 @@ static void test_dsn(void **state)
   }
 }
 
+/* One auth grammar case: input, expected return, and on success key, client, version. */
+struct auth_case {
+  const char *in;
+  int rc;
+  const char *key, *client;
+  int version;
+};
+
+typedef int (*auth_parse_fn)(const char *in, size_t len, struct sentry_auth *out,
+                             struct spaa_err *err);
+
+static void run_auth_cases(auth_parse_fn parse, const char *what, const struct auth_case *cases,
+                           size_t n)
+{
+  size_t i;
+  for (i = 0; i < n; i++) {
+    struct sentry_auth a;
+    struct spaa_err err;
+    int rc = parse(cases[i].in, strlen(cases[i].in), &a, &err);
+    if (rc != cases[i].rc)
+      fail_msg("%s '%s': rc %d, want %d", what, cases[i].in, rc, cases[i].rc);
+    if (rc < 0)
+      continue;
+    assert_string_equal(a.key, cases[i].key);
+    assert_string_equal(a.client, cases[i].client);
+    assert_int_equal(a.version, cases[i].version);
+  }
+}
+
 static void test_auth_header_table(void **state)
 {
-  static const struct {
-    const char *in;
-    int rc;
-    const char *key, *client;
-    int version;
-  } cases[] = {
+  static const struct auth_case cases[] = {
       {"Sentry sentry_key=abc, sentry_version=7, sentry_client=sentry.python/1.0", 1, "abc",
        "sentry.python/1.0", 7},
       {"sentry sentry_key=abc,sentry_version=7", 1, "abc", "", 7},
@@ -269,30 +293,13 @@ static void test_auth_header_table(void **state)
       {"Sentry sentry_key=abc, sentry_version=seven", SPAA_E_BAD_REQUEST, NULL, NULL, 0},
       {"Sentry sentry_key=abc, sentry_version=", SPAA_E_BAD_REQUEST, NULL, NULL, 0},
   };
-  size_t i;
   (void)state;
-  for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-    struct sentry_auth a;
-    struct spaa_err err;
-    int rc = sentry_auth_parse_header(cases[i].in, strlen(cases[i].in), &a, &err);
-    if (rc != cases[i].rc)
-      fail_msg("auth '%s': rc %d, want %d", cases[i].in, rc, cases[i].rc);
-    if (rc < 0)
-      continue;
-    assert_string_equal(a.key, cases[i].key);
-    assert_string_equal(a.client, cases[i].client);
-    assert_int_equal(a.version, cases[i].version);
-  }
+  run_auth_cases(sentry_auth_parse_header, "header", cases, sizeof(cases) / sizeof(cases[0]));
 }
 
 static void test_auth_query_table(void **state)
 {
-  static const struct {
-    const char *in;
-    int rc;
-    const char *key, *client;
-    int version;
-  } cases[] = {
+  static const struct auth_case cases[] = {
       {"sentry_key=abc&sentry_version=7", 1, "abc", "", 7},
       {"?sentry_version=7&sentry_key=abc&sentry_client=sentry.javascript.node%2F8.0.0", 1, "abc",
        "sentry.javascript.node/8.0.0", 7},
@@ -304,20 +311,8 @@ static void test_auth_query_table(void **state)
       {"sentry_key=ab%4", SPAA_E_BAD_REQUEST, NULL, NULL, 0},
       {"sentry_key=k&sentry_version=7x", SPAA_E_BAD_REQUEST, NULL, NULL, 0},
   };
-  size_t i;
   (void)state;
-  for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-    struct sentry_auth a;
-    struct spaa_err err;
-    int rc = sentry_auth_parse_query(cases[i].in, strlen(cases[i].in), &a, &err);
-    if (rc != cases[i].rc)
-      fail_msg("query '%s': rc %d, want %d", cases[i].in, rc, cases[i].rc);
-    if (rc < 0)
-      continue;
-    assert_string_equal(a.key, cases[i].key);
-    assert_string_equal(a.client, cases[i].client);
-    assert_int_equal(a.version, cases[i].version);
-  }
+  run_auth_cases(sentry_auth_parse_query, "query", cases, sizeof(cases) / sizeof(cases[0]));
 }
 
 /* The real SDK envelopes among the fixtures parse as SOURCES.md says. */
