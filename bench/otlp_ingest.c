@@ -13,11 +13,11 @@
 
 #include <jansson.h>
 
-#include "codecs/otlp.h"
-#include "codecs/spaa_io.h"
+#include "otlp/otlp.h"
+#include "spaa/spaa_io.h"
 #include "server/http.h"
 #include "server/log.h"
-#include "server/otlp.h"
+#include "server/ingest_otlp.h"
 #include "storage/storage.h"
 
 #include "otlp_profiles_service.pb-c.h"

@@ -18,9 +18,9 @@
 
 #include <zlib.h>
 
-#include "codecs/pprof.h"
-#include "codecs/pprof_int.h"
-#include "codecs/spaa_io.h"
+#include "pprof/pprof.h"
+#include "pprof/pprof_int.h"
+#include "spaa/spaa_io.h"
 #include "storage/storage.h"
 
 static double now(void)

@@ -13,10 +13,10 @@
 
 #include <jansson.h>
 
-#include "codecs/sentry.h"
-#include "codecs/spaa_io.h"
+#include "sentry/sentry.h"
+#include "spaa/spaa_io.h"
 #include "server/log.h"
-#include "server/sentry.h"
+#include "server/ingest_sentry.h"
 #include "storage/storage.h"
 
 static double now_s(void)

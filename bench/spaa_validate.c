@@ -18,7 +18,7 @@
 
 #include <zstd.h>
 
-#include "codecs/spaa_lines.h"
+#include "spaa/spaa_lines.h"
 
 #define N_DSOS 200
 #define N_KERNEL_FRAMES 1000

@@ -11,8 +11,8 @@
 
 #include <sqlite3.h>
 
-#include "codecs/canon.h"
-#include "codecs/spaa_io.h"
+#include "spaa/canon.h"
+#include "spaa/spaa_io.h"
 #include "storage/storage.h"
 
 #define N_STACKS 20000

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "codecs/err.h"
+#include "base/err.h"
 
 /* Defaults (documented in config/example.conf). */
 #define SPAA_CONFIG_DEFAULT_HOST "127.0.0.1"

@@ -12,10 +12,10 @@
 
 #include <zstd.h>
 
-#include "codecs/canon.h"
-#include "codecs/convert.h"
-#include "codecs/idmap.h"
-#include "codecs/spaa_io.h"
+#include "spaa/canon.h"
+#include "codecs/registry.h"
+#include "base/idmap.h"
+#include "spaa/spaa_io.h"
 #include "server/cli.h"
 
 #define CONVERT_MAX_INPUT ((size_t)4 << 30) /* inputs are read whole: refuse more than 4 GiB */

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "codecs/spaa_io.h"
+#include "spaa/spaa_io.h"
 #include "server/cli.h"
 
 #define DEFAULT_MAX_ERRORS 100

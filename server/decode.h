@@ -7,8 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "codecs/buf.h"
-#include "codecs/err.h"
+#include "base/buf.h"
+#include "base/err.h"
 
 #define SPAA_DECODE_MAX_CODINGS 4 /* most codings stacked in one Content-Encoding */
 

@@ -10,8 +10,8 @@
 
 #include <jansson.h>
 
-#include "codecs/buf.h"
-#include "codecs/err.h"
+#include "base/buf.h"
+#include "base/err.h"
 #include "config/config.h"
 
 struct spaa_store;

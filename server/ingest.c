@@ -9,7 +9,7 @@
 #include <time.h>
 
 #include "server/log.h"
-#include "server/query.h"
+#include "server/api.h"
 #include "storage/storage.h"
 
 void spaa_ingest_new_id(char *out)

@@ -5,7 +5,7 @@
 
 #include <jansson.h>
 
-#include "codecs/convert.h"
+#include "spaa/convert.h"
 #include "server/http.h"
 
 /* Write a new random profile id (32 lowercase hex digits) into out (size >= 33). */

@@ -4,10 +4,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "codecs/convert.h"
+#include "codecs/registry.h"
 #include "server/ingest.h"
 #include "server/log.h"
-#include "server/query.h"
+#include "server/api.h"
 #include "storage/storage.h"
 
 void spaa_ingest_spaa(const struct spaa_req *req, struct spaa_resp *resp)

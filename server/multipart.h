@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "codecs/err.h"
+#include "base/err.h"
 
 #define SPAA_MULTIPART_MAX_BOUNDARY 70   /* RFC 2046: 1 to 70 characters */
 #define SPAA_MULTIPART_MAX_PARTS 16      /* parts in one body */

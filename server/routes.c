@@ -5,10 +5,10 @@
 
 #include "server/ingest_spaa.h"
 #include "server/ops.h"
-#include "server/otlp.h"
-#include "server/pprof.h"
-#include "server/query.h"
-#include "server/sentry.h"
+#include "server/ingest_otlp.h"
+#include "server/ingest_pprof.h"
+#include "server/api.h"
+#include "server/ingest_sentry.h"
 
 const struct spaa_route spaa_routes[] = {
     /* ops */

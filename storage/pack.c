@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codecs/canon.h"
+#include "spaa/canon.h"
 #include "storage/store_int.h"
 
 int storage__put_uv(struct spaa_buf *b, uint64_t v)

@@ -7,8 +7,8 @@
 
 #include <zstd.h>
 
-#include "codecs/canon.h"
-#include "codecs/idmap.h"
+#include "spaa/canon.h"
+#include "base/idmap.h"
 #include "storage/store_int.h"
 
 #define MAX_ID_LEN 256      /* profile id */

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codecs/idmap.h"
+#include "base/idmap.h"
 #include "storage/store_int.h"
 
 struct rctx {

@@ -9,8 +9,8 @@
 
 #include <jansson.h>
 
-#include "codecs/err.h"
-#include "codecs/spaa.h"
+#include "base/err.h"
+#include "spaa/spaa.h"
 
 struct spaa_store;
 

@@ -10,10 +10,10 @@
 #include <jansson.h>
 #include <sqlite3.h>
 
-#include "codecs/buf.h"
-#include "codecs/cid.h"
-#include "codecs/err.h"
-#include "codecs/spaa.h"
+#include "base/buf.h"
+#include "spaa/cid.h"
+#include "base/err.h"
+#include "spaa/spaa.h"
 #include "storage/storage.h"
 
 /* ---- statements (schema.c) ------------------------------------------------------------

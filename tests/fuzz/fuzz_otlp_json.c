@@ -3,8 +3,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "codecs/otlp.h"
-#include "codecs/spaa_io.h"
+#include "otlp/otlp.h"
+#include "spaa/spaa_io.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

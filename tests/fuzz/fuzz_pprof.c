@@ -4,8 +4,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "codecs/pprof.h"
-#include "codecs/spaa_io.h"
+#include "pprof/pprof.h"
+#include "spaa/spaa_io.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

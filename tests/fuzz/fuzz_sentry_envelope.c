@@ -3,7 +3,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "codecs/sentry.h"
+#include "sentry/sentry.h"
 
 /* The codec sources are compiled into this target so that libFuzzer sees their coverage
  * (the archive copies are then not linked). */

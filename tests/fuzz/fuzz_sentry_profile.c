@@ -5,11 +5,11 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "codecs/sentry.h"
+#include "sentry/sentry.h"
 
 /* The codec sources are compiled into this target so that libFuzzer sees their coverage
  * (the archive copies are then not linked). */
-#include "codecs/spaa_io.h"
+#include "spaa/spaa_io.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

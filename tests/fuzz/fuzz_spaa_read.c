@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codecs/spaa_io.h"
+#include "spaa/spaa_io.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,0 +1,180 @@
+/* OTLP profiles requests: detect JSON or protobuf and the version, decode, list the profiles
+ * to convert, summarize rejections; and the `otlp` converter entry point. */
+#include "otlp/otlp.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "otlp/otlp_int.h"
+
+static int v1dev_units(struct otlp_request *r)
+{
+  const OT_Request *req = (const OT_Request *)r->msg;
+  const OT_Dict *d = req->dictionary ? req->dictionary : &r->empty_dict;
+  size_t ri, si, pi, total = 0;
+  for (ri = 0; ri < req->n_resource_profiles; ri++)
+    for (si = 0; si < req->resource_profiles[ri]->n_scope_profiles; si++)
+      total += req->resource_profiles[ri]->scope_profiles[si]->n_profiles;
+  if (total && !(r->units = calloc(total, sizeof(*r->units))))
+    return SPAA_E_NOMEM;
+  for (ri = 0; ri < req->n_resource_profiles; ri++) {
+    const OT_ResourceProfiles *rp = req->resource_profiles[ri];
+    for (si = 0; si < rp->n_scope_profiles; si++) {
+      const OT_ScopeProfiles *sp = rp->scope_profiles[si];
+      for (pi = 0; pi < sp->n_profiles; pi++) {
+        struct otlp_unit *u = &r->units[r->n_units++];
+        const OT_Profile *p = sp->profiles[pi];
+        u->dict = d;
+        u->shared_dict = 1;
+        u->resource = rp->resource;
+        u->resource_schema = rp->schema_url ? rp->schema_url : "";
+        u->scope = sp->scope;
+        u->scope_schema = sp->schema_url ? sp->schema_url : "";
+        u->profile = p;
+        u->origin.resource = ri;
+        u->origin.scope = si;
+        u->origin.profile = pi;
+        u->origin.payload = p->original_payload.len ? p->original_payload.data : NULL;
+        u->origin.payload_len = p->original_payload.len;
+        u->origin.payload_format = p->original_payload_format ? p->original_payload_format : "";
+      }
+    }
+  }
+  return 0;
+}
+
+static int is_space(uint8_t c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+int otlp_decode(const uint8_t *buf, size_t len, struct otlp_request **out, struct spaa_err *err)
+{
+  struct otlp_request *r;
+  size_t i = 0;
+  int rc, version = 0;
+  *out = NULL;
+  if (!(r = calloc(1, sizeof(*r))))
+    return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
+  opentelemetry__proto__profiles__v1development__profiles_dictionary__init(&r->empty_dict);
+  while (i < len && is_space(buf[i]))
+    i++;
+  if (i < len && buf[i] == '{') {
+    struct spaa_err jerr;
+    spaa_err_clear(&jerr);
+    rc = otlp__json_decode(buf, len, &r->msg, &version, &jerr);
+    if (rc == SPAA_E_BAD_JSON && buf[0] != '{') {
+      /* "\n{" may also open a protobuf body: field 1, 123 bytes long */
+      struct spaa_err perr;
+      int v = otlp__sniff_wire(buf, len, &perr);
+      if (v > 0) {
+        version = v;
+        rc = 0;
+      }
+    } else if (!rc) {
+      r->is_json = 1;
+    }
+    if (rc) {
+      *err = jerr;
+      goto fail;
+    }
+  } else if ((version = otlp__sniff_wire(buf, len, err)) < 0) {
+    rc = version;
+    goto fail;
+  }
+  if (!r->msg) {
+    r->msg = protobuf_c_message_unpack(version == OTLP_V1EXPERIMENTAL ? &OX_REQUEST_DESC
+                                                                      : &OT_REQUEST_DESC,
+                                       NULL, len, buf);
+    if (!r->msg) {
+      rc = spaa_err_set(err, SPAA_E_BAD_PROTOBUF, 0, 0,
+                        "cannot decode ExportProfilesServiceRequest (%s): malformed protobuf",
+                        version == OTLP_V1EXPERIMENTAL ? "v1experimental" : "v1development");
+      goto fail;
+    }
+  }
+  r->version = (enum otlp_version)version;
+  rc = version == OTLP_V1EXPERIMENTAL ? otlp__v1exp_units(r) : v1dev_units(r);
+  if (rc) {
+    rc = spaa_err_set(err, rc, 0, 0, NULL);
+    goto fail;
+  }
+  *out = r;
+  return 0;
+fail:
+  otlp_request_free(r);
+  return rc;
+}
+
+void otlp_request_free(struct otlp_request *r)
+{
+  size_t i;
+  if (!r)
+    return;
+  for (i = 0; i < r->n_owned; i++)
+    protobuf_c_message_free_unpacked(r->owned[i], NULL);
+  free(r->owned);
+  free(r->units);
+  if (r->msg)
+    protobuf_c_message_free_unpacked(r->msg, NULL);
+  free(r);
+}
+
+enum otlp_version otlp_request_version(const struct otlp_request *r) { return r->version; }
+int otlp_request_is_json(const struct otlp_request *r) { return r->is_json; }
+size_t otlp_request_count(const struct otlp_request *r) { return r->n_units; }
+
+int otlp_request_origin(const struct otlp_request *r, size_t k, struct otlp_origin *o)
+{
+  if (k >= r->n_units)
+    return SPAA_E_USAGE;
+  *o = r->units[k].origin;
+  return 0;
+}
+
+size_t otlp_summarize(const struct spaa_conv_list *l, size_t first, size_t n, char *msg,
+                      size_t cap)
+{
+  size_t i, rejected = 0, named = 0, used = 0;
+  if (cap)
+    msg[0] = 0;
+  for (i = first; i < first + n && i < l->n; i++) {
+    const struct spaa_converted *e = &l->v[i];
+    if (e->profile)
+      continue;
+    if (named < OTLP_MAX_REPORTED && used + 1 < cap) {
+      int k = snprintf(msg + used, cap - used, "%s%s", named ? "; " : "", e->err.msg);
+      used = k < 0 ? used : (used + (size_t)k >= cap ? cap - 1 : used + (size_t)k);
+      named++;
+    }
+    rejected++;
+  }
+  if (rejected > named && used + 1 < cap)
+    snprintf(msg + used, cap - used, "; and %zu more", rejected - named);
+  if (rejected)
+    return rejected;
+  for (i = first; i < first + n && i < l->n; i++) {
+    const json_t *w = json_object_get(l->v[i].attrs, "warnings");
+    const json_t *a = l->v[i].attrs;
+    if (json_array_size(w) && used + 1 < cap) {
+      int k = snprintf(msg + used, cap - used, "%sprofile %lld of scope %lld of resource %lld: %s",
+                       used ? "; " : "",
+                       (long long)json_integer_value(json_object_get(a, "profile_index")),
+                       (long long)json_integer_value(json_object_get(a, "scope_index")),
+                       (long long)json_integer_value(json_object_get(a, "resource_index")),
+                       json_string_value(json_array_get(w, 0)));
+      used = k < 0 ? used : (used + (size_t)k >= cap ? cap - 1 : used + (size_t)k);
+    }
+  }
+  return 0;
+}
+
+int spaa_convert_otlp(const uint8_t *buf, size_t len, const struct spaa_convert_opts *o,
+                      struct spaa_conv_list *out, struct spaa_err *err)
+{
+  struct otlp_request *r;
+  int rc = otlp_decode(buf, len, &r, err);
+  if (rc)
+    return rc;
+  rc = otlp_convert(r, o, out, err);
+  otlp_request_free(r);
+  return rc;
+}

@@ -1,0 +1,1101 @@
+/* OTLP profiles -> SPAA: one SPAA profile per OTLP Profile (field table in
+ * docs/otlp-mapping.md). Stacks are built once per distinct (stack, attributes, link). */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/idmap.h"
+#include "otlp/otlp_int.h"
+#include "spaa/spaa_io.h"
+
+#define KEY_FRAME_TYPE "profile.frame.type"
+
+/* per SPAA stack built from OTLP samples */
+struct stk {
+  const OT_Sample *rep; /* the first sample of this identity */
+  const char *id;       /* local stack id (arena) */
+  int64_t sum;          /* total weight */
+  int has_tid, has_cpu; /* thread.id / cpu.logical_number attributes present */
+  int64_t tid, cpu;
+};
+
+/* conversion state for one dictionary; per-profile parts are reset by generation stamps */
+struct cv {
+  struct otlp_dictx *x;
+  const OT_Dict *d;
+  struct spaa_profile *p;   /* the profile being built */
+  uint32_t gen;             /* profile generation */
+  uint32_t *loc_gen;        /* per location: generation its frames were made in */
+  uint64_t *loc_frame;      /* per location: id of its first (innermost) frame */
+  uint32_t *loc_nfr;        /* per location: how many frames it made (no Location read) */
+  uint32_t *map_gen;        /* per mapping: generation its dso was made in */
+  uint64_t *map_dso;        /* per mapping: dso id */
+  uint64_t next_frame, next_dso;
+  struct {
+    const char *type;       /* frame type ("" = none) */
+    uint64_t dso;
+  } nodso[16];              /* synthetic dsos for mapping-less frames, per frame type */
+  size_t n_nodso;
+  struct spaa_idmap stackmap; /* identity hash -> index in stk */
+  struct stk *stk;
+  size_t n_stk, cap_stk;
+  uint64_t *tmp;            /* frame ids of the stack being built */
+  size_t cap_tmp;
+  struct spaa_idmap threads; /* tid -> 1 */
+  struct spaa_idmap ctxmap; /* (attributes, link) hash -> index in ctxs */
+  struct ctxe {
+    const OT_Sample *rep;   /* a sample with these attributes and link */
+    json_t *ctx;            /* the stack context made for them (owned by a stack), or NULL */
+    int has_tid, has_cpu;   /* thread.id / cpu.logical_number found */
+    int64_t tid, cpu;
+  } *ctxs;                  /* contexts made in this profile, shared by their stacks */
+  size_t n_ctxs, cap_ctxs;
+  int has_pid;
+  int64_t pid;
+  const char *event;        /* interned event name */
+  const char *metric;       /* interned metric name */
+  const char *unit;         /* interned unit or NULL */
+  int32_t k_frame_type, k_tid, k_tname, k_cpu; /* canonical string index of keys, -1 if absent */
+  struct spaa_err *err;
+};
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  h ^= h >> 31;
+  h *= 0xbf58476d1ce4e5b9ull;
+  return h ^ (h >> 29);
+}
+
+static int nomem(struct cv *c) { return spaa_err_set(c->err, SPAA_E_NOMEM, 0, 0, NULL); }
+
+static const char *hexs(char *out, const uint8_t *b, size_t n)
+{
+  static const char hx[] = "0123456789abcdef";
+  size_t i;
+  for (i = 0; i < n; i++) {
+    out[2 * i] = hx[b[i] >> 4];
+    out[2 * i + 1] = hx[b[i] & 15];
+  }
+  out[2 * n] = 0;
+  return out;
+}
+
+static json_t *b64(const uint8_t *b, size_t n)
+{
+  static const char al[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  size_t i, o = 0;
+  char *s = malloc((n + 2) / 3 * 4 + 1);
+  json_t *j;
+  if (!s)
+    return NULL;
+  for (i = 0; i + 2 < n; i += 3) {
+    uint32_t v = (uint32_t)b[i] << 16 | (uint32_t)b[i + 1] << 8 | b[i + 2];
+    s[o++] = al[v >> 18];
+    s[o++] = al[(v >> 12) & 63];
+    s[o++] = al[(v >> 6) & 63];
+    s[o++] = al[v & 63];
+  }
+  if (i < n) {
+    uint32_t v = (uint32_t)b[i] << 16 | (i + 1 < n ? (uint32_t)b[i + 1] << 8 : 0);
+    s[o++] = al[v >> 18];
+    s[o++] = al[(v >> 12) & 63];
+    s[o++] = i + 1 < n ? al[(v >> 6) & 63] : '=';
+    s[o++] = '=';
+  }
+  s[o] = 0;
+  j = json_stringn(s, o);
+  free(s);
+  return j;
+}
+
+/* AnyValue -> JSON (new reference), NULL on OOM or invalid UTF-8 */
+static json_t *any_json(const OT_Dict *d, const OT_AnyValue *v, int depth)
+{
+  json_t *j;
+  size_t i;
+  if (!v || depth > OTLP_MAX_DEPTH)
+    return json_null();
+  switch (v->value_case) {
+  case OT_ANY(STRING_VALUE):
+    return json_string(v->string_value ? v->string_value : "");
+  case OT_ANY(STRING_VALUE_STRINDEX): {
+    const char *s = otlp__str(d, v->string_value_strindex);
+    return s ? json_string(s) : NULL;
+  }
+  case OT_ANY(BOOL_VALUE):
+    return json_boolean(v->bool_value);
+  case OT_ANY(INT_VALUE):
+    return json_integer(v->int_value);
+  case OT_ANY(DOUBLE_VALUE):
+    return isfinite(v->double_value) ? json_real(v->double_value) : json_null();
+  case OT_ANY(BYTES_VALUE):
+    return b64(v->bytes_value.data, v->bytes_value.len);
+  case OT_ANY(ARRAY_VALUE):
+    if (!(j = json_array()))
+      return NULL;
+    for (i = 0; v->array_value && i < v->array_value->n_values; i++)
+      if (json_array_append_new(j, any_json(d, v->array_value->values[i], depth + 1))) {
+        json_decref(j);
+        return NULL;
+      }
+    return j;
+  case OT_ANY(KVLIST_VALUE):
+    if (!(j = json_object()))
+      return NULL;
+    for (i = 0; v->kvlist_value && i < v->kvlist_value->n_values; i++) {
+      const OT_KeyValue *kv = v->kvlist_value->values[i];
+      const char *k = kv->key && kv->key[0] ? kv->key : otlp__str(d, kv->key_strindex);
+      if (!k || json_object_set_new(j, k, any_json(d, kv->value, depth + 1))) {
+        json_decref(j);
+        return NULL;
+      }
+    }
+    return j;
+  default:
+    return json_null();
+  }
+}
+
+/* set obj[prefix + key] = value (stolen); 0 or -1 */
+static int set_pref(json_t *obj, const char *prefix, const char *key, json_t *value)
+{
+  char name[512];
+  if (!value)
+    return -1;
+  snprintf(name, sizeof(name), "%s%s", prefix, key);
+  return json_object_set_new(obj, name, value);
+}
+
+/* the string value of an attribute, or NULL */
+static const char *attr_str(const OT_Dict *d, const OT_AnyValue *v)
+{
+  if (!v)
+    return NULL;
+  if (v->value_case == OT_ANY(STRING_VALUE))
+    return v->string_value;
+  if (v->value_case == OT_ANY(STRING_VALUE_STRINDEX))
+    return otlp__str(d, v->string_value_strindex);
+  return NULL;
+}
+
+static int is_hex(const char *s)
+{
+  size_t n = 0;
+  for (; s[n]; n++)
+    if (!((s[n] >= '0' && s[n] <= '9') || (s[n] >= 'a' && s[n] <= 'f') ||
+          (s[n] >= 'A' && s[n] <= 'F')))
+      return 0;
+  return n > 0 && n % 2 == 0;
+}
+
+/* the canonical string index of key k (validated before conversion; guarded all the same) */
+static int32_t canon_key(const struct otlp_dictx *x, int32_t k)
+{
+  return k > 0 && (size_t)k < x->d->n_string_table ? x->canon[k] : 0;
+}
+
+/* the canonical string index of a literal key, or -1 when the table does not hold it */
+static int32_t find_key(const struct otlp_dictx *x, const char *s)
+{
+  size_t i;
+  for (i = 1; i < x->d->n_string_table; i++)
+    if (strcmp(x->d->string_table[i], s) == 0)
+      return x->canon[i];
+  return -1;
+}
+
+/* ---- dsos and frames ------------------------------------------------------------------- */
+
+static int dso_for_mapping(struct cv *c, int32_t mi, uint64_t *out)
+{
+  const OT_Mapping *m = c->d->mapping_table[mi];
+  struct spaa_dso *ds;
+  const char *name, *bid = NULL;
+  int bid_rank = 99;
+  size_t i;
+  json_t *extra = NULL;
+  if (c->map_gen[mi] == c->gen) {
+    *out = c->map_dso[mi];
+    return 0;
+  }
+  if (!(ds = spaa_add_dso(c->p)))
+    return nomem(c);
+  ds->id = c->next_dso++;
+  name = otlp__str(c->d, m->filename_strindex);
+  if (!(ds->name = spaa_strdup(c->p, name)))
+    return nomem(c);
+  ds->is_kernel = strcmp(name, "vmlinux") == 0 || strncmp(name, "[kernel", 7) == 0;
+  if (m->memory_start || m->memory_limit || m->file_offset) {
+    ds->has_mapping = 1;
+    ds->map_start = m->memory_start;
+    ds->map_limit = m->memory_limit;
+    ds->map_offset = m->file_offset;
+  }
+  for (i = 0; i < m->n_attribute_indices; i++) {
+    const OT_KVU *a = c->d->attribute_table[m->attribute_indices[i]];
+    const char *k = otlp__str(c->d, a->key_strindex), *v = attr_str(c->d, a->value);
+    static const char *const ranks[] = {"process.executable.build_id.gnu",
+                                        "process.executable.build_id.go",
+                                        "process.executable.build_id.htlhash",
+                                        "process.executable.build_id.profiling"};
+    int r;
+    for (r = 0; r < 4; r++)
+      if (v && strcmp(k, ranks[r]) == 0 && r < bid_rank && is_hex(v)) {
+        bid = v;
+        bid_rank = r;
+      }
+    if ((!extra && !(extra = json_object())) ||
+        set_pref(extra, "x_otel_attr_", k, any_json(c->d, a->value, 0))) {
+      json_decref(extra);
+      return nomem(c);
+    }
+  }
+  ds = &c->p->dsos[c->p->n_dsos - 1];
+  ds->extra = extra;
+  if (bid) {
+    char *lower = (char *)spaa_strdup(c->p, bid);
+    if (!lower)
+      return nomem(c);
+    for (i = 0; lower[i]; i++)
+      if (lower[i] >= 'A' && lower[i] <= 'F')
+        lower[i] = (char)(lower[i] - 'A' + 'a');
+    ds->build_id = lower;
+  }
+  c->map_gen[mi] = c->gen;
+  c->map_dso[mi] = ds->id;
+  *out = ds->id;
+  return 0;
+}
+
+/* a dso for frames without a mapping, one per frame type ("[cpython]", "[unknown]") */
+static int dso_for_type(struct cv *c, const char *type, uint64_t *out)
+{
+  struct spaa_dso *ds;
+  char name[96];
+  size_t i;
+  for (i = 0; i < c->n_nodso; i++)
+    if (strcmp(c->nodso[i].type, type) == 0) {
+      *out = c->nodso[i].dso;
+      return 0;
+    }
+  if (!(ds = spaa_add_dso(c->p)))
+    return nomem(c);
+  ds->id = c->next_dso++;
+  snprintf(name, sizeof(name), "[%s]", type[0] ? type : "unknown");
+  if (!(ds->name = spaa_strdup(c->p, name)))
+    return nomem(c);
+  ds->is_kernel = strcmp(type, "kernel") == 0;
+  if (c->n_nodso < sizeof(c->nodso) / sizeof(c->nodso[0])) {
+    c->nodso[c->n_nodso].type = type;
+    c->nodso[c->n_nodso++].dso = ds->id;
+  }
+  *out = ds->id;
+  return 0;
+}
+
+static int frame_extra_set(struct spaa_frame *f, const char *key, json_t *v)
+{
+  if (!v || (!f->extra && !(f->extra = json_object()))) {
+    json_decref(v);
+    return -1;
+  }
+  return json_object_set_new(f->extra, key, v);
+}
+
+/* Make the frames of location li (innermost inline first); *first receives the first id. */
+static int location_frames(struct cv *c, int32_t li)
+{
+  const OT_Location *l = c->d->location_table[li];
+  const char *ftype = NULL;
+  json_t *attrs = NULL;
+  uint64_t dso = 0;
+  size_t i, n = l->n_lines ? l->n_lines : 1;
+  int rc;
+  for (i = 0; i < l->n_attribute_indices; i++) {
+    const OT_KVU *a = c->d->attribute_table[l->attribute_indices[i]];
+    if (canon_key(c->x, a->key_strindex) == c->k_frame_type && attr_str(c->d, a->value)) {
+      ftype = attr_str(c->d, a->value);
+    } else {
+      if ((!attrs && !(attrs = json_object())) ||
+          set_pref(attrs, "x_otel_attr_", otlp__str(c->d, a->key_strindex),
+                   any_json(c->d, a->value, 0))) {
+        json_decref(attrs);
+        return nomem(c);
+      }
+    }
+  }
+  if (l->mapping_index > 0)
+    rc = dso_for_mapping(c, l->mapping_index, &dso);
+  else
+    rc = dso_for_type(c, ftype ? ftype : "", &dso);
+  if (rc)
+    goto out;
+  c->loc_gen[li] = c->gen;
+  c->loc_frame[li] = c->next_frame;
+  c->loc_nfr[li] = (uint32_t)n;
+  for (i = 0; i < n; i++) {
+    struct spaa_frame *f = spaa_add_frame(c->p);
+    const OT_Line *ln = l->n_lines ? l->lines[i] : NULL;
+    const OT_Function *fn =
+        ln && ln->function_index > 0 ? c->d->function_table[ln->function_index] : NULL;
+    const char *name = fn ? otlp__str(c->d, fn->name_strindex) : "";
+    const char *sys = fn ? otlp__str(c->d, fn->system_name_strindex) : "";
+    const char *file = fn ? otlp__str(c->d, fn->filename_strindex) : "";
+    char buf[40];
+    rc = SPAA_E_NOMEM;
+    if (!f)
+      goto out;
+    f->id = c->next_frame++;
+    f->has_dso = 1;
+    f->dso = dso;
+    f->has_ip = l->address != 0 || !name[0];
+    f->ip = l->address;
+    if (!name[0])
+      name = sys;
+    if (name[0]) {
+      f->func = spaa_strdup(c->p, name);
+    } else {
+      snprintf(buf, sizeof(buf), "0x%" PRIx64, l->address);
+      f->func = spaa_strdup(c->p, buf);
+      f->func_resolved = 0;
+    }
+    if (!f->func)
+      goto out;
+    if (file[0]) {
+      char *sl;
+      size_t fl = strlen(file);
+      if (!(sl = spaa_alloc(c->p, fl + 24)))
+        goto out;
+      memcpy(sl, file, fl + 1);
+      if (ln && ln->line > 0) { /* "file:line", without printf's cost per frame */
+        char dg[24];
+        size_t nd = 0;
+        uint64_t v = (uint64_t)ln->line;
+        do
+          dg[nd++] = (char)('0' + v % 10);
+        while ((v /= 10) && nd < sizeof(dg));
+        sl[fl++] = ':';
+        while (nd)
+          sl[fl++] = dg[--nd];
+        sl[fl] = 0;
+      }
+      f->srcline = sl;
+    } else {
+      f->srcline_resolved = 0;
+    }
+    if (n > 1) {
+      f->has_inline_depth = 1;
+      f->inline_depth = (uint32_t)(n - 1 - i);
+      f->inlined = i + 1 < n;
+    }
+    f->kind = ftype && strcmp(ftype, "kernel") == 0 ? "kernel" : "user";
+    if ((ftype && frame_extra_set(f, "x_otel_frame_type", json_string(ftype))) ||
+        (sys[0] && strcmp(sys, name) && frame_extra_set(f, "x_otel_system_name", json_string(sys))) ||
+        (ln && ln->column && frame_extra_set(f, "x_otel_column", json_integer(ln->column))) ||
+        (fn && fn->start_line &&
+         frame_extra_set(f, "x_otel_start_line", json_integer(fn->start_line))) ||
+        (attrs && (f->extra || (f->extra = json_object())) &&
+         json_object_update(f->extra, attrs)))
+      goto out;
+  }
+  rc = 0;
+out:
+  json_decref(attrs);
+  return rc ? spaa_err_set(c->err, rc, 0, 0, NULL) : 0;
+}
+
+/* ---- stacks -------------------------------------------------------------------------- */
+
+static int same_identity(const OT_Sample *a, const OT_Sample *b)
+{
+  return a->stack_index == b->stack_index && a->link_index == b->link_index &&
+         a->n_attribute_indices == b->n_attribute_indices &&
+         (!a->n_attribute_indices || memcmp(a->attribute_indices, b->attribute_indices,
+                                            a->n_attribute_indices * sizeof(int32_t)) == 0);
+}
+
+static int zero_bin(const ProtobufCBinaryData *b)
+{
+  size_t i;
+  for (i = 0; i < b->len; i++)
+    if (b->data[i])
+      return 0;
+  return 1;
+}
+
+static int same_context(const OT_Sample *a, const OT_Sample *b)
+{
+  return a->link_index == b->link_index && a->n_attribute_indices == b->n_attribute_indices &&
+         (!a->n_attribute_indices || memcmp(a->attribute_indices, b->attribute_indices,
+                                            a->n_attribute_indices * sizeof(int32_t)) == 0);
+}
+
+/* The context of sample s's stack (attributes and link), found among those made in this
+ * profile or made now: *out = index in c->ctxs. Stacks share the object (json_incref): it
+ * is never changed once made. */
+static int stack_context(struct cv *c, const OT_Sample *s, size_t *out)
+{
+  uint64_t h = mix((uint64_t)(uint32_t)s->link_index, s->n_attribute_indices);
+  struct ctxe *e;
+  json_t *ctx = NULL;
+  size_t i, k;
+  for (i = 0; i < s->n_attribute_indices; i++)
+    h = mix(h, (uint64_t)(uint32_t)s->attribute_indices[i]);
+  /* a hash collision with another list makes its own entry, found by a linear probe */
+  for (;; h = mix(h, 1)) {
+    if (!spaa_idmap_get(&c->ctxmap, h, &k))
+      break;
+    if (same_context(c->ctxs[k].rep, s)) {
+      *out = k;
+      return 0;
+    }
+  }
+  if (c->n_ctxs == c->cap_ctxs) {
+    size_t nc = c->cap_ctxs ? c->cap_ctxs * 2 : 64;
+    struct ctxe *nv = realloc(c->ctxs, nc * sizeof(*nv));
+    if (!nv)
+      return nomem(c);
+    c->ctxs = nv;
+    c->cap_ctxs = nc;
+  }
+  e = &c->ctxs[c->n_ctxs];
+  memset(e, 0, sizeof(*e));
+  e->rep = s;
+  for (i = 0; i < s->n_attribute_indices; i++) {
+    const OT_KVU *a = c->d->attribute_table[s->attribute_indices[i]];
+    const char *key = otlp__str(c->d, a->key_strindex);
+    int32_t ck = canon_key(c->x, a->key_strindex);
+    if ((!ctx && !(ctx = json_object())) ||
+        set_pref(ctx, "x_otel_attr_", key, any_json(c->d, a->value, 0)))
+      goto nomem;
+    if (a->unit_strindex && set_pref(ctx, "x_otel_unit_", key,
+                                     json_string(otlp__str(c->d, a->unit_strindex))))
+      goto nomem;
+    if (a->value && a->value->value_case == OT_ANY(INT_VALUE)) {
+      if (ck == c->k_tid) {
+        e->has_tid = 1;
+        e->tid = a->value->int_value;
+      } else if (ck == c->k_cpu) {
+        e->has_cpu = 1;
+        e->cpu = a->value->int_value;
+      }
+    }
+  }
+  if (s->link_index > 0) {
+    const OT_Link *ln = c->d->link_table[s->link_index];
+    char hx[40];
+    if (!zero_bin(&ln->trace_id) || !zero_bin(&ln->span_id)) {
+      if ((!ctx && !(ctx = json_object())) ||
+          (ln->trace_id.len &&
+           json_object_set_new(ctx, "x_otel_trace_id",
+                               json_string(hexs(hx, ln->trace_id.data, ln->trace_id.len)))) ||
+          (ln->span_id.len &&
+           json_object_set_new(ctx, "x_otel_span_id",
+                               json_string(hexs(hx, ln->span_id.data, ln->span_id.len)))))
+        goto nomem;
+    }
+  }
+  if (spaa_idmap_put(&c->ctxmap, h, c->n_ctxs, NULL) < 0)
+    goto nomem;
+  e->ctx = ctx; /* this reference is the cache's; each stack takes its own */
+  *out = c->n_ctxs++;
+  return 0;
+nomem:
+  json_decref(ctx);
+  return nomem(c);
+}
+
+/* Build the SPAA stack for sample s; *out = index in c->stk. */
+static int new_stack(struct cv *c, const OT_Sample *s, size_t *out)
+{
+  const OT_Stack *st = c->d->n_stack_table ? c->d->stack_table[s->stack_index] : NULL;
+  struct spaa_stack *sp;
+  struct stk *k;
+  json_t *ctx = NULL;
+  size_t i, j, nf = 0, ce = 0;
+  char idb[32];
+  int rc;
+  /* frames, leaf first; each location expands to its lines, innermost first */
+  for (i = 0; st && i < st->n_location_indices; i++) {
+    int32_t li = st->location_indices[i];
+    size_t n;
+    if (li == 0)
+      continue;
+    if (c->loc_gen[li] != c->gen && (rc = location_frames(c, li)))
+      return rc;
+    n = c->loc_nfr[li];
+    if (nf + n > c->cap_tmp) {
+      size_t nc = (nf + n) * 2;
+      uint64_t *nv = realloc(c->tmp, nc * sizeof(*nv));
+      if (!nv)
+        return nomem(c);
+      c->tmp = nv;
+      c->cap_tmp = nc;
+    }
+    for (j = 0; j < n; j++)
+      c->tmp[nf++] = c->loc_frame[li] + j;
+  }
+  if (c->n_stk == c->cap_stk) {
+    size_t nc = c->cap_stk ? c->cap_stk * 2 : 64;
+    struct stk *nv = realloc(c->stk, nc * sizeof(*nv));
+    if (!nv)
+      return nomem(c);
+    c->stk = nv;
+    c->cap_stk = nc;
+  }
+  k = &c->stk[c->n_stk];
+  memset(k, 0, sizeof(*k));
+  k->rep = s;
+  /* context: attributes and link, made once per distinct (attributes, link) */
+  if ((rc = stack_context(c, s, &ce)))
+    return rc;
+  ctx = json_incref(c->ctxs[ce].ctx);
+  k->has_tid = c->ctxs[ce].has_tid;
+  k->tid = c->ctxs[ce].tid;
+  k->has_cpu = c->ctxs[ce].has_cpu;
+  k->cpu = c->ctxs[ce].cpu;
+  /* a thread record per thread.id */
+  if (k->has_tid) {
+    int r = spaa_idmap_put(&c->threads, (uint64_t)k->tid, 0, NULL);
+    if (r < 0)
+      goto nomem;
+    if (r == 0) {
+      struct spaa_thread *t = spaa_add_thread(c->p);
+      if (!t)
+        goto nomem;
+      t->tid = k->tid;
+      t->pid = c->has_pid ? c->pid : 0;
+      for (i = 0; i < s->n_attribute_indices; i++) {
+        const OT_KVU *a = c->d->attribute_table[s->attribute_indices[i]];
+        if (canon_key(c->x, a->key_strindex) == c->k_tname && attr_str(c->d, a->value) &&
+            !(t->comm = spaa_strdup(c->p, attr_str(c->d, a->value))))
+          goto nomem;
+      }
+    }
+  }
+  if (!(sp = spaa_add_stack(c->p)))
+    goto nomem;
+  snprintf(idb, sizeof(idb), "s%zu", c->n_stk);
+  memcpy(sp->id, idb, strlen(idb) + 1);
+  sp->event = c->event;
+  sp->context = ctx;
+  ctx = NULL;
+  if (spaa_stack_set_frames(c->p, sp, c->tmp, nf))
+    goto nomem;
+  if (!(k->id = spaa_strdup(c->p, idb)))
+    goto nomem;
+  *out = c->n_stk++;
+  return 0;
+nomem:
+  json_decref(ctx);
+  return nomem(c);
+}
+
+/* A dso is kernel when its name says so (set when made) or when every frame on it is a
+ * kernel frame: a mapping shared by kernel and other frames (the v1experimental ebpf
+ * profiler's dummy mapping serves kernel and interpreter frames alike) stays a user dso.
+ * Dso ids are their positions + 1 (made in order by this file). 0 or SPAA_E_NOMEM. */
+static int mark_kernel_dsos(struct cv *c)
+{
+  struct spaa_profile *p = c->p;
+  unsigned char *seen; /* per dso: 1 kernel frame seen, 2 other frame seen */
+  size_t i;
+  if (!p->n_dsos)
+    return 0;
+  if (!(seen = calloc(p->n_dsos, 1)))
+    return nomem(c);
+  for (i = 0; i < p->n_frames; i++) {
+    uint64_t d = p->frames[i].dso;
+    if (p->frames[i].has_dso && d >= 1 && d <= p->n_dsos)
+      seen[d - 1] |= strcmp(p->frames[i].kind, "kernel") == 0 ? 1 : 2;
+  }
+  for (i = 0; i < p->n_dsos; i++)
+    if (seen[i] == 1)
+      p->dsos[i].is_kernel = 1;
+  free(seen);
+  return 0;
+}
+
+/* ---- one profile --------------------------------------------------------------------- */
+
+static const char *event_kind(const char *type, const char *unit)
+{
+  if (strstr(type, "alloc") || strcmp(unit, "bytes") == 0 || strcmp(unit, "By") == 0)
+    return "allocation";
+  if (strstr(type, "cycles") || strstr(type, "instructions") || strstr(type, "cache"))
+    return "hardware";
+  if (strstr(type, "off_cpu") || strcmp(type, "events") == 0 || strstr(type, "lock") ||
+      strstr(type, "contention") || strstr(type, "block") || strstr(type, "mutex"))
+    return "probe";
+  return "timer";
+}
+
+/* resource / scope / profile attributes into obj under prefix; labels get scalar strings */
+static int kv_list(struct cv *c, const OT_KeyValue *const *kv, size_t n, json_t *obj,
+                   const char *prefix, json_t *labels, const char **service, const char **exe)
+{
+  size_t i;
+  for (i = 0; i < n; i++) {
+    const char *k = kv[i]->key && kv[i]->key[0] ? kv[i]->key : otlp__str(c->d, kv[i]->key_strindex);
+    json_t *v;
+    if (!k)
+      return spaa_err_set(c->err, SPAA_E_INVALID, 0, 0, "attribute %zu references string %" PRId32
+                          ", but there are %zu strings", i, kv[i]->key_strindex,
+                          c->d->n_string_table);
+    if (!(v = any_json(c->d, kv[i]->value, 0)))
+      return spaa_err_set(c->err, SPAA_E_INVALID, 0, 0, "attribute \"%s\" has a value that "
+                          "cannot be resolved", k);
+    if (labels) {
+      char num[48];
+      const char *sv = NULL;
+      if (json_is_string(v))
+        sv = json_string_value(v);
+      else if (json_is_integer(v))
+        snprintf(num, sizeof(num), "%" PRId64, (int64_t)json_integer_value(v)), sv = num;
+      else if (json_is_boolean(v))
+        sv = json_is_true(v) ? "true" : "false";
+      if (sv && json_object_set_new(labels, k, json_string(sv))) {
+        json_decref(v);
+        return nomem(c);
+      }
+      if (json_is_string(v) && strcmp(k, "service.name") == 0)
+        *service = json_string_value(json_object_get(labels, k));
+      if (json_is_string(v) && strcmp(k, "process.executable.name") == 0)
+        *exe = json_string_value(json_object_get(labels, k));
+      if (json_is_integer(v) && strcmp(k, "process.pid") == 0) {
+        c->has_pid = 1;
+        c->pid = (int64_t)json_integer_value(v);
+      }
+    }
+    if (set_pref(obj, prefix, k, v))
+      return nomem(c);
+  }
+  return 0;
+}
+
+/* Set a one-entry weight list: metric and unit are the profile's own interned strings
+ * (c->metric, c->unit), so nothing is copied. 0 or -1. */
+static int weight1(const struct cv *c, struct spaa_weights *w, int64_t value)
+{
+  if (spaa_weights_alloc(c->p, w, 1))
+    return -1;
+  w->v[0].metric = c->metric;
+  w->v[0].unit = c->unit;
+  w->v[0].value = spaa_int(value);
+  return 0;
+}
+
+static int obj_set(json_t *o, const char *k, json_t *v) { return v ? json_object_set_new(o, k, v) : -1; }
+
+static int build(struct cv *c, const struct otlp_request *r, const struct otlp_unit *u,
+                 struct spaa_converted *out, size_t n_warn, const char *warn)
+{
+  const OT_Profile *pr = u->profile;
+  const OT_Dict *d = c->d;
+  struct spaa_profile *p = c->p;
+  struct spaa_event *ev;
+  const char *type = pr->sample_type ? otlp__str(d, pr->sample_type->type_strindex) : "";
+  const char *unit = pr->sample_type ? otlp__str(d, pr->sample_type->unit_strindex) : "";
+  const char *service = NULL, *exe = NULL;
+  json_t *hx = NULL, *src = NULL;
+  int64_t total = 0;
+  size_t i, j;
+  int rc;
+  p->header.source_tool = "otlp";
+  p->header.frame_order = SPAA_LEAF_TO_ROOT;
+  if (!(ev = spaa_add_event(p)))
+    return nomem(c);
+  if (!(c->event = ev->name = spaa_strdup(p, type[0] ? type : "samples")))
+    return nomem(c);
+  c->metric = ev->primary_metric = ev->name;
+  c->unit = unit[0] ? spaa_strdup(p, unit) : NULL;
+  if (unit[0] && !c->unit)
+    return nomem(c);
+  ev->kind = event_kind(type, unit);
+  if (pr->period > 0) {
+    ev->mode = "period";
+    ev->has_sample_period = 1;
+    ev->sample_period = spaa_int(pr->period);
+  } else {
+    ev->mode = "event";
+  }
+  if (pr->period_type) {
+    if (!(ev->sampling_extra = json_object()) ||
+        obj_set(ev->sampling_extra, "x_otel_period_type",
+                json_string(otlp__str(d, pr->period_type->type_strindex))) ||
+        obj_set(ev->sampling_extra, "x_otel_period_unit",
+                json_string(otlp__str(d, pr->period_type->unit_strindex))))
+      return nomem(c);
+  }
+  if (pr->time_unix_nano) {
+    p->header.has_time_range = 1;
+    p->header.start = spaa_int((int64_t)pr->time_unix_nano);
+    p->header.end = spaa_int((int64_t)(pr->time_unix_nano + pr->duration_nano));
+    p->header.time_unit = "nanoseconds";
+    out->start_ns = (int64_t)pr->time_unix_nano;
+    out->end_ns = (int64_t)(pr->time_unix_nano + pr->duration_nano);
+  }
+  /* header: source and extras */
+  if (!(hx = json_object()) || !(src = json_object()) || !(out->labels = json_object()) ||
+      !(out->attrs = json_object()))
+    goto nomem;
+  if (obj_set(src, "tool", json_string(u->scope && u->scope->name && u->scope->name[0]
+                                           ? u->scope->name : "otlp")) ||
+      (u->scope && u->scope->version && u->scope->version[0] &&
+       obj_set(src, "tool_version", json_string(u->scope->version))) ||
+      obj_set(src, "format", json_string(r->version == OTLP_V1EXPERIMENTAL
+                                             ? "otlp-profiles-v1experimental"
+                                             : "otlp-profiles-v1development")))
+    goto nomem;
+  c->has_pid = 0;
+  if (u->resource) {
+    if ((rc = kv_list(c, (const OT_KeyValue *const *)u->resource->attributes,
+                      u->resource->n_attributes, hx, "x_otel_resource_", out->labels, &service,
+                      &exe)))
+      goto fail;
+    if (u->resource->dropped_attributes_count &&
+        obj_set(hx, "x_otel_resource_dropped_attributes_count",
+                json_integer(u->resource->dropped_attributes_count)))
+      goto nomem;
+  }
+  if (u->resource_schema[0] && obj_set(hx, "x_otel_resource_schema_url", json_string(u->resource_schema)))
+    goto nomem;
+  if (u->scope) {
+    if ((u->scope->name && u->scope->name[0] &&
+         obj_set(hx, "x_otel_scope_name", json_string(u->scope->name))) ||
+        (u->scope->version && u->scope->version[0] &&
+         obj_set(hx, "x_otel_scope_version", json_string(u->scope->version))) ||
+        (u->scope->dropped_attributes_count &&
+         obj_set(hx, "x_otel_scope_dropped_attributes_count",
+                 json_integer(u->scope->dropped_attributes_count))))
+      goto nomem;
+    if ((rc = kv_list(c, (const OT_KeyValue *const *)u->scope->attributes,
+                      u->scope->n_attributes, hx, "x_otel_scope_attr_", NULL, NULL, NULL)))
+      goto fail;
+  }
+  if (u->scope_schema[0] && obj_set(hx, "x_otel_scope_schema_url", json_string(u->scope_schema)))
+    goto nomem;
+  for (i = 0; i < pr->n_attribute_indices; i++) {
+    const OT_KVU *a = d->attribute_table[pr->attribute_indices[i]];
+    const char *key = otlp__str(d, a->key_strindex);
+    if (set_pref(hx, "x_otel_profile_attr_", key, any_json(d, a->value, 0)) ||
+        (a->unit_strindex &&
+         set_pref(hx, "x_otel_profile_unit_", key, json_string(otlp__str(d, a->unit_strindex)))))
+      goto nomem;
+  }
+  if (pr->dropped_attributes_count &&
+      obj_set(hx, "x_otel_dropped_attributes_count", json_integer(pr->dropped_attributes_count)))
+    goto nomem;
+  if (pr->profile_id.len == 16 && !zero_bin(&pr->profile_id)) {
+    hexs(out->id, pr->profile_id.data, 16);
+    if (obj_set(hx, "x_otel_profile_id", json_string(out->id)))
+      goto nomem;
+  }
+  if (u->origin.payload_format[0] &&
+      obj_set(hx, "x_otel_original_payload_format", json_string(u->origin.payload_format)))
+    goto nomem;
+  if (u->origin.payload_len &&
+      obj_set(hx, "x_otel_original_payload_bytes", json_integer((json_int_t)u->origin.payload_len)))
+    goto nomem;
+  if (r->version == OTLP_V1EXPERIMENTAL &&
+      obj_set(hx, "x_otel_v1experimental_sample_type_index", json_integer((json_int_t)u->origin.sample_type)))
+    goto nomem;
+  p->header.source = src;
+  p->header.extra = hx;
+  src = hx = NULL;
+  /* samples */
+  for (i = 0; i < pr->n_samples; i++) {
+    const OT_Sample *s = pr->samples[i];
+    uint64_t h = mix(mix((uint64_t)(uint32_t)s->stack_index, (uint64_t)(uint32_t)s->link_index),
+                     s->n_attribute_indices);
+    size_t si, nt = s->n_timestamps_unix_nano;
+    int64_t w = 0;
+    int per_ts;
+    for (j = 0; j < s->n_attribute_indices; j++)
+      h = mix(h, (uint64_t)(uint32_t)s->attribute_indices[j]);
+    if (!spaa_idmap_get(&c->stackmap, h, &si) || !same_identity(c->stk[si].rep, s)) {
+      if ((rc = new_stack(c, s, &si)))
+        goto fail;
+      if (spaa_idmap_put(&c->stackmap, h, si, NULL) < 0)
+        goto nomem;
+    }
+    if (s->n_values) {
+      for (j = 0; j < s->n_values; j++)
+        if (__builtin_add_overflow(w, s->values[j], &w))
+          goto overflow;
+    } else {
+      w = (int64_t)nt;
+    }
+    if (__builtin_add_overflow(c->stk[si].sum, w, &c->stk[si].sum) ||
+        __builtin_add_overflow(total, w, &total))
+      goto overflow;
+    per_ts = s->n_values == nt;
+    for (j = 0; j < nt; j++) {
+      struct spaa_sample *sm = spaa_add_sample(p);
+      if (!sm)
+        goto nomem;
+      sm->has_timestamp = 1;
+      sm->timestamp = spaa_int((int64_t)s->timestamps_unix_nano[j]);
+      sm->event = c->event;
+      sm->stack_id = c->stk[si].id;
+      if (c->has_pid) {
+        sm->has_pid = 1;
+        sm->pid = c->pid;
+      }
+      if (c->stk[si].has_tid) {
+        sm->has_tid = 1;
+        sm->tid = c->stk[si].tid;
+      }
+      if (c->stk[si].has_cpu) {
+        sm->has_cpu = 1;
+        sm->cpu = c->stk[si].cpu;
+      }
+      if (per_ts && weight1(c, &sm->weights, s->values[j]))
+        goto nomem;
+    }
+  }
+  for (i = 0; i < c->n_stk; i++) {
+    struct spaa_stack *st = &p->stacks[i];
+    if (weight1(c, &st->weights, c->stk[i].sum))
+      goto nomem;
+    if (st->n_frames) {
+      st->has_exclusive = 1;
+      st->excl_frame = st->frames[0];
+      if (weight1(c, &st->excl_weights, c->stk[i].sum))
+        goto nomem;
+    }
+  }
+  if ((rc = mark_kernel_dsos(c)))
+    goto fail;
+  /* converted entry metadata */
+  if (service)
+    out->service = strdup(service);
+  else if (exe)
+    out->service = strdup(exe);
+  else
+    out->service = strdup("unknown_service");
+  if (!out->service ||
+      obj_set(out->attrs, "otlp_version", json_string(r->version == OTLP_V1EXPERIMENTAL
+                                                          ? "v1experimental" : "v1development")) ||
+      obj_set(out->attrs, "resource_index", json_integer((json_int_t)u->origin.resource)) ||
+      obj_set(out->attrs, "scope_index", json_integer((json_int_t)u->origin.scope)) ||
+      obj_set(out->attrs, "profile_index", json_integer((json_int_t)u->origin.profile)) ||
+      obj_set(out->attrs, "total", json_integer(total)))
+    goto nomem;
+  if (u->scope && u->scope->name && u->scope->name[0] &&
+      obj_set(out->attrs, "scope_name", json_string(u->scope->name)))
+    goto nomem;
+  if (u->scope && u->scope->version && u->scope->version[0] &&
+      obj_set(out->attrs, "scope_version", json_string(u->scope->version)))
+    goto nomem;
+  if (u->origin.payload_format[0] &&
+      obj_set(out->attrs, "original_payload_format", json_string(u->origin.payload_format)))
+    goto nomem;
+  if (n_warn) {
+    json_t *wa = json_array();
+    char wbuf[320];
+    snprintf(wbuf, sizeof(wbuf), "%s%s", warn,
+             n_warn > 1 ? " (and more timestamps like it)" : "");
+    if (!wa || json_array_append_new(wa, json_string(wbuf)) ||
+        json_object_set_new(out->attrs, "warnings", wa))
+      goto nomem;
+  }
+  return 0;
+overflow:
+  return spaa_err_set(c->err, SPAA_E_INVALID, 0, 0, "the sample values overflow a 64-bit total");
+nomem:
+  rc = nomem(c);
+fail:
+  json_decref(hx);
+  json_decref(src);
+  return rc;
+}
+
+/* ---- request ------------------------------------------------------------------------- */
+
+static int cv_open(struct cv *c, struct otlp_dictx *x, struct spaa_err *err)
+{
+  const OT_Dict *d = x->d;
+  memset(c, 0, sizeof(*c));
+  c->x = x;
+  c->d = d;
+  c->err = err;
+  spaa_idmap_init(&c->stackmap);
+  spaa_idmap_init(&c->threads);
+  spaa_idmap_init(&c->ctxmap);
+  if ((d->n_location_table && (!(c->loc_gen = calloc(d->n_location_table, sizeof(uint32_t))) ||
+                               !(c->loc_frame = malloc(d->n_location_table * sizeof(uint64_t))) ||
+                               !(c->loc_nfr = malloc(d->n_location_table * sizeof(uint32_t))))) ||
+      (d->n_mapping_table && (!(c->map_gen = calloc(d->n_mapping_table, sizeof(uint32_t))) ||
+                              !(c->map_dso = malloc(d->n_mapping_table * sizeof(uint64_t))))))
+    return nomem(c);
+  c->k_frame_type = find_key(x, KEY_FRAME_TYPE);
+  c->k_tid = find_key(x, "thread.id");
+  c->k_tname = find_key(x, "thread.name");
+  c->k_cpu = find_key(x, "cpu.logical_number");
+  return 0;
+}
+
+/* Drop the contexts cached for the last profile. */
+static void ctx_reset(struct cv *c)
+{
+  size_t i;
+  for (i = 0; i < c->n_ctxs; i++)
+    json_decref(c->ctxs[i].ctx);
+  c->n_ctxs = 0;
+  spaa_idmap_free(&c->ctxmap);
+  spaa_idmap_init(&c->ctxmap);
+}
+
+static void cv_close(struct cv *c)
+{
+  ctx_reset(c);
+  free(c->ctxs);
+  free(c->loc_gen);
+  free(c->loc_frame);
+  free(c->loc_nfr);
+  free(c->map_gen);
+  free(c->map_dso);
+  free(c->stk);
+  free(c->tmp);
+  spaa_idmap_free(&c->stackmap);
+  spaa_idmap_free(&c->threads);
+}
+
+static void reject(struct spaa_converted *e, const struct otlp_unit *u, const char *reason,
+                   const struct spaa_err *why)
+{
+  char msg[sizeof(e->err.msg)];
+  snprintf(e->reason, sizeof(e->reason), "%s", reason);
+  snprintf(msg, sizeof(msg), "%s", why->msg[0] ? why->msg : spaa_err_default(why->code));
+  spaa_err_set(&e->err, why->code ? why->code : SPAA_E_INVALID, 0, 0,
+               "profile %zu of scope %zu of resource %zu: %s", u->origin.profile, u->origin.scope,
+               u->origin.resource, msg);
+}
+
+/* convert one unit into e; 0, or SPAA_E_NOMEM (e rejected otherwise) */
+static int convert_unit(struct cv *c, const struct otlp_request *r, const struct otlp_unit *u,
+                        struct spaa_converted *e)
+{
+  struct spaa_err why;
+  char reason[48], warn[256];
+  size_t n_warn = 0;
+  int rc;
+  spaa_err_clear(&why);
+  if (!u->profile) {
+    reject(e, u, "invalid_v1experimental", &u->xerr);
+    return 0;
+  }
+  if (otlp__check_profile(c->x, u, reason, sizeof(reason), &n_warn, warn, sizeof(warn), &why)) {
+    reject(e, u, reason, &why);
+    return 0;
+  }
+  if (!(c->p = spaa_profile_new()))
+    return SPAA_E_NOMEM;
+  if (++c->gen == 0) {
+    memset(c->loc_gen, 0, c->d->n_location_table * sizeof(uint32_t));
+    if (c->map_gen)
+      memset(c->map_gen, 0, c->d->n_mapping_table * sizeof(uint32_t));
+    c->gen = 1;
+  }
+  c->next_frame = c->next_dso = 1;
+  c->n_nodso = 0;
+  c->n_stk = 0;
+  spaa_idmap_free(&c->stackmap);
+  spaa_idmap_free(&c->threads);
+  spaa_idmap_init(&c->stackmap);
+  spaa_idmap_init(&c->threads);
+  c->err = &why;
+  rc = build(c, r, u, e, n_warn, warn);
+  ctx_reset(c);
+  if (!rc)
+    rc = spaa_normalize(c->p, &why);
+  if (rc == SPAA_E_NOMEM) {
+    spaa_profile_free(c->p);
+    return rc;
+  }
+  if (rc) {
+    spaa_profile_free(c->p);
+    free(e->service);
+    json_decref(e->labels);
+    json_decref(e->attrs);
+    memset(e, 0, sizeof(*e));
+    reject(e, u, "invalid", &why);
+    return 0;
+  }
+  e->profile = c->p;
+  c->p = NULL;
+  return 0;
+}
+
+int otlp_convert(const struct otlp_request *r, const struct spaa_convert_opts *o,
+                 struct spaa_conv_list *out, struct spaa_err *err)
+{
+  struct otlp_dictx x;
+  struct cv c;
+  const OT_Dict *open_dict = NULL;
+  size_t i, first = out->n;
+  int rc = 0, have = 0;
+  (void)o;
+  memset(&x, 0, sizeof(x));
+  memset(&c, 0, sizeof(c));
+  for (i = 0; i < r->n_units; i++) {
+    const struct otlp_unit *u = &r->units[i];
+    struct spaa_converted *e;
+    if (u->dict != open_dict) {
+      struct spaa_err derr;
+      if (have) {
+        cv_close(&c);
+        otlp__dict_close(&x);
+        have = 0;
+      }
+      open_dict = u->dict;
+      spaa_err_clear(&derr);
+      rc = otlp__dict_open(&x, u->dict, &derr);
+      if (rc == SPAA_E_NOMEM || (rc && u->shared_dict)) {
+        *err = derr;
+        goto fail;
+      }
+      if (rc) {
+        /* a v1experimental profile's own dictionary: that profile alone fails */
+        for (; i < r->n_units && r->units[i].dict == open_dict; i++) {
+          if (!(e = spaa_conv_add(out)))
+            goto nomem;
+          reject(e, &r->units[i], "invalid_dictionary", &derr);
+        }
+        i--;
+        open_dict = NULL;
+        rc = 0;
+        continue;
+      }
+      have = 1;
+      if ((rc = cv_open(&c, &x, err)))
+        goto fail;
+    }
+    if (!(e = spaa_conv_add(out)))
+      goto nomem;
+    if ((rc = convert_unit(&c, r, u, e)))
+      goto nomem;
+  }
+  goto done;
+nomem:
+  rc = spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
+fail:
+  /* nothing of this request stays in the list */
+  while (out->n > first) {
+    struct spaa_converted *e = &out->v[--out->n];
+    spaa_profile_free(e->profile);
+    free(e->service);
+    json_decref(e->labels);
+    json_decref(e->attrs);
+  }
+done:
+  if (have) {
+    cv_close(&c);
+    otlp__dict_close(&x);
+  }
+  return rc;
+}

@@ -1,0 +1,134 @@
+/* Internals shared by the otlp_*.c files: short names for the protoc-c types, the decoded
+ * request, and the functions one file offers the others. */
+#ifndef SPAA_OTLP_INT_H
+#define SPAA_OTLP_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "otlp/otlp.h"
+
+#include "otlp_common.pb-c.h"
+#include "otlp_profiles.pb-c.h"
+#include "otlp_profiles_service.pb-c.h"
+#include "otlp_resource.pb-c.h"
+#include "otlp_status.pb-c.h"
+#include "otlp_v1exp_profiles.pb-c.h"
+#include "otlp_v1exp_service.pb-c.h"
+
+/* v1development and common types */
+#define OT_Request Opentelemetry__Proto__Collector__Profiles__V1development__ExportProfilesServiceRequest
+#define OT_Dict Opentelemetry__Proto__Profiles__V1development__ProfilesDictionary
+#define OT_ResourceProfiles Opentelemetry__Proto__Profiles__V1development__ResourceProfiles
+#define OT_ScopeProfiles Opentelemetry__Proto__Profiles__V1development__ScopeProfiles
+#define OT_Profile Opentelemetry__Proto__Profiles__V1development__Profile
+#define OT_Link Opentelemetry__Proto__Profiles__V1development__Link
+#define OT_ValueType Opentelemetry__Proto__Profiles__V1development__ValueType
+#define OT_Sample Opentelemetry__Proto__Profiles__V1development__Sample
+#define OT_Mapping Opentelemetry__Proto__Profiles__V1development__Mapping
+#define OT_Stack Opentelemetry__Proto__Profiles__V1development__Stack
+#define OT_Location Opentelemetry__Proto__Profiles__V1development__Location
+#define OT_Line Opentelemetry__Proto__Profiles__V1development__Line
+#define OT_Function Opentelemetry__Proto__Profiles__V1development__Function
+#define OT_KVU Opentelemetry__Proto__Profiles__V1development__KeyValueAndUnit
+#define OT_AnyValue Opentelemetry__Proto__Common__V1__AnyValue
+#define OT_KeyValue Opentelemetry__Proto__Common__V1__KeyValue
+#define OT_Scope Opentelemetry__Proto__Common__V1__InstrumentationScope
+#define OT_Resource Opentelemetry__Proto__Resource__V1__Resource
+#define OT_ANY(c) OPENTELEMETRY__PROTO__COMMON__V1__ANY_VALUE__VALUE_##c
+
+/* descriptors */
+#define OT_REQUEST_DESC opentelemetry__proto__collector__profiles__v1development__export_profiles_service_request__descriptor
+#define OT_RESPONSE_DESC opentelemetry__proto__collector__profiles__v1development__export_profiles_service_response__descriptor
+#define OT_PROFILE_DESC opentelemetry__proto__profiles__v1development__profile__descriptor
+#define OT_SAMPLE_DESC opentelemetry__proto__profiles__v1development__sample__descriptor
+#define OT_DICT_DESC opentelemetry__proto__profiles__v1development__profiles_dictionary__descriptor
+#define OT_STACK_DESC opentelemetry__proto__profiles__v1development__stack__descriptor
+#define OT_LOCATION_DESC opentelemetry__proto__profiles__v1development__location__descriptor
+#define OT_LINE_DESC opentelemetry__proto__profiles__v1development__line__descriptor
+#define OT_FUNCTION_DESC opentelemetry__proto__profiles__v1development__function__descriptor
+#define OT_MAPPING_DESC opentelemetry__proto__profiles__v1development__mapping__descriptor
+#define OT_LINK_DESC opentelemetry__proto__profiles__v1development__link__descriptor
+#define OT_KVU_DESC opentelemetry__proto__profiles__v1development__key_value_and_unit__descriptor
+#define OT_VALUETYPE_DESC opentelemetry__proto__profiles__v1development__value_type__descriptor
+#define OT_ANY_DESC opentelemetry__proto__common__v1__any_value__descriptor
+
+/* v1experimental types */
+#define OX_Request Opentelemetry__Proto__Collector__Profiles__V1experimental__ExportProfilesServiceRequest
+#define OX_ResourceProfiles Opentelemetry__Proto__Profiles__V1experimental__ResourceProfiles
+#define OX_ScopeProfiles Opentelemetry__Proto__Profiles__V1experimental__ScopeProfiles
+#define OX_Container Opentelemetry__Proto__Profiles__V1experimental__ProfileContainer
+#define OX_Profile Opentelemetry__Proto__Profiles__V1experimental__Profile
+#define OX_Sample Opentelemetry__Proto__Profiles__V1experimental__Sample
+#define OX_Location Opentelemetry__Proto__Profiles__V1experimental__Location
+#define OX_Mapping Opentelemetry__Proto__Profiles__V1experimental__Mapping
+#define OX_Function Opentelemetry__Proto__Profiles__V1experimental__Function
+#define OX_REQUEST_DESC opentelemetry__proto__collector__profiles__v1experimental__export_profiles_service_request__descriptor
+
+/* One profile to convert: the dictionary and messages it reads (borrowed from the request,
+ * or owned by the request for v1experimental translations) and where it came from. */
+struct otlp_unit {
+  const OT_Dict *dict;            /* the dictionary its indices point into */
+  const OT_Resource *resource;    /* NULL when absent */
+  const char *resource_schema;    /* "" when absent */
+  const OT_Scope *scope;          /* NULL when absent */
+  const char *scope_schema;       /* "" when absent */
+  const OT_Profile *profile;      /* NULL when a v1experimental translation failed */
+  struct otlp_origin origin;      /* indices and original payload */
+  int loose_timestamps;           /* v1experimental: values and timestamps may differ in length */
+  int shared_dict;                /* 1: dict is the request's (validated once for all) */
+  struct spaa_err xerr;           /* v1experimental translation error when profile == NULL */
+};
+
+struct otlp_request {
+  enum otlp_version version;      /* detected version */
+  int is_json;                    /* 1 when the body was OTLP/JSON */
+  ProtobufCMessage *msg;          /* the decoded request (owned) */
+  struct otlp_unit *units;        /* one per profile to convert (owned) */
+  size_t n_units;
+  ProtobufCMessage **owned;       /* translated dictionaries and profiles (owned) */
+  size_t n_owned, cap_owned;
+  OT_Dict empty_dict;             /* stands in for an absent dictionary */
+};
+
+/* otlp_wire.c: walk a protobuf body against the v1development then v1experimental schema
+ * (well-formedness, nesting cap, wire types) and tell which it is. Returns OTLP_V1* or a
+ * negative SPAA_E_BAD_PROTOBUF / SPAA_E_UNSUPPORTED with err filled. */
+int otlp__sniff_wire(const uint8_t *buf, size_t len, struct spaa_err *err);
+
+/* otlp_json.c: decode an OTLP/JSON body into a new protoc-c request of the detected version
+ * (*version set). 0 or SPAA_E_BAD_JSON / SPAA_E_UNSUPPORTED / SPAA_E_TOO_LARGE / SPAA_E_NOMEM. */
+int otlp__json_decode(const uint8_t *buf, size_t len, ProtobufCMessage **out, int *version,
+                      struct spaa_err *err);
+
+/* otlp_v1exp.c: build the units of a v1experimental request (translations into
+ * v1development dictionaries and profiles, owned by r). 0 or SPAA_E_NOMEM. */
+int otlp__v1exp_units(struct otlp_request *r);
+
+/* otlp_check.c: validation. A dictionary context is opened once per dictionary: it checks
+ * the dictionary (broken -> the whole request fails) and keeps what per-profile checks and
+ * the converter need. */
+struct otlp_dictx {
+  const OT_Dict *d;   /* the dictionary (borrowed) */
+  int32_t *canon;     /* per string index: the first index holding an equal string */
+  uint32_t *stamp;    /* per string index: generation mark, for key uniqueness */
+  uint32_t gen;       /* current generation */
+};
+/* 0, SPAA_E_INVALID (err names the table, entry and fault) or SPAA_E_NOMEM. */
+int otlp__dict_open(struct otlp_dictx *x, const OT_Dict *d, struct spaa_err *err);
+void otlp__dict_close(struct otlp_dictx *x); /* NULL-safe */
+/* Check one profile against its dictionary: 0 or SPAA_E_INVALID with err filled (message
+ * without the "profile P of ..." prefix) and a machine reason. *n_warn counts soft faults
+ * (timestamps outside the window); the first is described in warn. */
+int otlp__check_profile(struct otlp_dictx *x, const struct otlp_unit *u, char *reason,
+                        size_t reason_cap, size_t *n_warn, char *warn, size_t warn_cap,
+                        struct spaa_err *err);
+/* 0 when the attribute keys named by idx[0..n) are unique (indices already range-checked),
+ * else the position of the first repeated one + 1. */
+size_t otlp__dup_key(struct otlp_dictx *x, const int32_t *idx, size_t n);
+/* 1 when s[0..len) is valid UTF-8. */
+int otlp__utf8_ok(const char *s, size_t len);
+/* The string at index i of the dictionary ("" for 0); NULL when out of range. */
+const char *otlp__str(const OT_Dict *d, int32_t i);
+
+#endif

@@ -1,0 +1,13 @@
+/* The registries: every input format's converter and every output format's exporter, by
+ * name. The one place that knows all wire formats; the CLI and the HTTP routes look up here. */
+#ifndef SPAA_CODECS_REGISTRY_H
+#define SPAA_CODECS_REGISTRY_H
+
+#include "spaa/convert.h"
+
+/* The converter for a format name ("spaa", "sentry", "otlp", "pprof"), or NULL. */
+spaa_convert_fn spaa_converter(const char *from);
+/* Comma-separated names of the known formats, for usage messages. */
+const char *spaa_converter_names(void);
+
+#endif

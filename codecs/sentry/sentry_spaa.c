@@ -1,0 +1,725 @@
+/* Sentry profiles -> SPAA (field by field in docs/sentry-mapping.md), the envelope-level
+ * conversion and the `convert --from sentry` entry point. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/idmap.h"
+#include "sentry/sentry_int.h"
+#include "spaa/spaa_io.h"
+
+#define EVENT_NAME "wall"
+#define NOMINAL_HZ 101 /* the sampling rate Sample Format V1 asks SDKs for */
+
+struct image {
+  uint64_t start, limit; /* mapped range, limit > start */
+  uint64_t dso;          /* SPAA dso id */
+};
+
+struct builder {
+  struct sentry__profile *sp;
+  struct spaa_profile *p;
+  struct image *images;      /* images with a known range, sorted by start */
+  size_t n_images;
+  struct spaa_strmap by_name;/* module/package name -> dso id (keys borrowed from the JSON) */
+  int has_unknown;
+  uint64_t unknown_dso;
+};
+
+static int set_new(json_t **obj, const char *k, json_t *v)
+{
+  if (!v)
+    return SPAA_E_NOMEM;
+  if (!*obj && !(*obj = json_object())) {
+    json_decref(v);
+    return SPAA_E_NOMEM;
+  }
+  return json_object_set_new(*obj, k, v) ? SPAA_E_NOMEM : 0;
+}
+
+/* Copy every member of `src` not in skip[] into *extra as "x_sentry_" + key (nulls
+ * dropped). */
+static int copy_extras(json_t **extra, const json_t *src, const char *const *skip)
+{
+  const char *k;
+  json_t *v;
+  char key[128];
+  json_object_foreach((json_t *)src, k, v) {
+    const char *const *s;
+    int rc;
+    for (s = skip; *s && strcmp(*s, k) != 0; s++)
+      ;
+    if (*s || json_is_null(v) || strlen(k) > sizeof(key) - 10)
+      continue;
+    snprintf(key, sizeof(key), "x_sentry_%s", k);
+    if ((rc = set_new(extra, key, json_incref(v))))
+      return rc;
+  }
+  return 0;
+}
+
+static int image_cmp(const void *a, const void *b)
+{
+  const struct image *x = a, *y = b;
+  if (x->start != y->start)
+    return x->start < y->start ? -1 : 1;
+  return x->dso < y->dso ? -1 : x->dso > y->dso;
+}
+
+/* debug_meta.images -> dso records; ranges for frame lookup. */
+static int add_images(struct builder *b)
+{
+  static const char *const skip[] = {"code_file", "debug_id", "image_addr", "image_size", NULL};
+  const json_t *im = json_object_get(json_object_get(b->sp->root, "debug_meta"), "images");
+  size_t i, n = json_array_size(im);
+  int rc;
+  if (!n)
+    return 0;
+  if (!(b->images = calloc(n, sizeof(*b->images))))
+    return SPAA_E_NOMEM;
+  for (i = 0; i < n; i++) {
+    const json_t *o = json_array_get(im, i), *v;
+    struct spaa_dso *d = spaa_add_dso(b->p);
+    const char *name;
+    uint64_t addr = 0, size = 0;
+    if (!d)
+      return SPAA_E_NOMEM;
+    d->id = b->p->n_dsos - 1;
+    name = json_string_value(json_object_get(o, "code_file"));
+    if (!name)
+      name = json_string_value(json_object_get(o, "debug_file"));
+    if (!name)
+      name = json_string_value(json_object_get(o, "name"));
+    if (name && !(d->name = spaa_strdup(b->p, name)))
+      return SPAA_E_NOMEM;
+    v = json_object_get(o, "debug_id");
+    if (!json_is_string(v))
+      v = json_object_get(o, "uuid");
+    if (json_is_string(v)) {
+      char hex[80];
+      const char *s = json_string_value(v);
+      size_t j, o2 = 0, ok = 1;
+      for (j = 0; s[j] && ok; j++) {
+        char c = s[j];
+        if (c == '-')
+          continue;
+        if (c >= 'A' && c <= 'F')
+          c = (char)(c + 32);
+        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')) || o2 + 1 >= sizeof(hex))
+          ok = 0;
+        else
+          hex[o2++] = c;
+      }
+      hex[o2] = 0;
+      if (ok && o2 && !(d->build_id = spaa_strdup(b->p, hex)))
+        return SPAA_E_NOMEM;
+      if (!ok && (rc = set_new(&d->extra, "x_sentry_debug_id", json_incref((json_t *)v))))
+        return rc;
+    }
+    if (!sentry__parse_addr(json_object_get(o, "image_addr"), &addr) &&
+        !sentry__parse_addr(json_object_get(o, "image_size"), &size) && size > 0 &&
+        addr <= UINT64_MAX - size) {
+      d->has_mapping = 1;
+      d->map_start = addr;
+      d->map_limit = addr + size;
+      d->map_offset = 0;
+      b->images[b->n_images].start = addr;
+      b->images[b->n_images].limit = addr + size;
+      b->images[b->n_images].dso = d->id;
+      b->n_images++;
+    }
+    if ((rc = copy_extras(&d->extra, o, skip)))
+      return rc;
+  }
+  qsort(b->images, b->n_images, sizeof(*b->images), image_cmp);
+  return 0;
+}
+
+static int find_image(const struct builder *b, uint64_t a, uint64_t *dso)
+{
+  size_t lo = 0, hi = b->n_images;
+  while (lo < hi) { /* last image with start <= a */
+    size_t mid = lo + (hi - lo) / 2;
+    if (b->images[mid].start <= a)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (lo == 0 || a >= b->images[lo - 1].limit)
+    return 0;
+  *dso = b->images[lo - 1].dso;
+  return 1;
+}
+
+static int named_dso(struct builder *b, const json_t *name_v, uint64_t *dso)
+{
+  const char *name = json_string_value(name_v);
+  size_t n = json_string_length(name_v), idx;
+  struct spaa_dso *d;
+  if (spaa_strmap_get(&b->by_name, name, n, &idx)) {
+    *dso = idx;
+    return 0;
+  }
+  if (!(d = spaa_add_dso(b->p)) || !(d->name = spaa_strndup(b->p, name, n)))
+    return SPAA_E_NOMEM;
+  d->id = b->p->n_dsos - 1;
+  if (spaa_strmap_put(&b->by_name, name, n, d->id, NULL) < 0)
+    return SPAA_E_NOMEM;
+  *dso = d->id;
+  return 0;
+}
+
+static const json_t *first_of(const json_t *o, const char *a, const char *b)
+{
+  const json_t *v = json_object_get(o, a);
+  return v && !json_is_null(v) ? v : json_object_get(o, b);
+}
+
+static int add_frames(struct builder *b)
+{
+  static const char *const skip[] = {"function", "name", "filename", "file", "lineno", "line",
+                                     "instruction_addr", NULL};
+  struct sentry__profile *sp = b->sp;
+  size_t i;
+  int rc;
+  for (i = 0; i < sp->n_frames; i++) {
+    const json_t *o = json_array_get(sp->frames, i), *fn, *file, *line, *mod;
+    struct spaa_frame *f = spaa_add_frame(b->p);
+    uint64_t dso;
+    char tmp[40];
+    if (!f)
+      return SPAA_E_NOMEM;
+    f->id = i;
+    f->kind = "user";
+    fn = first_of(o, "function", "name");
+    if (sp->has_addr[i]) {
+      f->has_ip = 1;
+      f->ip = sp->addr[i];
+    }
+    if (json_string_length(fn)) {
+      if (!(f->func = spaa_strndup(b->p, json_string_value(fn), json_string_length(fn))))
+        return SPAA_E_NOMEM;
+    } else {
+      f->func_resolved = 0;
+      if (f->has_ip) {
+        snprintf(tmp, sizeof(tmp), "0x%" PRIx64, f->ip);
+        if (!(f->func = spaa_strdup(b->p, tmp)))
+          return SPAA_E_NOMEM;
+      } else {
+        f->func = "[unknown]";
+      }
+    }
+    file = first_of(o, "filename", "file");
+    if (!json_string_length(file))
+      file = json_object_get(o, "abs_path");
+    line = first_of(o, "lineno", "line");
+    if (json_string_length(file)) {
+      char *sl;
+      size_t fl = json_string_length(file);
+      if (!(sl = spaa_alloc(b->p, fl + 24)))
+        return SPAA_E_NOMEM;
+      memcpy(sl, json_string_value(file), fl);
+      if (json_is_integer(line))
+        snprintf(sl + fl, 24, ":%" JSON_INTEGER_FORMAT, json_integer_value(line));
+      else
+        sl[fl] = 0;
+      f->srcline = sl;
+    } else {
+      f->srcline_resolved = 0;
+    }
+    /* the dso: the image holding the address, else the module or package, else [unknown] */
+    mod = first_of(o, "module", "package");
+    if (f->has_ip && find_image(b, f->ip, &dso)) {
+      /* found */
+    } else if (json_string_length(mod)) {
+      if ((rc = named_dso(b, mod, &dso)))
+        return rc;
+    } else {
+      if (!b->has_unknown) {
+        struct spaa_dso *d = spaa_add_dso(b->p);
+        if (!d)
+          return SPAA_E_NOMEM;
+        d->id = b->p->n_dsos - 1;
+        d->name = "[unknown]";
+        b->unknown_dso = d->id;
+        b->has_unknown = 1;
+      }
+      dso = b->unknown_dso;
+    }
+    f->has_dso = 1;
+    f->dso = dso;
+    if ((rc = copy_extras(&f->extra, o, skip)))
+      return rc;
+  }
+  return 0;
+}
+
+static int add_threads(struct builder *b)
+{
+  static const char *const skip[] = {"name", NULL};
+  struct sentry__profile *sp = b->sp;
+  size_t i;
+  int rc;
+  for (i = 0; i < sp->n_threads; i++)
+    sp->threads[i].n = 0;
+  for (i = 0; i < sp->n_samples; i++)
+    sp->threads[sp->samples[i].thread].n++;
+  for (i = 0; i < sp->n_threads; i++) {
+    const struct sentry__thread *t = &sp->threads[i];
+    struct spaa_thread *o;
+    const char *name;
+    if (!t->n)
+      continue; /* Relay drops metadata of threads no sample uses */
+    if (!(o = spaa_add_thread(b->p)))
+      return SPAA_E_NOMEM;
+    o->pid = 0;
+    o->tid = t->tid;
+    name = json_string_value(json_object_get(t->meta, "name"));
+    if (name && !(o->comm = spaa_strdup(b->p, name)))
+      return SPAA_E_NOMEM;
+    if (!t->tid_exact) {
+      json_t *orig;
+      if (t->id_str) {
+        orig = json_string(t->id_str);
+      } else {
+        char tmp[24];
+        snprintf(tmp, sizeof(tmp), "%" PRIu64, t->id_u64);
+        orig = json_string(tmp);
+      }
+      if ((rc = set_new(&o->extra, "x_sentry_thread_id", orig)))
+        return rc;
+    }
+    if (t->meta && (rc = copy_extras(&o->extra, t->meta, skip)))
+      return rc;
+  }
+  return 0;
+}
+
+/* One SPAA stack per Sentry stack used; every sample kept as a sample record. */
+static int add_stacks_samples(struct builder *b)
+{
+  struct sentry__profile *sp = b->sp;
+  size_t *count = NULL, i;
+  const char **ids = NULL;
+  int rc = SPAA_E_NOMEM;
+  if (!(count = calloc(sp->n_stacks + 1, sizeof(*count))) ||
+      !(ids = calloc(sp->n_stacks + 1, sizeof(*ids))))
+    goto out;
+  for (i = 0; i < sp->n_samples; i++)
+    count[sp->samples[i].stack]++;
+  for (i = 0; i < sp->n_stacks; i++) {
+    struct spaa_stack *s;
+    size_t off = sp->stack_off[i], n = sp->stack_off[i + 1] - off;
+    if (!count[i])
+      continue;
+    if (!(s = spaa_add_stack(b->p)))
+      goto out;
+    snprintf(s->id, sizeof(s->id), "s%zu", i);
+    if (!(ids[i] = spaa_strdup(b->p, s->id)))
+      goto out;
+    s->event = EVENT_NAME;
+    if (spaa_stack_set_frames(b->p, s, sp->stack_frames + off, n) ||
+        spaa_weights_add(b->p, &s->weights, "samples", spaa_int((int64_t)count[i]), NULL))
+      goto out;
+    if (n) {
+      s->has_exclusive = 1;
+      s->excl_frame = sp->stack_frames[off];
+      if (spaa_weights_add(b->p, &s->excl_weights, "samples", spaa_int((int64_t)count[i]), NULL))
+        goto out;
+    }
+  }
+  for (i = 0; i < sp->n_samples; i++) {
+    const struct sentry__sample *in = &sp->samples[i];
+    struct spaa_sample *o = spaa_add_sample(b->p);
+    if (!o)
+      goto out;
+    o->has_timestamp = 1;
+    o->timestamp = spaa_int(in->t_ns);
+    o->has_tid = 1;
+    o->tid = sp->threads[in->thread].tid;
+    o->stack_id = ids[in->stack];
+    if (in->queue && set_new(&o->context, "x_sentry_queue_address", json_string(in->queue)))
+      goto out;
+  }
+  rc = 0;
+out:
+  free(count);
+  free(ids);
+  return rc;
+}
+
+/* Relay's metadata of a transaction event (release, environment, transaction name...). */
+static json_t *txn_metadata(const json_t *ev)
+{
+  json_t *m = json_object(), *v;
+  const json_t *trace = json_object_get(json_object_get(ev, "contexts"), "trace");
+  static const char *const top[][2] = {{"release", "release"}, {"dist", "dist"},
+                                       {"environment", "environment"}, {"transaction", "transaction"},
+                                       {"start_timestamp", "transaction.start"},
+                                       {"timestamp", "transaction.end"}};
+  size_t i;
+  if (!m)
+    return NULL;
+  for (i = 0; i < sizeof(top) / sizeof(top[0]); i++)
+    if ((v = json_object_get(ev, top[i][0])) && (json_is_string(v) || json_is_number(v)))
+      json_object_set(m, top[i][1], v);
+  if (json_is_object(trace)) {
+    v = json_object_get(trace, "status");
+    json_object_set_new(m, "transaction.status", json_string(json_is_string(v) ? json_string_value(v) : "unknown"));
+    if (json_is_string(v = json_object_get(trace, "op")))
+      json_object_set(m, "transaction.op", v);
+  }
+  if (json_is_string(v = json_object_get(json_object_get(ev, "request"), "method")))
+    json_object_set(m, "http.method", v);
+  if (json_is_string(v = json_object_get(json_object_get(json_object_get(ev, "contexts"), "app"),
+                                         "app_identifier")))
+    json_object_set(m, "app.identifier", v);
+  return m;
+}
+
+/* Event tags, as an object or as [key, value] pairs, into a string map. */
+static json_t *txn_tags(const json_t *ev)
+{
+  const json_t *tags = json_object_get(ev, "tags");
+  json_t *m, *v;
+  const char *k;
+  size_t i;
+  if (!tags || !(m = json_object()))
+    return NULL;
+  if (json_is_object(tags)) {
+    json_object_foreach((json_t *)tags, k, v)
+      if (json_is_string(v))
+        json_object_set(m, k, v);
+  } else {
+    json_array_foreach(tags, i, v) {
+      const json_t *tk = json_array_get(v, 0), *tv = json_array_get(v, 1);
+      if (json_is_string(tk) && json_is_string(tv))
+        json_object_set(m, json_string_value(tk), (json_t *)tv);
+    }
+  }
+  if (!json_object_size(m)) {
+    json_decref(m);
+    return NULL;
+  }
+  return m;
+}
+
+static int set_str(json_t **o, const char *k, const char *v)
+{
+  return v && v[0] ? set_new(o, k, json_string(v)) : 0;
+}
+
+/* Header (events, time range, source, x_sentry_* extras) and the entry's attrs. */
+static int add_header(struct builder *b, const struct sentry_item_ctx *ctx, struct spaa_converted *out)
+{
+  struct sentry__profile *sp = b->sp;
+  struct spaa_header *h = &b->p->header;
+  struct spaa_event *e;
+  const json_t *root = sp->root, *txn_ev = ctx ? ctx->transaction : NULL, *v, *sdk;
+  const char *release, *environment, *txname = NULL, *k;
+  json_t *meta = NULL, *val;
+  char trace[33] = "", txid[33] = "";
+  size_t i;
+  int rc;
+  static const char *const keep[] = {"device", "os", "runtime", "measurements", "dist",
+                                     "platform", "version", "timestamp", "transaction_metadata",
+                                     "transaction_tags", "client_sdk", "profiler_id", "release",
+                                     "environment"};
+  h->source_tool = "sentry";
+  h->frame_order = SPAA_LEAF_TO_ROOT;
+  if (!(e = spaa_add_event(b->p)))
+    return SPAA_E_NOMEM;
+  e->name = EVENT_NAME;
+  e->kind = "timer";
+  e->mode = "frequency";
+  e->primary_metric = "samples";
+  e->has_frequency_hz = 1;
+  e->frequency_hz = spaa_int(NOMINAL_HZ);
+  if ((rc = set_new(&e->sampling_extra, "x_sentry_frequency", json_string("nominal"))))
+    return rc;
+  h->has_time_range = 1;
+  h->time_unit = "nanoseconds";
+  h->start = spaa_int(sp->samples[0].t_ns);
+  h->end = spaa_int(sp->samples[0].t_ns);
+  for (i = 1; i < sp->n_samples; i++) {
+    if (sp->samples[i].t_ns < h->start.i)
+      h->start.i = sp->samples[i].t_ns;
+    if (sp->samples[i].t_ns > h->end.i)
+      h->end.i = sp->samples[i].t_ns;
+  }
+  out->start_ns = h->start.i;
+  out->end_ns = h->end.i;
+  /* source */
+  sdk = json_object_get(root, "client_sdk");
+  if (!json_is_object(sdk) && ctx && ctx->env_header)
+    sdk = json_object_get(ctx->env_header, "sdk");
+  if ((rc = set_new(&h->source, "tool", json_string("sentry"))) ||
+      (rc = set_new(&h->source, "format", json_string(sp->version == 1 ? "sample-v1" : "sample-v2"))))
+    return rc;
+  if (json_is_object(sdk) && json_is_string(v = json_object_get(sdk, "name")) &&
+      ((rc = set_new(&h->source, "sdk", json_incref((json_t *)v))) ||
+       (json_is_string(json_object_get(sdk, "version")) &&
+        (rc = set_new(&h->source, "tool_version", json_incref(json_object_get(sdk, "version")))))))
+    return rc;
+  /* metadata kept as x_sentry_* header keys */
+  for (i = 0; i < sizeof(keep) / sizeof(keep[0]); i++) {
+    char key[64];
+    v = json_object_get(root, keep[i]);
+    if (!v || json_is_null(v))
+      continue;
+    snprintf(key, sizeof(key), "x_sentry_%s", keep[i]);
+    if ((rc = set_new(&h->extra, key, json_incref((json_t *)v))))
+      return rc;
+  }
+  if ((rc = set_new(&h->extra, sp->version == 1 ? "x_sentry_event_id" : "x_sentry_chunk_id",
+                    json_string(sp->id))))
+    return rc;
+  if (json_is_object(sdk) && sdk != json_object_get(root, "client_sdk") &&
+      (rc = set_new(&h->extra, "x_sentry_sdk", json_incref((json_t *)sdk))))
+    return rc;
+  v = json_object_get(json_object_get(root, "profile"), "queue_metadata");
+  if (json_is_object(v)) {
+    json_t *q = json_object();
+    if (!q)
+      return SPAA_E_NOMEM;
+    json_object_foreach((json_t *)v, k, val)
+      for (i = 0; i < sp->n_samples; i++)
+        if (sp->samples[i].queue && strcmp(sp->samples[i].queue, k) == 0) {
+          json_object_set(q, k, val);
+          break;
+        }
+    if ((rc = set_new(&h->extra, "x_sentry_queue_metadata", q)))
+      return rc;
+  }
+  /* the transaction: the profile's, overridden by the transaction item as Relay does */
+  release = json_string_value(json_object_get(root, "release"));
+  environment = json_string_value(json_object_get(root, "environment"));
+  if (sp->txn) {
+    json_t *tx = json_deep_copy(sp->txn);
+    if (!tx)
+      return SPAA_E_NOMEM;
+    txname = json_string_value(json_object_get(sp->txn, "name"));
+    v = json_object_get(sp->txn, "trace_id");
+    sentry_uuid_normalize(json_string_value(v), json_string_length(v), trace);
+    v = json_object_get(sp->txn, "id");
+    sentry_uuid_normalize(json_string_value(v), json_string_length(v), txid);
+    if (txn_ev && (meta = txn_metadata(txn_ev))) {
+      const char *s;
+      if ((s = json_string_value(json_object_get(meta, "transaction")))) {
+        txname = s;
+        json_object_set_new(tx, "name", json_string(s));
+      }
+      if (!release)
+        release = json_string_value(json_object_get(meta, "release"));
+      if ((s = json_string_value(json_object_get(meta, "environment"))))
+        environment = s;
+      if ((rc = set_new(&h->extra, "x_sentry_transaction_metadata", json_incref(meta)))) {
+        json_decref(tx);
+        goto out;
+      }
+    }
+    if ((rc = set_new(&h->extra, "x_sentry_transaction", tx)))
+      goto out;
+  }
+  if (txn_ev && (val = txn_tags(txn_ev))) {
+    out->labels = json_deep_copy(val);
+    if ((rc = set_new(&h->extra, "x_sentry_transaction_tags", val)))
+      goto out;
+  }
+  /* attrs: what people filter on */
+  if ((rc = set_str(&out->attrs, "kind", sp->version == 1 ? "transaction" : "continuous")) ||
+      (rc = set_str(&out->attrs, "platform", sp->platform)) ||
+      (rc = set_str(&out->attrs, "release", release)) ||
+      (rc = set_str(&out->attrs, "environment", environment)) ||
+      (rc = set_str(&out->attrs, "transaction", txname)) ||
+      (rc = set_str(&out->attrs, "transaction_id", txid)) ||
+      (rc = set_str(&out->attrs, "trace_id", trace)) ||
+      (rc = set_str(&out->attrs, "profiler_id", sp->profiler_id)) ||
+      (json_is_object(sdk) &&
+       ((rc = set_str(&out->attrs, "sdk_name", json_string_value(json_object_get(sdk, "name")))) ||
+        (rc = set_str(&out->attrs, "sdk_version", json_string_value(json_object_get(sdk, "version")))))))
+    goto out;
+  /* the release may come from the transaction item: keep the effective one in the header */
+  if (release && !json_object_get(root, "release") &&
+      (rc = set_new(&h->extra, "x_sentry_release", json_string(release))))
+    goto out;
+  rc = 0;
+out:
+  json_decref(meta);
+  return rc;
+}
+
+static int build(struct sentry__profile *sp, const struct sentry_item_ctx *ctx,
+                 struct spaa_converted *out)
+{
+  struct builder b;
+  int rc;
+  memset(&b, 0, sizeof(b));
+  b.sp = sp;
+  spaa_strmap_init(&b.by_name);
+  if (!(b.p = spaa_profile_new())) {
+    rc = SPAA_E_NOMEM;
+    goto out;
+  }
+  if ((rc = add_header(&b, ctx, out)) || (rc = add_images(&b)) || (rc = add_frames(&b)) ||
+      (rc = add_threads(&b)) || (rc = add_stacks_samples(&b)))
+    goto out;
+  if ((rc = spaa_normalize(b.p, &out->err)))
+    goto out;
+  out->profile = b.p;
+  b.p = NULL;
+out:
+  if (rc && !out->err.code)
+    spaa_err_set(&out->err, rc, 0, 0, "converting the Sentry profile: %s", spaa_err_default(rc));
+  spaa_profile_free(b.p);
+  free(b.images);
+  spaa_strmap_free(&b.by_name);
+  return rc;
+}
+
+/* Decode the parsed root (owned) into out. */
+static int convert_root(json_t *root, enum sentry_item_kind kind, const struct sentry_item_ctx *ctx,
+                        struct spaa_converted *out)
+{
+  struct sentry__profile sp;
+  int rc = sentry__profile_decode(root, kind, ctx, &sp);
+  if (sp.id[0])
+    snprintf(out->id, sizeof(out->id), "%s", sp.id);
+  if (rc > 0) {
+    snprintf(out->reason, sizeof(out->reason), "%s", sentry__reason_name(rc));
+    out->err = sp.err;
+    rc = 0;
+  } else if (rc < 0) {
+    spaa_err_set(&out->err, rc, 0, 0, "decoding the Sentry profile: %s", spaa_err_default(rc));
+  } else {
+    rc = build(&sp, ctx, out);
+  }
+  sentry__profile_free(&sp);
+  return rc;
+}
+
+int sentry_profile_convert(const uint8_t *payload, size_t len, enum sentry_item_kind kind,
+                           const struct sentry_item_ctx *ctx, struct spaa_converted *out)
+{
+  json_error_t je;
+  json_t *root = json_loadb((const char *)payload, len, 0, &je);
+  if (!root) {
+    snprintf(out->reason, sizeof(out->reason), "%s", sentry__reason_name(SENTRY__R_INVALID_JSON));
+    spaa_err_set(&out->err, SPAA_E_BAD_JSON, (size_t)(je.line > 0 ? je.line : 0),
+                 (size_t)(je.position > 0 ? je.position : 0), "payload is not valid JSON: %s", je.text);
+    return 0;
+  }
+  return convert_root(root, kind, ctx, out);
+}
+
+int sentry_envelope_convert(const struct sentry_envelope *env, const struct spaa_convert_opts *o,
+                            struct spaa_conv_list *out, struct spaa_err *err)
+{
+  struct sentry_item_ctx ctx;
+  json_t *txn = NULL;
+  long ti = sentry_envelope_find(env, SENTRY_ITEM_TRANSACTION);
+  size_t i, n_prof = 0;
+  int rc = 0;
+  for (i = 0; i < env->n_items; i++) {
+    const struct sentry_item *it = &env->items[i];
+    if (it->kind != SENTRY_ITEM_PROFILE && it->kind != SENTRY_ITEM_CHUNK)
+      continue;
+    if (++n_prof > 1)
+      return spaa_err_set(err, SPAA_E_TOO_LARGE, 0, it->offset,
+                          "item %zu (%s) at byte %zu: more than one profile/profile_chunk item in "
+                          "one envelope", i, it->type, it->offset);
+    if (it->payload_len > SENTRY_MAX_PROFILE_BYTES)
+      return spaa_err_set(err, SPAA_E_TOO_LARGE, 0, it->offset,
+                          "item %zu (%s) at byte %zu: %zu bytes, over the %u byte profile cap", i,
+                          it->type, it->offset, it->payload_len, SENTRY_MAX_PROFILE_BYTES);
+  }
+  if (ti >= 0 && n_prof) { /* parsed only when a profile needs it */
+    const struct sentry_item *it = &env->items[ti];
+    txn = json_loadb((const char *)it->payload, it->payload_len, 0, NULL);
+    if (txn && !json_is_object(txn)) {
+      json_decref(txn);
+      txn = NULL;
+    }
+  }
+  for (i = 0; i < env->n_items; i++) {
+    const struct sentry_item *it = &env->items[i];
+    struct spaa_converted *c;
+    if (it->kind != SENTRY_ITEM_PROFILE && it->kind != SENTRY_ITEM_CHUNK)
+      continue;
+    if (!(c = spaa_conv_add(out))) {
+      rc = spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
+      break;
+    }
+    memset(&ctx, 0, sizeof(ctx));
+    ctx.in_envelope = 1;
+    /* a transaction item that is not JSON still counts as present, with no metadata */
+    ctx.has_transaction = ti >= 0;
+    ctx.transaction = txn;
+    ctx.item_platform = it->platform;
+    ctx.env_header = env->header;
+    if ((rc = sentry_profile_convert(it->payload ? it->payload : (const uint8_t *)"", it->payload_len,
+                                     it->kind, &ctx, c))) {
+      if (err)
+        *err = c->err;
+      break;
+    }
+    if (o && o->service && !(c->service = strdup(o->service))) {
+      rc = spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
+      break;
+    }
+  }
+  json_decref(txn);
+  return rc;
+}
+
+/* Is this object an envelope header (only envelope header keys)? */
+static int is_env_header(const json_t *o)
+{
+  static const char *const keys[] = {"event_id", "dsn", "sdk", "sent_at", "trace"};
+  const char *k;
+  json_t *v;
+  json_object_foreach((json_t *)o, k, v) {
+    size_t i;
+    for (i = 0; i < sizeof(keys) / sizeof(keys[0]) && strcmp(keys[i], k) != 0; i++)
+      ;
+    if (i == sizeof(keys) / sizeof(keys[0]))
+      return 0;
+  }
+  return 1;
+}
+
+int spaa_convert_sentry(const uint8_t *buf, size_t len, const struct spaa_convert_opts *o,
+                        struct spaa_conv_list *out, struct spaa_err *err)
+{
+  struct sentry_envelope env;
+  json_t *root;
+  int rc;
+  if (len > SENTRY_MAX_PROFILE_BYTES * 4u)
+    return spaa_err_set(err, SPAA_E_TOO_LARGE, 0, 0, "input of %zu bytes is over the cap", len);
+  /* a bare profile or chunk: the whole input is one JSON object that is not a header */
+  root = json_loadb((const char *)buf, len, 0, NULL);
+  if (json_is_object(root) && !is_env_header(root)) {
+    struct spaa_converted *c = spaa_conv_add(out);
+    const json_t *ver = json_object_get(root, "version");
+    enum sentry_item_kind kind =
+        (json_is_string(ver) && strcmp(json_string_value(ver), "2") == 0) ||
+                json_object_get(root, "chunk_id")
+            ? SENTRY_ITEM_CHUNK
+            : SENTRY_ITEM_PROFILE;
+    if (!c) {
+      json_decref(root);
+      return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
+    }
+    if ((rc = convert_root(root, kind, NULL, c)) && err)
+      *err = c->err;
+    if (!rc && o && o->service && !(c->service = strdup(o->service)))
+      rc = spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
+    return rc;
+  }
+  json_decref(root);
+  if ((rc = sentry_envelope_parse(buf, len, &env, err)) == 0)
+    rc = sentry_envelope_convert(&env, o, out, err);
+  sentry_envelope_free(&env);
+  return rc;
+}

@@ -1,0 +1,55 @@
+/* Converters: wire formats -> SPAA models. Every codec exposes one entry point of type
+ * spaa_convert_fn, listed in codecs/registry.c, used by `spaa-relay convert --from NAME` and by the
+ * HTTP dialects. */
+#ifndef SPAA_CONVERT_H
+#define SPAA_CONVERT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "base/err.h"
+#include "spaa/spaa.h"
+
+/* One profile out of an upload: converted (profile != NULL) or rejected on its own while
+ * others in the same upload stand (OTLP partial success, a Sentry profile Relay drops). */
+struct spaa_converted {
+  struct spaa_profile *profile; /* owned, normalized (spaa_normalize), or NULL if rejected */
+  char id[64];                  /* profile id from the source, or "" (the store assigns) */
+  char *service;                /* malloc'd service/project name, or NULL */
+  int64_t start_ns, end_ns;     /* unix ns, 0 when unknown */
+  json_t *labels;               /* owned object string -> string, or NULL */
+  json_t *attrs;                /* owned object of other metadata, or NULL */
+  char reason[48];              /* when rejected: machine reason ("not_enough_samples") */
+  struct spaa_err err;          /* when rejected: what was wrong and where */
+};
+
+struct spaa_conv_list {
+  struct spaa_converted *v; /* n entries, owned */
+  size_t n;
+  size_t cap;
+};
+
+/* Append a zeroed entry; NULL on OOM. */
+struct spaa_converted *spaa_conv_add(struct spaa_conv_list *l);
+/* NULL-safe; frees every entry and what it owns, leaves an empty list. */
+void spaa_conv_list_free(struct spaa_conv_list *l);
+
+/* Options a converter may use. */
+struct spaa_convert_opts {
+  int keep_original;     /* reserved: converters do not copy the payload themselves */
+  const char *service;   /* a service name given by the caller (query, header), or NULL */
+};
+
+/* Convert `len` bytes into out (appending). Returns 0 when the input as a whole decoded
+ * (individual profiles may still be rejected: see spaa_converted), or a negative SPAA_E_*
+ * with err filled when the whole input is unusable. */
+typedef int (*spaa_convert_fn)(const uint8_t *buf, size_t len, const struct spaa_convert_opts *o,
+                               struct spaa_conv_list *out, struct spaa_err *err);
+
+/* SPAA itself: read (plain or zstd), then normalize. */
+int spaa_convert_spaa(const uint8_t *buf, size_t len, const struct spaa_convert_opts *o,
+                      struct spaa_conv_list *out, struct spaa_err *err);
+
+#endif

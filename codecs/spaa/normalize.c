@@ -1,0 +1,408 @@
+/* Canonical form of a profile: content ids for stacks, duplicates merged, fixed order.
+ * Hot path of every conversion: binary ids, index sorts, no per-stack allocation. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "spaa/cid.h"
+#include "base/idmap.h"
+#include "spaa/spaa_io.h"
+
+static struct spaa_num num_add(struct spaa_num a, struct spaa_num b)
+{
+  if (!a.is_float && !b.is_float) {
+    int64_t r;
+    if (!__builtin_add_overflow(a.i, b.i, &r))
+      return spaa_int(r);
+  }
+  return spaa_float(spaa_num_as_double(a) + spaa_num_as_double(b));
+}
+
+/* Add every weight of `src` into `dst` (same metric summed, new metrics appended). */
+static int weights_merge(struct spaa_profile *p, struct spaa_weights *dst,
+                         const struct spaa_weights *src)
+{
+  size_t i, j;
+  for (i = 0; i < src->n; i++) {
+    for (j = 0; j < dst->n; j++)
+      if (dst->v[j].metric == src->v[i].metric || strcmp(dst->v[j].metric, src->v[i].metric) == 0)
+        break;
+    if (j < dst->n) {
+      dst->v[j].value = num_add(dst->v[j].value, src->v[i].value);
+    } else {
+      int rc = spaa_weights_add(p, dst, src->v[i].metric, src->v[i].value, src->v[i].unit);
+      if (rc)
+        return rc;
+    }
+  }
+  return 0;
+}
+
+/* Id -> index lookups: direct when the ids are consecutive in array order (what converters
+ * write), through a hash map otherwise. Never indexes by an unchecked id. */
+struct lookup {
+  int dense;              /* ids are base, base+1, ... in array order */
+  uint64_t base;
+  size_t n;
+  struct spaa_idmap map;  /* when !dense */
+};
+
+static int lookup_build(struct lookup *l, const void *arr, size_t n, size_t stride, size_t off)
+{
+  size_t i;
+  const char *a = arr;
+  memset(l, 0, sizeof(*l));
+  l->n = n;
+  l->dense = 1;
+  if (n)
+    memcpy(&l->base, a + off, sizeof(uint64_t));
+  for (i = 0; i < n && l->dense; i++) {
+    uint64_t id;
+    memcpy(&id, a + i * stride + off, sizeof(id));
+    if (id != l->base + i)
+      l->dense = 0;
+  }
+  if (l->dense)
+    return 0;
+  spaa_idmap_init(&l->map);
+  for (i = 0; i < n; i++) {
+    uint64_t id;
+    memcpy(&id, a + i * stride + off, sizeof(id));
+    if (spaa_idmap_put(&l->map, id, i, NULL) < 0)
+      return SPAA_E_NOMEM;
+  }
+  return 0;
+}
+
+static int lookup_get(const struct lookup *l, uint64_t id, size_t *idx)
+{
+  if (l->dense) {
+    if (id < l->base || id - l->base >= l->n)
+      return 0;
+    *idx = (size_t)(id - l->base);
+    return 1;
+  }
+  return spaa_idmap_get(&l->map, id, idx);
+}
+
+static void lookup_free(struct lookup *l)
+{
+  if (!l->dense)
+    spaa_idmap_free(&l->map);
+}
+
+/* Rewrite stack ids used by samples, related_stacks and windows from old to new. */
+static int rewrite_refs(struct spaa_profile *p, char (*old_ids)[48])
+{
+  struct spaa_strmap old;
+  const char **fresh = NULL; /* arena copy of each stack's new id, made on first use */
+  size_t i, j, k;
+  int rc = 0;
+  if (!p->n_samples && !p->n_windows) {
+    for (i = 0; i < p->n_stacks && !p->stacks[i].n_related; i++)
+      ;
+    if (i == p->n_stacks)
+      return 0;
+  }
+  spaa_strmap_init(&old);
+  if (!(fresh = calloc(p->n_stacks ? p->n_stacks : 1, sizeof(*fresh))))
+    return SPAA_E_NOMEM;
+  for (i = 0; i < p->n_stacks; i++)
+    if (spaa_strmap_put(&old, old_ids[i], strlen(old_ids[i]), i, NULL) < 0)
+      goto nomem;
+#define NEW_ID(k)                                                                             \
+  (fresh[k] ? fresh[k] : (fresh[k] = spaa_strdup(p, p->stacks[k].id)))
+  for (i = 0; i < p->n_samples; i++) {
+    struct spaa_sample *s = &p->samples[i];
+    if (s->stack_id && spaa_strmap_get(&old, s->stack_id, strlen(s->stack_id), &k) &&
+        !(s->stack_id = NEW_ID(k)))
+      goto nomem;
+  }
+  for (i = 0; i < p->n_stacks; i++) {
+    struct spaa_stack *s = &p->stacks[i];
+    for (j = 0; j < s->n_related; j++)
+      if (spaa_strmap_get(&old, s->related[j], strlen(s->related[j]), &k) &&
+          !(s->related[j] = NEW_ID(k)))
+        goto nomem;
+  }
+#undef NEW_ID
+  for (i = 0; i < p->n_windows; i++) {
+    json_t *arr = p->windows[i].by_stack;
+    for (j = 0; j < json_array_size(arr); j++) {
+      json_t *e = json_array_get(arr, j);
+      const char *sid = json_string_value(json_object_get(e, "stack_id"));
+      if (sid && spaa_strmap_get(&old, sid, strlen(sid), &k) &&
+          json_object_set_new(e, "stack_id", json_string(p->stacks[k].id)))
+        goto nomem;
+    }
+  }
+  goto out;
+nomem:
+  rc = SPAA_E_NOMEM;
+out:
+  spaa_strmap_free(&old);
+  free(fresh);
+  return rc;
+}
+
+/* Compute content ids; stack_cids (may be NULL) receives each stack's id in binary. */
+static int assign_ids(struct spaa_profile *p, struct spaa_cid *frame_cids,
+                      struct spaa_cid *stack_cids, struct spaa_err *err)
+{
+  struct lookup dsos, frames;
+  struct spaa_cid *fc = frame_cids, *leaf = NULL;
+  char (*old_ids)[48] = NULL;
+  size_t i, j, k, maxf = 0;
+  int rc = 0;
+
+  memset(&dsos, 0, sizeof(dsos));
+  memset(&frames, 0, sizeof(frames));
+  dsos.dense = frames.dense = 1;
+  if (!fc && p->n_frames && !(fc = malloc(p->n_frames * sizeof(*fc))))
+    goto nomem;
+  if (lookup_build(&dsos, p->dsos, p->n_dsos, sizeof(*p->dsos), offsetof(struct spaa_dso, id)) ||
+      lookup_build(&frames, p->frames, p->n_frames, sizeof(*p->frames),
+                   offsetof(struct spaa_frame, id)))
+    goto nomem;
+  for (i = 0; i < p->n_frames; i++) {
+    const struct spaa_frame *f = &p->frames[i];
+    const struct spaa_dso *d = NULL;
+    if (f->has_dso) {
+      if (!lookup_get(&dsos, f->dso, &k)) {
+        rc = spaa_err_set(err, SPAA_E_INVALID, 0, 0, "frame %" PRIu64 " references dso %" PRIu64
+                          ", which does not exist", f->id, f->dso);
+        goto out;
+      }
+      d = &p->dsos[k];
+    }
+    if ((rc = spaa_frame_cid(f, d, &fc[i])))
+      goto fail;
+  }
+  for (i = 0; i < p->n_stacks; i++)
+    if (p->stacks[i].n_frames > maxf)
+      maxf = p->stacks[i].n_frames;
+  if ((maxf && !(leaf = malloc(maxf * sizeof(*leaf)))) ||
+      (p->n_stacks && !(old_ids = malloc(p->n_stacks * sizeof(*old_ids)))))
+    goto nomem;
+  for (i = 0; i < p->n_stacks; i++) {
+    struct spaa_stack *s = &p->stacks[i];
+    struct spaa_cid sc;
+    int rev = p->header.frame_order == SPAA_ROOT_TO_LEAF;
+    for (j = 0; j < s->n_frames; j++) {
+      uint64_t fid = s->frames[rev ? s->n_frames - 1 - j : j];
+      if (!lookup_get(&frames, fid, &k)) {
+        rc = spaa_err_set(err, SPAA_E_INVALID, 0, 0, "stack %s references frame %" PRIu64
+                          ", which does not exist", s->id, fid);
+        goto out;
+      }
+      leaf[j] = fc[k];
+    }
+    if ((rc = spaa_stack_cid(s->event, s->stack_type, leaf, s->n_frames, s->context, &sc)))
+      goto fail;
+    memcpy(old_ids[i], s->id, sizeof(s->id));
+    spaa_cid_hex(&sc, s->id);
+    if (stack_cids)
+      stack_cids[i] = sc;
+  }
+  if ((rc = rewrite_refs(p, old_ids)))
+    goto fail;
+  p->header.id_mode = SPAA_IDS_CONTENT;
+  goto out;
+nomem:
+  rc = SPAA_E_NOMEM;
+fail:
+  spaa_err_set(err, rc, 0, 0, "computing content ids: %s", spaa_err_default(rc));
+out:
+  lookup_free(&dsos);
+  lookup_free(&frames);
+  if (fc != frame_cids)
+    free(fc);
+  free(leaf);
+  free(old_ids);
+  return rc;
+}
+
+int spaa_assign_content_ids(struct spaa_profile *p, struct spaa_cid *frame_cids,
+                            struct spaa_err *err)
+{
+  return assign_ids(p, frame_cids, NULL, err);
+}
+
+/* ---- sorting ------------------------------------------------------------------------- */
+
+struct stack_key {
+  size_t event_pos;        /* position of the event in the header (n_events if unknown) */
+  struct spaa_num primary; /* the primary metric, 0 when absent */
+};
+
+struct sort_ctx {
+  const struct spaa_cid *cids;
+  const struct stack_key *keys;
+};
+
+static int num_cmp(struct spaa_num a, struct spaa_num b)
+{
+  if (!a.is_float && !b.is_float)
+    return a.i < b.i ? -1 : a.i > b.i;
+  double x = spaa_num_as_double(a), y = spaa_num_as_double(b);
+  return x < y ? -1 : x > y;
+}
+
+static int by_cid(const void *a, const void *b, void *arg)
+{
+  const struct sort_ctx *c = arg;
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  int r = memcmp(c->cids[x].b, c->cids[y].b, SPAA_CID_LEN);
+  return r ? r : (x < y ? -1 : x > y); /* stable: the first of equals stays first */
+}
+
+static int by_key(const void *a, const void *b, void *arg)
+{
+  const struct sort_ctx *c = arg;
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  int r;
+  if (c->keys[x].event_pos != c->keys[y].event_pos)
+    return c->keys[x].event_pos < c->keys[y].event_pos ? -1 : 1;
+  if ((r = num_cmp(c->keys[y].primary, c->keys[x].primary)))
+    return r; /* heaviest first */
+  return memcmp(c->cids[x].b, c->cids[y].b, SPAA_CID_LEN);
+}
+
+#define SORT_BY_ID(arr, n, type, field)                                                       \
+  do {                                                                                        \
+    size_t i_;                                                                                \
+    for (i_ = 1; i_ < (n) && (arr)[i_ - 1].field <= (arr)[i_].field; i_++)                    \
+      ;                                                                                       \
+    if (i_ < (n))                                                                             \
+      qsort((arr), (n), sizeof(type), type##_cmp);                                            \
+  } while (0)
+
+typedef struct spaa_dso dso_t;
+typedef struct spaa_frame frame_t;
+typedef struct spaa_thread thread_t;
+
+static int dso_t_cmp(const void *a, const void *b)
+{
+  const struct spaa_dso *x = a, *y = b;
+  return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int frame_t_cmp(const void *a, const void *b)
+{
+  const struct spaa_frame *x = a, *y = b;
+  return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int thread_t_cmp(const void *a, const void *b)
+{
+  const struct spaa_thread *x = a, *y = b;
+  return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+/* A merged-away stack: its arrays live in the arena, only its JSON is released. */
+static void stack_release(struct spaa_stack *s)
+{
+  json_decref(s->context);
+  json_decref(s->extra);
+}
+
+/* The header position of an event, by pointer first (converters intern one string per
+ * event), then by name. */
+static size_t event_pos(const struct spaa_profile *p, const char *name, const char **last_name,
+                        size_t *last_pos)
+{
+  size_t i;
+  if (name && name == *last_name)
+    return *last_pos;
+  for (i = 0; name && i < p->header.n_events; i++)
+    if (p->header.events[i].name == name || strcmp(p->header.events[i].name, name) == 0) {
+      *last_name = name;
+      *last_pos = i;
+      return i;
+    }
+  return p->header.n_events;
+}
+
+int spaa_normalize(struct spaa_profile *p, struct spaa_err *err)
+{
+  struct spaa_cid *cids = NULL;
+  struct stack_key *keys = NULL;
+  struct spaa_stack *sorted = NULL;
+  uint32_t *idx = NULL;
+  char *dead = NULL;
+  struct sort_ctx sc;
+  const char *last_name = NULL;
+  size_t i, n = p->n_stacks, out_n, first_i, last_pos = 0;
+  int rc;
+
+  if (n > UINT32_MAX)
+    return spaa_err_set(err, SPAA_E_TOO_LARGE, 0, 0, "more than 2^32 stacks");
+  if (n && !(cids = malloc(n * sizeof(*cids))))
+    return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
+  if ((rc = assign_ids(p, NULL, cids, err)))
+    goto out;
+  SORT_BY_ID(p->dsos, p->n_dsos, dso_t, id);
+  SORT_BY_ID(p->frames, p->n_frames, frame_t, id);
+  SORT_BY_ID(p->threads, p->n_threads, thread_t, tid);
+  if (!n)
+    goto out;
+  if (!(keys = malloc(n * sizeof(*keys))) || !(sorted = malloc(n * sizeof(*sorted))) ||
+      !(idx = malloc(n * sizeof(*idx))) || !(dead = calloc(n, 1))) {
+    rc = spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
+    goto out;
+  }
+  sc.cids = cids;
+  sc.keys = keys;
+  /* merge stacks with equal ids into the first of them */
+  for (i = 0; i < n; i++)
+    idx[i] = (uint32_t)i;
+  qsort_r(idx, n, sizeof(*idx), by_cid, &sc);
+  for (i = 1, first_i = 0; i < n; i++) {
+    struct spaa_stack *first, *dup;
+    if (memcmp(cids[idx[i]].b, cids[idx[first_i]].b, SPAA_CID_LEN) != 0) {
+      first_i = i;
+      continue;
+    }
+    first = &p->stacks[idx[first_i]];
+    dup = &p->stacks[idx[i]];
+    if ((rc = weights_merge(p, &first->weights, &dup->weights)) ||
+        (rc = weights_merge(p, &first->excl_weights, &dup->excl_weights))) {
+      spaa_err_set(err, rc, 0, 0, NULL);
+      goto out;
+    }
+    if (!first->has_exclusive && dup->has_exclusive) {
+      first->has_exclusive = 1;
+      first->excl_frame = dup->excl_frame;
+    }
+    dead[idx[i]] = 1;
+  }
+  out_n = 0;
+  for (i = 0; i < n; i++) {
+    struct spaa_stack *s = &p->stacks[i];
+    const struct spaa_event *e;
+    const struct spaa_weight *w = NULL;
+    if (dead[i]) {
+      stack_release(s);
+      continue;
+    }
+    keys[i].event_pos = event_pos(p, s->event, &last_name, &last_pos);
+    e = keys[i].event_pos < p->header.n_events ? &p->header.events[keys[i].event_pos] : NULL;
+    if (e && e->primary_metric)
+      w = spaa_weights_find(&s->weights, e->primary_metric);
+    keys[i].primary = w ? w->value : spaa_int(0);
+    idx[out_n++] = (uint32_t)i;
+  }
+  qsort_r(idx, out_n, sizeof(*idx), by_key, &sc);
+  for (i = 0; i < out_n; i++)
+    sorted[i] = p->stacks[idx[i]];
+  memcpy(p->stacks, sorted, out_n * sizeof(*sorted));
+  p->n_stacks = out_n;
+  rc = 0;
+out:
+  free(cids);
+  free(keys);
+  free(sorted);
+  free(idx);
+  free(dead);
+  return rc;
+}

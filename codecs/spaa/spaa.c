@@ -1,0 +1,256 @@
+/* SPAA model: allocation, interning and record arrays (see spaa.h). */
+#include "spaa/spaa.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define ARENA_BLOCK (64 * 1024)
+
+struct spaa_arena_block {
+  struct spaa_arena_block *next; /* older block */
+  size_t used;                   /* bytes used of data[] */
+  size_t size;                   /* bytes in data[] */
+  _Alignas(16) unsigned char data[];
+};
+
+struct spaa_profile *spaa_profile_new(void)
+{
+  struct spaa_profile *p = calloc(1, sizeof(*p));
+  if (!p)
+    return NULL;
+  p->header.frame_order = SPAA_LEAF_TO_ROOT;
+  p->header.id_mode = SPAA_IDS_CONTENT;
+  return p;
+}
+
+void spaa_profile_free(struct spaa_profile *p)
+{
+  size_t i;
+  struct spaa_arena_block *b, *next;
+  if (!p)
+    return;
+  for (i = 0; i < p->header.n_events; i++) {
+    json_decref(p->header.events[i].sampling_extra);
+    json_decref(p->header.events[i].extra);
+  }
+  free(p->header.events);
+  json_decref(p->header.source);
+  json_decref(p->header.extra);
+  for (i = 0; i < p->n_dsos; i++)
+    json_decref(p->dsos[i].extra);
+  free(p->dsos);
+  for (i = 0; i < p->n_frames; i++)
+    json_decref(p->frames[i].extra);
+  free(p->frames);
+  for (i = 0; i < p->n_threads; i++)
+    json_decref(p->threads[i].extra);
+  free(p->threads);
+  for (i = 0; i < p->n_stacks; i++) {
+    struct spaa_stack *s = &p->stacks[i];
+    json_decref(s->context);
+    json_decref(s->extra);
+  }
+  free(p->stacks);
+  for (i = 0; i < p->n_samples; i++) {
+    json_decref(p->samples[i].context);
+    json_decref(p->samples[i].extra);
+  }
+  free(p->samples);
+  for (i = 0; i < p->n_windows; i++) {
+    json_decref(p->windows[i].by_stack);
+    json_decref(p->windows[i].extra);
+  }
+  free(p->windows);
+  for (b = p->arena; b; b = next) {
+    next = b->next;
+    free(b);
+  }
+  free(p);
+}
+
+void *spaa_alloc(struct spaa_profile *p, size_t size)
+{
+  struct spaa_arena_block *b = p->arena;
+  size_t need = (size + 15) & ~(size_t)15;
+  void *r;
+  if (need < size)
+    return NULL;
+  if (!b || b->size - b->used < need) {
+    size_t bs = need > ARENA_BLOCK / 4 ? need : ARENA_BLOCK;
+    b = malloc(sizeof(*b) + bs);
+    if (!b)
+      return NULL;
+    b->size = bs;
+    b->used = 0;
+    if (need > ARENA_BLOCK / 4 && p->arena) {
+      /* big allocations get their own block behind the current one */
+      b->next = p->arena->next;
+      p->arena->next = b;
+    } else {
+      b->next = p->arena;
+      p->arena = b;
+    }
+  }
+  r = b->data + b->used;
+  b->used += need;
+  p->arena_bytes += need;
+  memset(r, 0, size);
+  return r;
+}
+
+const char *spaa_strndup(struct spaa_profile *p, const char *s, size_t len)
+{
+  char *r;
+  if (!s)
+    return NULL;
+  r = spaa_alloc(p, len + 1);
+  if (!r)
+    return NULL;
+  memcpy(r, s, len);
+  r[len] = 0;
+  return r;
+}
+
+const char *spaa_strdup(struct spaa_profile *p, const char *s)
+{
+  return s ? spaa_strndup(p, s, strlen(s)) : NULL;
+}
+
+/* Grow `*arr` (of `*cap` elements of `size`) to hold one more; zero the new element. */
+static void *grow(void **arr, size_t *n, size_t *cap, size_t size)
+{
+  char *r;
+  if (*n == *cap) {
+    size_t nc = *cap ? *cap * 2 : 16;
+    void *na;
+    if (nc > SIZE_MAX / size)
+      return NULL;
+    na = realloc(*arr, nc * size);
+    if (!na)
+      return NULL;
+    *arr = na;
+    *cap = nc;
+  }
+  r = (char *)*arr + *n * size;
+  memset(r, 0, size);
+  (*n)++;
+  return r;
+}
+
+#define ADD(p, arr, n, cap) grow((void **)&(arr), &(n), &(cap), sizeof(*(arr)))
+
+struct spaa_event *spaa_add_event(struct spaa_profile *p)
+{
+  return ADD(p, p->header.events, p->header.n_events, p->header.cap_events);
+}
+
+struct spaa_dso *spaa_add_dso(struct spaa_profile *p)
+{
+  struct spaa_dso *d = ADD(p, p->dsos, p->n_dsos, p->cap_dsos);
+  if (d)
+    d->name = "";
+  return d;
+}
+
+struct spaa_frame *spaa_add_frame(struct spaa_profile *p)
+{
+  struct spaa_frame *f = ADD(p, p->frames, p->n_frames, p->cap_frames);
+  if (f) {
+    f->func = "";
+    f->func_resolved = 1;
+    f->srcline_resolved = 1;
+    f->kind = "unknown";
+  }
+  return f;
+}
+
+struct spaa_thread *spaa_add_thread(struct spaa_profile *p)
+{
+  return ADD(p, p->threads, p->n_threads, p->cap_threads);
+}
+
+struct spaa_stack *spaa_add_stack(struct spaa_profile *p)
+{
+  return ADD(p, p->stacks, p->n_stacks, p->cap_stacks);
+}
+
+struct spaa_sample *spaa_add_sample(struct spaa_profile *p)
+{
+  struct spaa_sample *s = ADD(p, p->samples, p->n_samples, p->cap_samples);
+  if (s)
+    s->stack_id = "";
+  return s;
+}
+
+struct spaa_window *spaa_add_window(struct spaa_profile *p)
+{
+  return ADD(p, p->windows, p->n_windows, p->cap_windows);
+}
+
+int spaa_weights_add(struct spaa_profile *p, struct spaa_weights *w, const char *metric,
+                     struct spaa_num value, const char *unit)
+{
+  struct spaa_weight *e;
+  if (w->n == w->cap) {
+    /* grow inside the arena: the old array is left behind (weight lists are short) */
+    size_t nc = w->cap ? w->cap * 2 : 2;
+    struct spaa_weight *nv = spaa_alloc(p, nc * sizeof(*nv));
+    if (!nv)
+      return SPAA_E_NOMEM;
+    if (w->n)
+      memcpy(nv, w->v, w->n * sizeof(*nv));
+    w->v = nv;
+    w->cap = nc;
+  }
+  e = &w->v[w->n++];
+  e->metric = spaa_strdup(p, metric);
+  e->unit = unit ? spaa_strdup(p, unit) : NULL;
+  e->value = value;
+  if (!e->metric || (unit && !e->unit))
+    return SPAA_E_NOMEM;
+  return 0;
+}
+
+int spaa_weights_alloc(struct spaa_profile *p, struct spaa_weights *w, size_t n)
+{
+  struct spaa_weight *v = NULL;
+  if (n && (n > SIZE_MAX / sizeof(*v) || !(v = spaa_alloc(p, n * sizeof(*v)))))
+    return SPAA_E_NOMEM;
+  w->v = v;
+  w->n = w->cap = n;
+  return 0;
+}
+
+int spaa_stack_set_frames(struct spaa_profile *p, struct spaa_stack *s, const uint64_t *frames,
+                          size_t n)
+{
+  uint64_t *f = NULL;
+  if (n) {
+    if (n > SIZE_MAX / sizeof(*f) || !(f = spaa_alloc(p, n * sizeof(*f))))
+      return SPAA_E_NOMEM;
+    memcpy(f, frames, n * sizeof(*f));
+  }
+  s->frames = f;
+  s->n_frames = n;
+  return 0;
+}
+
+const struct spaa_event *spaa_find_event(const struct spaa_profile *p, const char *name)
+{
+  size_t i;
+  if (!name)
+    return NULL;
+  for (i = 0; i < p->header.n_events; i++)
+    if (strcmp(p->header.events[i].name, name) == 0)
+      return &p->header.events[i];
+  return NULL;
+}
+
+const struct spaa_weight *spaa_weights_find(const struct spaa_weights *w, const char *metric)
+{
+  size_t i;
+  for (i = 0; i < w->n; i++)
+    if (strcmp(w->v[i].metric, metric) == 0)
+      return &w->v[i];
+  return NULL;
+}

@@ -1,0 +1,201 @@
+/* The SPAA model: the one in-memory form every input converts to and every output is
+ * written from (SPAA v1.0, one record type per struct). Owned by struct spaa_profile. */
+#ifndef SPAA_SPAA_H
+#define SPAA_SPAA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "base/err.h"
+#include "base/num.h"
+
+enum spaa_frame_order {
+  SPAA_LEAF_TO_ROOT = 0, /* frames[0] is the leaf */
+  SPAA_ROOT_TO_LEAF = 1  /* frames[0] is the root */
+};
+
+enum spaa_id_mode {
+  SPAA_IDS_CONTENT = 0, /* "content_addressable": stack ids are content ids (cid.h) */
+  SPAA_IDS_LOCAL = 1    /* "local": arbitrary, unique within the file */
+};
+
+/* One weight: {"metric": ..., "value": ..., "unit": ...}. */
+struct spaa_weight {
+  const char *metric; /* never NULL */
+  struct spaa_num value;
+  const char *unit;   /* NULL when absent */
+};
+
+struct spaa_weights {
+  struct spaa_weight *v; /* n entries, in the profile's arena (never free()d on its own) */
+  size_t n;
+  size_t cap;
+};
+
+/* header.events[] */
+struct spaa_event {
+  const char *name;           /* unique within the header */
+  const char *kind;           /* hardware|software|allocation|deallocation|timer|probe */
+  const char *mode;           /* sampling.mode: period|frequency|event */
+  const char *primary_metric; /* sampling.primary_metric */
+  int has_sample_period;
+  struct spaa_num sample_period; /* sampling.sample_period */
+  int has_frequency_hz;
+  struct spaa_num frequency_hz;  /* sampling.frequency_hz */
+  json_t *sampling_extra;        /* other sampling keys (object) or NULL; owned */
+  json_t *extra;                 /* other event keys, e.g. allocation_tracking; owned */
+};
+
+struct spaa_header {
+  const char *source_tool;           /* "perf", "sentry", "otlp", "pprof", ... */
+  enum spaa_frame_order frame_order;
+  enum spaa_id_mode id_mode;         /* stack_id_mode */
+  struct spaa_event *events;         /* n_events entries */
+  size_t n_events;
+  size_t cap_events;
+  int has_time_range;
+  struct spaa_num start;             /* time_range.start */
+  struct spaa_num end;               /* time_range.end */
+  const char *time_unit;             /* time_range.unit: "seconds", "nanoseconds", ... */
+  json_t *source;                    /* the "source" object as given, or NULL; owned */
+  json_t *extra;                     /* other header keys, or NULL; owned */
+};
+
+/* "type":"dso" */
+struct spaa_dso {
+  uint64_t id;          /* file-local id, unique */
+  const char *name;     /* path or module name; never NULL ("" allowed) */
+  const char *build_id; /* lowercase hex, no separators; NULL when unknown */
+  int is_kernel;
+  int has_mapping;      /* 1 when the load address is known (x_mapping) */
+  uint64_t map_start;   /* first address the dso is mapped at */
+  uint64_t map_limit;   /* one past its last mapped address */
+  uint64_t map_offset;  /* file offset of map_start */
+  json_t *extra;        /* other keys, or NULL; owned */
+};
+
+/* "type":"frame" */
+struct spaa_frame {
+  uint64_t id;            /* file-local id, unique */
+  const char *func;       /* symbol, or the raw ip as hex when !func_resolved; never NULL */
+  int func_resolved;      /* default 1 */
+  int has_dso;
+  uint64_t dso;           /* the spaa_dso.id it belongs to */
+  int has_ip;
+  uint64_t ip;            /* instruction address, as recorded */
+  const char *symoff;     /* hex string or NULL */
+  const char *srcline;    /* "file:line" or NULL */
+  int srcline_resolved;   /* default 1 */
+  int inlined;            /* default 0 */
+  int has_inline_depth;
+  uint32_t inline_depth;  /* 0 physical, 1+ inline nesting */
+  const char *kind;       /* user|kernel|unknown; never NULL */
+  json_t *extra;          /* other keys, or NULL; owned */
+};
+
+/* "type":"thread" */
+struct spaa_thread {
+  int64_t pid;
+  int64_t tid;        /* unique within the file */
+  const char *comm;   /* NULL when absent */
+  json_t *extra;      /* other keys, or NULL; owned */
+};
+
+/* "type":"stack" */
+struct spaa_stack {
+  char id[48];              /* "0x" + 32 hex for content ids; any string in local mode */
+  uint64_t *frames;         /* n_frames frame ids, in the header's frame_order (arena) */
+  size_t n_frames;
+  const char *stack_type;   /* unified|user|kernel; NULL = absent (unified) */
+  const char **related;     /* related_stacks ids (array and strings in the arena) */
+  size_t n_related;
+  const char *event;        /* context.event; never NULL in a valid profile */
+  json_t *context;          /* the other context keys (object) or NULL; owned */
+  struct spaa_weights weights;
+  int has_exclusive;
+  uint64_t excl_frame;      /* exclusive.frame */
+  struct spaa_weights excl_weights; /* exclusive.weights */
+  json_t *extra;            /* other keys, or NULL; owned */
+};
+
+/* "type":"sample" */
+struct spaa_sample {
+  int has_timestamp;
+  struct spaa_num timestamp; /* same unit and epoch as the header time_range */
+  int has_pid, has_tid, has_cpu;
+  int64_t pid, tid, cpu;
+  const char *event;         /* NULL when absent */
+  int has_period;
+  struct spaa_num period;
+  const char *stack_id;      /* never NULL */
+  struct spaa_weights weights; /* x_weights: per-sample values when a tool gives them */
+  json_t *context;           /* object or NULL; owned */
+  json_t *extra;             /* other keys, or NULL; owned */
+};
+
+/* "type":"window"; kept whole: by_stack rarely matters to ingest. */
+struct spaa_window {
+  const char *id;
+  struct spaa_num start, end;
+  const char *unit;       /* NULL when absent */
+  json_t *by_stack;       /* the by_stack array as given; owned */
+  json_t *extra;          /* other keys, or NULL; owned */
+};
+
+struct spaa_arena_block;
+
+/* A whole profile. Create with spaa_profile_new, free with spaa_profile_free.
+ * Strings, stack frame lists, related_stacks arrays and weight arrays live in the profile's
+ * arena and go with it (allocate them with spaa_alloc / the helpers below, never malloc);
+ * the record arrays grow with the add functions, which return a zeroed element (pointers
+ * into a record array are invalidated by the next add). JSON values are owned references. */
+struct spaa_profile {
+  struct spaa_header header;
+  struct spaa_dso *dsos;       size_t n_dsos, cap_dsos;
+  struct spaa_frame *frames;   size_t n_frames, cap_frames;
+  struct spaa_thread *threads; size_t n_threads, cap_threads;
+  struct spaa_stack *stacks;   size_t n_stacks, cap_stacks;
+  struct spaa_sample *samples; size_t n_samples, cap_samples;
+  struct spaa_window *windows; size_t n_windows, cap_windows;
+  struct spaa_arena_block *arena; /* string storage */
+  size_t arena_bytes;             /* bytes handed out by the arena */
+};
+
+/* NULL on allocation failure. */
+struct spaa_profile *spaa_profile_new(void);
+/* NULL-safe; frees every record, string and JSON value the profile owns. */
+void spaa_profile_free(struct spaa_profile *p);
+
+/* Copy `len` bytes of `s` into the profile's arena, NUL-terminated. NULL on OOM.
+ * spaa_strdup(p, NULL) returns NULL. */
+const char *spaa_strndup(struct spaa_profile *p, const char *s, size_t len);
+const char *spaa_strdup(struct spaa_profile *p, const char *s);
+/* Raw arena memory (8-byte aligned), zeroed; NULL on OOM. */
+void *spaa_alloc(struct spaa_profile *p, size_t size);
+
+/* Append a zeroed record; NULL on OOM. Frames get func_resolved = srcline_resolved = 1
+ * and kind "unknown" by default. */
+struct spaa_event *spaa_add_event(struct spaa_profile *p);
+struct spaa_dso *spaa_add_dso(struct spaa_profile *p);
+struct spaa_frame *spaa_add_frame(struct spaa_profile *p);
+struct spaa_thread *spaa_add_thread(struct spaa_profile *p);
+struct spaa_stack *spaa_add_stack(struct spaa_profile *p);
+struct spaa_sample *spaa_add_sample(struct spaa_profile *p);
+struct spaa_window *spaa_add_window(struct spaa_profile *p);
+/* Append a weight to `w` (metric and unit are interned); 0 or SPAA_E_NOMEM. */
+int spaa_weights_add(struct spaa_profile *p, struct spaa_weights *w, const char *metric,
+                     struct spaa_num value, const char *unit);
+/* Make `w` exactly n zeroed weights (w->n = n) whose metric, value and unit the caller
+ * sets, e.g. to strings the profile already interned. 0 or SPAA_E_NOMEM. */
+int spaa_weights_alloc(struct spaa_profile *p, struct spaa_weights *w, size_t n);
+/* Set the stack's frames (copied into the arena); 0 or SPAA_E_NOMEM. */
+int spaa_stack_set_frames(struct spaa_profile *p, struct spaa_stack *s, const uint64_t *frames,
+                          size_t n);
+
+/* Lookups. Linear unless an index was built by spaa_profile_index(). NULL when absent. */
+const struct spaa_event *spaa_find_event(const struct spaa_profile *p, const char *name);
+const struct spaa_weight *spaa_weights_find(const struct spaa_weights *w, const char *metric);
+
+#endif

@@ -1,0 +1,325 @@
+/* Query endpoints over the store (see query.h). */
+#include "server/api.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <zlib.h>
+
+#include "base/rfc3339.h"
+#include "spaa/spaa_io.h"
+#include "storage/storage.h"
+
+/* ".123456789" -> ns; advances. */
+static int64_t fraction_ns(const char **p)
+{
+  int64_t ns = 0, scale = 100000000;
+  if (**p != '.')
+    return 0;
+  (*p)++;
+  while (isdigit((unsigned char)**p)) {
+    ns += (**p - '0') * scale;
+    scale /= 10;
+    (*p)++;
+  }
+  return ns;
+}
+
+int spaa_query_parse_time(const char *s, int64_t *ns)
+{
+  const char *p = s;
+  int64_t t, frac;
+  if (!s || !*s)
+    return -1;
+  if (strspn(s, "0123456789.") == strlen(s)) { /* unix seconds */
+    int64_t v = 0;
+    if (!isdigit((unsigned char)*p) || strspn(s, "0123456789") > 11)
+      return -1;
+    while (isdigit((unsigned char)*p))
+      v = v * 10 + (*p++ - '0');
+    if (*p == '.' && !isdigit((unsigned char)p[1]))
+      return -1;
+    frac = fraction_ns(&p);
+    if (*p)
+      return -1;
+    *ns = v * 1000000000LL + frac;
+    return 0;
+  }
+  /* RFC 3339; before 1970 is not a time any stored profile has */
+  if (spaa_rfc3339_parse(s, strlen(s), &t) || t < 0)
+    return -1;
+  *ns = t;
+  return 0;
+}
+
+int spaa_query_id_ok(const char *id)
+{
+  size_t n = id ? strlen(id) : 0, i;
+  if (n == 0 || n > 64)
+    return 0;
+  for (i = 0; i < n; i++)
+    if (!isalnum((unsigned char)id[i]) && id[i] != '-' && id[i] != '_')
+      return 0;
+  return 1;
+}
+
+struct label_ctx {
+  json_t *obj;          /* collected labels */
+  int bad;              /* an item was malformed */
+  char what[96];        /* the first bad item */
+};
+
+static void label_item(struct label_ctx *lc, const char *s, size_t n)
+{
+  const char *colon = memchr(s, ':', n);
+  char key[256];
+  char *val;
+  if (lc->bad)
+    return;
+  if (!colon || colon == s || n >= sizeof(key) ||
+      json_object_size(lc->obj) >= SPAA_QUERY_MAX_LABELS) {
+    lc->bad = 1;
+    snprintf(lc->what, sizeof(lc->what), "%.*s", (int)(n > 80 ? 80 : n), s);
+    return;
+  }
+  memcpy(key, s, (size_t)(colon - s));
+  key[colon - s] = 0;
+  val = strndup(colon + 1, n - (size_t)(colon - s) - 1);
+  if (!val || json_object_set_new(lc->obj, key, json_string(val))) {
+    lc->bad = 1;
+    snprintf(lc->what, sizeof(lc->what), "%.*s", (int)(n > 80 ? 80 : n), s);
+  }
+  free(val);
+}
+
+static void on_label(void *ctx, const char *v) { label_item(ctx, v, strlen(v)); }
+
+static void on_labels(void *ctx, const char *v)
+{
+  const char *p = v;
+  for (;;) {
+    const char *e = strchr(p, ',');
+    size_t n = e ? (size_t)(e - p) : strlen(p);
+    if (n)
+      label_item(ctx, p, n);
+    if (!e)
+      break;
+    p = e + 1;
+  }
+}
+
+int spaa_query_labels(const struct spaa_req *req, json_t **out, struct spaa_err *err)
+{
+  struct label_ctx lc;
+  memset(&lc, 0, sizeof(lc));
+  *out = NULL;
+  if (!(lc.obj = json_object()))
+    return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
+  spaa_req_query_each(req, "label", on_label, &lc);
+  spaa_req_query_each(req, "labels", on_labels, &lc);
+  if (lc.bad) {
+    json_decref(lc.obj);
+    return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0,
+                        "bad label '%s': expected key:value (at most %d labels, keys under "
+                        "256 bytes, UTF-8)",
+                        lc.what, SPAA_QUERY_MAX_LABELS);
+  }
+  if (json_object_size(lc.obj) == 0) {
+    json_decref(lc.obj);
+    return 0;
+  }
+  *out = lc.obj;
+  return 0;
+}
+
+int spaa_query_pick_encoding(const char *ae)
+{
+  double zq = -1, gq = -1, star = -1; /* -1 = not named */
+  const char *p = ae;
+  if (!ae)
+    return 0;
+  while (*p) {
+    const char *b = p, *e = strchr(p, ','), *end, *semi;
+    double qv = 1.0;
+    size_t l;
+    end = e ? e : p + strlen(p);
+    while (b < end && (*b == ' ' || *b == '\t'))
+      b++;
+    semi = memchr(b, ';', (size_t)(end - b));
+    l = (size_t)((semi ? semi : end) - b);
+    while (l && (b[l - 1] == ' ' || b[l - 1] == '\t'))
+      l--;
+    if (semi) {
+      const char *qs = semi + 1;
+      while (qs < end && *qs == ' ')
+        qs++;
+      if (end - qs >= 2 && (qs[0] == 'q' || qs[0] == 'Q') && qs[1] == '=')
+        qv = strtod(qs + 2, NULL);
+    }
+    if (l == 4 && strncasecmp(b, "zstd", 4) == 0)
+      zq = qv;
+    else if ((l == 4 && strncasecmp(b, "gzip", 4) == 0) ||
+             (l == 6 && strncasecmp(b, "x-gzip", 6) == 0))
+      gq = qv;
+    else if (l == 1 && *b == '*')
+      star = qv;
+    if (!e)
+      break;
+    p = e + 1;
+  }
+  if (zq < 0)
+    zq = star > 0 ? star : 0;
+  if (gq < 0)
+    gq = star > 0 ? star : 0;
+  /* a coding the client offers beats identity; zstd wins ties */
+  if (zq <= 0 && gq <= 0)
+    return 0;
+  return zq >= gq ? 2 : 1;
+}
+
+/* ---- handlers ---------------------------------------------------------------------------- */
+
+void spaa_query_list(const struct spaa_req *req, struct spaa_resp *resp)
+{
+  struct spaa_list_query q;
+  struct spaa_err err;
+  json_t *labels = NULL, *out = NULL;
+  const char *v;
+  int rc;
+  memset(&q, 0, sizeof(q));
+  spaa_err_clear(&err);
+  q.service = spaa_req_query(req, "service");
+  if (!q.service)
+    q.service = spaa_req_query(req, "project");
+  q.source = spaa_req_query(req, "source");
+  q.event = spaa_req_query(req, "event");
+  q.cursor = spaa_req_query(req, "cursor");
+  if (q.cursor && !q.cursor[0])
+    q.cursor = NULL;
+  if ((v = spaa_req_query(req, "from")) && spaa_query_parse_time(v, &q.from_ns)) {
+    spaa_resp_error(resp, SPAA_E_BAD_REQUEST, "bad 'from' time '%.64s': expected unix "
+                    "seconds or RFC 3339", v);
+    return;
+  }
+  if ((v = spaa_req_query(req, "to")) && spaa_query_parse_time(v, &q.to_ns)) {
+    spaa_resp_error(resp, SPAA_E_BAD_REQUEST, "bad 'to' time '%.64s': expected unix seconds "
+                    "or RFC 3339", v);
+    return;
+  }
+  if (q.from_ns && q.to_ns && q.to_ns < q.from_ns) {
+    spaa_resp_error(resp, SPAA_E_BAD_REQUEST, "'to' is before 'from'");
+    return;
+  }
+  if ((v = spaa_req_query(req, "limit"))) {
+    char *end;
+    long n = strtol(v, &end, 10);
+    if (!*v || *end || n < 1 || n > 1000) {
+      spaa_resp_error(resp, SPAA_E_BAD_REQUEST, "bad 'limit' '%.32s': expected 1 to 1000", v);
+      return;
+    }
+    q.limit = (size_t)n;
+  }
+  if ((rc = spaa_query_labels(req, &labels, &err))) {
+    spaa_resp_err(resp, &err);
+    return;
+  }
+  q.labels = labels;
+  rc = spaa_store_list(req->app->store, &q, &out, &err);
+  json_decref(labels);
+  if (rc) {
+    spaa_resp_err(resp, &err);
+    return;
+  }
+  spaa_resp_json(resp, 200, out);
+}
+
+void spaa_query_meta(const struct spaa_req *req, struct spaa_resp *resp)
+{
+  const char *id = spaa_req_param(req, "id");
+  struct spaa_err err;
+  json_t *out = NULL;
+  spaa_err_clear(&err);
+  if (!spaa_query_id_ok(id)) {
+    spaa_resp_error(resp, SPAA_E_NOT_FOUND, "no profile with id '%.64s'", id ? id : "");
+    return;
+  }
+  if (spaa_store_meta(req->app->store, id, &out, &err)) {
+    spaa_resp_err(resp, &err);
+    return;
+  }
+  spaa_resp_json(resp, 200, out);
+}
+
+/* gzip `in` into out (capped). 0 or a negative code. */
+static int gzip_buf(const char *in, size_t len, struct spaa_buf *out)
+{
+  z_stream zs;
+  int zrc, rc = 0;
+  memset(&zs, 0, sizeof(zs));
+  if (deflateInit2(&zs, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+    return SPAA_E_NOMEM;
+  zs.next_in = (Bytef *)(uintptr_t)in;
+  zs.avail_in = (uInt)len; /* len is under SPAA_HTTP_RESP_MAX (1 GiB) */
+  if ((rc = spaa_buf_reserve(out, deflateBound(&zs, (uLong)len))))
+    goto out;
+  zs.next_out = (Bytef *)out->p;
+  zs.avail_out = (uInt)(out->cap - 1);
+  zrc = deflate(&zs, Z_FINISH);
+  if (zrc != Z_STREAM_END) {
+    rc = SPAA_E_INTERNAL;
+    goto out;
+  }
+  out->len = zs.total_out;
+  out->p[out->len] = 0;
+out:
+  deflateEnd(&zs);
+  return rc;
+}
+
+void spaa_query_spaa(const struct spaa_req *req, struct spaa_resp *resp)
+{
+  const char *id = spaa_req_param(req, "id");
+  struct spaa_profile *p = NULL;
+  struct spaa_buf plain, gz;
+  struct spaa_err err;
+  int enc, rc;
+  spaa_err_clear(&err);
+  spaa_buf_init(&plain, SPAA_HTTP_RESP_MAX);
+  spaa_buf_init(&gz, SPAA_HTTP_RESP_MAX);
+  if (!spaa_query_id_ok(id)) {
+    spaa_resp_error(resp, SPAA_E_NOT_FOUND, "no profile with id '%.64s'", id ? id : "");
+    return;
+  }
+  if (spaa_store_get(req->app->store, id, &p, &err)) {
+    spaa_resp_err(resp, &err);
+    return;
+  }
+  enc = spaa_query_pick_encoding(spaa_req_header(req, "Accept-Encoding"));
+  if ((rc = spaa_write_buf(p, enc == 2 ? 3 : 0, &plain, &err))) {
+    spaa_resp_err(resp, &err);
+    goto out;
+  }
+  spaa_buf_free(&resp->body);
+  if (enc == 1) {
+    if ((rc = gzip_buf(plain.p ? plain.p : "", plain.len, &gz))) {
+      spaa_resp_error(resp, rc, "cannot gzip the profile");
+      goto out;
+    }
+    resp->body = gz;
+    spaa_buf_init(&gz, 0);
+  } else {
+    resp->body = plain;
+    spaa_buf_init(&plain, 0);
+  }
+  resp->status = 200;
+  resp->content_type = "application/x-ndjson";
+  if (enc)
+    spaa_resp_header(resp, "Content-Encoding", enc == 2 ? "zstd" : "gzip");
+  spaa_resp_header(resp, "Vary", "Accept-Encoding");
+out:
+  spaa_buf_free(&plain);
+  spaa_buf_free(&gz);
+  spaa_profile_free(p);
+}

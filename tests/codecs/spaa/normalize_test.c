@@ -1,0 +1,189 @@
+/* Normalization tests: content ids replace local ids everywhere they are used, stacks with the
+ * same content merge (weights summed), records sort into the canonical order, and failures. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "spaa/spaa_io.h"
+
+#define HEADER                                                                                \
+  "{\"type\":\"header\",\"format\":\"spaa\",\"version\":\"1.0\",\"frame_order\":"            \
+  "\"leaf_to_root\",\"stack_id_mode\":\"local\",\"events\":["                                 \
+  "{\"name\":\"cycles\",\"kind\":\"hardware\",\"sampling\":{\"mode\":\"period\","             \
+  "\"primary_metric\":\"period\"}},"                                                         \
+  "{\"name\":\"malloc\",\"kind\":\"allocation\",\"sampling\":{\"mode\":\"event\","            \
+  "\"primary_metric\":\"alloc_bytes\"}}]}\n"
+
+static const char input[] =
+    HEADER
+    "{\"type\":\"dso\",\"id\":9,\"name\":\"b.so\"}\n"
+    "{\"type\":\"dso\",\"id\":4,\"name\":\"a.so\"}\n"
+    "{\"type\":\"frame\",\"id\":30,\"func\":\"c\",\"dso\":9}\n"
+    "{\"type\":\"frame\",\"id\":10,\"func\":\"a\",\"dso\":4}\n"
+    "{\"type\":\"frame\",\"id\":20,\"func\":\"b\",\"dso\":4}\n"
+    /* a twin of frame 10 under another id: same content, same content id */
+    "{\"type\":\"frame\",\"id\":11,\"func\":\"a\",\"dso\":4}\n"
+    "{\"type\":\"thread\",\"pid\":1,\"tid\":300}\n"
+    "{\"type\":\"thread\",\"pid\":1,\"tid\":100}\n"
+    /* malloc stack first in the file: sorts after the cycles stacks */
+    "{\"type\":\"stack\",\"id\":\"m\",\"frames\":[10,20],\"context\":{\"event\":\"malloc\"},"
+    "\"weights\":[{\"metric\":\"alloc_bytes\",\"value\":64}]}\n"
+    "{\"type\":\"stack\",\"id\":\"light\",\"frames\":[30],\"context\":{\"event\":\"cycles\"},"
+    "\"weights\":[{\"metric\":\"period\",\"value\":5}]}\n"
+    "{\"type\":\"stack\",\"id\":\"s1\",\"frames\":[10,20],\"context\":{\"event\":\"cycles\"},"
+    "\"weights\":[{\"metric\":\"period\",\"value\":7},{\"metric\":\"samples\",\"value\":1}],"
+    "\"related_stacks\":[\"light\"]}\n"
+    /* the same stack through the twin frame: merges into s1 */
+    "{\"type\":\"stack\",\"id\":\"s2\",\"frames\":[11,20],\"context\":{\"event\":\"cycles\"},"
+    "\"weights\":[{\"metric\":\"period\",\"value\":3},{\"metric\":\"cpu_ns\",\"value\":2.5}],"
+    "\"exclusive\":{\"frame\":11,\"weights\":[{\"metric\":\"period\",\"value\":3}]}}\n"
+    "{\"type\":\"sample\",\"stack_id\":\"s2\"}\n"
+    "{\"type\":\"sample\",\"stack_id\":\"nowhere\"}\n"
+    "{\"type\":\"window\",\"id\":\"w\",\"start\":0,\"end\":1,\"by_stack\":[{\"stack_id\":\"s1\"},"
+    "{\"stack_id\":\"light\"}]}\n";
+
+static void test_merge_and_order(void **state)
+{
+  struct spaa_profile *p = NULL;
+  struct spaa_err err;
+  const struct spaa_stack *s;
+  const struct spaa_weight *w;
+  (void)state;
+  assert_int_equal(spaa_read_buf(input, strlen(input), &p, &err), 0);
+  assert_int_equal(spaa_normalize(p, &err), 0);
+  /* dictionaries by id, threads by tid */
+  assert_int_equal(p->dsos[0].id, 4);
+  assert_int_equal(p->dsos[1].id, 9);
+  assert_int_equal(p->frames[0].id, 10);
+  assert_int_equal(p->frames[1].id, 11);
+  assert_int_equal(p->frames[3].id, 30);
+  assert_int_equal(p->threads[0].tid, 100);
+  /* s1 and s2 merged: 3 stacks left */
+  assert_int_equal(p->n_stacks, 3);
+  /* cycles (first event) before malloc; heaviest first within an event */
+  s = &p->stacks[0];
+  assert_string_equal(s->event, "cycles");
+  w = spaa_weights_find(&s->weights, "period");
+  assert_non_null(w);
+  assert_int_equal(w->value.i, 10);
+  assert_int_equal(spaa_weights_find(&s->weights, "samples")->value.i, 1);
+  assert_true(spaa_weights_find(&s->weights, "cpu_ns")->value.f == 2.5);
+  assert_true(s->has_exclusive); /* taken from the twin */
+  assert_int_equal(s->excl_frame, 11);
+  assert_string_equal(p->stacks[1].event, "cycles");
+  assert_int_equal(spaa_weights_find(&p->stacks[1].weights, "period")->value.i, 5);
+  assert_string_equal(p->stacks[2].event, "malloc");
+  /* references follow the new ids */
+  assert_string_equal(p->samples[0].stack_id, s->id);
+  assert_string_equal(p->samples[1].stack_id, "nowhere");
+  assert_int_equal(s->n_related, 1);
+  assert_string_equal(s->related[0], p->stacks[1].id);
+  assert_string_equal(json_string_value(json_object_get(json_array_get(p->windows[0].by_stack, 0),
+                                                        "stack_id")),
+                      s->id);
+  assert_string_equal(json_string_value(json_object_get(json_array_get(p->windows[0].by_stack, 1),
+                                                        "stack_id")),
+                      p->stacks[1].id);
+  /* the malloc stack has the same frames as s1 but another event: another id */
+  assert_string_not_equal(p->stacks[2].id, s->id);
+  assert_int_equal(p->header.id_mode, SPAA_IDS_CONTENT);
+  spaa_profile_free(p);
+}
+
+/* Normalizing twice changes nothing; the written bytes do not depend on the input's order. */
+static void test_idempotent_and_order_free(void **state)
+{
+  static const char shuffled[] =
+      HEADER
+      "{\"type\":\"dso\",\"id\":4,\"name\":\"a.so\"}\n"
+      "{\"type\":\"dso\",\"id\":9,\"name\":\"b.so\"}\n"
+      "{\"type\":\"frame\",\"id\":20,\"func\":\"b\",\"dso\":4}\n"
+      "{\"type\":\"frame\",\"id\":11,\"func\":\"a\",\"dso\":4}\n"
+      "{\"type\":\"frame\",\"id\":10,\"func\":\"a\",\"dso\":4}\n"
+      "{\"type\":\"frame\",\"id\":30,\"func\":\"c\",\"dso\":9}\n"
+      "{\"type\":\"thread\",\"pid\":1,\"tid\":100}\n"
+      "{\"type\":\"thread\",\"pid\":1,\"tid\":300}\n"
+      "{\"type\":\"stack\",\"id\":\"x2\",\"frames\":[11,20],\"context\":{\"event\":\"cycles\"},"
+      "\"weights\":[{\"metric\":\"period\",\"value\":3},{\"metric\":\"cpu_ns\",\"value\":2.5}],"
+      "\"exclusive\":{\"frame\":11,\"weights\":[{\"metric\":\"period\",\"value\":3}]}}\n"
+      "{\"type\":\"stack\",\"id\":\"x1\",\"frames\":[10,20],\"context\":{\"event\":\"cycles\"},"
+      "\"weights\":[{\"metric\":\"period\",\"value\":7},{\"metric\":\"samples\",\"value\":1}],"
+      "\"related_stacks\":[\"x3\"]}\n"
+      "{\"type\":\"stack\",\"id\":\"x3\",\"frames\":[30],\"context\":{\"event\":\"cycles\"},"
+      "\"weights\":[{\"metric\":\"period\",\"value\":5}]}\n"
+      "{\"type\":\"stack\",\"id\":\"x4\",\"frames\":[10,20],\"context\":{\"event\":\"malloc\"},"
+      "\"weights\":[{\"metric\":\"alloc_bytes\",\"value\":64}]}\n";
+  struct spaa_profile *p = NULL, *q = NULL;
+  struct spaa_err err;
+  struct spaa_buf a, b, c;
+  (void)state;
+  spaa_buf_init(&a, 0);
+  spaa_buf_init(&b, 0);
+  spaa_buf_init(&c, 0);
+  assert_int_equal(spaa_read_buf(input, strlen(input), &p, &err), 0);
+  assert_int_equal(spaa_normalize(p, &err), 0);
+  assert_int_equal(spaa_write_buf(p, 0, &a, &err), 0);
+  assert_int_equal(spaa_normalize(p, &err), 0);
+  assert_int_equal(spaa_write_buf(p, 0, &b, &err), 0);
+  assert_int_equal(a.len, b.len);
+  assert_memory_equal(a.p, b.p, a.len);
+  /* the shuffled file has the same stacks (weights merged the other way round) */
+  assert_int_equal(spaa_read_buf(shuffled, strlen(shuffled), &q, &err), 0);
+  assert_int_equal(spaa_normalize(q, &err), 0);
+  assert_int_equal(p->n_stacks, q->n_stacks);
+  for (size_t i = 0; i < p->n_stacks; i++)
+    assert_string_equal(p->stacks[i].id, q->stacks[i].id);
+  spaa_buf_free(&a);
+  spaa_buf_free(&b);
+  spaa_buf_free(&c);
+  spaa_profile_free(p);
+  spaa_profile_free(q);
+}
+
+static void test_failures_and_overflow(void **state)
+{
+  static const char missing_frame[] =
+      HEADER "{\"type\":\"dso\",\"id\":1,\"name\":\"a\"}\n"
+      "{\"type\":\"stack\",\"id\":\"s\",\"frames\":[5],\"context\":{\"event\":\"cycles\"},"
+      "\"weights\":[]}\n";
+  static const char missing_dso[] = HEADER "{\"type\":\"frame\",\"id\":5,\"func\":\"f\",\"dso\":3}\n";
+  static const char overflow[] =
+      HEADER "{\"type\":\"frame\",\"id\":5,\"func\":\"f\"}\n"
+      "{\"type\":\"stack\",\"id\":\"a\",\"frames\":[5],\"context\":{\"event\":\"cycles\"},"
+      "\"weights\":[{\"metric\":\"period\",\"value\":9223372036854775807}]}\n"
+      "{\"type\":\"stack\",\"id\":\"b\",\"frames\":[5],\"context\":{\"event\":\"cycles\"},"
+      "\"weights\":[{\"metric\":\"period\",\"value\":10}]}\n";
+  struct spaa_profile *p = NULL;
+  struct spaa_err err;
+  (void)state;
+  assert_int_equal(spaa_read_buf(missing_frame, strlen(missing_frame), &p, &err), 0);
+  memset(&err, 0, sizeof(err));
+  assert_int_equal(spaa_normalize(p, &err), SPAA_E_INVALID);
+  assert_non_null(strstr(err.msg, "frame 5"));
+  spaa_profile_free(p);
+  assert_int_equal(spaa_read_buf(missing_dso, strlen(missing_dso), &p, &err), 0);
+  assert_int_equal(spaa_normalize(p, &err), SPAA_E_INVALID);
+  assert_non_null(strstr(err.msg, "dso 3"));
+  spaa_profile_free(p);
+  /* a sum past int64 becomes a double instead of wrapping */
+  assert_int_equal(spaa_read_buf(overflow, strlen(overflow), &p, &err), 0);
+  assert_int_equal(spaa_normalize(p, &err), 0);
+  assert_int_equal(p->n_stacks, 1);
+  assert_true(p->stacks[0].weights.v[0].value.is_float);
+  assert_true(p->stacks[0].weights.v[0].value.f > 9.2e18);
+  spaa_profile_free(p);
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_merge_and_order),
+      cmocka_unit_test(test_idempotent_and_order_free),
+      cmocka_unit_test(test_failures_and_overflow),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
