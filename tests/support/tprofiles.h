@@ -1,4 +1,5 @@
-/* Hand-built profiles and helpers shared by the storage tests (header only, static inline). */
+/* The storage tests' own helpers (header only, static inline): a temporary database folder,
+ * opening a store, and hand-built profiles (one touching every field, small ones). */
 #ifndef SPAA_TESTS_STORAGE_TPROFILES_H
 #define SPAA_TESTS_STORAGE_TPROFILES_H
 
@@ -8,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
