@@ -3,7 +3,8 @@
  * the same run, on the genuine ebpf-profiler capture and on a synthetic request of 20+ MB
  * built in memory; and OTLP/JSON decode+convert against jansson's bare parse. Prints the
  * ratios (targets: convert <= 1.5x, store <= 3x, JSON <= 3x), asserts nothing.
- * Usage: bench_otlp_ingest [SHARED_DIR [ebpf|json|synth]]   (default $SPAA_SHARED or ../shared) */
+ * Usage: bench_otlp_ingest [SHARED_DIR [ebpf|json|synth]]   (default: as tests/support/fixture.h,
+ * $SPAA_SHARED or ../shared beside the source tree) */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,8 @@
 #include "storage/storage.h"
 
 #include "otlp_profiles_service.pb-c.h"
+
+#include "fixture.h"
 
 #define REQ_DESC opentelemetry__proto__collector__profiles__v1development__export_profiles_service_request__descriptor
 #define P(x) Opentelemetry__Proto__Profiles__V1development__##x
@@ -183,26 +186,6 @@ static void compare(const char *name, const uint8_t *buf, size_t len, int json)
   store = time_store(0.4);
   printf("%-30s %6s     decode+convert+store  %9.3f ms  ratio %5.2fx (target 3x)\n", "", "",
          store * 1e3, store / floor);
-}
-
-static uint8_t *slurp(const char *path, size_t *len)
-{
-  FILE *f = fopen(path, "rb");
-  uint8_t *b;
-  long n;
-  if (!f)
-    return NULL;
-  fseek(f, 0, SEEK_END);
-  n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  b = malloc((size_t)n + 1);
-  if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-    free(b);
-    b = NULL;
-  }
-  fclose(f);
-  *len = (size_t)n;
-  return b;
 }
 
 static uint64_t rng = 88172645463325252ull;
@@ -398,13 +381,15 @@ static uint8_t *synth(size_t *len)
 
 int main(int argc, char **argv)
 {
-  const char *shared = argc > 1 ? argv[1] : getenv("SPAA_SHARED");
+  static const char ebpf_bin[] = "pyroscope_otel-ebpf-profile.pb.bin";
+  static const char ebpf_json[] = "pyroscope_otel-ebpf-profile.pb.json";
   const char *only = argc > 2 ? argv[2] : NULL;
-  char path[1024];
   size_t len;
   uint8_t *b;
-  if (!shared)
-    shared = "../shared";
+  if (argc > 1 && setenv("SPAA_SHARED", argv[1], 1) != 0) { /* where fixture.h looks */
+    perror("setenv");
+    return 1;
+  }
   spaa_log_set_level(SPAA_LOG_ERROR);
   snprintf(g_dir, sizeof(g_dir), "%s/spaa-bench-otlp.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
   if (!mkdtemp(g_dir)) {
@@ -412,15 +397,13 @@ int main(int argc, char **argv)
     return 1;
   }
   printf("OTLP ingest benchmark (best of 3 rounds or more; ratio = time / floor)\n");
-  snprintf(path, sizeof(path), "%s/fixtures/otlp/pyroscope_otel-ebpf-profile.pb.bin", shared);
-  if ((!only || strcmp(only, "ebpf") == 0) && (b = slurp(path, &len))) {
+  if ((!only || strcmp(only, "ebpf") == 0) && (b = spaa_test_fixture_in("otlp", ebpf_bin, &len))) {
     compare("ebpf capture (protobuf)", b, len, 0);
     free(b);
   } else if (!only) {
-    printf("(no %s: skipping the genuine capture)\n", path);
+    printf("(no fixtures/otlp/%s: skipping the genuine capture)\n", ebpf_bin);
   }
-  snprintf(path, sizeof(path), "%s/fixtures/otlp/pyroscope_otel-ebpf-profile.pb.json", shared);
-  if ((!only || strcmp(only, "json") == 0) && (b = slurp(path, &len))) {
+  if ((!only || strcmp(only, "json") == 0) && (b = spaa_test_fixture_in("otlp", ebpf_json, &len))) {
     compare("ebpf capture (OTLP/JSON)", b, len, 1);
     free(b);
   }

@@ -4,7 +4,8 @@
  * unpack alone, measured in the same run; then whole processes: `spaa-relay convert --from
  * pprof` (or, while that command is not built, this program converting and writing SPAA in a
  * fresh process) against `go tool pprof -raw`, with peak RSS.
- * Usage: bench_pprof_ingest [large.cpu]   (default $SPAA_SHARED/fixtures/pprof/...)
+ * Usage: bench_pprof_ingest [large.cpu]   (default fixtures/pprof/ of the shared folder,
+ * found as tests/support/fixture.h does: $SPAA_SHARED or ../shared beside the source tree)
  * Env: SPAA_BIN = the spaa-relay binary (default ../spaa-relay beside this program). */
 #include <inttypes.h>
 #include <stdio.h>
@@ -23,29 +24,13 @@
 #include "spaa/spaa_io.h"
 #include "storage/storage.h"
 
+#include "fixture.h"
+
 static double now(void)
 {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static uint8_t *slurp(const char *path, size_t *n)
-{
-  FILE *f = fopen(path, "rb");
-  uint8_t *b = NULL;
-  long sz;
-  if (!f)
-    return NULL;
-  if (fseek(f, 0, SEEK_END) == 0 && (sz = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
-      (b = malloc((size_t)sz + 1)) && fread(b, 1, (size_t)sz, f) != (size_t)sz) {
-    free(b);
-    b = NULL;
-  }
-  if (b)
-    *n = (size_t)sz;
-  fclose(f);
-  return b;
 }
 
 /* The floor: what any pprof consumer built on protoc-c has to do. */
@@ -419,7 +404,7 @@ static int convert_write(const char *path)
   struct spaa_conv_list l = {0};
   struct spaa_err err = {0};
   size_t len;
-  uint8_t *buf = slurp(path, &len);
+  uint8_t *buf = spaa_test_read_file(path, &len);
   int rc = !buf || spaa_convert_pprof(buf, len, NULL, &l, &err) ||
            spaa_write(l.v[0].profile, sink_file, stdout, &err);
   spaa_conv_list_free(&l);
@@ -512,14 +497,14 @@ static long child_rss_kib(const char *self, const char *mode, const char *path)
 int main(int argc, char **argv)
 {
   char def[4096];
-  const char *path = NULL, *shared = getenv("SPAA_SHARED");
+  const char *path = NULL;
   uint8_t *buf, *syn;
   size_t len, syn_len;
   long base_rss, rss;
 
   if (argc == 3 && strcmp(argv[1], "--once") == 0) { /* the child of child_rss_kib */
     int rc;
-    buf = slurp(argv[2], &len);
+    buf = spaa_test_read_file(argv[2], &len);
     rc = buf && convert_once(buf, len) == 0 ? 0 : 1;
     printf("%ld\n", vm_hwm_kib());
     return rc;
@@ -532,8 +517,7 @@ int main(int argc, char **argv)
   }
   if (argc > 1) {
     path = argv[1];
-  } else if (shared) {
-    snprintf(def, sizeof(def), "%s/fixtures/pprof/google-pprof_large.cpu", shared);
+  } else if (spaa_test_fixture_path(def, sizeof(def), "pprof/google-pprof_large.cpu") == 0) {
     path = def;
   } else {
     fprintf(stderr, "usage: %s [google-pprof_large.cpu] (or set SPAA_SHARED)\n", argv[0]);
@@ -542,7 +526,7 @@ int main(int argc, char **argv)
   /* whole processes first, while this parent is small: a child's peak RSS as wait4 reports
    * it starts from the parent's at fork */
   process_bench("/proc/self/exe", path);
-  if (!(buf = slurp(path, &len))) {
+  if (!(buf = spaa_test_read_file(path, &len))) {
     fprintf(stderr, "cannot read %s\n", path);
     return 2;
   }

@@ -19,6 +19,8 @@
 #include "server/ingest_sentry.h"
 #include "storage/storage.h"
 
+#include "fixture.h"
+
 static double now_s(void)
 {
   struct timespec ts;
@@ -99,8 +101,8 @@ static int post(const struct spaa_app *app, const char *env, size_t len)
 
 int main(int argc, char **argv)
 {
-  const char *dir = argc > 1 ? argv[1] : getenv("SPAA_SHARED") ? NULL : "../shared/fixtures/sentry";
-  char path[1024];
+  const char *dir = argc > 1 ? argv[1] : NULL;
+  char fixdir[1024], path[1100];
   json_error_t je;
   json_t *src, *big;
   char *payload, *env;
@@ -108,10 +110,15 @@ int main(int argc, char **argv)
   double best_j = 1e9, best_s = 1e9, best_m = 1e9, spaa_bytes = 0;
   int it, iters = 5;
   static const char txn[] = "{\"type\":\"transaction\",\"transaction\":\"bench\"}";
-  if (dir)
-    snprintf(path, sizeof(path), "%s/vroom_node_v1.json", dir);
-  else
-    snprintf(path, sizeof(path), "%s/fixtures/sentry/vroom_node_v1.json", getenv("SPAA_SHARED"));
+  if (!dir) {
+    if (spaa_test_fixture_path(fixdir, sizeof(fixdir), "sentry")) {
+      fprintf(stderr, "bench_sentry_ingest: no shared fixtures folder (give FIXTURES_DIR or set "
+                      "SPAA_SHARED)\n");
+      return 2;
+    }
+    dir = fixdir;
+  }
+  snprintf(path, sizeof(path), "%s/vroom_node_v1.json", dir);
   if (!(src = json_load_file(path, 0, &je))) {
     fprintf(stderr, "bench_sentry_ingest: cannot load %s: %s\n", path, je.text);
     return 2;

@@ -30,6 +30,8 @@
 #include "server/routes.h"
 #include "storage/storage.h"
 
+#include "fixture.h"
+
 #define CONNS 32                  /* client connections, one thread each */
 #define MAX_REQ_PER_CONN 200000   /* bound on requests per connection and phase */
 #define RESP_BUF 65536
@@ -262,10 +264,11 @@ int main(int argc, char **argv)
   struct phase ph[5];
 
   if (!dir) {
-    if (getenv("SPAA_SHARED"))
-      snprintf(fixdir, sizeof(fixdir), "%s/fixtures/sentry", getenv("SPAA_SHARED"));
-    else
-      snprintf(fixdir, sizeof(fixdir), "../shared/fixtures/sentry");
+    if (spaa_test_fixture_path(fixdir, sizeof(fixdir), "sentry")) {
+      fprintf(stderr, "bench_sentry_server: no shared fixtures folder (give FIXTURES_DIR or set "
+                      "SPAA_SHARED)\n");
+      return 2;
+    }
     dir = fixdir;
   }
   signal(SIGPIPE, SIG_IGN);

@@ -690,22 +690,15 @@ static int weight1(const struct cv *c, struct spaa_weights *w, int64_t value)
 
 static int obj_set(json_t *o, const char *k, json_t *v) { return v ? json_object_set_new(o, k, v) : -1; }
 
-static int build(struct cv *c, const struct otlp_request *r, const struct otlp_unit *u,
-                 struct spaa_converted *out, size_t n_warn, const char *warn)
+/* The profile's one event (its sample type, period and period type) and its time range.
+ * 0 or SPAA_E_NOMEM. */
+static int build_event(struct cv *c, const OT_Profile *pr, struct spaa_converted *out)
 {
-  const OT_Profile *pr = u->profile;
   const OT_Dict *d = c->d;
   struct spaa_profile *p = c->p;
   struct spaa_event *ev;
   const char *type = pr->sample_type ? otlp__str(d, pr->sample_type->type_strindex) : "";
   const char *unit = pr->sample_type ? otlp__str(d, pr->sample_type->unit_strindex) : "";
-  const char *service = NULL, *exe = NULL;
-  json_t *hx = NULL, *src = NULL;
-  int64_t total = 0;
-  size_t i, j;
-  int rc;
-  p->header.source_tool = "otlp";
-  p->header.frame_order = SPAA_LEAF_TO_ROOT;
   if (!(ev = spaa_add_event(p)))
     return nomem(c);
   if (!(c->event = ev->name = spaa_strdup(p, type[0] ? type : "samples")))
@@ -738,10 +731,13 @@ static int build(struct cv *c, const struct otlp_request *r, const struct otlp_u
     out->start_ns = (int64_t)pr->time_unix_nano;
     out->end_ns = (int64_t)(pr->time_unix_nano + pr->duration_nano);
   }
-  /* header: source and extras */
-  if (!(hx = json_object()) || !(src = json_object()) || !(out->labels = json_object()) ||
-      !(out->attrs = json_object()))
-    goto nomem;
+  return 0;
+}
+
+/* header.source into src: the instrumentation scope as the tool, the OTLP version as the
+ * format. 0 or -1 (out of memory). */
+static int header_source(const struct otlp_request *r, const struct otlp_unit *u, json_t *src)
+{
   if (obj_set(src, "tool", json_string(u->scope && u->scope->name && u->scope->name[0]
                                            ? u->scope->name : "otlp")) ||
       (u->scope && u->scope->version && u->scope->version[0] &&
@@ -749,20 +745,29 @@ static int build(struct cv *c, const struct otlp_request *r, const struct otlp_u
       obj_set(src, "format", json_string(r->version == OTLP_V1EXPERIMENTAL
                                              ? "otlp-profiles-v1experimental"
                                              : "otlp-profiles-v1development")))
-    goto nomem;
+    return -1;
+  return 0;
+}
+
+/* The resource's and the scope's attributes and fields into hx; the resource's attributes
+ * also into labels, *service, *exe and the process id (c->has_pid, c->pid). 0 or an error
+ * code (c->err filled). */
+static int header_resource_scope(struct cv *c, const struct otlp_unit *u, json_t *hx,
+                                 json_t *labels, const char **service, const char **exe)
+{
+  int rc;
   c->has_pid = 0;
   if (u->resource) {
     if ((rc = kv_list(c, (const OT_KeyValue *const *)u->resource->attributes,
-                      u->resource->n_attributes, hx, "x_otel_resource_", out->labels, &service,
-                      &exe)))
-      goto fail;
+                      u->resource->n_attributes, hx, "x_otel_resource_", labels, service, exe)))
+      return rc;
     if (u->resource->dropped_attributes_count &&
         obj_set(hx, "x_otel_resource_dropped_attributes_count",
                 json_integer(u->resource->dropped_attributes_count)))
-      goto nomem;
+      return nomem(c);
   }
   if (u->resource_schema[0] && obj_set(hx, "x_otel_resource_schema_url", json_string(u->resource_schema)))
-    goto nomem;
+    return nomem(c);
   if (u->scope) {
     if ((u->scope->name && u->scope->name[0] &&
          obj_set(hx, "x_otel_scope_name", json_string(u->scope->name))) ||
@@ -771,42 +776,85 @@ static int build(struct cv *c, const struct otlp_request *r, const struct otlp_u
         (u->scope->dropped_attributes_count &&
          obj_set(hx, "x_otel_scope_dropped_attributes_count",
                  json_integer(u->scope->dropped_attributes_count))))
-      goto nomem;
+      return nomem(c);
     if ((rc = kv_list(c, (const OT_KeyValue *const *)u->scope->attributes,
                       u->scope->n_attributes, hx, "x_otel_scope_attr_", NULL, NULL, NULL)))
-      goto fail;
+      return rc;
   }
   if (u->scope_schema[0] && obj_set(hx, "x_otel_scope_schema_url", json_string(u->scope_schema)))
-    goto nomem;
+    return nomem(c);
+  return 0;
+}
+
+/* The profile's own attributes, its id (also into out->id) and where it came from, into hx.
+ * 0 or SPAA_E_NOMEM. */
+static int header_profile(struct cv *c, const struct otlp_request *r, const struct otlp_unit *u,
+                          json_t *hx, struct spaa_converted *out)
+{
+  const OT_Profile *pr = u->profile;
+  const OT_Dict *d = c->d;
+  size_t i;
   for (i = 0; i < pr->n_attribute_indices; i++) {
     const OT_KVU *a = d->attribute_table[pr->attribute_indices[i]];
     const char *key = otlp__str(d, a->key_strindex);
     if (set_pref(hx, "x_otel_profile_attr_", key, any_json(d, a->value, 0)) ||
         (a->unit_strindex &&
          set_pref(hx, "x_otel_profile_unit_", key, json_string(otlp__str(d, a->unit_strindex)))))
-      goto nomem;
+      return nomem(c);
   }
   if (pr->dropped_attributes_count &&
       obj_set(hx, "x_otel_dropped_attributes_count", json_integer(pr->dropped_attributes_count)))
-    goto nomem;
+    return nomem(c);
   if (pr->profile_id.len == 16 && !zero_bin(&pr->profile_id)) {
     hexs(out->id, pr->profile_id.data, 16);
     if (obj_set(hx, "x_otel_profile_id", json_string(out->id)))
-      goto nomem;
+      return nomem(c);
   }
   if (u->origin.payload_format[0] &&
       obj_set(hx, "x_otel_original_payload_format", json_string(u->origin.payload_format)))
-    goto nomem;
+    return nomem(c);
   if (u->origin.payload_len &&
       obj_set(hx, "x_otel_original_payload_bytes", json_integer((json_int_t)u->origin.payload_len)))
-    goto nomem;
+    return nomem(c);
   if (r->version == OTLP_V1EXPERIMENTAL &&
       obj_set(hx, "x_otel_v1experimental_sample_type_index", json_integer((json_int_t)u->origin.sample_type)))
-    goto nomem;
-  p->header.source = src;
-  p->header.extra = hx;
+    return nomem(c);
+  return 0;
+}
+
+/* header.source and header.extra; makes out->labels (the resource's scalar attributes) and
+ * out->attrs (empty), and finds the service and executable names among the labels. 0 or an
+ * error code (c->err filled). */
+static int build_header(struct cv *c, const struct otlp_request *r, const struct otlp_unit *u,
+                        struct spaa_converted *out, const char **service, const char **exe)
+{
+  json_t *hx = NULL, *src = NULL;
+  int rc;
+  if (!(hx = json_object()) || !(src = json_object()) || !(out->labels = json_object()) ||
+      !(out->attrs = json_object()) || header_source(r, u, src)) {
+    rc = nomem(c);
+    goto out;
+  }
+  if ((rc = header_resource_scope(c, u, hx, out->labels, service, exe)) ||
+      (rc = header_profile(c, r, u, hx, out)))
+    goto out;
+  c->p->header.source = src;
+  c->p->header.extra = hx;
   src = hx = NULL;
-  /* samples */
+out:
+  json_decref(hx);
+  json_decref(src);
+  return rc;
+}
+
+/* The sample records of pr and the stacks they name (made on first sight); each stack's
+ * weight summed in c->stk, the profile's in *total. 0, SPAA_E_NOMEM, or SPAA_E_INVALID
+ * when the weights overflow (c->err filled). */
+static int add_samples(struct cv *c, const OT_Profile *pr, int64_t *total)
+{
+  struct spaa_profile *p = c->p;
+  size_t i, j;
+  int rc;
   for (i = 0; i < pr->n_samples; i++) {
     const OT_Sample *s = pr->samples[i];
     uint64_t h = mix(mix((uint64_t)(uint32_t)s->stack_index, (uint64_t)(uint32_t)s->link_index),
@@ -818,9 +866,9 @@ static int build(struct cv *c, const struct otlp_request *r, const struct otlp_u
       h = mix(h, (uint64_t)(uint32_t)s->attribute_indices[j]);
     if (!spaa_idmap_get(&c->stackmap, h, &si) || !same_identity(c->stk[si].rep, s)) {
       if ((rc = new_stack(c, s, &si)))
-        goto fail;
+        return rc;
       if (spaa_idmap_put(&c->stackmap, h, si, NULL) < 0)
-        goto nomem;
+        return nomem(c);
     }
     if (s->n_values) {
       for (j = 0; j < s->n_values; j++)
@@ -830,13 +878,13 @@ static int build(struct cv *c, const struct otlp_request *r, const struct otlp_u
       w = (int64_t)nt;
     }
     if (__builtin_add_overflow(c->stk[si].sum, w, &c->stk[si].sum) ||
-        __builtin_add_overflow(total, w, &total))
+        __builtin_add_overflow(*total, w, total))
       goto overflow;
     per_ts = s->n_values == nt;
     for (j = 0; j < nt; j++) {
       struct spaa_sample *sm = spaa_add_sample(p);
       if (!sm)
-        goto nomem;
+        return nomem(c);
       sm->has_timestamp = 1;
       sm->timestamp = spaa_int((int64_t)s->timestamps_unix_nano[j]);
       sm->event = c->event;
@@ -854,23 +902,40 @@ static int build(struct cv *c, const struct otlp_request *r, const struct otlp_u
         sm->cpu = c->stk[si].cpu;
       }
       if (per_ts && weight1(c, &sm->weights, s->values[j]))
-        goto nomem;
+        return nomem(c);
     }
   }
+  return 0;
+overflow:
+  return spaa_err_set(c->err, SPAA_E_INVALID, 0, 0, "the sample values overflow a 64-bit total");
+}
+
+/* Each stack's summed weight as its weight and, when it has frames, as the exclusive weight
+ * of its leaf. 0 or SPAA_E_NOMEM. */
+static int stack_weights(struct cv *c)
+{
+  size_t i;
   for (i = 0; i < c->n_stk; i++) {
-    struct spaa_stack *st = &p->stacks[i];
+    struct spaa_stack *st = &c->p->stacks[i];
     if (weight1(c, &st->weights, c->stk[i].sum))
-      goto nomem;
+      return nomem(c);
     if (st->n_frames) {
       st->has_exclusive = 1;
       st->excl_frame = st->frames[0];
       if (weight1(c, &st->excl_weights, c->stk[i].sum))
-        goto nomem;
+        return nomem(c);
     }
   }
-  if ((rc = mark_kernel_dsos(c)))
-    goto fail;
-  /* converted entry metadata */
+  return 0;
+}
+
+/* The converted entry's metadata: out->service (the service name, else the executable's,
+ * else "unknown_service") and out->attrs (where the profile was in the request, its total,
+ * the timestamp warning if any). 0 or SPAA_E_NOMEM. */
+static int entry_meta(struct cv *c, const struct otlp_request *r, const struct otlp_unit *u,
+                      struct spaa_converted *out, const char *service, const char *exe,
+                      int64_t total, size_t n_warn, const char *warn)
+{
   if (service)
     out->service = strdup(service);
   else if (exe)
@@ -884,16 +949,16 @@ static int build(struct cv *c, const struct otlp_request *r, const struct otlp_u
       obj_set(out->attrs, "scope_index", json_integer((json_int_t)u->origin.scope)) ||
       obj_set(out->attrs, "profile_index", json_integer((json_int_t)u->origin.profile)) ||
       obj_set(out->attrs, "total", json_integer(total)))
-    goto nomem;
+    return nomem(c);
   if (u->scope && u->scope->name && u->scope->name[0] &&
       obj_set(out->attrs, "scope_name", json_string(u->scope->name)))
-    goto nomem;
+    return nomem(c);
   if (u->scope && u->scope->version && u->scope->version[0] &&
       obj_set(out->attrs, "scope_version", json_string(u->scope->version)))
-    goto nomem;
+    return nomem(c);
   if (u->origin.payload_format[0] &&
       obj_set(out->attrs, "original_payload_format", json_string(u->origin.payload_format)))
-    goto nomem;
+    return nomem(c);
   if (n_warn) {
     json_t *wa = json_array();
     char wbuf[320];
@@ -901,17 +966,26 @@ static int build(struct cv *c, const struct otlp_request *r, const struct otlp_u
              n_warn > 1 ? " (and more timestamps like it)" : "");
     if (!wa || json_array_append_new(wa, json_string(wbuf)) ||
         json_object_set_new(out->attrs, "warnings", wa))
-      goto nomem;
+      return nomem(c);
   }
   return 0;
-overflow:
-  return spaa_err_set(c->err, SPAA_E_INVALID, 0, 0, "the sample values overflow a 64-bit total");
-nomem:
-  rc = nomem(c);
-fail:
-  json_decref(hx);
-  json_decref(src);
-  return rc;
+}
+
+/* Convert unit u (checked) into c->p and out. 0 or an error code (c->err filled). */
+static int build(struct cv *c, const struct otlp_request *r, const struct otlp_unit *u,
+                 struct spaa_converted *out, size_t n_warn, const char *warn)
+{
+  const char *service = NULL, *exe = NULL;
+  int64_t total = 0;
+  int rc;
+  c->p->header.source_tool = "otlp";
+  c->p->header.frame_order = SPAA_LEAF_TO_ROOT;
+  if ((rc = build_event(c, u->profile, out)) ||
+      (rc = build_header(c, r, u, out, &service, &exe)) ||
+      (rc = add_samples(c, u->profile, &total)) || (rc = stack_weights(c)) ||
+      (rc = mark_kernel_dsos(c)))
+    return rc;
+  return entry_meta(c, r, u, out, service, exe, total, n_warn, warn);
 }
 
 /* ---- request ------------------------------------------------------------------------- */

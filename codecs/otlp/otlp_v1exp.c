@@ -148,16 +148,12 @@ static int32_t kv_attr(struct xb *b, const OT_KeyValue *kv, const OX_Profile *p)
 
 static int nomem(struct xb *b) { return spaa_err_set(b->err, SPAA_E_NOMEM, 0, 0, NULL); }
 
-/* Build the dictionary of one v1experimental Profile; the index maps are implicit: every
- * table i of v1experimental becomes i + 1 (0 is the new zero entry). Attribute indices
- * 1..n_attribute_table are the Profile's attribute_table; added ones follow. */
-static int build_dict(struct xb *b, const OX_Profile *p, int32_t *ftype_key)
+/* The string table: the Profile's own, same indices (duplicates keep theirs), or [""] when
+ * it has none. 0 or an error code (b->err filled). */
+static int dict_strings(struct xb *b, const OX_Profile *p)
 {
   OT_Dict *d = b->d;
-  size_t i, j;
-  int32_t k_gnu, k_htl;
-  int rc;
-  /* strings: the same table, same indices */
+  size_t i;
   if (p->n_string_table > INT32_MAX / 2)
     return spaa_err_set(b->err, SPAA_E_INVALID, 0, 0, "string_table too long");
   if (p->n_string_table && p->string_table[0][0])
@@ -179,16 +175,15 @@ static int build_dict(struct xb *b, const OX_Profile *p, int32_t *ftype_key)
     d->n_string_table++;
     spaa_strmap_put(&b->strs, d->string_table[i], strlen(d->string_table[i]), i, NULL);
   }
-  /* attributes: zero, then the Profile's table in order */
-  if (add_attr(b, 0, NULL, 0) < 0)
-    return nomem(b);
-  for (i = 0; i < p->n_attribute_table; i++)
-    if (kv_attr(b, p->attribute_table[i], p) < 0)
-      return nomem(b);
-  if ((k_gnu = intern(b, KEY_GNU)) < 0 || (k_htl = intern(b, KEY_HTL)) < 0 ||
-      (*ftype_key = intern(b, KEY_FRAME_TYPE)) < 0)
-    return nomem(b);
-  /* functions */
+  return 0;
+}
+
+/* The function table: a zero entry, then function i at i + 1. 0 or an error code. */
+static int dict_functions(struct xb *b, const OX_Profile *p)
+{
+  OT_Dict *d = b->d;
+  size_t i;
+  int rc;
   d->n_function_table = p->n_function + 1;
   if (!(d->function_table = calloc(d->n_function_table, sizeof(*d->function_table))))
     return nomem(b);
@@ -206,7 +201,16 @@ static int build_dict(struct xb *b, const OX_Profile *p, int32_t *ftype_key)
       return rc;
     o->start_line = f->start_line;
   }
-  /* mappings, with build_id as an attribute */
+  return 0;
+}
+
+/* The mapping table: a zero entry, then mapping i at i + 1, its build id an attribute under
+ * key k_gnu (or k_htl for an htlhash) ahead of its own attributes. 0 or an error code. */
+static int dict_mappings(struct xb *b, const OX_Profile *p, int32_t k_gnu, int32_t k_htl)
+{
+  OT_Dict *d = b->d;
+  size_t i, j;
+  int rc;
   d->n_mapping_table = p->n_mapping + 1;
   if (!(d->mapping_table = calloc(d->n_mapping_table, sizeof(*d->mapping_table))))
     return nomem(b);
@@ -241,7 +245,41 @@ static int build_dict(struct xb *b, const OX_Profile *p, int32_t *ftype_key)
       o->attribute_indices[o->n_attribute_indices++] = (int32_t)m->attributes[j] + 1;
     }
   }
-  /* locations */
+  return 0;
+}
+
+/* The lines of v1experimental location l (the i-th) into o. 0 or an error code. */
+static int location_lines(struct xb *b, const OX_Profile *p, size_t i, const OX_Location *l,
+                          OT_Location *o)
+{
+  size_t j;
+  if (!l->n_line)
+    return 0;
+  if (!(o->lines = calloc(l->n_line, sizeof(*o->lines))))
+    return nomem(b);
+  for (j = 0; j < l->n_line; j++) {
+    OT_Line *ln = newmsg(&OT_LINE_DESC);
+    if (!ln)
+      return nomem(b);
+    o->lines[o->n_lines++] = ln;
+    if (l->line[j]->function_index >= p->n_function)
+      return spaa_err_set(b->err, SPAA_E_INVALID, 0, 0, "location %zu references function %"
+                          PRIu64 ", but there are %zu", i, l->line[j]->function_index,
+                          p->n_function);
+    ln->function_index = (int32_t)l->line[j]->function_index + 1;
+    ln->line = l->line[j]->line;
+    ln->column = l->line[j]->column;
+  }
+  return 0;
+}
+
+/* The location table: a zero entry, then location i at i + 1, its type an attribute under
+ * ftype_key ahead of its own attributes. 0 or an error code. */
+static int dict_locations(struct xb *b, const OX_Profile *p, int32_t ftype_key)
+{
+  OT_Dict *d = b->d;
+  size_t i, j;
+  int rc;
   d->n_location_table = p->n_location + 1;
   if (!(d->location_table = calloc(d->n_location_table, sizeof(*d->location_table))))
     return nomem(b);
@@ -265,7 +303,7 @@ static int build_dict(struct xb *b, const OX_Profile *p, int32_t *ftype_key)
       return nomem(b);
     if (ft) {
       OT_AnyValue *v = any_str(d->string_table[ft]);
-      int32_t a = v ? add_attr(b, *ftype_key, v, 0) : -1;
+      int32_t a = v ? add_attr(b, ftype_key, v, 0) : -1;
       if (a < 0)
         return nomem(b);
       o->attribute_indices[o->n_attribute_indices++] = a;
@@ -276,25 +314,17 @@ static int build_dict(struct xb *b, const OX_Profile *p, int32_t *ftype_key)
                             PRIu64 ", but there are %zu", i, l->attributes[j], p->n_attribute_table);
       o->attribute_indices[o->n_attribute_indices++] = (int32_t)l->attributes[j] + 1;
     }
-    if (l->n_line) {
-      if (!(o->lines = calloc(l->n_line, sizeof(*o->lines))))
-        return nomem(b);
-      for (j = 0; j < l->n_line; j++) {
-        OT_Line *ln = newmsg(&OT_LINE_DESC);
-        if (!ln)
-          return nomem(b);
-        o->lines[o->n_lines++] = ln;
-        if (l->line[j]->function_index >= p->n_function)
-          return spaa_err_set(b->err, SPAA_E_INVALID, 0, 0, "location %zu references function %"
-                              PRIu64 ", but there are %zu", i, l->line[j]->function_index,
-                              p->n_function);
-        ln->function_index = (int32_t)l->line[j]->function_index + 1;
-        ln->line = l->line[j]->line;
-        ln->column = l->line[j]->column;
-      }
-    }
+    if ((rc = location_lines(b, p, i, l, o)))
+      return rc;
   }
-  /* links */
+  return 0;
+}
+
+/* The link table: a zero entry, then copies of the Profile's links. 0 or SPAA_E_NOMEM. */
+static int dict_links(struct xb *b, const OX_Profile *p)
+{
+  OT_Dict *d = b->d;
+  size_t i;
   d->n_link_table = p->n_link_table + 1;
   if (!(d->link_table = calloc(d->n_link_table, sizeof(*d->link_table))))
     return nomem(b);
@@ -304,7 +334,30 @@ static int build_dict(struct xb *b, const OX_Profile *p, int32_t *ftype_key)
       return nomem(b);
     }
   }
-  /* stacks: one per sample */
+  return 0;
+}
+
+/* Location j of sample s as a v1experimental location index (UINT64_MAX for a negative
+ * one): from the shared location_indices, the implicit range, or the sample's own list. */
+static uint64_t sample_location(const OX_Profile *p, const OX_Sample *s, size_t j)
+{
+  if (s->locations_length) {
+    size_t at = (size_t)s->locations_start_index + j;
+    if (p->n_location_indices) {
+      int64_t li = p->location_indices[at];
+      return li < 0 ? UINT64_MAX : (uint64_t)li;
+    }
+    return at;
+  }
+  return s->location_index[j];
+}
+
+/* The stack table: a zero entry, then one stack per sample (sample i's at i + 1). 0 or an
+ * error code. */
+static int dict_stacks(struct xb *b, const OX_Profile *p)
+{
+  OT_Dict *d = b->d;
+  size_t i, j;
   d->n_stack_table = p->n_sample + 1;
   if (!(d->stack_table = calloc(d->n_stack_table, sizeof(*d->stack_table))))
     return nomem(b);
@@ -326,24 +379,39 @@ static int build_dict(struct xb *b, const OX_Profile *p, int32_t *ftype_key)
     if (n && !(st->location_indices = calloc(n, sizeof(int32_t))))
       return nomem(b);
     for (j = 0; j < n; j++) {
-      uint64_t loc;
-      if (s->locations_length) {
-        size_t at = (size_t)s->locations_start_index + j;
-        if (p->n_location_indices) {
-          int64_t li = p->location_indices[at];
-          loc = li < 0 ? UINT64_MAX : (uint64_t)li;
-        } else {
-          loc = at;
-        }
-      } else {
-        loc = s->location_index[j];
-      }
+      uint64_t loc = sample_location(p, s, j);
       if (loc >= p->n_location)
         return spaa_err_set(b->err, SPAA_E_INVALID, 0, 0, "sample %zu references location %"
                             PRIu64 ", but there are %zu", i, loc, p->n_location);
       st->location_indices[st->n_location_indices++] = (int32_t)loc + 1;
     }
   }
+  return 0;
+}
+
+/* Build the dictionary of one v1experimental Profile; the index maps are implicit: every
+ * table i of v1experimental becomes i + 1 (0 is the new zero entry). Attribute indices
+ * 1..n_attribute_table are the Profile's attribute_table; added ones follow. */
+static int build_dict(struct xb *b, const OX_Profile *p, int32_t *ftype_key)
+{
+  size_t i;
+  int32_t k_gnu, k_htl;
+  int rc;
+  if ((rc = dict_strings(b, p)))
+    return rc;
+  /* attributes: zero, then the Profile's table in order */
+  if (add_attr(b, 0, NULL, 0) < 0)
+    return nomem(b);
+  for (i = 0; i < p->n_attribute_table; i++)
+    if (kv_attr(b, p->attribute_table[i], p) < 0)
+      return nomem(b);
+  if ((k_gnu = intern(b, KEY_GNU)) < 0 || (k_htl = intern(b, KEY_HTL)) < 0 ||
+      (*ftype_key = intern(b, KEY_FRAME_TYPE)) < 0)
+    return nomem(b);
+  if ((rc = dict_functions(b, p)) || (rc = dict_mappings(b, p, k_gnu, k_htl)) ||
+      (rc = dict_locations(b, p, *ftype_key)) || (rc = dict_links(b, p)) ||
+      (rc = dict_stacks(b, p)))
+    return rc;
   return 0;
 }
 

@@ -606,22 +606,24 @@ static uint64_t txn_u64(const json_t *t, const char *k)
   return v;
 }
 
-static int v1_decode(struct sentry__profile *p, const struct sentry_item_ctx *ctx)
+/* The V1 metadata schema (device, os, runtime, timestamp into p->anchor_ns, release and
+ * friends, debug_meta, transaction and transactions[]), in Relay's order; *dev, *t and
+ * *txs receive the device, transaction and transactions members (possibly NULL). 0 or a
+ * rejection. */
+static int v1_check_schema(struct sentry__profile *p, const json_t **dev, const json_t **t,
+                           const json_t **txs)
 {
-  const json_t *root = p->root, *dev, *os, *rt, *ts, *prof, *samples, *t, *txs;
-  uint64_t ws, we;
+  const json_t *root = p->root, *os, *rt, *ts;
   size_t i;
   int rc;
-  (void)ctx;
-  /* the whole schema first: Relay's JSON errors come before any other rule */
-  if (!(dev = json_object_get(root, "device")))
+  if (!(*dev = json_object_get(root, "device")))
     return BAD(p, ".: missing field `device`");
-  if (!json_is_object(dev))
+  if (!json_is_object(*dev))
     return BAD(p, "device: invalid type, expected an object");
-  if ((rc = req_str(p, dev, "architecture", "device.")) ||
-      (rc = opt_bool(p, dev, "is_emulator", "device.")) ||
-      (rc = opt_str(p, dev, "locale", "device.")) || (rc = opt_str(p, dev, "manufacturer", "device.")) ||
-      (rc = opt_str(p, dev, "model", "device.")))
+  if ((rc = req_str(p, *dev, "architecture", "device.")) ||
+      (rc = opt_bool(p, *dev, "is_emulator", "device.")) ||
+      (rc = opt_str(p, *dev, "locale", "device.")) || (rc = opt_str(p, *dev, "manufacturer", "device.")) ||
+      (rc = opt_str(p, *dev, "model", "device.")))
     return rc;
   if (!(os = json_object_get(root, "os")))
     return BAD(p, ".: missing field `os`");
@@ -647,23 +649,29 @@ static int v1_decode(struct sentry__profile *p, const struct sentry_item_ctx *ct
       (rc = opt_type(p, root, "measurements", "", JSON_OBJECT, "a map")) ||
       (rc = check_debug_meta(p, root)))
     return rc;
-  t = json_object_get(root, "transaction");
-  if (t && !json_is_null(t) && (rc = check_txn(p, t, "transaction")))
+  *t = json_object_get(root, "transaction");
+  if (*t && !json_is_null(*t) && (rc = check_txn(p, *t, "transaction")))
     return rc;
-  txs = json_object_get(root, "transactions");
-  if (txs && !json_is_null(txs)) {
+  *txs = json_object_get(root, "transactions");
+  if (*txs && !json_is_null(*txs)) {
     char path[48];
-    if (!json_is_array(txs))
+    if (!json_is_array(*txs))
       return BAD(p, "transactions: invalid type, expected a sequence");
-    for (i = 0; i < json_array_size(txs); i++) {
+    for (i = 0; i < json_array_size(*txs); i++) {
       snprintf(path, sizeof(path), "transactions[%zu]", i);
-      if ((rc = check_txn(p, json_array_get(txs, i), path)))
+      if ((rc = check_txn(p, json_array_get(*txs, i), path)))
         return rc;
     }
   }
-  if ((rc = profile_body(p, root, &prof, &samples)) ||
-      (rc = opt_type(p, prof, "queue_metadata", "profile.", JSON_OBJECT, "a map")))
-    return rc;
+  return 0;
+}
+
+/* The V1 samples array into p->samples (stack, thread, elapsed time, queue), threads made
+ * as they appear. 0, SPAA_E_NOMEM or a rejection. */
+static int v1_samples(struct sentry__profile *p, const json_t *samples)
+{
+  size_t i;
+  int rc;
   p->n_samples = json_array_size(samples);
   if (!(p->samples = calloc(p->n_samples + 1, sizeof(*p->samples))))
     return SPAA_E_NOMEM;
@@ -695,19 +703,34 @@ static int v1_decode(struct sentry__profile *p, const struct sentry_item_ctx *ct
     if ((rc = thread_add(p, tid, NULL, 0, &o->thread)))
       return rc;
   }
-  /* cocoa needs more metadata */
-  if (strcmp(p->platform, "cocoa") == 0) {
-    static const char *const need[][2] = {{"os", "build_number"}, {"device", "is_emulator"},
-                                          {"device", "locale"}, {"device", "manufacturer"},
-                                          {"device", "model"}};
-    for (i = 0; i < sizeof(need) / sizeof(need[0]); i++) {
-      const json_t *v = json_object_get(json_object_get(root, need[i][0]), need[i][1]);
-      if (!v || json_is_null(v))
-        return rej(p, SENTRY__R_INVALID_PROFILE_METADATA, "cocoa profiles need %s.%s",
-                   need[i][0], need[i][1]);
-    }
+  return 0;
+}
+
+/* Cocoa profiles need more metadata than the schema asks for. 0 or a rejection. */
+static int v1_cocoa_metadata(struct sentry__profile *p)
+{
+  static const char *const need[][2] = {{"os", "build_number"}, {"device", "is_emulator"},
+                                        {"device", "locale"}, {"device", "manufacturer"},
+                                        {"device", "model"}};
+  size_t i;
+  if (strcmp(p->platform, "cocoa") != 0)
+    return 0;
+  for (i = 0; i < sizeof(need) / sizeof(need[0]); i++) {
+    const json_t *v = json_object_get(json_object_get(p->root, need[i][0]), need[i][1]);
+    if (!v || json_is_null(v))
+      return rej(p, SENTRY__R_INVALID_PROFILE_METADATA, "cocoa profiles need %s.%s",
+                 need[i][0], need[i][1]);
   }
-  /* the transaction: the envelope's transaction item, then the profile's own metadata */
+  return 0;
+}
+
+/* The transaction: the envelope must carry a transaction item; the profile's own
+ * `transaction`, else the first of `transactions[]`, becomes p->txn, and *ws, *we its
+ * relative start and end. 0 or a rejection. */
+static int v1_transaction(struct sentry__profile *p, const struct sentry_item_ctx *ctx,
+                          const json_t *t, const json_t *txs, uint64_t *ws, uint64_t *we)
+{
+  char id[33], trace[33];
   if (ctx && ctx->in_envelope && !ctx->has_transaction)
     return rej(p, SENTRY__R_NO_TRANSACTION,
                "a profile item needs a transaction item in the same envelope");
@@ -717,20 +740,32 @@ static int v1_decode(struct sentry__profile *p, const struct sentry_item_ctx *ct
     return rej(p, SENTRY__R_NO_TRANSACTION,
                "the profile has neither `transaction` nor `transactions[]`");
   p->txn = t;
-  {
-    char id[33], trace[33];
-    sentry_uuid_normalize(json_string_value(json_object_get(t, "id")),
-                          json_string_length(json_object_get(t, "id")), id);
-    sentry_uuid_normalize(json_string_value(json_object_get(t, "trace_id")),
-                          json_string_length(json_object_get(t, "trace_id")), trace);
-    ws = txn_u64(t, "relative_start_ns");
-    we = txn_u64(t, "relative_end_ns");
-    if (is_nil(id) || is_nil(trace) || json_string_length(json_object_get(t, "name")) == 0 ||
-        (we > 0 && ws >= we) ||
-        txn_u64(t, "relative_cpu_start_ms") > txn_u64(t, "relative_cpu_end_ms"))
-      return rej(p, SENTRY__R_INVALID_TRANSACTION_METADATA,
-                 "transaction needs a non-nil id and trace_id, a name, and start < end");
-  }
+  sentry_uuid_normalize(json_string_value(json_object_get(t, "id")),
+                        json_string_length(json_object_get(t, "id")), id);
+  sentry_uuid_normalize(json_string_value(json_object_get(t, "trace_id")),
+                        json_string_length(json_object_get(t, "trace_id")), trace);
+  *ws = txn_u64(t, "relative_start_ns");
+  *we = txn_u64(t, "relative_end_ns");
+  if (is_nil(id) || is_nil(trace) || json_string_length(json_object_get(t, "name")) == 0 ||
+      (*we > 0 && *ws >= *we) ||
+      txn_u64(t, "relative_cpu_start_ms") > txn_u64(t, "relative_cpu_end_ms"))
+    return rej(p, SENTRY__R_INVALID_TRANSACTION_METADATA,
+               "transaction needs a non-nil id and trace_id, a name, and start < end");
+  return 0;
+}
+
+static int v1_decode(struct sentry__profile *p, const struct sentry_item_ctx *ctx)
+{
+  const json_t *dev = NULL, *t = NULL, *txs = NULL, *prof, *samples;
+  uint64_t ws = 0, we = 0;
+  int rc;
+  /* the whole schema first: Relay's JSON errors come before any other rule */
+  if ((rc = v1_check_schema(p, &dev, &t, &txs)) ||
+      (rc = profile_body(p, p->root, &prof, &samples)) ||
+      (rc = opt_type(p, prof, "queue_metadata", "profile.", JSON_OBJECT, "a map")) ||
+      (rc = v1_samples(p, samples)) || (rc = v1_cocoa_metadata(p)) ||
+      (rc = v1_transaction(p, ctx, t, txs, &ws, &we)))
+    return rc;
   attach_thread_meta(p, json_object_get(prof, "thread_metadata"));
   return v1_normalize(p, ws, we, json_string_value(json_object_get(dev, "architecture")));
 }

@@ -410,24 +410,15 @@ static int set_str(json_t **o, const char *k, const char *v)
   return v && v[0] ? set_new(o, k, json_string(v)) : 0;
 }
 
-/* Header (events, time range, source, x_sentry_* extras) and the entry's attrs. */
-static int add_header(struct builder *b, const struct sentry_item_ctx *ctx, struct spaa_converted *out)
+/* The one event (wall time at the nominal rate) and the time range of the samples, also
+ * into out. 0 or SPAA_E_NOMEM. */
+static int header_event(struct builder *b, struct spaa_converted *out)
 {
   struct sentry__profile *sp = b->sp;
   struct spaa_header *h = &b->p->header;
   struct spaa_event *e;
-  const json_t *root = sp->root, *txn_ev = ctx ? ctx->transaction : NULL, *v, *sdk;
-  const char *release, *environment, *txname = NULL, *k;
-  json_t *meta = NULL, *val;
-  char trace[33] = "", txid[33] = "";
   size_t i;
   int rc;
-  static const char *const keep[] = {"device", "os", "runtime", "measurements", "dist",
-                                     "platform", "version", "timestamp", "transaction_metadata",
-                                     "transaction_tags", "client_sdk", "profiler_id", "release",
-                                     "environment"};
-  h->source_tool = "sentry";
-  h->frame_order = SPAA_LEAF_TO_ROOT;
   if (!(e = spaa_add_event(b->p)))
     return SPAA_E_NOMEM;
   e->name = EVENT_NAME;
@@ -450,19 +441,43 @@ static int add_header(struct builder *b, const struct sentry_item_ctx *ctx, stru
   }
   out->start_ns = h->start.i;
   out->end_ns = h->end.i;
-  /* source */
-  sdk = json_object_get(root, "client_sdk");
-  if (!json_is_object(sdk) && ctx && ctx->env_header)
-    sdk = json_object_get(ctx->env_header, "sdk");
+  return 0;
+}
+
+/* header.source: the format, and the SDK (the profile's client_sdk, else the envelope's sdk)
+ * as the tool. 0 or SPAA_E_NOMEM. */
+static int header_source(struct builder *b, const json_t *sdk)
+{
+  struct spaa_header *h = &b->p->header;
+  const json_t *v;
+  int rc;
   if ((rc = set_new(&h->source, "tool", json_string("sentry"))) ||
-      (rc = set_new(&h->source, "format", json_string(sp->version == 1 ? "sample-v1" : "sample-v2"))))
+      (rc = set_new(&h->source, "format", json_string(b->sp->version == 1 ? "sample-v1" : "sample-v2"))))
     return rc;
   if (json_is_object(sdk) && json_is_string(v = json_object_get(sdk, "name")) &&
       ((rc = set_new(&h->source, "sdk", json_incref((json_t *)v))) ||
        (json_is_string(json_object_get(sdk, "version")) &&
         (rc = set_new(&h->source, "tool_version", json_incref(json_object_get(sdk, "version")))))))
     return rc;
-  /* metadata kept as x_sentry_* header keys */
+  return 0;
+}
+
+/* The profile's metadata kept as x_sentry_* header keys: the listed members, the event or
+ * chunk id, the envelope's sdk when the profile has none, and the queue metadata of the
+ * queues the samples name. 0 or SPAA_E_NOMEM. */
+static int header_kept(struct builder *b, const json_t *sdk)
+{
+  static const char *const keep[] = {"device", "os", "runtime", "measurements", "dist",
+                                     "platform", "version", "timestamp", "transaction_metadata",
+                                     "transaction_tags", "client_sdk", "profiler_id", "release",
+                                     "environment"};
+  struct sentry__profile *sp = b->sp;
+  struct spaa_header *h = &b->p->header;
+  const json_t *root = sp->root, *v;
+  const char *k;
+  json_t *val;
+  size_t i;
+  int rc;
   for (i = 0; i < sizeof(keep) / sizeof(keep[0]); i++) {
     char key[64];
     v = json_object_get(root, keep[i]);
@@ -492,61 +507,105 @@ static int add_header(struct builder *b, const struct sentry_item_ctx *ctx, stru
     if ((rc = set_new(&h->extra, "x_sentry_queue_metadata", q)))
       return rc;
   }
-  /* the transaction: the profile's, overridden by the transaction item as Relay does */
-  release = json_string_value(json_object_get(root, "release"));
-  environment = json_string_value(json_object_get(root, "environment"));
+  return 0;
+}
+
+/* What the entry's attrs take from the profile and its transaction. */
+struct txn_view {
+  const char *release, *environment, *name; /* borrowed from the profile or from meta */
+  char trace[33], id[33];                    /* normalized trace and transaction ids, or "" */
+  json_t *meta;                              /* the transaction item's metadata (owned), or NULL */
+};
+
+/* The transaction: the profile's, overridden by the transaction item txn_ev as Relay does,
+ * into x_sentry_transaction (+ _metadata, _tags), out->labels and *tv (whose meta the
+ * caller releases, also on error). 0 or SPAA_E_NOMEM. */
+static int header_transaction(struct builder *b, const json_t *txn_ev, struct spaa_converted *out,
+                              struct txn_view *tv)
+{
+  struct sentry__profile *sp = b->sp;
+  struct spaa_header *h = &b->p->header;
+  const json_t *v;
+  json_t *val;
+  int rc;
+  tv->release = json_string_value(json_object_get(sp->root, "release"));
+  tv->environment = json_string_value(json_object_get(sp->root, "environment"));
   if (sp->txn) {
     json_t *tx = json_deep_copy(sp->txn);
     if (!tx)
       return SPAA_E_NOMEM;
-    txname = json_string_value(json_object_get(sp->txn, "name"));
+    tv->name = json_string_value(json_object_get(sp->txn, "name"));
     v = json_object_get(sp->txn, "trace_id");
-    sentry_uuid_normalize(json_string_value(v), json_string_length(v), trace);
+    sentry_uuid_normalize(json_string_value(v), json_string_length(v), tv->trace);
     v = json_object_get(sp->txn, "id");
-    sentry_uuid_normalize(json_string_value(v), json_string_length(v), txid);
-    if (txn_ev && (meta = txn_metadata(txn_ev))) {
+    sentry_uuid_normalize(json_string_value(v), json_string_length(v), tv->id);
+    if (txn_ev && (tv->meta = txn_metadata(txn_ev))) {
       const char *s;
-      if ((s = json_string_value(json_object_get(meta, "transaction")))) {
-        txname = s;
+      if ((s = json_string_value(json_object_get(tv->meta, "transaction")))) {
+        tv->name = s;
         json_object_set_new(tx, "name", json_string(s));
       }
-      if (!release)
-        release = json_string_value(json_object_get(meta, "release"));
-      if ((s = json_string_value(json_object_get(meta, "environment"))))
-        environment = s;
-      if ((rc = set_new(&h->extra, "x_sentry_transaction_metadata", json_incref(meta)))) {
+      if (!tv->release)
+        tv->release = json_string_value(json_object_get(tv->meta, "release"));
+      if ((s = json_string_value(json_object_get(tv->meta, "environment"))))
+        tv->environment = s;
+      if ((rc = set_new(&h->extra, "x_sentry_transaction_metadata", json_incref(tv->meta)))) {
         json_decref(tx);
-        goto out;
+        return rc;
       }
     }
     if ((rc = set_new(&h->extra, "x_sentry_transaction", tx)))
-      goto out;
+      return rc;
   }
   if (txn_ev && (val = txn_tags(txn_ev))) {
     out->labels = json_deep_copy(val);
     if ((rc = set_new(&h->extra, "x_sentry_transaction_tags", val)))
-      goto out;
+      return rc;
   }
-  /* attrs: what people filter on */
+  return 0;
+}
+
+/* The entry's attrs (what people filter on), and the effective release in the header when
+ * it came from the transaction item. 0 or SPAA_E_NOMEM. */
+static int entry_attrs(struct builder *b, const json_t *sdk, const struct txn_view *tv,
+                       struct spaa_converted *out)
+{
+  struct sentry__profile *sp = b->sp;
+  int rc;
   if ((rc = set_str(&out->attrs, "kind", sp->version == 1 ? "transaction" : "continuous")) ||
       (rc = set_str(&out->attrs, "platform", sp->platform)) ||
-      (rc = set_str(&out->attrs, "release", release)) ||
-      (rc = set_str(&out->attrs, "environment", environment)) ||
-      (rc = set_str(&out->attrs, "transaction", txname)) ||
-      (rc = set_str(&out->attrs, "transaction_id", txid)) ||
-      (rc = set_str(&out->attrs, "trace_id", trace)) ||
+      (rc = set_str(&out->attrs, "release", tv->release)) ||
+      (rc = set_str(&out->attrs, "environment", tv->environment)) ||
+      (rc = set_str(&out->attrs, "transaction", tv->name)) ||
+      (rc = set_str(&out->attrs, "transaction_id", tv->id)) ||
+      (rc = set_str(&out->attrs, "trace_id", tv->trace)) ||
       (rc = set_str(&out->attrs, "profiler_id", sp->profiler_id)) ||
       (json_is_object(sdk) &&
        ((rc = set_str(&out->attrs, "sdk_name", json_string_value(json_object_get(sdk, "name")))) ||
         (rc = set_str(&out->attrs, "sdk_version", json_string_value(json_object_get(sdk, "version")))))))
-    goto out;
-  /* the release may come from the transaction item: keep the effective one in the header */
-  if (release && !json_object_get(root, "release") &&
-      (rc = set_new(&h->extra, "x_sentry_release", json_string(release))))
-    goto out;
-  rc = 0;
-out:
-  json_decref(meta);
+    return rc;
+  if (tv->release && !json_object_get(sp->root, "release") &&
+      (rc = set_new(&b->p->header.extra, "x_sentry_release", json_string(tv->release))))
+    return rc;
+  return 0;
+}
+
+/* Header (events, time range, source, x_sentry_* extras) and the entry's attrs. */
+static int add_header(struct builder *b, const struct sentry_item_ctx *ctx, struct spaa_converted *out)
+{
+  const json_t *sdk = json_object_get(b->sp->root, "client_sdk");
+  struct txn_view tv;
+  int rc;
+  memset(&tv, 0, sizeof(tv));
+  if (!json_is_object(sdk) && ctx && ctx->env_header)
+    sdk = json_object_get(ctx->env_header, "sdk");
+  b->p->header.source_tool = "sentry";
+  b->p->header.frame_order = SPAA_LEAF_TO_ROOT;
+  if ((rc = header_event(b, out)) || (rc = header_source(b, sdk)) || (rc = header_kept(b, sdk)))
+    return rc;
+  if (!(rc = header_transaction(b, ctx ? ctx->transaction : NULL, out, &tv)))
+    rc = entry_attrs(b, sdk, &tv, out);
+  json_decref(tv.meta);
   return rc;
 }
 

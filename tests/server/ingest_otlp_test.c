@@ -27,6 +27,8 @@
 #include "server/routes.h"
 #include "storage/storage.h"
 
+#include "fixture.h"
+
 #include "otlp_profiles_service.pb-c.h"
 
 #define REQ Opentelemetry__Proto__Collector__Profiles__V1development__ExportProfilesServiceRequest
@@ -38,27 +40,6 @@ static struct spaa_http *srv;
 static struct spaa_app app;
 static uint16_t port;
 static char dir[] = "/tmp/spaa-otlp-test.XXXXXX";
-
-static uint8_t *slurp(const char *name, size_t *len)
-{
-  const char *shared = getenv("SPAA_SHARED");
-  char path[1024];
-  FILE *f;
-  uint8_t *b;
-  long n;
-  snprintf(path, sizeof(path), "%s/fixtures/otlp/%s", shared ? shared : "", name);
-  if (!(f = fopen(path, "rb")))
-    fail_msg("cannot open %s", path);
-  fseek(f, 0, SEEK_END);
-  n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  b = malloc((size_t)n + 1);
-  assert_non_null(b);
-  assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
-  fclose(f);
-  *len = (size_t)n;
-  return b;
-}
 
 static int start(void **state)
 {
@@ -184,11 +165,13 @@ static void test_busy(void **state)
   struct answer a;
   struct bg b;
   size_t len1, len6;
-  uint8_t *v1 = slurp("v1dev_01_cpu_basic.bin", &len1);
-  uint8_t *v6 = slurp("v1dev_06_minimal.bin", &len6);
+  uint8_t *v1 = spaa_test_fixture_in("otlp", "v1dev_01_cpu_basic.bin", &len1);
+  uint8_t *v6 = spaa_test_fixture_in("otlp", "v1dev_06_minimal.bin", &len6);
   int64_t before = n_profiles();
   int i;
   (void)state;
+  assert_non_null(v1);
+  assert_non_null(v6);
   spaa_otlp_stats(&s0);
   spaa_store__pause(store, 1);
   b.body = v6;
@@ -234,13 +217,15 @@ static void test_shared_profile_id(void **state)
   struct spaa_otlp_stats s0, s1;
   struct answer a;
   size_t len, plen;
-  uint8_t *v6 = slurp("v1dev_06_minimal.bin", &len), *body;
-  REQ *r = (REQ *)protobuf_c_message_unpack(&REQ_DESC, NULL, len, v6);
+  uint8_t *v6 = spaa_test_fixture_in("otlp", "v1dev_06_minimal.bin", &len), *body;
+  REQ *r;
   Opentelemetry__Proto__Profiles__V1development__ScopeProfiles *sp;
   Opentelemetry__Proto__Profiles__V1development__Profile *two[2], **saved;
   size_t saved_n;
   int64_t before = n_profiles();
   (void)state;
+  assert_non_null(v6);
+  r = (REQ *)protobuf_c_message_unpack(&REQ_DESC, NULL, len, v6);
   assert_non_null(r);
   sp = r->resource_profiles[0]->scope_profiles[0];
   assert_int_equal(sp->n_profiles, 1);
@@ -282,8 +267,9 @@ static void test_counters(void **state)
   struct spaa_otlp_stats s0, s1;
   struct answer a;
   size_t len;
-  uint8_t *v90 = slurp("v1dev_90_invalid_stack_index.bin", &len);
+  uint8_t *v90 = spaa_test_fixture_in("otlp", "v1dev_90_invalid_stack_index.bin", &len);
   (void)state;
+  assert_non_null(v90);
   spaa_otlp_stats(&s0);
   post("/v1development/profiles", "application/x-protobuf", v90, len, &a);
   assert_int_equal(a.status, 200);
@@ -308,12 +294,7 @@ int main(void)
       cmocka_unit_test(test_shared_profile_id),
       cmocka_unit_test(test_counters),
   };
-  const char *shared = getenv("SPAA_SHARED");
-  char probe[1024];
-  snprintf(probe, sizeof(probe), "%s/fixtures/otlp", shared ? shared : "");
-  if (!shared || access(probe, R_OK) != 0) {
-    printf("skip: no %s\n", probe);
-    return 77;
-  }
+  if (!spaa_test_have_fixtures("otlp", "the OTLP server tests"))
+    return SPAA_TEST_SKIP;
   return cmocka_run_group_tests(tests, start, stop);
 }

@@ -19,38 +19,23 @@
 #include "server/ingest_sentry.h"
 #include "storage/storage.h"
 
+#include "fixture.h"
+
 static char tmpdir[256];
 static struct spaa_store *store;
 static struct spaa_config cfg;
 static struct spaa_app app;
 static struct spaa_sentry_key keys[2];
 
-static uint8_t *read_fixture(const char *name, size_t *len)
-{
-  char path[1024];
-  FILE *f;
-  long n;
-  uint8_t *b;
-  snprintf(path, sizeof(path), "%s/fixtures/sentry/%s", getenv("SPAA_SHARED"), name);
-  if (!(f = fopen(path, "rb")))
-    fail_msg("cannot open %s", path);
-  fseek(f, 0, SEEK_END);
-  n = ftell(f);
-  rewind(f);
-  b = malloc((size_t)n + 1);
-  assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
-  fclose(f);
-  *len = (size_t)n;
-  return b;
-}
-
 /* An envelope: header `hdr`, a transaction item, one item of `type` holding the fixture. */
 static char *envelope(const char *hdr, const char *type, const char *fixture, size_t *len)
 {
   static const char txn[] = "{\"type\":\"transaction\",\"transaction\":\"GET /unit\"}";
   size_t plen, n;
-  uint8_t *p = read_fixture(fixture, &plen);
+  uint8_t *p = spaa_test_fixture_in("sentry", fixture, &plen);
   char *b = malloc(plen + 1024);
+  assert_non_null(p);
+  assert_non_null(b);
   n = (size_t)sprintf(b, "%s\n{\"type\":\"transaction\",\"length\":%zu}\n%s\n"
                          "{\"type\":\"%s\",\"length\":%zu}\n",
                       hdr, strlen(txn), txn, type, plen);
@@ -120,8 +105,6 @@ static int setup(void **state)
   struct spaa_err err;
   char db[300];
   (void)state;
-  if (!getenv("SPAA_SHARED"))
-    return 0;
   snprintf(tmpdir, sizeof(tmpdir), "/tmp/spaa-sentry-test.XXXXXX");
   if (!mkdtemp(tmpdir))
     return -1;
@@ -158,12 +141,6 @@ static int teardown(void **state)
       fprintf(stderr, "could not remove %s\n", tmpdir);
   }
   return 0;
-}
-
-static void need_shared(void)
-{
-  if (!getenv("SPAA_SHARED"))
-    skip();
 }
 
 /* The SPAA text of a model. */
@@ -224,7 +201,6 @@ static void test_store_and_readback(void **state)
   char *env;
   json_t *pr;
   (void)state;
-  need_shared();
   spaa_sentry_counters_read(&c0);
   roundtrip("profile", "vroom_node_v1.json", "18bc5f6674d9432a8d30daf22a0c16bc");
   roundtrip("profile", "relay_sample_v1_valid_cocoa.json", "41fed0925670468bb0457f61a74688ec");
@@ -259,7 +235,6 @@ static void test_dropped(void **state)
   char *env;
   json_t *pr;
   (void)state;
-  need_shared();
   for (i = 0; i < SENTRY_N_REASONS; i++)
     if (strcmp(sentry_reason_at(i), "not_enough_samples") == 0)
       idx = i;
@@ -289,7 +264,6 @@ static void test_dsn_rules(void **state)
   size_t len;
   char *env;
   (void)state;
-  need_shared();
   spaa_sentry_counters_read(&c0);
   env = envelope("{}", "profile", "relay_sample_v1_valid_cocoa.json", &len);
   post("42", env, len, &a);
@@ -351,7 +325,6 @@ static void test_busy(void **state)
   char *env2;
   int i;
   (void)state;
-  need_shared();
   spaa_sentry_counters_read(&c0);
   first.env = envelope(DSN42, "profile_chunk", "relay_sample_v2_valid_cocoa.json", &first.len);
   env2 = envelope(DSN42, "profile_chunk", "vroomrs_sample_v2_android.json", &len2);
@@ -421,9 +394,7 @@ int main(void)
       cmocka_unit_test(test_busy),
       cmocka_unit_test(test_core_errors),
   };
-  if (!getenv("SPAA_SHARED")) {
-    fprintf(stderr, "skip: SPAA_SHARED is not set\n");
-    return 77;
-  }
+  if (!spaa_test_have_fixtures("sentry", "the Sentry server tests"))
+    return SPAA_TEST_SKIP;
   return cmocka_run_group_tests(tests, setup, teardown);
 }

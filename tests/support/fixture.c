@@ -51,19 +51,31 @@ static void source_root(char *out, size_t cap)
     snprintf(out, cap, ".");
 }
 
-const char *spaa_test_shared(void)
+/* Where the shared folder is expected: $SPAA_SHARED, else ../shared beside the source tree
+ * (whether or not it exists). */
+static void shared_candidate(char *out, size_t cap)
 {
-  static char dir[4096];
-  struct stat st;
   const char *env = getenv("SPAA_SHARED");
   if (env && *env)
-    snprintf(dir, sizeof(dir), "%s", env);
+    snprintf(out, cap, "%s", env);
   else {
     char root[4000];
     source_root(root, sizeof(root));
-    snprintf(dir, sizeof(dir), "%s/../shared", root);
+    snprintf(out, cap, "%s/../shared", root);
   }
-  return stat(dir, &st) == 0 && S_ISDIR(st.st_mode) ? dir : NULL;
+}
+
+static int is_dir(const char *path)
+{
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+const char *spaa_test_shared(void)
+{
+  static char dir[4096];
+  shared_candidate(dir, sizeof(dir));
+  return is_dir(dir) ? dir : NULL;
 }
 
 int spaa_test_fixture_path(char *out, size_t cap, const char *rel)
@@ -76,14 +88,61 @@ int spaa_test_fixture_path(char *out, size_t cap, const char *rel)
   return n < 0 || (size_t)n >= cap ? -1 : 0;
 }
 
+/* spaa_test_read_file, and a line on stderr naming the file when it fails. */
+static uint8_t *read_or_say(const char *path, size_t *len)
+{
+  uint8_t *p = spaa_test_read_file(path, len);
+  if (!p) {
+    int e = errno;
+    fprintf(stderr, "cannot read %s: %s\n", path, strerror(e));
+    errno = e;
+  }
+  return p;
+}
+
 uint8_t *spaa_test_fixture(const char *rel, size_t *len)
 {
   char path[4096];
   if (len)
     *len = 0;
-  if (spaa_test_fixture_path(path, sizeof(path), rel))
+  if (!spaa_test_shared()) {
+    errno = ENOENT;
     return NULL;
-  return spaa_test_read_file(path, len);
+  }
+  if (spaa_test_fixture_path(path, sizeof(path), rel)) {
+    fprintf(stderr, "fixture path too long: %s\n", rel);
+    errno = ENAMETOOLONG;
+    return NULL;
+  }
+  return read_or_say(path, len);
+}
+
+uint8_t *spaa_test_fixture_in(const char *dir, const char *name, size_t *len)
+{
+  char rel[2048];
+  int n = snprintf(rel, sizeof(rel), "%s/%s", dir, name);
+  if (len)
+    *len = 0;
+  if (n < 0 || (size_t)n >= sizeof(rel)) {
+    fprintf(stderr, "fixture path too long: %s/%s\n", dir, name);
+    errno = ENAMETOOLONG;
+    return NULL;
+  }
+  return spaa_test_fixture(rel, len);
+}
+
+int spaa_test_have_fixtures(const char *dir, const char *who)
+{
+  char path[4096];
+  if (spaa_test_fixture_path(path, sizeof(path), dir) == 0 && is_dir(path))
+    return 1;
+  if (who) {
+    char shared[4000];
+    shared_candidate(shared, sizeof(shared));
+    fprintf(stderr, "%s: skipped, no folder %s/fixtures/%s (set SPAA_SHARED)\n", who, shared,
+            dir);
+  }
+  return 0;
 }
 
 void spaa_test_data_path(char *out, size_t cap, const char *name)
@@ -91,4 +150,11 @@ void spaa_test_data_path(char *out, size_t cap, const char *name)
   char root[4000];
   source_root(root, sizeof(root));
   snprintf(out, cap, "%s/tests/data/%s", root, name);
+}
+
+uint8_t *spaa_test_data(const char *name, size_t *len)
+{
+  char path[4096];
+  spaa_test_data_path(path, sizeof(path), name);
+  return read_or_say(path, len);
 }

@@ -6,6 +6,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The exit code ctest counts as "skipped" (SKIP_RETURN_CODE in tests/CMakeLists.txt). */
+#define SPAA_TEST_SKIP 77
+
 /* The whole file at `path`, malloc'd (free() it) with a NUL after the last byte that *len
  * does not count; NULL when it cannot be opened or read (errno says why). len may be NULL. */
 uint8_t *spaa_test_read_file(const char *path, size_t *len);
@@ -19,10 +22,23 @@ const char *spaa_test_shared(void);
 int spaa_test_fixture_path(char *out, size_t cap, const char *rel);
 
 /* The bytes of shared/fixtures/<rel> as spaa_test_read_file; NULL when there is no shared
- * folder or the file cannot be read. */
+ * folder (silently: see spaa_test_have_fixtures) or when the file cannot be read (then a
+ * line on stderr names the file and the reason). */
 uint8_t *spaa_test_fixture(const char *rel, size_t *len);
+
+/* spaa_test_fixture of shared/fixtures/<dir>/<name>: for tests whose inputs all live in
+ * one folder. */
+uint8_t *spaa_test_fixture_in(const char *dir, const char *name, size_t *len);
+
+/* 1 when shared/fixtures/<dir> is a folder. Otherwise 0, and when `who` is not NULL a line
+ * on stderr says that `who` is skipped and which folder is missing. */
+int spaa_test_have_fixtures(const char *dir, const char *who);
 
 /* tests/data/<name> of this source tree into out (truncated to cap). */
 void spaa_test_data_path(char *out, size_t cap, const char *name);
+
+/* The bytes of tests/data/<name> as spaa_test_read_file; NULL (and a line on stderr naming
+ * the file) when it cannot be read. */
+uint8_t *spaa_test_data(const char *name, size_t *len);
 
 #endif

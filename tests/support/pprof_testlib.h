@@ -1,12 +1,10 @@
-/* Helpers for the pprof tests: read a shared fixture, and build small profiles with the
- * protoc-c structs (fixed-size tables, enough for hand-made cases) and pack them. */
+/* Helpers for the pprof tests: build small profiles with the protoc-c structs (fixed-size
+ * tables, enough for hand-made cases) and pack them. Header-only. */
 #ifndef SPAA_TESTS_PPROF_TESTLIB_H
 #define SPAA_TESTS_PPROF_TESTLIB_H
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "pprof/pprof_int.h"
 
@@ -184,45 +182,6 @@ static inline void tb_basic(struct tb *b)
     tb_sample(b, 2, s0, v0);
     tb_sample(b, 1, s1, v1);
   }
-}
-
-/* The bytes of a shared fixture (NULL when SPAA_SHARED is not set or the file is missing). */
-static inline uint8_t *fixture(const char *name, size_t *len)
-{
-  char path[4096];
-  const char *shared = getenv("SPAA_SHARED");
-  FILE *f;
-  uint8_t *buf;
-  long n;
-  *len = 0;
-  if (!shared)
-    return NULL;
-  snprintf(path, sizeof(path), "%s/fixtures/pprof/%s", shared, name);
-  if (!(f = fopen(path, "rb")))
-    return NULL;
-  fseek(f, 0, SEEK_END);
-  n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  buf = malloc((size_t)n + 1);
-  if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
-    free(buf);
-    buf = NULL;
-  }
-  fclose(f);
-  *len = (size_t)n;
-  return buf;
-}
-
-/* 1 when the shared fixtures folder exists. */
-static inline int have_fixtures(void)
-{
-  char path[4096];
-  struct stat st;
-  const char *shared = getenv("SPAA_SHARED");
-  if (!shared)
-    return 0;
-  snprintf(path, sizeof(path), "%s/fixtures/pprof", shared);
-  return stat(path, &st) == 0;
 }
 
 #endif

@@ -1,4 +1,5 @@
-/* Hand-built profiles and helpers shared by the storage tests (header only, static inline). */
+/* The storage tests' own helpers (header only, static inline): a temporary database folder,
+ * opening a store, and hand-built profiles (one touching every field, small ones). */
 #ifndef SPAA_TESTS_STORAGE_TPROFILES_H
 #define SPAA_TESTS_STORAGE_TPROFILES_H
 
@@ -8,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -92,20 +92,10 @@ static inline json_t *tjson(const char *text)
   return v;
 }
 
-/* A profile that exercises every field of every record. `extra_stack` adds one more stack
- * (new content) so that a second profile shares all the others. Normalized. */
-static inline struct spaa_profile *tp_rich(enum spaa_frame_order order, int extra_stack)
+/* tp_rich: the header and its two events. */
+static inline void tp_rich_header(struct spaa_profile *p, enum spaa_frame_order order)
 {
-  struct spaa_profile *p = spaa_profile_new();
   struct spaa_event *e;
-  struct spaa_dso *d;
-  struct spaa_frame *f;
-  struct spaa_thread *t;
-  struct spaa_stack *s;
-  struct spaa_sample *sm;
-  struct spaa_window *w;
-  struct spaa_err err = {0};
-  assert_non_null(p);
   p->header.source_tool = spaa_strdup(p, "perf");
   p->header.frame_order = order;
   p->header.id_mode = SPAA_IDS_LOCAL;
@@ -131,7 +121,13 @@ static inline struct spaa_profile *tp_rich(enum spaa_frame_order order, int extr
   p->header.time_unit = "seconds";
   p->header.source = tjson("{\"tool\":\"perf\",\"pid\":42,\"ratio\":0.1}");
   p->header.extra = tjson("{\"x_host\":\"box\\n1\"}");
+}
 
+/* tp_rich: four dsos (a mapped one, the kernel, one with an empty build id, a copy of the
+ * first under another name). */
+static inline void tp_rich_dsos(struct spaa_profile *p)
+{
+  struct spaa_dso *d;
   d = spaa_add_dso(p);
   d->id = 1;
   d->name = "/usr/lib/libc.so.6";
@@ -153,7 +149,12 @@ static inline struct spaa_profile *tp_rich(enum spaa_frame_order order, int extr
   d->id = 9;
   d->name = "/lib/libc-copy.so";
   d->build_id = "abcdef01";
+}
 
+/* tp_rich: frames 10..17 (inlined, unresolved, kernel, two of one content id, empty). */
+static inline void tp_rich_frames(struct spaa_profile *p)
+{
+  struct spaa_frame *f;
   f = spaa_add_frame(p);
   f->id = 10; f->func = "main"; f->has_dso = 1; f->dso = 7; f->srcline = "main.c:10";
   f->kind = "user"; f->has_inline_depth = 1; f->inline_depth = 0;
@@ -178,12 +179,22 @@ static inline struct spaa_profile *tp_rich(enum spaa_frame_order order, int extr
   f->kind = "user";
   f = spaa_add_frame(p);
   f->id = 17; f->func = ""; f->kind = "unknown";
+}
 
+/* tp_rich: two threads of process 42. */
+static inline void tp_rich_threads(struct spaa_profile *p)
+{
+  struct spaa_thread *t;
   t = spaa_add_thread(p);
   t->pid = 42; t->tid = 43; t->extra = tjson("{\"x_prio\":5}");
   t = spaa_add_thread(p);
   t->pid = 42; t->tid = 42; t->comm = "app";
+}
 
+/* tp_rich: stacks s1..s6 (s7 too with extra_stack). */
+static inline void tp_rich_stacks(struct spaa_profile *p, int extra_stack)
+{
+  struct spaa_stack *s;
   s = tstack(p, "s1", "cycles", (uint64_t[]){12, 10}, 2);
   s->context = tjson("{\"x_trace\":\"abc\"}");
   tweight(p, &s->weights, "period", spaa_int(300), "events");
@@ -215,7 +226,12 @@ static inline struct spaa_profile *tp_rich(enum spaa_frame_order order, int extr
     s = tstack(p, "s7", "cycles", (uint64_t[]){10}, 1);
     tweight(p, &s->weights, "period", spaa_int(7), "events");
   }
+}
 
+/* tp_rich: four samples, one naming no stack of the profile. */
+static inline void tp_rich_samples(struct spaa_profile *p)
+{
+  struct spaa_sample *sm;
   sm = spaa_add_sample(p);
   sm->has_timestamp = 1; sm->timestamp = spaa_int(1700000000);
   sm->has_pid = 1; sm->pid = 42; sm->has_tid = 1; sm->tid = 42; sm->has_cpu = 1; sm->cpu = 1;
@@ -233,14 +249,34 @@ static inline struct spaa_profile *tp_rich(enum spaa_frame_order order, int extr
   sm = spaa_add_sample(p);
   sm->stack_id = "s5"; sm->event = "alloc"; sm->has_period = 1; sm->period = spaa_float(1.5);
   sm->has_pid = 1; sm->pid = -1;
+}
 
+/* tp_rich: two windows. */
+static inline void tp_rich_windows(struct spaa_profile *p)
+{
+  struct spaa_window *w;
   w = spaa_add_window(p);
   w->id = "w0"; w->start = spaa_int(0); w->end = spaa_int(10); w->unit = "seconds";
   w->by_stack = tjson("[{\"stack_id\":\"s1\",\"weights\":[{\"metric\":\"period\",\"value\":5}]}]");
   w->extra = tjson("{\"x_w\":1}");
   w = spaa_add_window(p);
   w->id = "w1"; w->start = spaa_float(10.5); w->end = spaa_float(20.25);
+}
 
+/* A profile that exercises every field of every record. `extra_stack` adds one more stack
+ * (new content) so that a second profile shares all the others. Normalized. */
+static inline struct spaa_profile *tp_rich(enum spaa_frame_order order, int extra_stack)
+{
+  struct spaa_profile *p = spaa_profile_new();
+  struct spaa_err err = {0};
+  assert_non_null(p);
+  tp_rich_header(p, order);
+  tp_rich_dsos(p);
+  tp_rich_frames(p);
+  tp_rich_threads(p);
+  tp_rich_stacks(p, extra_stack);
+  tp_rich_samples(p);
+  tp_rich_windows(p);
   if (spaa_normalize(p, &err))
     fail_msg("normalize: %s", err.msg);
   return p;

@@ -15,33 +15,12 @@
 #include "otlp/otlp.h"
 #include "spaa/spaa_io.h"
 
+#include "fixture.h"
+
 #include "otlp_profiles_service.pb-c.h"
 #include "otlp_status.pb-c.h"
 #include "otlp_v1exp_service.pb-c.h"
 
-
-static const char *shared;
-
-static uint8_t *slurp(const char *name, size_t *len)
-{
-  char path[1024];
-  FILE *f;
-  uint8_t *b;
-  long n;
-  snprintf(path, sizeof(path), "%s/fixtures/otlp/%s", shared, name);
-  f = fopen(path, "rb");
-  if (!f)
-    fail_msg("cannot open %s", path);
-  fseek(f, 0, SEEK_END);
-  n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  b = malloc((size_t)n + 1);
-  assert_non_null(b);
-  assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
-  fclose(f);
-  *len = (size_t)n;
-  return b;
-}
 
 static const char *vectors[] = {
     "v1dev_01_cpu_basic", "v1dev_02_native_inlined_buildid", "v1dev_03_multi_resource_scope",
@@ -73,8 +52,10 @@ static void test_proto_roundtrip(void **state)
             ? &google__rpc__status__descriptor
             : &opentelemetry__proto__collector__profiles__v1development__export_profiles_service_request__descriptor;
     size_t len, n;
-    uint8_t *b = slurp(bins[i], &len), *o;
-    ProtobufCMessage *m = protobuf_c_message_unpack(d, NULL, len, b);
+    uint8_t *b = spaa_test_fixture_in("otlp", bins[i], &len), *o;
+    ProtobufCMessage *m;
+    assert_non_null(b);
+    m = protobuf_c_message_unpack(d, NULL, len, b);
     if (!m)
       fail_msg("%s does not unpack", bins[i]);
     n = protobuf_c_message_get_packed_size(m);
@@ -149,8 +130,10 @@ static void check_valid_spaa(const struct spaa_profile *p, const char *what)
 static int convert_file(const char *name, struct spaa_conv_list *l, struct spaa_err *e)
 {
   size_t len;
-  uint8_t *b = slurp(name, &len);
-  int rc = spaa_convert_otlp(b, len, NULL, l, e);
+  uint8_t *b = spaa_test_fixture_in("otlp", name, &len);
+  int rc;
+  assert_non_null(b);
+  rc = spaa_convert_otlp(b, len, NULL, l, e);
   free(b);
   return rc;
 }
@@ -216,7 +199,8 @@ static void test_totals(void **state)
     if (strncmp(vectors[v], "v1dev_0", 7) != 0)
       continue;
     snprintf(nb, sizeof(nb), "%s.bin", vectors[v]);
-    b = slurp(nb, &len);
+    b = spaa_test_fixture_in("otlp", nb, &len);
+    assert_non_null(b);
     otlp_totals(b, len, want, &n);
     assert_int_equal(spaa_convert_otlp(b, len, NULL, &l, &e), 0);
     assert_int_equal(l.n, n);
@@ -333,9 +317,10 @@ static void test_v1exp(void **state)
   struct spaa_err e;
   struct otlp_request *r;
   size_t len, i;
-  uint8_t *b = slurp("v1exp_01_ebpf_cpu.bin", &len);
+  uint8_t *b = spaa_test_fixture_in("otlp", "v1exp_01_ebpf_cpu.bin", &len);
   const struct spaa_profile *p;
   (void)state;
+  assert_non_null(b);
   assert_int_equal(otlp_decode(b, len, &r, &e), 0);
   assert_int_equal(otlp_request_version(r), OTLP_V1EXPERIMENTAL);
   assert_int_equal(otlp_request_count(r), 1);
@@ -369,8 +354,9 @@ static void test_ebpf_capture(void **state)
   struct spaa_err e;
   int64_t want[128];
   size_t n, len, i, offcpu = 0, cpu = 0;
-  uint8_t *b = slurp("pyroscope_otel-ebpf-profile.pb.bin", &len);
+  uint8_t *b = spaa_test_fixture_in("otlp", "pyroscope_otel-ebpf-profile.pb.bin", &len);
   (void)state;
+  assert_non_null(b);
   otlp_totals(b, len, want, &n);
   assert_int_equal(n, 82);
   assert_int_equal(spaa_convert_otlp(b, len, NULL, &lb, &e), 0);
@@ -407,9 +393,12 @@ static void test_ebpf_capture(void **state)
 static void compare_json(const char *fixture, const struct spaa_buf *got)
 {
   size_t len;
-  uint8_t *b = slurp(fixture, &len);
+  uint8_t *b = spaa_test_fixture_in("otlp", fixture, &len);
   json_error_t je;
-  json_t *want = json_loadb((const char *)b, len, 0, &je), *have = json_loadb(got->p, got->len, 0, &je);
+  json_t *want, *have;
+  assert_non_null(b);
+  want = json_loadb((const char *)b, len, 0, &je);
+  have = json_loadb(got->p, got->len, 0, &je);
   assert_non_null(want);
   assert_non_null(have);
   if (!json_equal(want, have))
@@ -422,7 +411,8 @@ static void compare_json(const char *fixture, const struct spaa_buf *got)
 static void compare_bin(const char *fixture, const struct spaa_buf *got)
 {
   size_t len;
-  uint8_t *b = slurp(fixture, &len);
+  uint8_t *b = spaa_test_fixture_in("otlp", fixture, &len);
+  assert_non_null(b);
   if (got->len != len || memcmp(got->p, b, len))
     fail_msg("%s: %zu bytes, want %zu", fixture, got->len, len);
   free(b);
@@ -473,18 +463,7 @@ int main(void)
       cmocka_unit_test(test_invalid_vectors), cmocka_unit_test(test_v1exp),
       cmocka_unit_test(test_ebpf_capture),    cmocka_unit_test(test_responses),
   };
-  char probe[1024];
-  FILE *f;
-  shared = getenv("SPAA_SHARED");
-  if (!shared) {
-    fprintf(stderr, "SPAA_SHARED not set: skipping the OTLP fixture tests\n");
-    return 77;
-  }
-  snprintf(probe, sizeof(probe), "%s/fixtures/otlp/SOURCES.md", shared);
-  if (!(f = fopen(probe, "r"))) {
-    fprintf(stderr, "%s is absent: skipping the OTLP fixture tests\n", probe);
-    return 77;
-  }
-  fclose(f);
+  if (!spaa_test_have_fixtures("otlp", "the OTLP fixture tests"))
+    return SPAA_TEST_SKIP;
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

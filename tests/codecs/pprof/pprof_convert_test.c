@@ -11,6 +11,7 @@
 
 #include "spaa/spaa_io.h"
 #include "codecs/registry.h"
+#include "fixture.h"
 #include "pprof_testlib.h"
 
 
@@ -32,13 +33,16 @@ static const char *all_fixtures[] = {
 };
 #define N_FIXTURES (sizeof(all_fixtures) / sizeof(all_fixtures[0]))
 
-/* Convert bytes; fails the test on error. */
+/* Convert bytes (a fixture that could not be read is NULL); fails the test on error. */
 static struct spaa_profile *convert(const uint8_t *buf, size_t len, const char *what)
 {
   struct spaa_conv_list l = {0};
   struct spaa_err err = {0};
   struct spaa_profile *p;
-  int rc = spaa_convert_pprof(buf, len, NULL, &l, &err);
+  int rc;
+  if (!buf)
+    fail_msg("%s: no input", what);
+  rc = spaa_convert_pprof(buf, len, NULL, &l, &err);
   if (rc)
     fail_msg("%s: %s", what, err.msg);
   assert_int_equal(l.n, 1);
@@ -110,7 +114,7 @@ static void test_fixtures(void **state)
   size_t i, j, k;
   int validated = 0;
   (void)state;
-  if (!have_fixtures())
+  if (!spaa_test_have_fixtures("pprof", __func__))
     skip();
   for (i = 0; i < N_FIXTURES; i++) {
     struct spaa_err err = {0};
@@ -118,7 +122,7 @@ static void test_fixtures(void **state)
     struct spaa_profile *p, *p2;
     struct spaa_buf o1, o2;
     size_t len;
-    uint8_t *buf = fixture(all_fixtures[i], &len);
+    uint8_t *buf = spaa_test_fixture_in("pprof", all_fixtures[i], &len);
     const Perftools__Profiles__Profile *m;
     assert_non_null(buf);
     assert_int_equal(spaa_pprof_decode(buf, len, &d, &err), 0);
@@ -188,10 +192,10 @@ static void test_fixture_headers(void **state)
   size_t len;
   json_t *x;
   (void)state;
-  if (!have_fixtures())
+  if (!spaa_test_have_fixtures("pprof", __func__))
     skip();
   /* no default_sample_type: the last type (cpu) is primary, as pprof has it */
-  buf = fixture("google-pprof_sample.cpu", &len);
+  buf = spaa_test_fixture_in("pprof", "google-pprof_sample.cpu", &len);
   p = convert(buf, len, "sample.cpu");
   assert_string_equal(p->header.source_tool, "pprof");
   assert_int_equal(p->header.frame_order, SPAA_LEAF_TO_ROOT);
@@ -213,7 +217,7 @@ static void test_fixture_headers(void **state)
   spaa_profile_free(p);
   free(buf);
   /* default_sample_type = alloc_space comes first; allocation kinds */
-  buf = fixture("pyroscope_heap", &len);
+  buf = spaa_test_fixture_in("pprof", "pyroscope_heap", &len);
   p = convert(buf, len, "heap");
   assert_string_equal(p->header.events[0].name, "alloc_space");
   assert_string_equal(p->header.events[0].kind, "allocation");
@@ -227,7 +231,7 @@ static void test_fixture_headers(void **state)
   spaa_profile_free(p);
   free(buf);
   /* py-spy writes microseconds into time_nanos: read by magnitude, raw value kept */
-  buf = fixture("pyroscope_pyspy-1.pb.gz", &len);
+  buf = spaa_test_fixture_in("pprof", "pyroscope_pyspy-1.pb.gz", &len);
   p = convert(buf, len, "pyspy");
   assert_int_equal(p->header.start.i, 1694153500000000000LL);
   assert_int_equal(json_integer_value(json_object_get(p->header.extra, "x_pprof_time_nanos")),
@@ -235,7 +239,7 @@ static void test_fixture_headers(void **state)
   spaa_profile_free(p);
   free(buf);
   /* async-profiler: comment kept; period 0 gives no sample_period */
-  buf = fixture("pyroscope_profile_java", &len);
+  buf = spaa_test_fixture_in("pprof", "pyroscope_profile_java", &len);
   p = convert(buf, len, "java");
   assert_false(p->header.events[0].has_sample_period);
   assert_string_equal(json_string_value(json_array_get(json_object_get(p->header.extra,
@@ -244,7 +248,7 @@ static void test_fixture_headers(void **state)
   spaa_profile_free(p);
   free(buf);
   /* drop_frames kept */
-  buf = fixture("google-pprof_cppbench.cpu_no_samples_type", &len);
+  buf = spaa_test_fixture_in("pprof", "google-pprof_cppbench.cpu_no_samples_type", &len);
   p = convert(buf, len, "cppbench");
   assert_non_null(json_string_value(json_object_get(p->header.extra, "x_pprof_drop_frames")));
   assert_false(p->header.has_time_range);
@@ -260,9 +264,9 @@ static void test_fixture_frames(void **state)
   size_t len, i, kernel_frames = 0;
   const struct spaa_dso *kd = NULL;
   (void)state;
-  if (!have_fixtures())
+  if (!spaa_test_have_fixtures("pprof", __func__))
     skip();
-  buf = fixture("google-pprof_cppbench.cpu_no_samples_type", &len);
+  buf = spaa_test_fixture_in("pprof", "google-pprof_cppbench.cpu_no_samples_type", &len);
   p = convert(buf, len, "cppbench");
   assert_int_equal(p->n_dsos, 12); /* every location has a mapping: no [unknown] */
   for (i = 0; i < p->n_frames; i++) {
@@ -276,7 +280,7 @@ static void test_fixture_frames(void **state)
   spaa_profile_free(p);
   free(buf);
   /* no mappings at all: one synthetic [unknown] dso for every frame */
-  buf = fixture("google-pprof_go.nomappings.crash", &len);
+  buf = spaa_test_fixture_in("pprof", "google-pprof_go.nomappings.crash", &len);
   p = convert(buf, len, "nomappings");
   assert_int_equal(p->n_dsos, 1);
   assert_string_equal(p->dsos[0].name, "[unknown]");
@@ -287,7 +291,7 @@ static void test_fixture_frames(void **state)
   spaa_profile_free(p);
   free(buf);
   /* parca: [kernel.kallsyms] is a kernel dso, its frames kernel frames */
-  buf = fixture("parca_profile-with-labels.pb.gz", &len);
+  buf = spaa_test_fixture_in("pprof", "parca_profile-with-labels.pb.gz", &len);
   p = convert(buf, len, "parca labels");
   for (i = 0; i < p->n_dsos; i++)
     if (strstr(p->dsos[i].name, "[kernel.kallsyms]"))
@@ -303,7 +307,7 @@ static void test_fixture_frames(void **state)
   spaa_profile_free(p);
   free(buf);
   /* parca node: hex build ids lowercase; "jit" mappings keep their non-hex text aside */
-  buf = fixture("parca_node-profile.pb.gz", &len);
+  buf = spaa_test_fixture_in("pprof", "parca_node-profile.pb.gz", &len);
   p = convert(buf, len, "parca node");
   assert_string_equal(p->dsos[0].build_id, "7aebc7ddb910e7aea69b7e4551441526a3cd6f22");
   assert_true(p->dsos[0].has_mapping);
@@ -323,9 +327,9 @@ static void test_fixture_label_split(void **state)
   uint8_t *buf;
   size_t len, i, j, splits = 0;
   (void)state;
-  if (!have_fixtures())
+  if (!spaa_test_have_fixtures("pprof", __func__))
     skip();
-  buf = fixture("pyroscope_go.cpu.labels.pprof", &len);
+  buf = spaa_test_fixture_in("pprof", "pyroscope_go.cpu.labels.pprof", &len);
   p = convert(buf, len, "go labels");
   for (i = 0; i < p->n_stacks && !splits; i++)
     for (j = i + 1; j < p->n_stacks; j++) {

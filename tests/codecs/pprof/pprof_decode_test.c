@@ -9,6 +9,7 @@
 #include <zlib.h>
 
 #include "pprof/pprof_int.h"
+#include "fixture.h"
 #include "pprof_testlib.h"
 
 struct fx {
@@ -39,14 +40,14 @@ static void test_fixture_counts(void **state)
 {
   size_t i;
   (void)state;
-  if (!have_fixtures())
+  if (!spaa_test_have_fixtures("pprof", __func__))
     skip();
   for (i = 0; i < sizeof(fixtures) / sizeof(fixtures[0]); i++) {
     const struct fx *f = &fixtures[i];
     struct spaa_err err = {0};
     struct spaa_pprof *d = NULL;
     size_t len;
-    uint8_t *buf = fixture(f->name, &len);
+    uint8_t *buf = spaa_test_fixture_in("pprof", f->name, &len);
     int rc;
     assert_non_null(buf);
     assert_int_equal(spaa_pprof_is_gzip(buf, len), f->gzip);
@@ -74,9 +75,9 @@ static void test_fixture_invalid_utf8(void **state)
   uint8_t *buf, *raw;
   size_t len, raw_len;
   (void)state;
-  if (!have_fixtures())
+  if (!spaa_test_have_fixtures("pprof", __func__))
     skip();
-  buf = fixture("pyroscope_invalid_utf8.pb.gz", &len);
+  buf = spaa_test_fixture_in("pprof", "pyroscope_invalid_utf8.pb.gz", &len);
   assert_non_null(buf);
   assert_int_equal(spaa_pprof_gunzip(buf, len, SPAA_PPROF_MAX_RAW, &raw, &raw_len, &err), 0);
   m = perftools__profiles__profile__unpack(NULL, raw_len, raw);

@@ -11,6 +11,8 @@
 
 #include "sentry/sentry.h"
 
+#include "fixture.h"
+
 /* One envelope case: input, expected status, item count and per item "type:payload". */
 struct env_case {
   const char *name;
@@ -331,28 +333,22 @@ static void test_envelope_fixtures(void **state)
       {"constructed_envelope_profile_chunk_platform_mismatch_implicit_length.envelope", 1,
        "profile_chunk", 0},
   };
-  const char *shared = getenv("SPAA_SHARED");
   size_t i;
   (void)state;
-  if (!shared)
+  if (!spaa_test_have_fixtures("sentry", NULL))
     skip();
   for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-    char path[1024];
-    FILE *f;
-    long n;
-    uint8_t *b;
+    size_t n;
+    uint8_t *file = spaa_test_fixture_in("sentry", cases[i].file, &n), *b;
     struct sentry_envelope env;
     struct spaa_err err;
-    snprintf(path, sizeof(path), "%s/fixtures/sentry/%s", shared, cases[i].file);
-    f = fopen(path, "rb");
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    rewind(f);
-    b = malloc((size_t)n);
-    assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    if (sentry_envelope_parse(b, (size_t)n, &env, &err))
+    assert_non_null(file);
+    /* an exact-size copy, without the NUL the reader adds: a read past the end shows */
+    b = malloc(n ? n : 1);
+    assert_non_null(b);
+    memcpy(b, file, n);
+    free(file);
+    if (sentry_envelope_parse(b, n, &env, &err))
       fail_msg("%s: %s", cases[i].file, err.msg);
     assert_int_equal(env.n_items, cases[i].n_items);
     assert_string_equal(env.items[0].type, cases[i].type0);
@@ -381,7 +377,6 @@ int main(void)
       cmocka_unit_test(test_auth_header_table),    cmocka_unit_test(test_auth_query_table),
       cmocka_unit_test(test_envelope_fixtures),
   };
-  if (!getenv("SPAA_SHARED"))
-    fprintf(stderr, "SPAA_SHARED is not set: fixture tests are skipped\n");
+  spaa_test_have_fixtures("sentry", "the Sentry fixture tests");
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

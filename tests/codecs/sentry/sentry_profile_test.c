@@ -14,27 +14,8 @@
 #include "sentry/sentry.h"
 #include "spaa/spaa_io.h"
 
+#include "fixture.h"
 
-static const char *shared_dir(void) { return getenv("SPAA_SHARED"); }
-
-static uint8_t *read_file(const char *name, size_t *len)
-{
-  char path[1024];
-  FILE *f;
-  long n;
-  uint8_t *b;
-  snprintf(path, sizeof(path), "%s/fixtures/sentry/%s", shared_dir(), name);
-  if (!(f = fopen(path, "rb")))
-    fail_msg("cannot open %s", path);
-  fseek(f, 0, SEEK_END);
-  n = ftell(f);
-  rewind(f);
-  b = malloc((size_t)n + 1);
-  assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
-  fclose(f);
-  *len = (size_t)n;
-  return b;
-}
 
 /* ---- helpers: envelopes around payloads ------------------------------------------------ */
 
@@ -393,9 +374,10 @@ static void test_fixture_mapping(void **state)
   uint8_t *b;
   size_t len, i;
   (void)state;
-  if (!shared_dir())
+  if (!spaa_test_have_fixtures("sentry", NULL))
     skip();
-  b = read_file("constructed_envelope_transaction_profile_v1.envelope", &len);
+  b = spaa_test_fixture_in("sentry", "constructed_envelope_transaction_profile_v1.envelope", &len);
+  assert_non_null(b);
   convert_env((const char *)b, len, &l);
   p = l.v[0].profile;
   assert_non_null(p);
@@ -558,9 +540,10 @@ static void check_spaa(const char *name, const char *env, size_t len, const stru
 static void run_conf_case(const struct conf_case *c)
 {
   size_t len, elen;
-  uint8_t *b = read_file(c->file, &len);
+  uint8_t *b = spaa_test_fixture_in("sentry", c->file, &len);
   char *env;
   struct spaa_conv_list l;
+  assert_non_null(b);
   if (strcmp(c->as, "envelope") == 0) {
     env = (char *)b;
     elen = len;
@@ -592,7 +575,7 @@ static void test_conformance(void **state)
 {
   size_t i;
   (void)state;
-  if (!shared_dir())
+  if (!spaa_test_have_fixtures("sentry", NULL))
     skip();
   for (i = 0; i < sizeof(conf_cases) / sizeof(conf_cases[0]); i++)
     run_conf_case(&conf_cases[i]);
@@ -606,9 +589,10 @@ static void test_java_fragment_wrapped(void **state)
   char *chunk, *env;
   struct spaa_conv_list l;
   (void)state;
-  if (!shared_dir())
+  if (!spaa_test_have_fixtures("sentry", NULL))
     skip();
-  b = read_file("sentry_java_profile_data_v2_fragment.json", &len);
+  b = spaa_test_fixture_in("sentry", "sentry_java_profile_data_v2_fragment.json", &len);
+  assert_non_null(b);
   chunk = malloc(len + 512);
   clen = (size_t)sprintf(chunk,
                          "{\"version\":\"2\",\"chunk_id\":\"6a3d0c5e2b8f4c1d9e7a5b3c1d2e4f60\","
@@ -642,9 +626,10 @@ static void test_bare_file(void **state)
   struct spaa_err err;
   struct spaa_convert_opts o = {0, "my-service"};
   (void)state;
-  if (!shared_dir())
+  if (!spaa_test_have_fixtures("sentry", NULL))
     skip();
-  b = read_file("relay_sample_v2_valid_cocoa.json", &len);
+  b = spaa_test_fixture_in("sentry", "relay_sample_v2_valid_cocoa.json", &len);
+  assert_non_null(b);
   memset(&l, 0, sizeof(l));
   assert_int_equal(spaa_convert_sentry(b, len, &o, &l, &err), 0);
   assert_int_equal(l.n, 1);
@@ -667,7 +652,6 @@ int main(void)
       cmocka_unit_test(test_fixture_mapping),   cmocka_unit_test(test_conformance),
       cmocka_unit_test(test_java_fragment_wrapped), cmocka_unit_test(test_bare_file),
   };
-  if (!shared_dir())
-    fprintf(stderr, "SPAA_SHARED is not set: fixture tests are skipped\n");
+  spaa_test_have_fixtures("sentry", "the Sentry fixture tests");
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

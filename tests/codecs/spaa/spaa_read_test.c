@@ -4,11 +4,15 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include <zstd.h>
 
 #include "spaa/spaa_io.h"
+#include "fixture.h"
 #include "spaa_testutil.h"
 
 static struct spaa_profile *read_str(const char *s)
@@ -32,24 +36,16 @@ static char *write_str(const struct spaa_profile *p, size_t *len)
   return spaa_buf_steal(&b, len);
 }
 
-static char *load_spec(size_t *len)
-{
-  char path[4096];
-  char *buf;
-  spaa_test_data_path(path, sizeof(path), "spec_examples.spaa");
-  buf = spaa_test_slurp(path, len);
-  assert_non_null(buf);
-  return buf;
-}
-
 static void test_spec_fields(void **state)
 {
   size_t len;
-  char *buf = load_spec(&len);
-  struct spaa_profile *p = read_str(buf);
+  char *buf = (char *)spaa_test_data("spec_examples.spaa", &len);
+  struct spaa_profile *p;
   const struct spaa_header *h;
   const struct spaa_stack *s;
   (void)state;
+  assert_non_null(buf);
+  p = read_str(buf);
   assert_non_null(p);
   h = &p->header;
   assert_string_equal(h->source_tool, "perf");
@@ -135,10 +131,12 @@ static void test_spec_fields(void **state)
 static void test_plain_zstd_pieces(void **state)
 {
   size_t len, zlen, outlen, l2, i, steps[] = {1, 3, 64, 100000};
-  char *buf = load_spec(&len), *z, *ref, *other;
-  struct spaa_profile *p = read_str(buf);
+  char *buf = (char *)spaa_test_data("spec_examples.spaa", &len), *z, *ref, *other;
+  struct spaa_profile *p;
   struct spaa_err err;
   (void)state;
+  assert_non_null(buf);
+  p = read_str(buf);
   assert_non_null(p);
   ref = write_str(p, &outlen);
   spaa_profile_free(p);

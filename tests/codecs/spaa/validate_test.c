@@ -4,11 +4,15 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include <zstd.h>
 
 #include "spaa/spaa_io.h"
+#include "fixture.h"
 #include "spaa_testutil.h"
 
 #define MAXD 64
@@ -284,12 +288,10 @@ static void test_valid_orders(void **state)
 /* The spec's own example records, assembled into tests/data/spec_examples.spaa. */
 static void test_spec_examples(void **state)
 {
-  char path[4096];
   size_t len = 0, steps[] = {SIZE_MAX, 1, 7, 4096}, i;
   char *buf;
   (void)state;
-  spaa_test_data_path(path, sizeof(path), "spec_examples.spaa");
-  buf = spaa_test_slurp(path, &len);
+  buf = (char *)spaa_test_data("spec_examples.spaa", &len);
   assert_non_null(buf);
   for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
     struct seen s;
@@ -314,14 +316,12 @@ static void test_spec_examples(void **state)
 
 static void test_zstd(void **state)
 {
-  char path[4096];
   size_t len = 0, zcap, zlen;
   char *buf, *z;
   struct seen s;
   struct spaa_validate_stats st;
   (void)state;
-  spaa_test_data_path(path, sizeof(path), "spec_examples.spaa");
-  buf = spaa_test_slurp(path, &len);
+  buf = (char *)spaa_test_data("spec_examples.spaa", &len);
   assert_non_null(buf);
   zcap = ZSTD_compressBound(len);
   z = malloc(zcap);
