@@ -640,7 +640,7 @@ static void test_bare_file(void **state)
   uint8_t *b;
   struct spaa_conv_list l;
   struct spaa_err err;
-  struct spaa_convert_opts o = {0, "my-service"};
+  struct spaa_convert_opts o = {.service = "my-service"};
   (void)state;
   if (!shared_dir())
     skip();
