@@ -58,8 +58,9 @@ int otlp_request_origin(const struct otlp_request *r, size_t k, struct otlp_orig
 
 /* Validate and convert: appends exactly otlp_request_count(r) entries to `out`, in request
  * order; with o->keep_original a converted entry's original is its original_payload
- * (borrowed from r), when it has one. A profile that fails validation gets profile == NULL, a machine `reason` and an
- * err.msg naming "profile P of scope S of resource R" and the fault; the others convert.
+ * (borrowed from r), when it has one. A profile that fails validation gets profile == NULL,
+ * a machine `reason` and an err.msg naming "profile P of scope S of resource R" and the
+ * fault; the others convert.
  * Converted entries carry id (32 hex of profile_id, "" when absent), service, start_ns /
  * end_ns, labels (resource attributes as strings) and attrs (scope, origin, warnings such as
  * timestamps outside the profile window). Returns 0, SPAA_E_INVALID when the shared

@@ -133,9 +133,9 @@ int sentry_profile_convert(const uint8_t *payload, size_t len, enum sentry_item_
 /* Convert every profile and chunk item of a parsed envelope, in order, appending one entry
  * per item to out (other items are skipped; the first transaction item supplies the V1
  * transaction context); o->service (copied) as each entry's service, the item payload as
- * its original with o->keep_original. Returns 0, SPAA_E_TOO_LARGE when the envelope holds more than one
- * profile/profile_chunk item or a profile item over SENTRY_MAX_PROFILE_BYTES (nothing is
- * appended then), or SPAA_E_NOMEM. */
+ * its original with o->keep_original. Returns 0, SPAA_E_TOO_LARGE when the envelope holds
+ * more than one profile/profile_chunk item or a profile item over SENTRY_MAX_PROFILE_BYTES
+ * (nothing is appended then), or SPAA_E_NOMEM. */
 int sentry_envelope_convert(const struct sentry_envelope *env, const struct spaa_convert_opts *o,
                             struct spaa_conv_list *out, struct spaa_err *err);
 

@@ -1,7 +1,8 @@
 /* server/ingest_otlp.c against a live daemon with the real routing table and a real store,
  * over raw sockets: 503 + Retry-After + Status{UNAVAILABLE} when the store queue is full,
  * profiles sharing one profile_id inside a request all stored (and deduplicated on a retry),
- * and the outcomes counted in the metrics registry. The fixture-wide behaviour is covered by tests/e2e/otlp_http.sh. */
+ * and the outcomes counted in the metrics registry. The fixture-wide behaviour is covered by
+ * tests/e2e/otlp_http.sh. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -204,8 +204,8 @@ static void test_opts_rate_stc_name(void **state)
 {
   static const char *const bad_rates[] = {"fast", "0", "-1", "+5", "1e3", "12x", " 1",
                                           "1000000001"};
-  static const char *const bad_stc[] = {"{nope", "[]", "{\"cpu\":1}",
-                                        "{\"cpu\":{\"units\":5}}", "{\"cpu\":{\"sampled\":\"yes\"}}"};
+  static const char *const bad_stc[] = {"{nope", "[]", "{\"cpu\":1}", "{\"cpu\":{\"units\":5}}",
+                                        "{\"cpu\":{\"sampled\":\"yes\"}}"};
   struct spaa_pprof_opts o;
   struct spaa_err err;
   char *big;
