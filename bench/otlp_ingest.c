@@ -18,7 +18,7 @@
 #include "spaa/spaa_io.h"
 #include "server/http.h"
 #include "server/log.h"
-#include "server/ingest_otlp.h"
+#include "server/ingest.h"
 #include "storage/storage.h"
 
 #include "otlp_profiles_service.pb-c.h"
@@ -58,19 +58,19 @@ static void run_convert(void)
   spaa_conv_list_free(&l);
 }
 
-/* decode + convert + store every profile into g_store, the way the HTTP handler does it
- * (spaa_otlp_store_list: spaa_ingest_store from several threads); ids are random */
+/* decode + convert + store every profile into g_store, the way the ingest flow does it
+ * (spaa_ingest_store_all: one spaa_store_put_many for the request); ids are random */
 static struct spaa_store *g_store;
 static void run_store(void)
 {
-  struct spaa_conv_list l = {0};
   struct spaa_config cfg;
   struct spaa_app app;
   struct spaa_req req;
+  struct spaa_ingest x;
   struct otlp_request *r;
   struct spaa_err e;
-  size_t stored, dups, at;
   memset(&cfg, 0, sizeof(cfg));
+  memset(&app, 0, sizeof(app));
   memset(&req, 0, sizeof(req));
   cfg.queue_depth = 256; /* the server's default */
   app.cfg = &cfg;
@@ -78,15 +78,23 @@ static void run_store(void)
   req.app = &app;
   req.received_ns = 1;
   req.wire_len = g_len;
-  if (otlp_decode(g_buf, g_len, &r, &e) || otlp_convert(r, NULL, &l, &e)) {
+  req.body = g_buf;
+  req.body_len = g_len;
+  spaa_ingest_init(&x, &req, NULL, "otlp");
+  if (otlp_decode(g_buf, g_len, &r, &e)) {
+    fprintf(stderr, "decode failed: %s\n", e.msg);
+    abort();
+  }
+  x.opts.otlp_req = r;
+  if (spaa_convert_otlp(x.body, x.body_len, &x.opts, &x.list, &e)) {
     fprintf(stderr, "convert failed: %s\n", e.msg);
     abort();
   }
-  if (spaa_otlp_store_list(&req, r, &l, &stored, &dups, &at, &e)) {
+  if (spaa_ingest_store_all(&x, &e)) {
     fprintf(stderr, "store failed: %s\n", e.msg);
     abort();
   }
-  spaa_conv_list_free(&l);
+  spaa_ingest_release(&x);
   otlp_request_free(r);
 }
 

@@ -319,6 +319,7 @@ int main(int argc, char **argv)
   routes[spaa_n_routes].fn = discard;
   app.cfg = cfg;
   app.store = store;
+  app.metrics = NULL;
   if (spaa_http_start(&app, routes, spaa_n_routes + 1, &http, &err)) {
     fprintf(stderr, "http: %s\n", err.msg);
     goto out;

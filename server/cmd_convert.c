@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <zstd.h>
@@ -16,6 +17,7 @@
 #include "codecs/registry.h"
 #include "base/idmap.h"
 #include "spaa/spaa_io.h"
+#include "pprof/pprof.h"
 #include "server/cli.h"
 
 #define CONVERT_MAX_INPUT ((size_t)4 << 30) /* inputs are read whole: refuse more than 4 GiB */
@@ -27,12 +29,21 @@ static const char convert_usage[] =
     "  IN may be '-' for stdin. Without -o the result goes to stdout. When the input holds\n"
     "  several profiles, OUT is a directory receiving one file per profile.\n"
     "  --to collapsed writes folded stacks (root;...;leaf weight) of one event (the first\n"
-    "  declared, or --event NAME), weighted by its primary metric.\n";
+    "  declared, or --event NAME), weighted by its primary metric.\n"
+    "  With --from pprof, what a Pyroscope push sends beside the profile (the SPAA is then\n"
+    "  what POST /ingest stores with the same query and sample_type_config):\n"
+    "  --name 'APP.TYPE{k=v,...}'     application name: service, profile type, labels\n"
+    "  --sample-rate HZ               sampleRate: frequency of timer events without a period\n"
+    "  --time-from T --time-until T   from/until (unix s, ms, us or ns, or 'now'): the time\n"
+    "                                 range when the pprof has none\n"
+    "  --sample-type-config FILE      JSON: sample type -> {units, display-name, aggregation,\n"
+    "                                 cumulative, sampled}, kept on the events\n";
 
 enum out_kind { OUT_SPAA, OUT_COLLAPSED };
 
 struct convert_args {
   const char *from, *to, *in, *out, *event, *service;
+  const char *name, *sample_rate, *time_from, *time_until, *stc_file; /* pprof input options */
   int zstd;
 };
 
@@ -241,6 +252,41 @@ static void out_name(char *dst, size_t cap, const char *dir, const struct spaa_c
     snprintf(dst, cap, "%s/%zu%s", dir, index, ext);
 }
 
+/* The pprof input options into po (o->pprof points at it when any is given), parsed by the
+ * codec as POST /ingest parses its query. 0, or 2 with a message. */
+static int pprof_opts(const struct convert_args *a, struct spaa_pprof_opts *po,
+                      struct spaa_convert_opts *o)
+{
+  struct spaa_buf stc;
+  struct spaa_err err;
+  struct timespec now;
+  int rc = 0;
+  if (!a->name && !a->sample_rate && !a->time_from && !a->time_until && !a->stc_file)
+    return 0;
+  if (strcmp(a->from, "pprof") != 0) {
+    fprintf(stderr, "spaa-relay: convert: --name, --sample-rate, --time-from, --time-until and "
+            "--sample-type-config apply to --from pprof only\n");
+    return 2;
+  }
+  spaa_err_clear(&err);
+  spaa_buf_init(&stc, CONVERT_MAX_INPUT);
+  clock_gettime(CLOCK_REALTIME, &now);
+  if ((a->name && spaa_pprof_opts_name(po, a->name, &err)) ||
+      ((a->time_from || a->time_until) &&
+       spaa_pprof_opts_range(po, a->time_from, a->time_until,
+                             (int64_t)now.tv_sec * 1000000000 + now.tv_nsec, &err)) ||
+      (a->sample_rate && spaa_pprof_opts_sample_rate(po, a->sample_rate, &err)))
+    rc = 2;
+  else if (a->stc_file && (rc = read_all(a->stc_file, &stc)) == 0 &&
+           spaa_pprof_opts_stc(po, (const uint8_t *)(stc.p ? stc.p : ""), stc.len, &err))
+    rc = 2;
+  if (rc && err.code)
+    fprintf(stderr, "spaa-relay: convert: %s\n", err.msg);
+  spaa_buf_free(&stc);
+  o->pprof = po;
+  return rc;
+}
+
 static int parse_args(int argc, char **argv, struct convert_args *a)
 {
   int i;
@@ -258,6 +304,16 @@ static int parse_args(int argc, char **argv, struct convert_args *a)
       slot = &a->event;
     else if (!strcmp(s, "--service"))
       slot = &a->service;
+    else if (!strcmp(s, "--name"))
+      slot = &a->name;
+    else if (!strcmp(s, "--sample-rate"))
+      slot = &a->sample_rate;
+    else if (!strcmp(s, "--time-from"))
+      slot = &a->time_from;
+    else if (!strcmp(s, "--time-until"))
+      slot = &a->time_until;
+    else if (!strcmp(s, "--sample-type-config"))
+      slot = &a->stc_file;
     else if (!strcmp(s, "--zstd"))
       a->zstd = 1;
     else if (!strcmp(s, "--help") || !strcmp(s, "-h"))
@@ -291,6 +347,7 @@ int spaa_cmd_convert(int argc, char **argv)
   struct convert_args a;
   struct spaa_conv_list list;
   struct spaa_convert_opts opts;
+  struct spaa_pprof_opts po;
   struct spaa_buf in;
   struct spaa_err err;
   spaa_convert_fn conv;
@@ -301,6 +358,7 @@ int spaa_cmd_convert(int argc, char **argv)
   memset(&list, 0, sizeof(list));
   memset(&err, 0, sizeof(err));
   memset(&opts, 0, sizeof(opts));
+  memset(&po, 0, sizeof(po));
   spaa_buf_init(&in, CONVERT_MAX_INPUT);
   rc = parse_args(argc, argv, &a);
   if (rc) {
@@ -318,7 +376,7 @@ int spaa_cmd_convert(int argc, char **argv)
             spaa_converter_names());
     return 2;
   }
-  if ((status = read_all(a.in, &in)))
+  if ((status = pprof_opts(&a, &po, &opts)) || (status = read_all(a.in, &in)))
     goto out;
   opts.service = a.service;
   rc = conv((const uint8_t *)(in.p ? in.p : ""), in.len, &opts, &list, &err);
@@ -375,5 +433,6 @@ int spaa_cmd_convert(int argc, char **argv)
 out:
   spaa_buf_free(&in);
   spaa_conv_list_free(&list);
+  spaa_pprof_opts_clear(&po);
   return status;
 }

@@ -13,6 +13,7 @@
 #include "server/cli.h"
 #include "server/http.h"
 #include "server/log.h"
+#include "server/metrics.h"
 #include "server/routes.h"
 #include "storage/storage.h"
 
@@ -127,6 +128,7 @@ int spaa_cmd_serve(int argc, char **argv)
   struct spaa_config *cfg = NULL;
   struct spaa_store *store = NULL;
   struct spaa_http *http = NULL;
+  struct spaa_metrics *metrics = NULL;
   struct spaa_store_opts so;
   struct spaa_app app;
   struct spaa_err err;
@@ -177,8 +179,13 @@ int spaa_cmd_serve(int argc, char **argv)
              cfg->db_path, spaa_err_name(err.code), err.msg);
     goto out;
   }
+  if (spaa_metrics_new(&metrics)) {
+    spaa_log(SPAA_LOG_ERROR, "cannot create the metrics registry", "detail=\"out of memory\"");
+    goto out;
+  }
   app.cfg = cfg;
   app.store = store;
+  app.metrics = metrics;
   if (spaa_http_start(&app, spaa_routes, spaa_n_routes, &http, &err)) {
     spaa_log(SPAA_LOG_ERROR, "cannot start the HTTP server", "detail=\"%s\"", err.msg);
     goto out;
@@ -206,6 +213,7 @@ out:
   }
   if (rc == 0)
     spaa_log(SPAA_LOG_INFO, "stopped", NULL);
+  spaa_metrics_free(metrics);
   spaa_config_free(cfg);
   return rc;
 }

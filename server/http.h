@@ -15,6 +15,8 @@
 #include "config/config.h"
 
 struct spaa_store;
+struct spaa_metrics;
+struct spaa_dialect;
 struct MHD_Connection;
 
 #define SPAA_HTTP_MAX_PARAMS 4     /* {params} in one pattern */
@@ -26,6 +28,7 @@ struct MHD_Connection;
 struct spaa_app {
   const struct spaa_config *cfg; /* the configuration (borrowed) */
   struct spaa_store *store;      /* the profile store (borrowed) */
+  struct spaa_metrics *metrics;  /* the metrics registry (borrowed), or NULL: not counted */
 };
 
 struct spaa_route;
@@ -91,6 +94,8 @@ struct spaa_route {
   size_t max_body;         /* cap on the body as received; 0 = config max_body */
   size_t max_decoded;      /* cap on the decoded body; 0 = config max_decompressed */
   spaa_error_cb on_error;  /* NULL = JSON {"error","detail"} */
+  const char *format;      /* ingest routes: the converter's name (codecs/registry.h) */
+  const struct spaa_dialect *dialect; /* ingest routes: the dialect's hooks (ingest.h) */
 };
 
 /* ---- request lookups ---------------------------------------------------------------- */

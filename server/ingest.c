@@ -1,5 +1,5 @@
-/* What every ingest dialect shares: profile ids, and storing one converted profile with
- * its metadata (see ingest.h). */
+/* The ingest flow (see ingest.h): parse by the dialect, convert by the registry's converter,
+ * store every profile together, answer by the dialect; every outcome counted. */
 #include "server/ingest.h"
 
 #include <stdio.h>
@@ -8,6 +8,7 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include "codecs/registry.h"
 #include "server/log.h"
 #include "server/api.h"
 #include "storage/storage.h"
@@ -37,31 +38,8 @@ void spaa_ingest_new_id(char *out)
   out[32] = 0;
 }
 
-static int64_t unit_ns(const char *unit)
-{
-  if (!unit || strcmp(unit, "nanoseconds") == 0)
-    return 1;
-  if (strcmp(unit, "microseconds") == 0)
-    return 1000;
-  if (strcmp(unit, "milliseconds") == 0)
-    return 1000000;
-  if (strcmp(unit, "seconds") == 0)
-    return 1000000000;
-  return 0;
-}
-
-/* Fill start/end from the profile header's time_range when the converter gave none. */
-static void header_range(const struct spaa_profile *p, int64_t *start, int64_t *end)
-{
-  int64_t m = unit_ns(p->header.time_unit);
-  if (*start || *end || !p->header.has_time_range || !m)
-    return;
-  *start = (int64_t)(spaa_num_as_double(p->header.start) * (double)m);
-  *end = (int64_t)(spaa_num_as_double(p->header.end) * (double)m);
-}
-
-/* Merge the labels of the request into the converter's (request labels win). */
-static json_t *merged_labels(json_t *conv, const json_t *req)
+/* Merge the request's labels or attrs into the converter's (the request's win). */
+static json_t *merged(json_t *conv, const json_t *req)
 {
   json_t *all;
   if (!req)
@@ -74,29 +52,30 @@ static json_t *merged_labels(json_t *conv, const json_t *req)
   return all;
 }
 
-/* Fill meta (and its merged labels, which the caller decrefs) for one converted profile. */
-static void meta_build(const struct spaa_req *req, struct spaa_converted *c,
-                       const struct spaa_ingest_info *info, char *id, struct spaa_meta *meta,
-                       json_t **labels)
+/* Fill meta (with merged labels and attrs, which the caller decrefs) for entry c. */
+static void meta_build(const struct spaa_ingest *x, const struct spaa_converted *c, char *id,
+                       struct spaa_meta *meta, json_t **labels, json_t **attrs)
 {
   memset(meta, 0, sizeof(*meta));
   if (c->id[0] && spaa_query_id_ok(c->id))
     snprintf(id, 64, "%s", c->id);
   else
     spaa_ingest_new_id(id);
-  *labels = merged_labels(c->labels, info->labels);
+  *labels = merged(c->labels, x->labels);
+  *attrs = merged(c->attrs, x->attrs);
   meta->id = id;
-  meta->service = c->service ? c->service : info->service ? info->service : "unknown";
-  meta->source = info->source;
-  meta->received_ns = req->received_ns;
+  meta->service = c->service ? c->service : x->opts.service ? x->opts.service : "unknown";
+  meta->source = x->source;
+  meta->received_ns = x->req->received_ns;
   meta->start_ns = c->start_ns;
   meta->end_ns = c->end_ns;
-  header_range(c->profile, &meta->start_ns, &meta->end_ns);
-  meta->payload_bytes = req->wire_len;
+  if (!meta->start_ns && !meta->end_ns) /* the converter gave none: the header's, if any */
+    spaa_header_range_ns(c->profile, &meta->start_ns, &meta->end_ns);
+  meta->payload_bytes = x->req->wire_len;
   meta->labels = *labels;
-  meta->attrs = c->attrs;
-  meta->original = info->original;
-  meta->original_len = info->original_len;
+  meta->attrs = *attrs;
+  meta->original = c->original;
+  meta->original_len = c->original_len;
 }
 
 static void log_outcome(const struct spaa_meta *m, const struct spaa_converted *c, int rc,
@@ -111,46 +90,207 @@ static void log_outcome(const struct spaa_meta *m, const struct spaa_converted *
              m->service, c->profile->n_stacks, c->profile->n_samples);
 }
 
-int spaa_ingest_store(const struct spaa_req *req, struct spaa_converted *c,
-                      const struct spaa_ingest_info *info, char *id, struct spaa_err *err)
+/* The profiles of one upload on their way to the store, in spaa_store_put_many's arrays. */
+struct batch {
+  size_t n;                        /* profiles in the batch */
+  struct spaa_meta *meta;          /* n */
+  const struct spaa_profile **p;   /* n */
+  int *rcs;                        /* n: outcomes */
+  struct spaa_err *errs;           /* n */
+  size_t *pos;                     /* n: index in the converted list */
+  json_t **labels, **attrs;        /* n: merged (owned) */
+};
+
+static void batch_free(struct batch *b)
 {
-  struct spaa_meta meta;
-  json_t *labels;
-  int rc;
-  meta_build(req, c, info, id, &meta, &labels);
-  rc = spaa_store_put(req->app->store, c->profile, &meta, err);
-  log_outcome(&meta, c, rc, err);
-  json_decref(labels);
+  size_t i;
+  for (i = 0; i < b->n; i++) {
+    json_decref(b->labels ? b->labels[i] : NULL);
+    json_decref(b->attrs ? b->attrs[i] : NULL);
+  }
+  free(b->meta);
+  free(b->p);
+  free(b->rcs);
+  free(b->errs);
+  free(b->pos);
+  free(b->labels);
+  free(b->attrs);
+}
+
+static int batch_alloc(struct batch *b, size_t cap)
+{
+  memset(b, 0, sizeof(*b));
+  return (b->meta = calloc(cap, sizeof(*b->meta))) && (b->p = calloc(cap, sizeof(*b->p))) &&
+                 (b->rcs = calloc(cap, sizeof(*b->rcs))) &&
+                 (b->errs = calloc(cap, sizeof(*b->errs))) &&
+                 (b->pos = calloc(cap, sizeof(*b->pos))) &&
+                 (b->labels = calloc(cap, sizeof(*b->labels))) &&
+                 (b->attrs = calloc(cap, sizeof(*b->attrs)))
+             ? 0
+             : SPAA_E_NOMEM;
+}
+
+/* Count the entries the converter rejected, and put the others into b. */
+static void batch_fill(struct spaa_ingest *x, struct batch *b, struct spaa_metrics *m)
+{
+  size_t i;
+  for (i = 0; i < x->list.n; i++) {
+    struct spaa_converted *c = &x->list.v[i];
+    if (!c->profile) {
+      x->rcs[i] = SPAA_INGEST_REJECTED;
+      x->rejected++;
+      spaa_metrics_add(m, SPAA_METRIC_PROFILES_REJECTED, x->source,
+                       c->reason[0] ? c->reason : "invalid", 1);
+      continue;
+    }
+    meta_build(x, c, x->ids[i], &b->meta[b->n], &b->labels[b->n], &b->attrs[b->n]);
+    b->p[b->n] = c->profile;
+    b->pos[b->n++] = i;
+  }
+}
+
+int spaa_ingest_store_all(struct spaa_ingest *x, struct spaa_err *err)
+{
+  struct spaa_metrics *m = spaa_ingest_metrics(x->req);
+  size_t n = x->list.n, j;
+  struct batch b;
+  int rc = 0;
+  x->failed_at = n;
+  if (!n)
+    return 0;
+  if (!(x->ids = calloc(n, sizeof(*x->ids))) || !(x->rcs = calloc(n, sizeof(*x->rcs))) ||
+      batch_alloc(&b, n)) {
+    if (x->ids && x->rcs)
+      batch_free(&b);
+    return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
+  }
+  batch_fill(x, &b, m);
+  if (b.n)
+    spaa_store_put_many(x->req->app->store, b.n, b.p, b.meta, b.rcs, b.errs);
+  for (j = 0; j < b.n; j++) {
+    size_t i = b.pos[j];
+    x->rcs[i] = b.rcs[j];
+    log_outcome(&b.meta[j], &x->list.v[i], b.rcs[j], &b.errs[j]);
+    if (b.rcs[j] == 0)
+      x->stored++;
+    else if (b.rcs[j] == 1)
+      x->dups++;
+    else if (!rc) {
+      rc = b.rcs[j];
+      x->failed_at = i;
+      *err = b.errs[j];
+    }
+  }
+  spaa_metrics_add(m, SPAA_METRIC_PROFILES_STORED, x->source, NULL, (int64_t)x->stored);
+  spaa_metrics_add(m, SPAA_METRIC_PROFILES_DUPLICATE, x->source, NULL, (int64_t)x->dups);
+  batch_free(&b);
   return rc;
 }
 
-int spaa_ingest_store_many(const struct spaa_req *req, struct spaa_converted *const *c,
-                           const struct spaa_ingest_info *info, size_t n, char (*ids)[64],
-                           int *rcs, struct spaa_err *errs)
+/* ---- the handler ------------------------------------------------------------------------ */
+
+struct spaa_metrics *spaa_ingest_metrics(const struct spaa_req *req)
 {
-  struct spaa_meta *meta = calloc(n ? n : 1, sizeof(*meta));
-  const struct spaa_profile **p = calloc(n ? n : 1, sizeof(*p));
-  json_t **labels = calloc(n ? n : 1, sizeof(*labels));
-  size_t i;
+  return req && req->app ? req->app->metrics : NULL;
+}
+
+void spaa_ingest_init(struct spaa_ingest *x, const struct spaa_req *req, struct spaa_resp *resp,
+                      const char *source)
+{
+  memset(x, 0, sizeof(*x));
+  x->req = req;
+  x->resp = resp;
+  x->source = source;
+  x->body = req->body ? req->body : (const uint8_t *)"";
+  x->body_len = req->body_len;
+  x->opts.keep_original = 1;
+}
+
+void spaa_ingest_release(struct spaa_ingest *x)
+{
+  json_decref(x->labels);
+  json_decref(x->attrs);
+  spaa_conv_list_free(&x->list);
+  free(x->ids);
+  free(x->rcs);
+  x->labels = x->attrs = NULL;
+  x->ids = NULL;
+  x->rcs = NULL;
+}
+
+static const char *route_label(const struct spaa_req *req)
+{
+  return req->route && req->route->pattern ? req->route->pattern : "-";
+}
+
+/* Count the answer: spaa_relay_requests_total{route, status}. */
+static void count_answer(const struct spaa_req *req, const struct spaa_resp *resp)
+{
+  char status[12];
+  snprintf(status, sizeof(status), "%d", resp->status);
+  spaa_metrics_add(spaa_ingest_metrics(req), SPAA_METRIC_REQUESTS, route_label(req), status, 1);
+}
+
+/* Parse, convert, accept, store: 0, or the failing code with *stage and err set. */
+static int run(struct spaa_ingest *x, spaa_convert_fn conv, enum spaa_ingest_stage *stage,
+               struct spaa_err *err)
+{
+  const struct spaa_dialect *d = x->dialect;
   int rc;
-  if (!meta || !p || !labels) {
-    for (i = 0; i < n; i++)
-      rcs[i] = spaa_err_set(&errs[i], SPAA_E_NOMEM, 0, 0, NULL);
-    rc = SPAA_E_NOMEM;
-    goto out;
+  *stage = SPAA_INGEST_PARSE;
+  if (!conv)
+    return spaa_err_set(err, SPAA_E_INTERNAL, 0, 0, "no converter for format '%s' is built in",
+                        x->source ? x->source : "");
+  if (d->parse && (rc = d->parse(x, err)))
+    return rc;
+  *stage = SPAA_INGEST_CONVERT;
+  if ((rc = conv(x->body, x->body_len, &x->opts, &x->list, err)) ||
+      (d->accept && (rc = d->accept(x, err))))
+    return rc;
+  *stage = SPAA_INGEST_STORE;
+  return spaa_ingest_store_all(x, err);
+}
+
+void spaa_ingest(const struct spaa_req *req, struct spaa_resp *resp)
+{
+  struct spaa_metrics *m = spaa_ingest_metrics(req);
+  const struct spaa_route *rt = req->route;
+  const char *route = route_label(req);
+  enum spaa_ingest_stage stage;
+  struct spaa_ingest x;
+  struct spaa_err err;
+  int rc;
+  if (!rt || !rt->dialect) {
+    spaa_resp_error(resp, SPAA_E_INTERNAL, "this route has no ingest dialect");
+    return;
   }
-  for (i = 0; i < n; i++) {
-    meta_build(req, c[i], &info[i], ids[i], &meta[i], &labels[i]);
-    p[i] = c[i]->profile;
-  }
-  rc = spaa_store_put_many(req->app->store, n, p, meta, rcs, errs);
-  for (i = 0; i < n; i++)
-    log_outcome(&meta[i], c[i], rcs[i], &errs[i]);
-out:
-  for (i = 0; labels && i < n; i++)
-    json_decref(labels[i]);
-  free(meta);
-  free(p);
-  free(labels);
-  return rc;
+  spaa_ingest_init(&x, req, resp, rt->format);
+  x.dialect = rt->dialect;
+  spaa_err_clear(&err);
+  spaa_metrics_add(m, SPAA_METRIC_INGEST_IN_FLIGHT, route, NULL, 1);
+  spaa_metrics_add(m, SPAA_METRIC_REQUEST_BYTES, route, NULL, (int64_t)req->wire_len);
+  rc = run(&x, spaa_converter(rt->format), &stage, &err);
+  if (rc)
+    x.dialect->fail(&x, stage, rc, err.msg);
+  else
+    x.dialect->answer(&x);
+  count_answer(req, resp);
+  if (x.dialect->done)
+    x.dialect->done(&x);
+  spaa_ingest_release(&x);
+  spaa_metrics_add(m, SPAA_METRIC_INGEST_IN_FLIGHT, route, NULL, -1);
+}
+
+void spaa_ingest_on_error(const struct spaa_req *req, struct spaa_resp *resp, int code,
+                          const char *detail)
+{
+  struct spaa_ingest x;
+  spaa_ingest_init(&x, req, resp, req->route ? req->route->format : NULL);
+  x.dialect = req->route ? req->route->dialect : NULL;
+  if (x.dialect)
+    x.dialect->fail(&x, SPAA_INGEST_REFUSED, code, detail ? detail : "");
+  else
+    spaa_resp_error(resp, code, "%s", detail && detail[0] ? detail : spaa_err_default(code));
+  count_answer(req, resp);
+  spaa_ingest_release(&x);
 }

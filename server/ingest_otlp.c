@@ -1,5 +1,6 @@
-/* OTLP/HTTP profiles export (see otlp.h): content type, decode, convert, store each profile,
- * answer ExportProfilesServiceResponse or google.rpc.Status in the request's content type. */
+/* OTLP/HTTP profiles export (see ingest_otlp.h): content type and decoding into conversion
+ * options, ids made unique within a request, answers as ExportProfilesServiceResponse or
+ * google.rpc.Status in the request's content type. Storing and counting: the ingest flow. */
 #include "server/ingest_otlp.h"
 
 #include <stdio.h>
@@ -11,7 +12,6 @@
 #include <xxhash.h>
 
 #include "otlp/otlp.h"
-#include "server/ingest.h"
 #include "server/log.h"
 
 /* google.rpc.Code values used in Status bodies */
@@ -22,28 +22,6 @@
 #define RPC_UNAUTHENTICATED 16
 
 #define OTLP_MSG_MAX 1024 /* partial_success / Status message, bytes */
-
-static struct spaa_otlp_stats g_stats;
-
-#define COUNT(field, n) __atomic_add_fetch(&g_stats.field, (uint64_t)(n), __ATOMIC_RELAXED)
-
-void spaa_otlp_stats(struct spaa_otlp_stats *out)
-{
-#define LOAD(f) out->f = __atomic_load_n(&g_stats.f, __ATOMIC_RELAXED)
-  LOAD(requests);
-  LOAD(requests_json);
-  LOAD(requests_v1exp);
-  LOAD(ok);
-  LOAD(partial);
-  LOAD(bad_request);
-  LOAD(refused);
-  LOAD(unavailable);
-  LOAD(failed);
-  LOAD(profiles_stored);
-  LOAD(profiles_duplicate);
-  LOAD(profiles_rejected);
-#undef LOAD
-}
 
 /* ---- content types ---------------------------------------------------------------------- */
 
@@ -159,27 +137,6 @@ static int otlp_status(int code)
   return 400;
 }
 
-static void count_status(int status)
-{
-  if (status == 400)
-    COUNT(bad_request, 1);
-  else if (status == 503)
-    COUNT(unavailable, 1);
-  else if (status >= 500)
-    COUNT(failed, 1);
-  else
-    COUNT(refused, 1);
-}
-
-void spaa_otlp_error(const struct spaa_req *req, struct spaa_resp *resp, int code,
-                     const char *detail)
-{
-  enum ctype t = parse_ctype(spaa_req_header(req, MHD_HTTP_HEADER_CONTENT_TYPE));
-  int status = otlp_status(code);
-  count_status(status);
-  answer_status(resp, t, status, detail && detail[0] ? detail : spaa_err_default(code));
-}
-
 /* ---- storing ---------------------------------------------------------------------------- */
 
 /* When a profile id already came earlier in this request (two profiles carrying one
@@ -203,147 +160,125 @@ static void unique_id(struct spaa_conv_list *l, size_t k)
     }
 }
 
-int spaa_otlp_store_list(const struct spaa_req *req, const struct otlp_request *r,
-                         struct spaa_conv_list *list, size_t *stored, size_t *dups,
-                         size_t *failed_at, struct spaa_err *err)
-{
-  struct spaa_converted **c = NULL;
-  struct spaa_ingest_info *info = NULL;
-  char (*ids)[64] = NULL;
-  int *rcs = NULL;
-  struct spaa_err *errs = NULL;
-  size_t *pos = NULL, i, n = 0;
-  int rc = 0;
-  *stored = *dups = 0;
-  *failed_at = list->n;
-  if (!list->n)
-    return 0;
-  if (!(c = calloc(list->n, sizeof(*c))) || !(info = calloc(list->n, sizeof(*info))) ||
-      !(ids = calloc(list->n, sizeof(*ids))) || !(rcs = calloc(list->n, sizeof(*rcs))) ||
-      !(errs = calloc(list->n, sizeof(*errs))) || !(pos = calloc(list->n, sizeof(*pos)))) {
-    rc = spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
-    goto out;
-  }
-  for (i = 0; i < list->n; i++) {
-    struct otlp_origin o;
-    unique_id(list, i);
-    if (!list->v[i].profile)
-      continue;
-    c[n] = &list->v[i];
-    info[n].source = "otlp";
-    if (!otlp_request_origin(r, i, &o) && o.payload) {
-      info[n].original = o.payload;
-      info[n].original_len = o.payload_len;
-    }
-    pos[n++] = i;
-  }
-  /* together, so they share group commits */
-  spaa_ingest_store_many(req, c, info, n, ids, rcs, errs);
-  for (i = 0; i < n; i++) {
-    if (rcs[i] == 0)
-      (*stored)++;
-    else if (rcs[i] == 1)
-      (*dups)++;
-    else if (!rc) {
-      rc = rcs[i];
-      *failed_at = pos[i];
-      *err = errs[i];
-    }
-  }
-out:
-  free(c);
-  free(info);
-  free(ids);
-  free(rcs);
-  free(errs);
-  free(pos);
-  return rc;
-}
+/* What the dialect keeps of one request between its hooks. */
+struct otlp_state {
+  enum ctype t;              /* the request's content type: the answer's */
+  struct otlp_request *r;    /* the decoded request (owned), or NULL */
+  char msg[OTLP_MSG_MAX];    /* what the answer said (partial_success or Status message) */
+};
 
-void spaa_otlp_export(const struct spaa_req *req, struct spaa_resp *resp)
+/* parse: the content type, then the body decoded; the request goes to the converter. */
+static int otlp_parse(struct spaa_ingest *x, struct spaa_err *err)
 {
-  const char *ct = spaa_req_header(req, MHD_HTTP_HEADER_CONTENT_TYPE);
-  enum ctype t = parse_ctype(ct);
-  struct otlp_request *r = NULL;
-  struct spaa_conv_list list;
-  struct spaa_err err;
-  struct spaa_buf out;
-  char msg[OTLP_MSG_MAX], clean[OTLP_MSG_MAX];
-  size_t i, stored = 0, dups = 0, rejected = 0, failed_at;
-  int rc, status = 200;
-  memset(&list, 0, sizeof(list));
-  msg[0] = 0;
-  spaa_err_clear(&err);
-  spaa_buf_init(&out, 0);
-  COUNT(requests, 1);
-  if (t == CT_OTHER) {
+  const char *ct = spaa_req_header(x->req, MHD_HTTP_HEADER_CONTENT_TYPE);
+  struct otlp_state *st = calloc(1, sizeof(*st));
+  int rc;
+  if (!st)
+    return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
+  x->state = st;
+  st->t = parse_ctype(ct);
+  if (st->t == CT_OTHER) {
     char shown[96];
     utf8_clean(ct ? ct : "", shown, sizeof(shown));
-    snprintf(msg, sizeof(msg), "Content-Type '%s' is not supported: send "
-             "application/x-protobuf, application/protobuf or application/json", shown);
-    status = 415;
-    COUNT(refused, 1);
-    answer_status(resp, t, status, msg);
-    goto log;
+    return spaa_err_set(err, SPAA_E_MEDIA_TYPE, 0, 0, "Content-Type '%s' is not supported: "
+                        "send application/x-protobuf, application/protobuf or "
+                        "application/json", shown);
   }
-  if (t == CT_JSON)
-    COUNT(requests_json, 1);
-  if ((rc = otlp_decode(req->body, req->body_len, &r, &err)) ||
-      (rc = otlp_convert(r, NULL, &list, &err))) {
-    status = otlp_status(rc);
-    count_status(status);
-    snprintf(msg, sizeof(msg), "%s", err.msg[0] ? err.msg : spaa_err_default(rc));
-    answer_status(resp, t, status, msg);
-    goto log;
-  }
-  if (otlp_request_version(r) == OTLP_V1EXPERIMENTAL)
-    COUNT(requests_v1exp, 1);
-  for (i = 0; i < list.n; i++)
-    if (!list.v[i].profile) {
-      rejected++;
+  if ((rc = otlp_decode(x->body, x->body_len, &st->r, err)))
+    return rc;
+  x->opts.otlp_req = st->r;
+  return 0;
+}
+
+/* accept: ids unique within the request; the rejected profiles logged. */
+static int otlp_accept(struct spaa_ingest *x, struct spaa_err *err)
+{
+  size_t i;
+  (void)err;
+  for (i = 0; i < x->list.n; i++) {
+    unique_id(&x->list, i);
+    if (!x->list.v[i].profile)
       spaa_log(SPAA_LOG_WARN, "otlp profile rejected", "reason=%s detail=\"%s\"",
-               list.v[i].reason, list.v[i].err.msg);
-    }
-  rc = spaa_otlp_store_list(req, r, &list, &stored, &dups, &failed_at, &err);
-  if (rc < 0) {
-    /* the sender retries the whole request on 503; the profiles stored meanwhile that carry
-     * a profile_id are then found already stored */
-    status = otlp_status(rc);
-    if (rc == SPAA_E_NOMEM || rc == SPAA_E_SHUTDOWN)
+               x->list.v[i].reason, x->list.v[i].err.msg);
+  }
+  return 0;
+}
+
+/* answer: every profile stored, or rejected alone: 200, with partial_success when some were
+ * rejected (even all of them: a fault of one profile is reported there) or warned about. */
+static void otlp_answer(struct spaa_ingest *x)
+{
+  struct otlp_state *st = x->state;
+  char clean[OTLP_MSG_MAX];
+  struct spaa_buf out;
+  struct spaa_err err;
+  size_t rejected = otlp_summarize(&x->list, 0, x->list.n, st->msg, sizeof(st->msg));
+  utf8_clean(st->msg, clean, sizeof(clean));
+  spaa_buf_init(&out, 0);
+  if (otlp_encode_response(st->t == CT_JSON, (int64_t)rejected, clean, &out, &err)) {
+    snprintf(st->msg, sizeof(st->msg), "cannot encode the answer");
+    answer_status(x->resp, st->t, 500, st->msg);
+  } else {
+    spaa_resp_bytes(x->resp, 200, answer_ctype(st->t), out.p ? out.p : "", out.len);
+    if (clean[0])
+      spaa_metrics_add(spaa_ingest_metrics(x->req), SPAA_METRIC_PARTIAL_SUCCESS, "otlp", NULL,
+                       1);
+  }
+  spaa_buf_free(&out);
+}
+
+/* fail: a google.rpc.Status in the request's content type. A profile that could not be
+ * stored fails the request: the sender retries it whole on 503, and the profiles stored
+ * meanwhile that carry a profile_id are then found already stored. */
+static void otlp_fail(struct spaa_ingest *x, enum spaa_ingest_stage stage, int code,
+                      const char *detail)
+{
+  struct otlp_state *st = x->state;
+  enum ctype t = st ? st->t : parse_ctype(spaa_req_header(x->req, MHD_HTTP_HEADER_CONTENT_TYPE));
+  const char *d = detail && detail[0] ? detail : spaa_err_default(code);
+  char msg[OTLP_MSG_MAX];
+  int status = otlp_status(code);
+  if (stage == SPAA_INGEST_STORE) {
+    if (code == SPAA_E_NOMEM || code == SPAA_E_SHUTDOWN)
       status = 503;
-    count_status(status);
-    snprintf(msg, sizeof(msg), "profile %zu of %zu could not be stored: %s", failed_at + 1,
-             list.n, err.msg[0] ? err.msg : spaa_err_default(rc));
-    answer_status(resp, t, status, msg);
-    goto log;
+    snprintf(msg, sizeof(msg), "profile %zu of %zu could not be stored: %s", x->failed_at + 1,
+             x->list.n, d);
+  } else {
+    snprintf(msg, sizeof(msg), "%s", d);
   }
-  /* every profile stored, or rejected alone: 200, with partial_success when some were
-   * rejected (even all of them: a fault of one profile is reported there) or warned about */
-  rejected = otlp_summarize(&list, 0, list.n, msg, sizeof(msg));
-  utf8_clean(msg, clean, sizeof(clean));
-  if (otlp_encode_response(t == CT_JSON, (int64_t)rejected, clean, &out, &err)) {
-    status = 500;
-    COUNT(failed, 1);
-    answer_status(resp, t, status, "cannot encode the answer");
-    goto log;
-  }
-  spaa_resp_bytes(resp, 200, answer_ctype(t), out.p ? out.p : "", out.len);
-  if (clean[0])
-    COUNT(partial, 1);
-  else
-    COUNT(ok, 1);
-log:
-  COUNT(profiles_stored, stored);
-  COUNT(profiles_duplicate, dups);
-  COUNT(profiles_rejected, rejected);
-  spaa_log(status == 200 ? SPAA_LOG_INFO : SPAA_LOG_WARN, "otlp export",
+  answer_status(x->resp, t, status, msg);
+  if (st)
+    snprintf(st->msg, sizeof(st->msg), "%s", msg);
+}
+
+/* done: count and log the request, free what parse kept. */
+static void otlp_done(struct spaa_ingest *x)
+{
+  struct otlp_state *st = x->state;
+  const char *version;
+  if (!st)
+    return;
+  version = !st->r ? "-"
+            : otlp_request_version(st->r) == OTLP_V1EXPERIMENTAL ? "v1experimental"
+                                                                  : "v1development";
+  spaa_metrics_add(spaa_ingest_metrics(x->req), SPAA_METRIC_OTLP_REQUESTS,
+                   st->t == CT_JSON ? "json" : st->t == CT_OTHER ? "other" : "protobuf", version,
+                   1);
+  spaa_log(x->resp->status == 200 ? SPAA_LOG_INFO : SPAA_LOG_WARN, "otlp export",
            "status=%d format=%s version=%s profiles=%zu stored=%zu duplicates=%zu "
            "rejected=%zu detail=\"%s\"",
-           status, t == CT_JSON ? "json" : t == CT_OTHER ? "-" : "protobuf",
-           !r ? "-" : otlp_request_version(r) == OTLP_V1EXPERIMENTAL ? "v1experimental"
-                                                                     : "v1development",
-           list.n, stored, dups, rejected, msg);
-  spaa_buf_free(&out);
-  spaa_conv_list_free(&list);
-  otlp_request_free(r);
+           x->resp->status, st->t == CT_JSON ? "json" : st->t == CT_OTHER ? "-" : "protobuf",
+           version, x->list.n, x->stored, x->dups, x->rejected, st->msg);
+  otlp_request_free(st->r);
+  free(st);
+  x->state = NULL;
 }
+
+const struct spaa_dialect spaa_dialect_otlp = {
+    .name = "otlp",
+    .parse = otlp_parse,
+    .accept = otlp_accept,
+    .answer = otlp_answer,
+    .fail = otlp_fail,
+    .done = otlp_done,
+};

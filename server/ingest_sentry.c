@@ -1,61 +1,16 @@
-/* The Sentry envelope endpoint (see sentry.h): credentials, envelope, profiles -> store,
- * answers shaped as Relay's, and the outcome counters. */
+/* The Sentry dialect (see ingest_sentry.h): credentials and the envelope into conversion
+ * options, answers and errors shaped as Relay's. Storing and counting: the ingest flow. */
 #include "server/ingest_sentry.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "server/ingest.h"
+#include "sentry/sentry.h"
 #include "server/log.h"
 
 #define SENTRY_MAX_VERSION 7  /* newest protocol version understood */
 #define SENTRY_MAX_PROJECT 20 /* digits of a project id */
-
-/* ---- counters ------------------------------------------------------------------------ */
-
-static struct spaa_sentry_counters counters; /* updated with __atomic builtins only */
-_Static_assert(sizeof(struct spaa_sentry_counters) % sizeof(uint64_t) == 0,
-               "the counters are read as an array of uint64_t");
-
-static void bump(uint64_t *c) { __atomic_fetch_add(c, 1, __ATOMIC_RELAXED); }
-
-void spaa_sentry_counters_read(struct spaa_sentry_counters *out)
-{
-  const uint64_t *src = (const uint64_t *)&counters;
-  uint64_t *dst = (uint64_t *)out;
-  size_t i;
-  for (i = 0; i < sizeof(counters) / sizeof(uint64_t); i++)
-    dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
-}
-
-static void count_status(int status)
-{
-  if (status == 200)
-    bump(&counters.accepted);
-  else if (status == 401)
-    bump(&counters.unauthorized);
-  else if (status == 403)
-    bump(&counters.forbidden);
-  else if (status == 413)
-    bump(&counters.too_large);
-  else if (status == 503)
-    bump(&counters.busy);
-  else if (status >= 500)
-    bump(&counters.failed);
-  else
-    bump(&counters.bad_request);
-}
-
-static void count_rejected(const char *reason)
-{
-  size_t i;
-  for (i = 0; i < SENTRY_N_REASONS; i++)
-    if (strcmp(sentry_reason_at(i), reason) == 0) {
-      bump(&counters.profiles_rejected[i]);
-      return;
-    }
-  bump(&counters.profiles_rejected_other);
-}
 
 /* ---- errors in Relay's shape ---------------------------------------------------------- */
 
@@ -99,7 +54,7 @@ static const char *summary_of(int code)
   }
 }
 
-/* Answer `code` as Relay would: {"detail":SUMMARY,"causes":[cause]}; log and count it. */
+/* Answer `code` as Relay would: {"detail":SUMMARY,"causes":[cause]}; log it. */
 static void sentry_fail(const struct spaa_req *req, struct spaa_resp *resp, int code,
                         const char *cause)
 {
@@ -115,16 +70,16 @@ static void sentry_fail(const struct spaa_req *req, struct spaa_resp *resp, int 
   spaa_resp_json(resp, status, o);
   if (status == 503)
     spaa_resp_header(resp, "Retry-After", "1");
-  count_status(status);
   spaa_log(status >= 500 ? SPAA_LOG_WARN : SPAA_LOG_INFO, "sentry envelope refused",
            "project=%s status=%d code=%s detail=\"%s\"", project ? project : "-", status,
            spaa_err_name(code), cause ? cause : "");
 }
 
-void spaa_sentry_on_error(const struct spaa_req *req, struct spaa_resp *resp, int code,
-                          const char *detail)
+static void sentry_on_fail(struct spaa_ingest *x, enum spaa_ingest_stage stage, int code,
+                           const char *detail)
 {
-  sentry_fail(req, resp, code, detail);
+  (void)stage;
+  sentry_fail(x->req, x->resp, code, detail);
 }
 
 /* ---- credentials ------------------------------------------------------------------------ */
@@ -229,158 +184,132 @@ static int key_allowed(const struct spaa_config *cfg, const char *project, const
 
 /* ---- the endpoint ----------------------------------------------------------------------- */
 
-/* Store the converted profile (or report why it was dropped) and add its entry to `list`.
- * 0, or a negative code with err filled when the store failed (the request then fails). */
-static int one_profile(const struct spaa_req *req, const struct sentry_envelope *env,
-                       struct spaa_converted *c, const char *project, json_t *list,
-                       struct spaa_err *err)
+/* The project id of the path: 0, or SPAA_E_NOT_FOUND when it is not a number. */
+static int check_project(const char *project, struct spaa_err *err)
 {
+  if (!project || !project[0] || strspn(project, "0123456789") != strlen(project) ||
+      strlen(project) > SENTRY_MAX_PROJECT)
+    return spaa_err_set(err, SPAA_E_NOT_FOUND, 0, 0, "the project id in the path must be a number");
+  return 0;
+}
+
+/* Credentials from the request, checked before the body is looked at: 0 with *n the places
+ * that held them (0 or 1, c filled when 1), or an error. */
+static int check_request_creds(const struct spaa_req *req, const char *project, struct creds *c,
+                               int *n, struct spaa_err *err)
+{
+  char places[96];
+  *n = find_creds(req, c, places, sizeof(places), err);
+  if (*n < 0)
+    return *n;
+  if (*n > 1)
+    return spaa_err_set(err, SPAA_E_UNAUTHORIZED, 0, 0, "credentials in more than one place "
+                        "(%s): send them once", places);
+  if (*n == 1 && c->a.version > SENTRY_MAX_VERSION)
+    return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "sentry_version %d is not supported "
+                        "(at most %d)", c->a.version, SENTRY_MAX_VERSION);
+  if (*n == 1 && !key_allowed(req->app->cfg, project, c->a.key))
+    return spaa_err_set(err, SPAA_E_FORBIDDEN, 0, 0, "the key from the %s is not configured "
+                        "for project %s", c->where, project);
+  return 0;
+}
+
+/* The envelope's dsn: the credentials of last resort, and never in conflict with the
+ * request's (n of them, in c). */
+static int check_dsn(const struct spaa_config *cfg, const struct sentry_envelope *env,
+                     const char *project, const struct creds *c, int n, struct spaa_err *err)
+{
+  if (env->has_dsn && strcmp(env->dsn.project_id, project) != 0)
+    return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "the envelope's dsn names project %s, "
+                        "the request project %s", env->dsn.project_id, project);
+  if (n == 1 && env->has_dsn && strcmp(env->dsn.public_key, c->a.key) != 0)
+    return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "the envelope's dsn has another key "
+                        "than the %s", c->where);
+  if (n == 0 && !env->has_dsn)
+    return spaa_err_set(err, SPAA_E_UNAUTHORIZED, 0, 0, "no credentials: send X-Sentry-Auth, "
+                        "sentry_key in the query string, or a dsn in the envelope header");
+  if (n == 0 && !key_allowed(cfg, project, env->dsn.public_key))
+    return spaa_err_set(err, SPAA_E_FORBIDDEN, 0, 0, "the key from the dsn is not configured "
+                        "for project %s", project);
+  return 0;
+}
+
+/* parse: project, credentials, envelope; the parsed envelope goes to the converter. */
+static int sentry_parse(struct spaa_ingest *x, struct spaa_err *err)
+{
+  const char *project = spaa_req_param(x->req, "project_id");
+  struct sentry_envelope *env;
+  struct creds c;
+  int n, rc;
+  memset(&c, 0, sizeof(c));
+  if ((rc = check_project(project, err)) ||
+      (rc = check_request_creds(x->req, project, &c, &n, err)))
+    return rc;
+  if (x->body_len == 0)
+    return spaa_err_set(err, SPAA_E_BAD_ENVELOPE, 0, 0, "the request body is empty");
+  if (!(env = calloc(1, sizeof(*env))))
+    return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
+  x->state = env;
+  if ((rc = sentry_envelope_parse(x->body, x->body_len, env, err)) ||
+      (rc = check_dsn(x->req->app->cfg, env, project, &c, n, err)))
+    return rc;
+  x->opts.service = project;
+  x->opts.sentry_env = env;
+  return 0;
+}
+
+/* The answer's entry for converted entry i: stored (maybe already), or dropped and why. */
+static json_t *profile_entry(const struct spaa_ingest *x, size_t i, const char *project)
+{
+  const struct spaa_converted *c = &x->list.v[i];
   json_t *e = json_object();
-  int rc = 0;
-  json_array_append_new(list, e);
-  if (!c->profile) {
+  if (x->rcs[i] == SPAA_INGEST_REJECTED) {
     json_t *d = json_string(c->err.msg);
     json_object_set_new(e, "id", c->id[0] ? json_string(c->id) : json_null());
     json_object_set_new(e, "stored", json_false());
     json_object_set_new(e, "reason", json_string(c->reason[0] ? c->reason : "invalid"));
     json_object_set_new(e, "detail", d ? d : json_string("(not valid UTF-8)"));
-    count_rejected(c->reason);
     spaa_log(SPAA_LOG_INFO, "sentry profile dropped",
              "project=%s id=%s reason=%s detail=\"%s\"", project, c->id[0] ? c->id : "-",
              c->reason, c->err.msg);
   } else {
-    struct spaa_ingest_info info;
-    long k = sentry_envelope_find(env, SENTRY_ITEM_PROFILE);
-    char id[64];
-    if (k < 0)
-      k = sentry_envelope_find(env, SENTRY_ITEM_CHUNK);
-    memset(&info, 0, sizeof(info));
-    info.source = "sentry";
-    info.service = project;
-    if (k >= 0) { /* keep the item payload as it came, for a later converter */
-      info.original = env->items[k].payload;
-      info.original_len = env->items[k].payload_len;
-    }
-    rc = spaa_ingest_store(req, c, &info, id, err);
-    if (rc < 0)
-      return rc;
-    json_object_set_new(e, "id", json_string(id));
+    json_object_set_new(e, "id", json_string(x->ids[i]));
     json_object_set_new(e, "stored", json_true());
-    if (rc == 1)
+    if (x->rcs[i] == 1)
       json_object_set_new(e, "duplicate", json_true());
-    bump(rc == 1 ? &counters.profiles_duplicate : &counters.profiles_stored);
-    rc = 0;
   }
-  return rc;
+  return e;
 }
 
-void spaa_sentry_envelope(const struct spaa_req *req, struct spaa_resp *resp)
+/* answer: 200 {"id":EVENT_ID,"profiles":[...]}, as Relay with the outcome of each profile. */
+static void sentry_answer(struct spaa_ingest *x)
 {
-  const struct spaa_config *cfg = req->app->cfg;
-  const char *project = spaa_req_param(req, "project_id");
-  struct sentry_envelope env;
-  struct spaa_conv_list list;
-  struct spaa_convert_opts o;
-  struct spaa_err err;
-  struct creds c;
-  char places[96];
-  json_t *ans = NULL, *profiles = NULL;
+  const struct sentry_envelope *env = x->state;
+  const char *project = spaa_req_param(x->req, "project_id");
+  json_t *ans = json_object(), *profiles = NULL;
   size_t i;
-  int n, rc;
-  memset(&env, 0, sizeof(env));
-  memset(&list, 0, sizeof(list));
-  memset(&c, 0, sizeof(c));
-  spaa_err_clear(&err);
-  if (!project || !project[0] || strspn(project, "0123456789") != strlen(project) ||
-      strlen(project) > SENTRY_MAX_PROJECT) {
-    sentry_fail(req, resp, SPAA_E_NOT_FOUND, "the project id in the path must be a number");
-    return;
-  }
-  /* credentials from the request, checked before the body is looked at */
-  n = find_creds(req, &c, places, sizeof(places), &err);
-  if (n < 0) {
-    sentry_fail(req, resp, n, err.msg);
-    return;
-  }
-  if (n > 1) {
-    char m[160];
-    snprintf(m, sizeof(m), "credentials in more than one place (%s): send them once", places);
-    sentry_fail(req, resp, SPAA_E_UNAUTHORIZED, m);
-    return;
-  }
-  if (n == 1 && c.a.version > SENTRY_MAX_VERSION) {
-    char m[128];
-    snprintf(m, sizeof(m), "sentry_version %d is not supported (at most %d)", c.a.version,
-             SENTRY_MAX_VERSION);
-    sentry_fail(req, resp, SPAA_E_BAD_REQUEST, m);
-    return;
-  }
-  if (n == 1 && !key_allowed(cfg, project, c.a.key)) {
-    char m[160];
-    snprintf(m, sizeof(m), "the key from the %s is not configured for project %s", c.where,
-             project);
-    sentry_fail(req, resp, SPAA_E_FORBIDDEN, m);
-    return;
-  }
-  if (req->body_len == 0) {
-    sentry_fail(req, resp, SPAA_E_BAD_ENVELOPE, "the request body is empty");
-    return;
-  }
-  if ((rc = sentry_envelope_parse(req->body, req->body_len, &env, &err))) {
-    sentry_fail(req, resp, rc, err.msg);
-    goto out;
-  }
-  /* the envelope's dsn: the credentials of last resort, and never in conflict */
-  if (env.has_dsn && strcmp(env.dsn.project_id, project) != 0) {
-    char m[160];
-    snprintf(m, sizeof(m), "the envelope's dsn names project %s, the request project %s",
-             env.dsn.project_id, project);
-    sentry_fail(req, resp, SPAA_E_BAD_REQUEST, m);
-    goto out;
-  }
-  if (n == 1 && env.has_dsn && strcmp(env.dsn.public_key, c.a.key) != 0) {
-    char m[160];
-    snprintf(m, sizeof(m), "the envelope's dsn has another key than the %s", c.where);
-    sentry_fail(req, resp, SPAA_E_BAD_REQUEST, m);
-    goto out;
-  }
-  if (n == 0) {
-    if (!env.has_dsn) {
-      sentry_fail(req, resp, SPAA_E_UNAUTHORIZED,
-                  "no credentials: send X-Sentry-Auth, sentry_key in the query string, or a "
-                  "dsn in the envelope header");
-      goto out;
-    }
-    if (!key_allowed(cfg, project, env.dsn.public_key)) {
-      char m[160];
-      snprintf(m, sizeof(m), "the key from the dsn is not configured for project %s", project);
-      sentry_fail(req, resp, SPAA_E_FORBIDDEN, m);
-      goto out;
-    }
-  }
-  memset(&o, 0, sizeof(o));
-  o.service = project;
-  if ((rc = sentry_envelope_convert(&env, &o, &list, &err))) {
-    sentry_fail(req, resp, rc, err.msg);
-    goto out;
-  }
-  ans = json_object();
-  if (env.event_id[0])
-    json_object_set_new(ans, "id", json_string(env.event_id));
-  if (list.n)
+  if (env->event_id[0])
+    json_object_set_new(ans, "id", json_string(env->event_id));
+  if (x->list.n)
     json_object_set_new(ans, "profiles", profiles = json_array());
-  for (i = 0; i < list.n; i++)
-    if ((rc = one_profile(req, &env, &list.v[i], project, profiles, &err))) {
-      sentry_fail(req, resp, rc, err.msg);
-      goto out;
-    }
-  count_status(200);
+  for (i = 0; i < x->list.n; i++)
+    json_array_append_new(profiles, profile_entry(x, i, project));
   spaa_log(SPAA_LOG_INFO, "sentry envelope", "project=%s event_id=%s items=%zu profiles=%zu",
-           project, env.event_id[0] ? env.event_id : "-", env.n_items, list.n);
-  spaa_resp_json(resp, 200, ans);
-  ans = NULL;
-out:
-  json_decref(ans);
-  spaa_conv_list_free(&list);
-  sentry_envelope_free(&env);
+           project, env->event_id[0] ? env->event_id : "-", env->n_items, x->list.n);
+  spaa_resp_json(x->resp, 200, ans);
 }
+
+static void sentry_done(struct spaa_ingest *x)
+{
+  sentry_envelope_free(x->state);
+  free(x->state);
+  x->state = NULL;
+}
+
+const struct spaa_dialect spaa_dialect_sentry = {
+    .name = "sentry",
+    .parse = sentry_parse,
+    .answer = sentry_answer,
+    .fail = sentry_on_fail,
+    .done = sentry_done,
+};

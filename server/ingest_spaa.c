@@ -1,78 +1,59 @@
-/* Direct SPAA upload (see ingest_spaa.h): convert with the "spaa" converter, store, answer. */
+/* Direct SPAA upload (see ingest_spaa.h): service and labels from the request; the flow
+ * converts with the "spaa" converter and stores; the answer names the ids. */
 #include "server/ingest_spaa.h"
 
-#include <stdio.h>
 #include <string.h>
 
-#include "codecs/registry.h"
-#include "server/ingest.h"
-#include "server/log.h"
 #include "server/api.h"
-#include "storage/storage.h"
 
-void spaa_ingest_spaa(const struct spaa_req *req, struct spaa_resp *resp)
+static int spaa_parse(struct spaa_ingest *x, struct spaa_err *err)
 {
-  struct spaa_conv_list list;
-  struct spaa_convert_opts o;
-  struct spaa_err err;
-  struct spaa_ingest_info info;
-  spaa_convert_fn fn = spaa_converter("spaa");
-  json_t *req_labels = NULL, *ids = NULL;
-  const char *service;
-  size_t i;
-  int rc;
-  memset(&list, 0, sizeof(list));
-  memset(&o, 0, sizeof(o));
-  memset(&info, 0, sizeof(info));
-  spaa_err_clear(&err);
-  service = spaa_req_query(req, "service");
+  const char *service = spaa_req_query(x->req, "service");
   if (!service || !service[0])
-    service = spaa_req_header(req, "X-Service-Name");
-  o.service = service && service[0] ? service : NULL;
-  if ((rc = spaa_query_labels(req, &req_labels, &err))) {
-    spaa_resp_err(resp, &err);
-    return;
-  }
-  if (!fn) {
-    spaa_resp_error(resp, SPAA_E_INTERNAL, "no SPAA converter is built in");
-    goto out;
-  }
-  if ((rc = fn(req->body, req->body_len, &o, &list, &err))) {
-    spaa_resp_err(resp, &err);
-    goto out;
-  }
-  if (list.n == 0) {
-    spaa_resp_error(resp, SPAA_E_INVALID, "the body holds no profile");
-    goto out;
-  }
-  ids = json_array();
-  info.source = "spaa";
-  info.service = o.service;
-  info.labels = req_labels;
-  for (i = 0; i < list.n; i++) {
-    struct spaa_converted *c = &list.v[i];
-    char id[64];
-    if (!c->profile) {
-      spaa_resp_error(resp, c->err.code ? c->err.code : SPAA_E_INVALID, "profile %zu: %s", i,
-                      c->err.msg[0] ? c->err.msg : c->reason);
-      goto out;
-    }
-    rc = spaa_ingest_store(req, c, &info, id, &err);
-    if (rc < 0) {
-      spaa_resp_err(resp, &err);
-      goto out;
-    }
-    json_array_append_new(ids, json_string(id));
-  }
-  {
-    json_t *o_ans = json_object();
-    json_object_set(o_ans, "id", json_array_get(ids, 0));
-    if (json_array_size(ids) > 1)
-      json_object_set(o_ans, "ids", ids);
-    spaa_resp_json(resp, 200, o_ans);
-  }
-out:
-  json_decref(ids);
-  json_decref(req_labels);
-  spaa_conv_list_free(&list);
+    service = spaa_req_header(x->req, "X-Service-Name");
+  x->opts.service = service && service[0] ? service : NULL;
+  return spaa_query_labels(x->req, &x->labels, err);
 }
+
+/* accept: a body with no profile, or one that did not convert, is refused whole. */
+static int spaa_accept(struct spaa_ingest *x, struct spaa_err *err)
+{
+  size_t i;
+  if (x->list.n == 0)
+    return spaa_err_set(err, SPAA_E_INVALID, 0, 0, "the body holds no profile");
+  for (i = 0; i < x->list.n; i++) {
+    const struct spaa_converted *c = &x->list.v[i];
+    if (!c->profile)
+      return spaa_err_set(err, c->err.code ? c->err.code : SPAA_E_INVALID, 0, 0,
+                          "profile %zu: %s", i, c->err.msg[0] ? c->err.msg : c->reason);
+  }
+  return 0;
+}
+
+static void spaa_answer(struct spaa_ingest *x)
+{
+  json_t *ans = json_object(), *ids = json_array();
+  size_t i;
+  for (i = 0; i < x->list.n; i++)
+    json_array_append_new(ids, json_string(x->ids[i]));
+  json_object_set(ans, "id", json_array_get(ids, 0));
+  if (json_array_size(ids) > 1)
+    json_object_set(ans, "ids", ids);
+  json_decref(ids);
+  spaa_resp_json(x->resp, 200, ans);
+}
+
+static void spaa_fail(struct spaa_ingest *x, enum spaa_ingest_stage stage, int code,
+                      const char *detail)
+{
+  (void)stage;
+  spaa_resp_error(x->resp, code, "%s", detail && detail[0] ? detail : spaa_err_default(code));
+}
+
+const struct spaa_dialect spaa_dialect_spaa = {
+    .name = "spaa",
+    .parse = spaa_parse,
+    .accept = spaa_accept,
+    .answer = spaa_answer,
+    .fail = spaa_fail,
+};

@@ -4,8 +4,11 @@
 #ifndef SPAA_SERVER_INGEST_SPAA_H
 #define SPAA_SERVER_INGEST_SPAA_H
 
-#include "server/http.h"
+#include "server/ingest.h"
 
-void spaa_ingest_spaa(const struct spaa_req *req, struct spaa_resp *resp);
+/* The dialect of that route (format "spaa"): errors as JSON {"error","detail"}; every
+ * profile of the body must convert (else 422 naming it, nothing stored); the answer lists
+ * the ids ({"id":first} plus "ids":[...] when there are several). */
+extern const struct spaa_dialect spaa_dialect_spaa;
 
 #endif

@@ -1,14 +1,21 @@
 /* The routing table (see http.h for what a row holds). To add an endpoint, add one row;
  * fields left out take the defaults: no auth, body decoded by the core, config caps,
- * JSON errors. */
+ * JSON errors. Ingest routes all run spaa_ingest (ingest.h) with their format (the
+ * converter's name) and dialect; spaa_ingest_on_error answers the core's refusals in the
+ * dialect and counts them. */
 #include "server/routes.h"
 
-#include "server/ingest_spaa.h"
-#include "server/ops.h"
+#include "server/api.h"
+#include "server/ingest.h"
 #include "server/ingest_otlp.h"
 #include "server/ingest_pprof.h"
-#include "server/api.h"
 #include "server/ingest_sentry.h"
+#include "server/ingest_spaa.h"
+#include "server/ops.h"
+
+/* the columns every ingest row shares */
+#define INGEST(fmt, d) .fn = spaa_ingest, .on_error = spaa_ingest_on_error, .format = fmt, \
+                       .dialect = &d
 
 const struct spaa_route spaa_routes[] = {
     /* ops */
@@ -19,19 +26,20 @@ const struct spaa_route spaa_routes[] = {
     {"GET", "/api/v1/profiles/{id}", spaa_query_meta, .auth = SPAA_AUTH_READ},
     {"GET", "/api/v1/profiles/{id}/spaa", spaa_query_spaa, .auth = SPAA_AUTH_READ},
     /* ingest (ingest token) */
-    {"POST", "/api/v1/spaa", spaa_ingest_spaa, .auth = SPAA_AUTH_INGEST},
+    {"POST", "/api/v1/spaa", INGEST("spaa", spaa_dialect_spaa), .auth = SPAA_AUTH_INGEST},
     /* Sentry (its own credentials: X-Sentry-Auth, query string or dsn; Relay-shaped errors) */
-    {"POST", "/api/{project_id}/envelope", spaa_sentry_envelope,
-     .on_error = spaa_sentry_on_error},
+    {"POST", "/api/{project_id}/envelope", INGEST("sentry", spaa_dialect_sentry),
+     .auth = SPAA_AUTH_NONE},
     /* pprof: Pyroscope's push API and the Collector pprof receiver (ingest token) */
-    {"POST", "/ingest", spaa_pprof_ingest, .auth = SPAA_AUTH_INGEST},
-    {"POST", "/pyroscope/ingest", spaa_pprof_ingest, .auth = SPAA_AUTH_INGEST},
-    {"POST", "/v1/pprof", spaa_pprof_collector, .auth = SPAA_AUTH_INGEST},
+    {"POST", "/ingest", INGEST("pprof", spaa_dialect_pyroscope), .auth = SPAA_AUTH_INGEST},
+    {"POST", "/pyroscope/ingest", INGEST("pprof", spaa_dialect_pyroscope),
+     .auth = SPAA_AUTH_INGEST},
+    {"POST", "/v1/pprof", INGEST("pprof", spaa_dialect_collector), .auth = SPAA_AUTH_INGEST},
     /* OTLP/HTTP profiles (ingest token; google.rpc.Status errors; 64 MiB caps) */
-    {"POST", "/v1development/profiles", spaa_otlp_export, .auth = SPAA_AUTH_INGEST,
-     .max_body = SPAA_OTLP_MAX_BODY, .max_decoded = SPAA_OTLP_MAX_BODY, .on_error = spaa_otlp_error},
-    {"POST", "/v1experimental/profiles", spaa_otlp_export, .auth = SPAA_AUTH_INGEST,
-     .max_body = SPAA_OTLP_MAX_BODY, .max_decoded = SPAA_OTLP_MAX_BODY, .on_error = spaa_otlp_error},
+    {"POST", "/v1development/profiles", INGEST("otlp", spaa_dialect_otlp),
+     .auth = SPAA_AUTH_INGEST, .max_body = SPAA_OTLP_MAX_BODY, .max_decoded = SPAA_OTLP_MAX_BODY},
+    {"POST", "/v1experimental/profiles", INGEST("otlp", spaa_dialect_otlp),
+     .auth = SPAA_AUTH_INGEST, .max_body = SPAA_OTLP_MAX_BODY, .max_decoded = SPAA_OTLP_MAX_BODY},
 };
 
 const size_t spaa_n_routes = sizeof(spaa_routes) / sizeof(spaa_routes[0]);

@@ -171,8 +171,10 @@ int spaa_convert_otlp(const uint8_t *buf, size_t len, const struct spaa_convert_
                       struct spaa_conv_list *out, struct spaa_err *err)
 {
   struct otlp_request *r;
-  int rc = otlp_decode(buf, len, &r, err);
-  if (rc)
+  int rc;
+  if (o && o->otlp_req)
+    return otlp_convert(o->otlp_req, o, out, err);
+  if ((rc = otlp_decode(buf, len, &r, err)))
     return rc;
   rc = otlp_convert(r, o, out, err);
   otlp_request_free(r);

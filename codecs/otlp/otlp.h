@@ -57,8 +57,10 @@ struct otlp_origin {
 int otlp_request_origin(const struct otlp_request *r, size_t k, struct otlp_origin *o);
 
 /* Validate and convert: appends exactly otlp_request_count(r) entries to `out`, in request
- * order. A profile that fails validation gets profile == NULL, a machine `reason` and an
- * err.msg naming "profile P of scope S of resource R" and the fault; the others convert.
+ * order; with o->keep_original a converted entry's original is its original_payload
+ * (borrowed from r), when it has one. A profile that fails validation gets profile == NULL,
+ * a machine `reason` and an err.msg naming "profile P of scope S of resource R" and the
+ * fault; the others convert.
  * Converted entries carry id (32 hex of profile_id, "" when absent), service, start_ns /
  * end_ns, labels (resource attributes as strings) and attrs (scope, origin, warnings such as
  * timestamps outside the profile window). Returns 0, SPAA_E_INVALID when the shared
@@ -84,8 +86,10 @@ int otlp_encode_response(int json, int64_t rejected, const char *message, struct
 int otlp_encode_status(int json, int32_t code, const char *message, struct spaa_buf *out,
                        struct spaa_err *err);
 
-/* The converter entry point (convert.h): otlp_decode + otlp_convert. Original payloads are
- * not copied; use the otlp_* functions above to reach them. */
+/* The converter entry point (convert.h): otlp_decode + otlp_convert; with o->otlp_req (the
+ * request the caller already decoded from buf) only otlp_convert of it, buf is not read.
+ * Original payloads are not copied: with o->keep_original an entry's original points into
+ * the request, which lives only during this call unless it was given as o->otlp_req. */
 int spaa_convert_otlp(const uint8_t *buf, size_t len, const struct spaa_convert_opts *o,
                       struct spaa_conv_list *out, struct spaa_err *err);
 

@@ -1113,7 +1113,6 @@ int otlp_convert(const struct otlp_request *r, const struct spaa_convert_opts *o
   const OT_Dict *open_dict = NULL;
   size_t i, first = out->n;
   int rc = 0, have = 0;
-  (void)o;
   memset(&x, 0, sizeof(x));
   memset(&c, 0, sizeof(c));
   for (i = 0; i < r->n_units; i++) {
@@ -1153,6 +1152,10 @@ int otlp_convert(const struct otlp_request *r, const struct spaa_convert_opts *o
       goto nomem;
     if ((rc = convert_unit(&c, r, u, e)))
       goto nomem;
+    if (o && o->keep_original && e->profile && u->origin.payload) {
+      e->original = u->origin.payload;
+      e->original_len = u->origin.payload_len;
+    }
   }
   goto done;
 nomem:

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "spaa/convert.h"
 #include "base/err.h"
 #include "spaa/spaa.h"
@@ -50,9 +52,91 @@ void spaa_pprof_free(struct spaa_pprof *d);
 int spaa_pprof_to_spaa(const struct spaa_pprof *d, struct spaa_profile **out, int64_t *start_ns,
                        int64_t *end_ns, struct spaa_err *err);
 
-/* The converter (spaa_convert_fn): decode, validate, convert; one entry appended to `out`
- * with service = o->service (copied) when given. Errors as spaa_pprof_decode and
- * spaa_pprof_to_spaa; nothing is appended on error. */
+/* ---- Pyroscope metadata (pprof_pyroscope.c) ------------------------------------------ */
+
+#define SPAA_PPROF_MAX_NAME 1024               /* bytes of an application name */
+#define SPAA_PPROF_MAX_LABELS 32               /* labels in an application name */
+#define SPAA_PPROF_MAX_LABEL_VALUE 256         /* bytes of one label key or value */
+#define SPAA_PPROF_MAX_STC (64u * 1024)        /* bytes of a sample_type_config */
+#define SPAA_PPROF_MAX_SAMPLE_RATE 1000000000LL /* Hz */
+
+/* A parsed Pyroscope application name, `app.cpu{env=staging,region=x}`. */
+struct spaa_pprof_name {
+  char service[SPAA_PPROF_MAX_NAME]; /* the part before '{', the type suffix taken off */
+  char app[SPAA_PPROF_MAX_NAME];     /* the part before '{' as sent ("app.cpu") */
+  const char *type;                  /* the known profile type suffix ("cpu"), or NULL */
+  json_t *labels;                    /* owned object key -> value, or NULL when none */
+};
+
+/* Parse `name` into out (labels owned by out: spaa_pprof_name_clear). The application part
+ * is 1+ characters of [A-Za-z0-9_.-]; labels are `key=value` separated by ',' inside one
+ * pair of braces at the end, keys of [A-Za-z0-9_.] (the reserved `__name__` refused), values
+ * 1+ bytes of valid UTF-8 without ',', '{', '}', '=' or control characters; a key at most
+ * once. The type suffix is the text after the last '.' when it is a known pprof/Pyroscope
+ * type (cpu, wall, alloc_objects, inuse_space, ...) and something precedes it.
+ * 0, or SPAA_E_BAD_REQUEST with err saying what is wrong and at which byte (NULL or "":
+ * "the query parameter 'name' is required"); SPAA_E_NOMEM. */
+int spaa_pprof_parse_name(const char *name, struct spaa_pprof_name *out, struct spaa_err *err);
+/* Free the labels; NULL-safe, idempotent. */
+void spaa_pprof_name_clear(struct spaa_pprof_name *n);
+
+/* Parse a Pyroscope time: "now" (-> now_ns), or unix time as decimal digits, read by
+ * magnitude: below 1e11 seconds, below 1e14 milliseconds, below 1e17 microseconds, else
+ * nanoseconds. 0 with *ns set, or -1 (empty, a sign, a non-digit, a time past int64 ns). */
+int spaa_pprof_parse_time(const char *s, int64_t now_ns, int64_t *ns);
+
+/* What a Pyroscope push says of a pprof besides its bytes (the /ingest query and multipart
+ * fields; the same as `spaa-relay convert --from pprof` flags), applied by
+ * spaa_convert_pprof when passed as spaa_convert_opts.pprof. Start zeroed, fill with the
+ * setters below (each parses one parameter as Pyroscope's /ingest reads it), release with
+ * spaa_pprof_opts_clear. What was not set is not applied. */
+struct spaa_pprof_opts {
+  char *name_raw;               /* the application name as given (malloc'd), or NULL */
+  struct spaa_pprof_name name;  /* name_raw parsed (valid when name_raw != NULL) */
+  int has_range;                /* 1 once spaa_pprof_opts_range succeeded */
+  int64_t from_ns, until_ns;    /* the sender's time range, unix ns (with has_range) */
+  int64_t sample_rate;          /* sampling frequency, Hz; 0 when not given */
+  json_t *sample_type_config;   /* sample type -> config object (owned), or NULL */
+};
+
+/* Set the application name (`app.cpu{env=prod}`): parsed by spaa_pprof_parse_name, same
+ * errors (NULL or "" is refused: a push names its application). */
+int spaa_pprof_opts_name(struct spaa_pprof_opts *o, const char *name, struct spaa_err *err);
+/* Set the time range from Pyroscope's `from` and `until` (spaa_pprof_parse_time; NULL or ""
+ * = not given): a missing from is until, else now_ns; a missing until is the later of from
+ * and now_ns. 0, or SPAA_E_BAD_REQUEST ("bad from '...'", "bad until '...'", until before
+ * from). */
+int spaa_pprof_opts_range(struct spaa_pprof_opts *o, const char *from, const char *until,
+                          int64_t now_ns, struct spaa_err *err);
+/* Set the sampling frequency from `sampleRate` (decimal digits, 1 to
+ * SPAA_PPROF_MAX_SAMPLE_RATE Hz; NULL or "" = not given). 0, or SPAA_E_BAD_REQUEST. */
+int spaa_pprof_opts_sample_rate(struct spaa_pprof_opts *o, const char *hz,
+                                struct spaa_err *err);
+/* Set sample_type_config from `len` bytes of JSON: an object of sample type -> object whose
+ * "units", "display-name", "aggregation" are strings and "cumulative", "sampled" booleans
+ * (other keys ignored). 0, SPAA_E_TOO_LARGE over SPAA_PPROF_MAX_STC bytes,
+ * SPAA_E_BAD_REQUEST (not JSON, not such an object; err says where), SPAA_E_NOMEM. */
+int spaa_pprof_opts_stc(struct spaa_pprof_opts *o, const uint8_t *json, size_t len,
+                        struct spaa_err *err);
+/* Release what the setters allocated and zero *o; NULL-safe, idempotent. */
+void spaa_pprof_opts_clear(struct spaa_pprof_opts *o);
+
+/* ---- the converter ------------------------------------------------------------------- */
+
+/* The converter (spaa_convert_fn): decode, validate, convert; one entry appended to `out`.
+ * Its attrs hold pprof_gzip; service is o->service (copied) when given. With o->pprof
+ * (spaa_pprof_opts) the Pyroscope metadata is applied too:
+ *   - service, when o->service is NULL: the name's service (type suffix taken off);
+ *   - labels: the name's labels, plus `__name__` = its type suffix when it has one;
+ *   - attrs: pyroscope_name, profile_type, from_ns, until_ns, sample_rate,
+ *     sample_type_config, for what was set;
+ *   - events: each sample_type_config entry onto the event of that name as
+ *     x_pyroscope_display_name, _units, _aggregation, _cumulative, _sampled; the sample
+ *     rate as sampling frequency of the timer events that have no period of their own;
+ *   - time range: from/until, when the pprof carries no time of its own (start_ns/end_ns
+ *     and the header's time_range, in nanoseconds).
+ * With o->keep_original the entry's original is buf. Errors as spaa_pprof_decode and
+ * spaa_pprof_to_spaa, or SPAA_E_NOMEM; nothing is appended on error. */
 int spaa_convert_pprof(const uint8_t *buf, size_t len, const struct spaa_convert_opts *o,
                        struct spaa_conv_list *out, struct spaa_err *err);
 

@@ -688,38 +688,55 @@ int spaa_pprof_to_spaa(const struct spaa_pprof *d, struct spaa_profile **out, in
   return rc;
 }
 
+/* What the converter adds to a converted profile besides the model: service, attrs,
+ * Pyroscope metadata, the original. 0 or a negative code with err filled. */
+static int add_meta(struct spaa_converted *c, const uint8_t *buf, size_t len,
+                    const struct spaa_convert_opts *o, struct spaa_err *err)
+{
+  if ((o && o->service && !(c->service = strdup(o->service))) || !(c->attrs = json_object()))
+    return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
+  if (o && o->pprof) {
+    int rc = spaa_pprof__pyroscope_apply(o->pprof, c, err);
+    if (rc)
+      return rc;
+  }
+  if (jset(c->attrs, "pprof_gzip", json_boolean(spaa_pprof_is_gzip(buf, len))))
+    return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
+  if (o && o->keep_original) {
+    c->original = buf;
+    c->original_len = len;
+  }
+  return 0;
+}
+
 int spaa_convert_pprof(const uint8_t *buf, size_t len, const struct spaa_convert_opts *o,
                        struct spaa_conv_list *out, struct spaa_err *err)
 {
   struct spaa_pprof *d = NULL;
-  struct spaa_profile *p = NULL;
-  struct spaa_converted *cv;
-  int64_t st = 0, en = 0;
-  char *service = NULL;
+  struct spaa_converted c, *slot;
   int rc;
 
+  memset(&c, 0, sizeof(c));
   /* the decoded message is freed before spaa_normalize, which needs as much memory again:
    * the model holds copies of every string it uses, nothing points into the arena */
   if ((rc = spaa_pprof_decode(buf, len, &d, err)) ||
-      (rc = spaa_pprof__build(d, &p, &st, &en, err)))
+      (rc = spaa_pprof__build(d, &c.profile, &c.start_ns, &c.end_ns, err)))
     goto out;
   spaa_pprof_free(d);
   d = NULL;
-  if ((rc = spaa_normalize(p, err)))
+  if ((rc = spaa_normalize(c.profile, err)) || (rc = add_meta(&c, buf, len, o, err)))
     goto out;
-  if ((o && o->service && !(service = strdup(o->service))) || !(cv = spaa_conv_add(out))) {
+  if (!(slot = spaa_conv_add(out))) {
     rc = spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
     goto out;
   }
-  cv->profile = p;
-  cv->service = service;
-  cv->start_ns = st;
-  cv->end_ns = en;
-  p = NULL;
-  service = NULL;
+  *slot = c;
+  memset(&c, 0, sizeof(c));
 out:
   spaa_pprof_free(d);
-  spaa_profile_free(p);
-  free(service);
+  spaa_profile_free(c.profile);
+  free(c.service);
+  json_decref(c.labels);
+  json_decref(c.attrs);
   return rc;
 }

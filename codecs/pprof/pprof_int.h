@@ -60,4 +60,10 @@ size_t spaa_pprof__utf8_check(const uint8_t *s, size_t n);
 int spaa_pprof__build(const struct spaa_pprof *d, struct spaa_profile **out, int64_t *start_ns,
                       int64_t *end_ns, struct spaa_err *err);
 
+/* Apply Pyroscope metadata (pprof_pyroscope.c) to a converted, normalized entry: its
+ * labels, attrs (c->attrs must be an object), service when c has none, event annotations
+ * and the time range (see spaa_convert_pprof). 0 or SPAA_E_NOMEM (err filled). */
+int spaa_pprof__pyroscope_apply(const struct spaa_pprof_opts *o, struct spaa_converted *c,
+                                struct spaa_err *err);
+
 #endif

@@ -132,9 +132,10 @@ int sentry_profile_convert(const uint8_t *payload, size_t len, enum sentry_item_
 
 /* Convert every profile and chunk item of a parsed envelope, in order, appending one entry
  * per item to out (other items are skipped; the first transaction item supplies the V1
- * transaction context). Returns 0, SPAA_E_TOO_LARGE when the envelope holds more than one
- * profile/profile_chunk item or a profile item over SENTRY_MAX_PROFILE_BYTES (nothing is
- * appended then), or SPAA_E_NOMEM. */
+ * transaction context); o->service (copied) as each entry's service, the item payload as
+ * its original with o->keep_original. Returns 0, SPAA_E_TOO_LARGE when the envelope holds
+ * more than one profile/profile_chunk item or a profile item over SENTRY_MAX_PROFILE_BYTES
+ * (nothing is appended then), or SPAA_E_NOMEM. */
 int sentry_envelope_convert(const struct sentry_envelope *env, const struct spaa_convert_opts *o,
                             struct spaa_conv_list *out, struct spaa_err *err);
 
@@ -146,7 +147,10 @@ const char *sentry_reason_at(size_t i);
 
 /* The converter for `spaa-relay convert --from sentry`: an envelope, or a bare profile or
  * chunk JSON object (detected: an object with "version":"2" or a "chunk_id" is a chunk,
- * anything else a profile; bare V1 profiles need no transaction item). Returns 0 (profiles
+ * anything else a profile; bare V1 profiles need no transaction item). With o->sentry_env
+ * (the envelope the caller already parsed from buf, as the HTTP endpoint does) that
+ * envelope is converted with sentry_envelope_convert and buf is not read. With
+ * o->keep_original each accepted entry's original is its item payload. Returns 0 (profiles
  * may still be rejected one by one), SPAA_E_BAD_ENVELOPE / SPAA_E_BAD_JSON when the input
  * is neither, SPAA_E_TOO_LARGE, SPAA_E_NOMEM. */
 int spaa_convert_sentry(const uint8_t *buf, size_t len, const struct spaa_convert_opts *o,

@@ -727,6 +727,10 @@ int sentry_envelope_convert(const struct sentry_envelope *env, const struct spaa
       rc = spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
       break;
     }
+    if (o && o->keep_original && c->profile) { /* the item as it came, for a later converter */
+      c->original = it->payload;
+      c->original_len = it->payload_len;
+    }
   }
   json_decref(txn);
   return rc;
@@ -754,6 +758,8 @@ int spaa_convert_sentry(const uint8_t *buf, size_t len, const struct spaa_conver
   struct sentry_envelope env;
   json_t *root;
   int rc;
+  if (o && o->sentry_env)
+    return sentry_envelope_convert(o->sentry_env, o, out, err);
   if (len > SENTRY_MAX_PROFILE_BYTES * 4u)
     return spaa_err_set(err, SPAA_E_TOO_LARGE, 0, 0, "input of %zu bytes is over the cap", len);
   /* a bare profile or chunk: the whole input is one JSON object that is not a header */

@@ -23,6 +23,12 @@ struct spaa_converted {
   json_t *attrs;                /* owned object of other metadata, or NULL */
   char reason[48];              /* when rejected: machine reason ("not_enough_samples") */
   struct spaa_err err;          /* when rejected: what was wrong and where */
+  const void *original;         /* with keep_original: the bytes this profile came from as
+                                 * the source sent them (a pprof, an envelope item, an OTLP
+                                 * original_payload), borrowed from the input (or from a
+                                 * decoded input passed in the options): valid as long as
+                                 * that is; NULL when none */
+  size_t original_len;          /* bytes at original */
 };
 
 struct spaa_conv_list {
@@ -36,10 +42,26 @@ struct spaa_converted *spaa_conv_add(struct spaa_conv_list *l);
 /* NULL-safe; frees every entry and what it owns, leaves an empty list. */
 void spaa_conv_list_free(struct spaa_conv_list *l);
 
-/* Options a converter may use. */
+/* Inputs a caller has already decoded, and format-specific options: declared by their
+ * codec (named here only, so that this layer includes none of them). */
+struct spaa_pprof_opts;  /* pprof/pprof.h */
+struct sentry_envelope;  /* sentry/sentry.h */
+struct otlp_request;     /* otlp/otlp.h */
+
+/* Options a converter may use; zeroed = none. A converter ignores the fields of the other
+ * formats. */
 struct spaa_convert_opts {
-  int keep_original;     /* reserved: converters do not copy the payload themselves */
-  const char *service;   /* a service name given by the caller (query, header), or NULL */
+  int keep_original;     /* 1: point spaa_converted.original at each profile's source bytes
+                          * (borrowed, never copied) */
+  const char *service;   /* a service name given by the caller (query, header, flag), or NULL */
+  const struct spaa_pprof_opts *pprof;      /* pprof: Pyroscope metadata (application name
+                                             * and labels, time range, sampleRate,
+                                             * sample_type_config), or NULL */
+  const struct sentry_envelope *sentry_env; /* sentry: the input already parsed as this
+                                             * envelope (borrowed): converted as it is, buf
+                                             * is not read again; or NULL */
+  const struct otlp_request *otlp_req;      /* otlp: the input already decoded as this
+                                             * request (borrowed), likewise; or NULL */
 };
 
 /* Convert `len` bytes into out (appending). Returns 0 when the input as a whole decoded

@@ -254,3 +254,27 @@ const struct spaa_weight *spaa_weights_find(const struct spaa_weights *w, const 
       return &w->v[i];
   return NULL;
 }
+
+/* Nanoseconds in one `unit` of a time range; 0 for a unit this model does not know. */
+static int64_t unit_ns(const char *unit)
+{
+  if (!unit || strcmp(unit, "nanoseconds") == 0)
+    return 1;
+  if (strcmp(unit, "microseconds") == 0)
+    return 1000;
+  if (strcmp(unit, "milliseconds") == 0)
+    return 1000000;
+  if (strcmp(unit, "seconds") == 0)
+    return 1000000000;
+  return 0;
+}
+
+int spaa_header_range_ns(const struct spaa_profile *p, int64_t *start_ns, int64_t *end_ns)
+{
+  int64_t m = unit_ns(p->header.time_unit);
+  if (!p->header.has_time_range || !m)
+    return -1;
+  *start_ns = (int64_t)(spaa_num_as_double(p->header.start) * (double)m);
+  *end_ns = (int64_t)(spaa_num_as_double(p->header.end) * (double)m);
+  return 0;
+}

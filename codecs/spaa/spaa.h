@@ -198,4 +198,10 @@ int spaa_stack_set_frames(struct spaa_profile *p, struct spaa_stack *s, const ui
 const struct spaa_event *spaa_find_event(const struct spaa_profile *p, const char *name);
 const struct spaa_weight *spaa_weights_find(const struct spaa_weights *w, const char *metric);
 
+/* The header's time range in unix nanoseconds: start and end read in its unit
+ * (nanoseconds when it names none; microseconds, milliseconds, seconds). 0 with *start_ns
+ * and *end_ns set, or -1 with both untouched when the header has no time range or names
+ * another unit. */
+int spaa_header_range_ns(const struct spaa_profile *p, int64_t *start_ns, int64_t *end_ns);
+
 #endif

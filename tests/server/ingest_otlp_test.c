@@ -1,7 +1,8 @@
-/* server/otlp.c against a live daemon with the real routing table and a real store, over raw
- * sockets: 503 + Retry-After + Status{UNAVAILABLE} when the store queue is full, profiles
- * sharing one profile_id inside a request all stored (and deduplicated on a retry), and the
- * outcome counters. The fixture-wide behaviour is covered by tests/e2e/otlp_http.sh. */
+/* server/ingest_otlp.c against a live daemon with the real routing table and a real store,
+ * over raw sockets: 503 + Retry-After + Status{UNAVAILABLE} when the store queue is full,
+ * profiles sharing one profile_id inside a request all stored (and deduplicated on a retry),
+ * and the outcomes counted in the metrics registry. The fixture-wide behaviour is covered by
+ * tests/e2e/otlp_http.sh. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -24,6 +25,7 @@
 #include "server/http.h"
 #include "server/log.h"
 #include "server/ingest_otlp.h"
+#include "server/metrics.h"
 #include "server/routes.h"
 #include "storage/storage.h"
 
@@ -38,6 +40,7 @@ static struct spaa_config *cfg;
 static struct spaa_store *store;
 static struct spaa_http *srv;
 static struct spaa_app app;
+static struct spaa_metrics *metrics;
 static uint16_t port;
 static char dir[] = "/tmp/spaa-otlp-test.XXXXXX";
 
@@ -63,8 +66,11 @@ static int start(void **state)
   so.readers = 1;
   if (spaa_store_open(&so, &store, &err))
     fail_msg("store: %s", err.msg);
+  if (spaa_metrics_new(&metrics))
+    fail_msg("metrics: out of memory");
   app.cfg = cfg;
   app.store = store;
+  app.metrics = metrics;
   if (spaa_http_start(&app, spaa_routes, spaa_n_routes, &srv, &err))
     fail_msg("start: %s", err.msg);
   port = spaa_http_port(srv);
@@ -77,6 +83,7 @@ static int stop(void **state)
   (void)state;
   spaa_http_stop(srv);
   spaa_store_close(store);
+  spaa_metrics_free(metrics);
   spaa_config_free(cfg);
   snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
   return system(cmd) == 0 ? 0 : -1;
@@ -156,10 +163,45 @@ static void *bg_main(void *arg)
   return NULL;
 }
 
+/* The outcomes these tests look at, read from the metrics registry. */
+struct otlp_counts {
+  int64_t requests;           /* export requests that reached the handler */
+  int64_t requests_json;      /* ... of which OTLP/JSON */
+  int64_t ok;                 /* 200 without partial_success */
+  int64_t partial;            /* 200 with partial_success */
+  int64_t bad_request;        /* 400 */
+  int64_t refused;            /* 401, 413, 415 */
+  int64_t unavailable;        /* 503 */
+  int64_t profiles_stored;
+  int64_t profiles_duplicate;
+  int64_t profiles_rejected;
+};
+
+/* requests_total{status} over both OTLP routes */
+static int64_t answered(const char *status)
+{
+  return spaa_metrics_sum(metrics, SPAA_METRIC_REQUESTS, "/v1development/profiles", status) +
+         spaa_metrics_sum(metrics, SPAA_METRIC_REQUESTS, "/v1experimental/profiles", status);
+}
+
+static void read_counts(struct otlp_counts *c)
+{
+  c->requests = spaa_metrics_sum(metrics, SPAA_METRIC_OTLP_REQUESTS, NULL, NULL);
+  c->requests_json = spaa_metrics_sum(metrics, SPAA_METRIC_OTLP_REQUESTS, "json", NULL);
+  c->partial = spaa_metrics_sum(metrics, SPAA_METRIC_PARTIAL_SUCCESS, "otlp", NULL);
+  c->ok = answered("200") - c->partial;
+  c->bad_request = answered("400");
+  c->refused = answered("401") + answered("413") + answered("415");
+  c->unavailable = answered("503");
+  c->profiles_stored = spaa_metrics_sum(metrics, SPAA_METRIC_PROFILES_STORED, "otlp", NULL);
+  c->profiles_duplicate = spaa_metrics_sum(metrics, SPAA_METRIC_PROFILES_DUPLICATE, "otlp", NULL);
+  c->profiles_rejected = spaa_metrics_sum(metrics, SPAA_METRIC_PROFILES_REJECTED, "otlp", NULL);
+}
+
 /* a request waiting in the paused writer's queue fills it: the next one gets 503 */
 static void test_busy(void **state)
 {
-  struct spaa_otlp_stats s0, s1;
+  struct otlp_counts s0, s1;
   struct spaa_store_stats st;
   struct timespec tick = {0, 1000000};
   struct answer a;
@@ -172,7 +214,7 @@ static void test_busy(void **state)
   (void)state;
   assert_non_null(v1);
   assert_non_null(v6);
-  spaa_otlp_stats(&s0);
+  read_counts(&s0);
   spaa_store__pause(store, 1);
   b.body = v6;
   b.len = len6;
@@ -199,7 +241,7 @@ static void test_busy(void **state)
   post("/v1development/profiles", "application/x-protobuf", v1, len1, &a);
   assert_int_equal(a.status, 200);
   assert_int_equal(n_profiles(), before + 2);
-  spaa_otlp_stats(&s1);
+  read_counts(&s1);
   assert_int_equal(s1.unavailable - s0.unavailable, 1);
   assert_int_equal(s1.ok - s0.ok, 2);
   assert_int_equal(s1.requests - s0.requests, 3);
@@ -214,7 +256,7 @@ static void test_busy(void **state)
 static void test_shared_profile_id(void **state)
 {
   static uint8_t pid[16] = {0xfe, 0xed, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14};
-  struct spaa_otlp_stats s0, s1;
+  struct otlp_counts s0, s1;
   struct answer a;
   size_t len, plen;
   uint8_t *v6 = spaa_test_fixture_in("otlp", "v1dev_06_minimal.bin", &len), *body;
@@ -246,7 +288,7 @@ static void test_shared_profile_id(void **state)
   sp->profiles[0]->profile_id.len = 0;
   protobuf_c_message_free_unpacked(&r->base, NULL);
 
-  spaa_otlp_stats(&s0);
+  read_counts(&s0);
   post("/v1development/profiles", "application/x-protobuf", body, plen, &a);
   assert_int_equal(a.status, 200);
   assert_int_equal(n_profiles(), before + 2);
@@ -254,7 +296,7 @@ static void test_shared_profile_id(void **state)
   assert_int_equal(a.status, 200);
   assert_int_equal(a.body_len, 0);
   assert_int_equal(n_profiles(), before + 2);
-  spaa_otlp_stats(&s1);
+  read_counts(&s1);
   assert_int_equal(s1.profiles_stored - s0.profiles_stored, 2);
   assert_int_equal(s1.profiles_duplicate - s0.profiles_duplicate, 2);
   free(body);
@@ -264,13 +306,13 @@ static void test_shared_profile_id(void **state)
 /* rejections and refusals are counted where they belong */
 static void test_counters(void **state)
 {
-  struct spaa_otlp_stats s0, s1;
+  struct otlp_counts s0, s1;
   struct answer a;
   size_t len;
   uint8_t *v90 = spaa_test_fixture_in("otlp", "v1dev_90_invalid_stack_index.bin", &len);
   (void)state;
   assert_non_null(v90);
-  spaa_otlp_stats(&s0);
+  read_counts(&s0);
   post("/v1development/profiles", "application/x-protobuf", v90, len, &a);
   assert_int_equal(a.status, 200);
   post("/v1development/profiles", "text/plain", v90, len, &a);
@@ -279,7 +321,7 @@ static void test_counters(void **state)
   post("/v1development/profiles", "application/json", "{\"resourceProfiles\":7}", 22, &a);
   assert_int_equal(a.status, 400);
   assert_int_equal(a.body[0], '{');
-  spaa_otlp_stats(&s1);
+  read_counts(&s1);
   assert_int_equal(s1.partial - s0.partial, 1);
   assert_int_equal(s1.profiles_rejected - s0.profiles_rejected, 1);
   assert_int_equal(s1.refused - s0.refused, 1);

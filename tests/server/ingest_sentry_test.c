@@ -1,7 +1,8 @@
-/* server/sentry.c against a real store, calling the handler directly (no HTTP: no headers
- * and no query string, so the envelope header's dsn is the credentials): dsn rules, what is
- * stored equals the offline conversion, idempotent re-posts, dropped profiles, 503 when the
- * store queue is full, the Relay error shape, and the outcome counters. */
+/* server/ingest_sentry.c against a real store, calling the route's handler directly (no
+ * HTTP: no headers and no query string, so the envelope header's dsn is the credentials):
+ * dsn rules, what is stored equals the offline conversion, idempotent re-posts, dropped
+ * profiles, 503 when the store queue is full, the Relay error shape, and the outcomes
+ * counted in the metrics registry. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +18,8 @@
 #include "sentry/sentry.h"
 #include "spaa/spaa_io.h"
 #include "server/ingest_sentry.h"
+#include "server/metrics.h"
+#include "server/routes.h"
 #include "storage/storage.h"
 
 #include "fixture.h"
@@ -25,6 +28,7 @@ static char tmpdir[256];
 static struct spaa_store *store;
 static struct spaa_config cfg;
 static struct spaa_app app;
+static struct spaa_metrics *metrics;
 static struct spaa_sentry_key keys[2];
 
 /* An envelope: header `hdr`, a transaction item, one item of `type` holding the fixture. */
@@ -53,6 +57,52 @@ struct answer {
   char retry[16];    /* Retry-After, "" when absent */
 };
 
+/* The routing table's envelope route: the handler and the on_error under test. */
+static const struct spaa_route *sentry_route(void)
+{
+  size_t i;
+  for (i = 0; i < spaa_n_routes; i++)
+    if (strcmp(spaa_routes[i].pattern, "/api/{project_id}/envelope") == 0)
+      return &spaa_routes[i];
+  fail_msg("no envelope route");
+  return NULL;
+}
+
+/* The outcomes these tests look at, read from the metrics registry. */
+struct sentry_counts {
+  int64_t accepted;                           /* answered 200 */
+  int64_t profiles_stored;                    /* profile items stored (new) */
+  int64_t profiles_duplicate;                 /* profile items whose id was already stored */
+  int64_t profiles_rejected[SENTRY_N_REASONS];/* dropped, by reason (sentry_reason_at(i)) */
+  int64_t bad_request;                        /* answered 400 */
+  int64_t not_found;                          /* answered 404 (a bad project id) */
+  int64_t unauthorized;                       /* answered 401 */
+  int64_t forbidden;                          /* answered 403 */
+  int64_t busy;                               /* answered 503 */
+};
+
+static int64_t answered(const char *status)
+{
+  return spaa_metrics_sum(metrics, SPAA_METRIC_REQUESTS, "/api/{project_id}/envelope", status);
+}
+
+static void read_counts(struct sentry_counts *c)
+{
+  size_t i;
+  c->accepted = answered("200");
+  c->bad_request = answered("400");
+  c->not_found = answered("404");
+  c->unauthorized = answered("401");
+  c->forbidden = answered("403");
+  c->busy = answered("503");
+  c->profiles_stored = spaa_metrics_sum(metrics, SPAA_METRIC_PROFILES_STORED, "sentry", NULL);
+  c->profiles_duplicate =
+      spaa_metrics_sum(metrics, SPAA_METRIC_PROFILES_DUPLICATE, "sentry", NULL);
+  for (i = 0; i < SENTRY_N_REASONS; i++)
+    c->profiles_rejected[i] =
+        spaa_metrics_sum(metrics, SPAA_METRIC_PROFILES_REJECTED, "sentry", sentry_reason_at(i));
+}
+
 static void post(const char *project, const void *body, size_t len, struct answer *a)
 {
   struct spaa_req req;
@@ -73,7 +123,8 @@ static void post(const char *project, const void *body, size_t len, struct answe
   req.wire_len = len;
   req.app = &app;
   req.received_ns = 1700000000000000000LL;
-  spaa_sentry_envelope(&req, &resp);
+  req.route = sentry_route();
+  req.route->fn(&req, &resp);
   a->status = resp.status;
   a->body = json_loadb(resp.body.p ? resp.body.p : "", resp.body.len, 0, NULL);
   if (!a->body)
@@ -125,8 +176,11 @@ static int setup(void **state)
   memset(&cfg, 0, sizeof(cfg));
   cfg.sentry_keys = keys;
   cfg.n_sentry_keys = 2;
+  if (spaa_metrics_new(&metrics))
+    return -1;
   app.cfg = &cfg;
   app.store = store;
+  app.metrics = metrics;
   return 0;
 }
 
@@ -135,6 +189,7 @@ static int teardown(void **state)
   char cmd[300];
   (void)state;
   spaa_store_close(store);
+  spaa_metrics_free(metrics);
   if (tmpdir[0]) {
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
     if (system(cmd) != 0)
@@ -195,19 +250,19 @@ static void roundtrip(const char *type, const char *fixture, const char *id)
 
 static void test_store_and_readback(void **state)
 {
-  struct spaa_sentry_counters c0, c1;
+  struct sentry_counts c0, c1;
   struct answer a;
   size_t len;
   char *env;
   json_t *pr;
   (void)state;
-  spaa_sentry_counters_read(&c0);
+  read_counts(&c0);
   roundtrip("profile", "vroom_node_v1.json", "18bc5f6674d9432a8d30daf22a0c16bc");
   roundtrip("profile", "relay_sample_v1_valid_cocoa.json", "41fed0925670468bb0457f61a74688ec");
   roundtrip("profile_chunk", "vroomrs_sample_v2_cocoa.json", "0432a0a4c25f4697bf9f0a2fcbe6a814");
   roundtrip("profile_chunk", "vroomrs_sample_v2_android.json",
             "1f4ab0a4c25f4697bf9f0a2fcbe6a815");
-  spaa_sentry_counters_read(&c1);
+  read_counts(&c1);
   assert_int_equal(c1.accepted, c0.accepted + 4);
   assert_int_equal(c1.profiles_stored, c0.profiles_stored + 4);
 
@@ -221,7 +276,7 @@ static void test_store_and_readback(void **state)
   assert_true(json_is_true(json_object_get(pr, "stored")));
   assert_true(json_is_true(json_object_get(pr, "duplicate")));
   json_decref(a.body);
-  spaa_sentry_counters_read(&c0);
+  read_counts(&c0);
   assert_int_equal(c0.profiles_duplicate, c1.profiles_duplicate + 1);
   assert_int_equal(c0.profiles_stored, c1.profiles_stored);
   free(env);
@@ -229,7 +284,7 @@ static void test_store_and_readback(void **state)
 
 static void test_dropped(void **state)
 {
-  struct spaa_sentry_counters c0, c1;
+  struct sentry_counts c0, c1;
   struct answer a;
   size_t len, i, idx = SENTRY_N_REASONS;
   char *env;
@@ -240,7 +295,7 @@ static void test_dropped(void **state)
       idx = i;
   assert_true(idx < SENTRY_N_REASONS);
   assert_null(sentry_reason_at(SENTRY_N_REASONS));
-  spaa_sentry_counters_read(&c0);
+  read_counts(&c0);
   env = envelope("{\"dsn\":\"https://k42@example.org/42\"}", "profile",
                  "vroomrs_sample_v1_python.json", &len);
   post("42", env, len, &a);
@@ -251,7 +306,7 @@ static void test_dropped(void **state)
   assert_string_equal(json_string_value(json_object_get(pr, "reason")), "not_enough_samples");
   assert_non_null(strstr(json_string_value(json_object_get(pr, "detail")), "sample"));
   json_decref(a.body);
-  spaa_sentry_counters_read(&c1);
+  read_counts(&c1);
   assert_int_equal(c1.profiles_rejected[idx], c0.profiles_rejected[idx] + 1);
   assert_int_equal(c1.accepted, c0.accepted + 1);
   free(env);
@@ -259,12 +314,12 @@ static void test_dropped(void **state)
 
 static void test_dsn_rules(void **state)
 {
-  struct spaa_sentry_counters c0, c1;
+  struct sentry_counts c0, c1;
   struct answer a;
   size_t len;
   char *env;
   (void)state;
-  spaa_sentry_counters_read(&c0);
+  read_counts(&c0);
   env = envelope("{}", "profile", "relay_sample_v1_valid_cocoa.json", &len);
   post("42", env, len, &a);
   assert_relay_error(&a, 401, "no credentials");
@@ -295,10 +350,11 @@ static void test_dsn_rules(void **state)
   }
   assert_relay_error(&a, 400, "truncated");
   json_decref(a.body);
-  spaa_sentry_counters_read(&c1);
+  read_counts(&c1);
   assert_int_equal(c1.unauthorized, c0.unauthorized + 1);
   assert_int_equal(c1.forbidden, c0.forbidden + 1);
-  assert_int_equal(c1.bad_request, c0.bad_request + 4);
+  assert_int_equal(c1.bad_request + c1.not_found, c0.bad_request + c0.not_found + 4);
+  assert_int_equal(c1.not_found, c0.not_found + 1);
 }
 
 struct poster {
@@ -316,7 +372,7 @@ static void *post_thread(void *arg)
 
 static void test_busy(void **state)
 {
-  struct spaa_sentry_counters c0, c1;
+  struct sentry_counts c0, c1;
   struct spaa_store_stats st;
   struct poster first;
   struct answer a;
@@ -325,7 +381,7 @@ static void test_busy(void **state)
   char *env2;
   int i;
   (void)state;
-  spaa_sentry_counters_read(&c0);
+  read_counts(&c0);
   first.env = envelope(DSN42, "profile_chunk", "relay_sample_v2_valid_cocoa.json", &first.len);
   env2 = envelope(DSN42, "profile_chunk", "vroomrs_sample_v2_android.json", &len2);
   spaa_store__pause(store, 1);
@@ -345,7 +401,7 @@ static void test_busy(void **state)
   pthread_join(th, NULL);
   assert_int_equal(first.a.status, 200);
   json_decref(first.a.body);
-  spaa_sentry_counters_read(&c1);
+  read_counts(&c1);
   assert_int_equal(c1.busy, c0.busy + 1);
   /* after the queue drained the second one goes in */
   post("42", env2, len2, &a);
@@ -373,7 +429,8 @@ static void test_core_errors(void **state)
     memset(&req, 0, sizeof(req));
     memset(&resp, 0, sizeof(resp));
     spaa_buf_init(&resp.body, SPAA_HTTP_RESP_MAX);
-    spaa_sentry_on_error(&req, &resp, t[i].code, "the detail");
+    req.route = sentry_route();
+    req.route->on_error(&req, &resp, t[i].code, "the detail");
     assert_int_equal(resp.status, t[i].status);
     o = json_loadb(resp.body.p, resp.body.len, 0, NULL);
     assert_non_null(o);

@@ -462,7 +462,7 @@ static void test_edges(void **state)
   struct tb b;
   struct spaa_profile *p;
   struct spaa_conv_list l = {0};
-  struct spaa_convert_opts o = {0, "checkout"};
+  struct spaa_convert_opts o = {.service = "checkout"};
   struct spaa_err err = {0};
   uint8_t *buf;
   size_t len, i;

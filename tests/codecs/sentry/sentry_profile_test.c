@@ -624,7 +624,7 @@ static void test_bare_file(void **state)
   uint8_t *b;
   struct spaa_conv_list l;
   struct spaa_err err;
-  struct spaa_convert_opts o = {0, "my-service"};
+  struct spaa_convert_opts o = {.service = "my-service"};
   (void)state;
   if (!spaa_test_have_fixtures("sentry", NULL))
     skip();

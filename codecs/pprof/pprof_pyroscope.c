@@ -1,0 +1,411 @@
+/* Pyroscope's metadata for a pprof: the application name grammar (`app.cpu{env=prod}` ->
+ * service, profile type, labels), its time format (from/until read by magnitude),
+ * sampleRate and sample_type_config, parsed into struct spaa_pprof_opts and applied to the
+ * converted profile by spaa_convert_pprof (see pprof.h, docs/pprof-mapping.md). */
+#include "pprof/pprof.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pprof/pprof_int.h"
+
+/* ---- the application name -------------------------------------------------------------- */
+
+/* Profile types a Pyroscope application name may end in (".cpu"): Go, Java (async-profiler),
+ * .NET, Python, Ruby, Node.js and eBPF clients. */
+static const char *const known_types[] = {
+    "cpu", "wall", "itimer", "samples", "alloc_objects", "alloc_space", "inuse_objects",
+    "inuse_space", "goroutine", "goroutines", "mutex_count", "mutex_duration", "block_count",
+    "block_duration", "contentions", "delay", "lock_count", "lock_duration", "lock_time",
+    "exception", "exceptions", "alloc_samples", "alloc_size", "alloc_in_new_tlab_objects",
+    "alloc_in_new_tlab_bytes", "alloc_outside_tlab_objects", "alloc_outside_tlab_bytes",
+    "inuse", "alloc", "live",
+};
+
+static int app_char(int c) { return isalnum(c) || c == '_' || c == '.' || c == '-'; }
+static int key_char(int c) { return isalnum(c) || c == '_' || c == '.'; }
+
+/* Length of the valid UTF-8 sequence at s (n bytes left), or 0 when invalid. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+  unsigned c = s[0];
+  size_t l, i;
+  unsigned cp;
+  if (c < 0x80)
+    return 1;
+  if (c >= 0xc2 && c <= 0xdf)
+    l = 2, cp = c & 0x1f;
+  else if (c >= 0xe0 && c <= 0xef)
+    l = 3, cp = c & 0x0f;
+  else if (c >= 0xf0 && c <= 0xf4)
+    l = 4, cp = c & 0x07;
+  else
+    return 0;
+  if (n < l)
+    return 0;
+  for (i = 1; i < l; i++) {
+    if ((s[i] & 0xc0) != 0x80)
+      return 0;
+    cp = cp << 6 | (s[i] & 0x3f);
+  }
+  if ((l == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+      (l == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+    return 0;
+  return l;
+}
+
+void spaa_pprof_name_clear(struct spaa_pprof_name *n)
+{
+  if (!n)
+    return;
+  json_decref(n->labels);
+  n->labels = NULL;
+}
+
+#define NAME_ERR(at, ...) \
+  (spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, (size_t)(at), __VA_ARGS__))
+
+/* The labels between the braces: s[0..n) (without them); off = offset of s in the name. */
+static int parse_labels(const char *s, size_t n, size_t off, struct spaa_pprof_name *out,
+                        struct spaa_err *err)
+{
+  size_t i = 0;
+  while (i < n) {
+    char key[SPAA_PPROF_MAX_LABEL_VALUE + 1], val[SPAA_PPROF_MAX_LABEL_VALUE + 1];
+    size_t k0 = i, v0, kl, vl;
+    while (i < n && key_char((unsigned char)s[i]))
+      i++;
+    kl = i - k0;
+    if (kl == 0)
+      return NAME_ERR(off + i, "bad name: expected a label key ([A-Za-z0-9_.]) at byte %zu",
+                      off + i);
+    if (kl > SPAA_PPROF_MAX_LABEL_VALUE)
+      return NAME_ERR(off + k0, "bad name: the label key at byte %zu is longer than %d bytes",
+                      off + k0, SPAA_PPROF_MAX_LABEL_VALUE);
+    if (i >= n || s[i] != '=')
+      return NAME_ERR(off + i, "bad name: expected '=' after label key '%.*s' at byte %zu",
+                      (int)kl, s + k0, off + i);
+    memcpy(key, s + k0, kl);
+    key[kl] = 0;
+    v0 = ++i;
+    while (i < n && s[i] != ',') {
+      unsigned char c = (unsigned char)s[i];
+      size_t l = utf8_len((const unsigned char *)s + i, n - i);
+      if (c < 0x20 || c == 0x7f || c == '{' || c == '}' || c == '=' || l == 0)
+        return NAME_ERR(off + i, "bad name: byte %zu of the value of label '%s' is not "
+                        "allowed (no control characters, braces, '=' or invalid UTF-8)",
+                        off + i, key);
+      i += l;
+    }
+    vl = i - v0;
+    if (vl == 0)
+      return NAME_ERR(off + v0, "bad name: label '%s' has an empty value", key);
+    if (vl > SPAA_PPROF_MAX_LABEL_VALUE)
+      return NAME_ERR(off + v0, "bad name: the value of label '%s' is longer than %d bytes",
+                      key, SPAA_PPROF_MAX_LABEL_VALUE);
+    memcpy(val, s + v0, vl);
+    val[vl] = 0;
+    if (strcmp(key, "__name__") == 0)
+      return NAME_ERR(off + k0, "bad name: the label key '__name__' is reserved");
+    if (!out->labels && !(out->labels = json_object()))
+      return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
+    if (json_object_get(out->labels, key))
+      return NAME_ERR(off + k0, "bad name: label '%s' is given twice", key);
+    if (json_object_size(out->labels) >= SPAA_PPROF_MAX_LABELS)
+      return NAME_ERR(off + k0, "bad name: more than %d labels", SPAA_PPROF_MAX_LABELS);
+    if (json_object_set_new(out->labels, key, json_string(val)))
+      return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
+    if (i < n) { /* at ',' */
+      i++;
+      if (i == n)
+        return NAME_ERR(off + i, "bad name: a label list must not end in ','");
+    }
+  }
+  return 0;
+}
+
+int spaa_pprof_parse_name(const char *name, struct spaa_pprof_name *out, struct spaa_err *err)
+{
+  size_t n = name ? strlen(name) : 0, a = 0, i;
+  const char *dot;
+  int rc;
+  memset(out, 0, sizeof(*out));
+  if (n == 0)
+    return NAME_ERR(0, "the query parameter 'name' is required (e.g. name=app.cpu{env=prod})");
+  if (n > SPAA_PPROF_MAX_NAME - 1)
+    return NAME_ERR(0, "bad name: longer than %d bytes", SPAA_PPROF_MAX_NAME - 1);
+  while (a < n && name[a] != '{') {
+    if (!app_char((unsigned char)name[a]))
+      return NAME_ERR(a, "bad name: byte %zu ('%c') is not allowed in an application name "
+                      "([A-Za-z0-9_.-])", a, isprint((unsigned char)name[a]) ? name[a] : '?');
+    a++;
+  }
+  if (a == 0)
+    return NAME_ERR(0, "bad name: the application name before '{' is empty");
+  memcpy(out->app, name, a);
+  out->app[a] = 0;
+  memcpy(out->service, name, a + 1);
+  out->service[a] = 0;
+  dot = strrchr(out->app, '.');
+  if (dot && dot > out->app)
+    for (i = 0; i < sizeof(known_types) / sizeof(known_types[0]); i++)
+      if (strcmp(dot + 1, known_types[i]) == 0) {
+        out->type = known_types[i];
+        out->service[dot - out->app] = 0;
+        break;
+      }
+  if (a < n) {
+    if (name[n - 1] != '}')
+      rc = NAME_ERR(n, "bad name: the label list opened at byte %zu must end the name with '}'",
+                    a);
+    else if (memchr(name + a + 1, '{', n - a - 2) || memchr(name + a + 1, '}', n - a - 2))
+      rc = NAME_ERR(a, "bad name: braces inside the label list");
+    else
+      rc = parse_labels(name + a + 1, n - a - 2, a + 1, out, err);
+    if (rc) {
+      spaa_pprof_name_clear(out);
+      return rc;
+    }
+  }
+  return 0;
+}
+
+int spaa_pprof_parse_time(const char *s, int64_t now_ns, int64_t *ns)
+{
+  uint64_t v = 0;
+  size_t i;
+  if (!s || !*s)
+    return -1;
+  if (strcmp(s, "now") == 0) {
+    *ns = now_ns;
+    return 0;
+  }
+  for (i = 0; s[i]; i++) {
+    if (s[i] < '0' || s[i] > '9' || i >= 19)
+      return -1;
+    v = v * 10 + (uint64_t)(s[i] - '0');
+  }
+  if (v > (uint64_t)INT64_MAX)
+    return -1;
+  if (v < 100000000000ULL) {        /* below 1e11: seconds */
+    if (v > (uint64_t)INT64_MAX / 1000000000ULL)
+      return -1;                      /* past 2262: no int64 ns for it */
+    *ns = (int64_t)v * 1000000000LL;
+  }
+  else if (v < 100000000000000ULL)  /* below 1e14: milliseconds */
+    *ns = (int64_t)v * 1000000LL;
+  else if (v < 100000000000000000ULL) /* below 1e17: microseconds */
+    *ns = (int64_t)v * 1000LL;
+  else
+    *ns = (int64_t)v;
+  return 0;
+}
+
+/* ---- the options ------------------------------------------------------------------------ */
+
+void spaa_pprof_opts_clear(struct spaa_pprof_opts *o)
+{
+  if (!o)
+    return;
+  free(o->name_raw);
+  spaa_pprof_name_clear(&o->name);
+  json_decref(o->sample_type_config);
+  memset(o, 0, sizeof(*o));
+}
+
+int spaa_pprof_opts_name(struct spaa_pprof_opts *o, const char *name, struct spaa_err *err)
+{
+  struct spaa_pprof_name n;
+  char *raw;
+  int rc = spaa_pprof_parse_name(name, &n, err);
+  if (rc)
+    return rc;
+  if (!(raw = strdup(name))) {
+    spaa_pprof_name_clear(&n);
+    return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
+  }
+  free(o->name_raw);
+  spaa_pprof_name_clear(&o->name);
+  o->name_raw = raw;
+  o->name = n;
+  return 0;
+}
+
+#define TIME_HINT "expected unix time in seconds, milliseconds, microseconds or nanoseconds " \
+                  "(digits), or 'now'"
+
+int spaa_pprof_opts_range(struct spaa_pprof_opts *o, const char *from, const char *until,
+                          int64_t now_ns, struct spaa_err *err)
+{
+  int64_t f = 0, u = 0;
+  if (from && *from && spaa_pprof_parse_time(from, now_ns, &f))
+    return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "bad from '%.40s': " TIME_HINT, from);
+  if (until && *until && spaa_pprof_parse_time(until, now_ns, &u))
+    return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "bad until '%.40s': " TIME_HINT, until);
+  if (!f)
+    f = u ? u : now_ns;
+  if (!u)
+    u = f > now_ns ? f : now_ns;
+  if (u < f)
+    return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "until (%lld ns) is before from (%lld ns)",
+                        (long long)u, (long long)f);
+  o->has_range = 1;
+  o->from_ns = f;
+  o->until_ns = u;
+  return 0;
+}
+
+int spaa_pprof_opts_sample_rate(struct spaa_pprof_opts *o, const char *hz,
+                                struct spaa_err *err)
+{
+  char *end;
+  long long r;
+  if (!hz || !*hz)
+    return 0;
+  r = strtoll(hz, &end, 10);
+  if (*end || r <= 0 || r > SPAA_PPROF_MAX_SAMPLE_RATE || !isdigit((unsigned char)*hz))
+    return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "bad sampleRate '%.40s': expected a "
+                        "positive integer (Hz)", hz);
+  o->sample_rate = r;
+  return 0;
+}
+
+/* The first key of one sample_type_config entry whose value has the wrong JSON type, or
+ * NULL when the entry is well-formed. */
+static const char *stc_bad_key(const json_t *v)
+{
+  static const char *const strs[] = {"units", "display-name", "aggregation"};
+  static const char *const bools[] = {"cumulative", "sampled"};
+  size_t i;
+  if (!json_is_object(v))
+    return "(the entry)";
+  for (i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
+    if (json_object_get(v, strs[i]) && !json_is_string(json_object_get(v, strs[i])))
+      return strs[i];
+  for (i = 0; i < sizeof(bools) / sizeof(bools[0]); i++)
+    if (json_object_get(v, bools[i]) && !json_is_boolean(json_object_get(v, bools[i])))
+      return bools[i];
+  return NULL;
+}
+
+int spaa_pprof_opts_stc(struct spaa_pprof_opts *o, const uint8_t *json, size_t len,
+                        struct spaa_err *err)
+{
+  json_error_t je;
+  json_t *root, *v;
+  const char *k, *bad;
+  if (len > SPAA_PPROF_MAX_STC)
+    return spaa_err_set(err, SPAA_E_TOO_LARGE, 0, 0,
+                        "sample_type_config is %zu bytes, over the %u-byte cap", len,
+                        SPAA_PPROF_MAX_STC);
+  root = json_loadb((const char *)(json ? json : (const uint8_t *)""), len, 0, &je);
+  if (!root)
+    return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, (size_t)je.position,
+                        "sample_type_config is not valid JSON: %s (line %d, column %d)",
+                        je.text, je.line, je.column);
+  if (!json_is_object(root)) {
+    json_decref(root);
+    return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0,
+                        "sample_type_config must be a JSON object of sample type -> config");
+  }
+  json_object_foreach(root, k, v) {
+    if ((bad = stc_bad_key(v))) {
+      spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0,
+                   "sample_type_config['%.64s']: %s has the wrong type (units, display-name, "
+                   "aggregation are strings; cumulative, sampled booleans)", k, bad);
+      json_decref(root);
+      return SPAA_E_BAD_REQUEST;
+    }
+  }
+  json_decref(o->sample_type_config);
+  o->sample_type_config = root;
+  return 0;
+}
+
+/* ---- applying them ---------------------------------------------------------------------- */
+
+static int jset(json_t *o, const char *k, json_t *v)
+{
+  return v && json_object_set_new(o, k, v) == 0 ? 0 : SPAA_E_NOMEM;
+}
+
+/* Copy the sample_type_config entry of each event onto it; for timer events with no period
+ * or frequency of their own, the sample rate as sampling frequency. */
+static int annotate_events(struct spaa_profile *p, const struct spaa_pprof_opts *o)
+{
+  static const char *const keys[][2] = {
+      {"display-name", "x_pyroscope_display_name"}, {"units", "x_pyroscope_units"},
+      {"aggregation", "x_pyroscope_aggregation"},   {"cumulative", "x_pyroscope_cumulative"},
+      {"sampled", "x_pyroscope_sampled"},
+  };
+  size_t i, k;
+  for (i = 0; i < p->header.n_events; i++) {
+    struct spaa_event *e = &p->header.events[i];
+    json_t *cfg = o->sample_type_config ? json_object_get(o->sample_type_config, e->name) : NULL;
+    for (k = 0; cfg && k < sizeof(keys) / sizeof(keys[0]); k++) {
+      json_t *v = json_object_get(cfg, keys[k][0]);
+      if (!v)
+        continue;
+      if (!e->extra && !(e->extra = json_object()))
+        return SPAA_E_NOMEM;
+      if (json_object_set(e->extra, keys[k][1], v))
+        return SPAA_E_NOMEM;
+    }
+    if (o->sample_rate > 0 && !e->has_sample_period && !e->has_frequency_hz && e->kind &&
+        strcmp(e->kind, "timer") == 0) {
+      e->mode = "frequency";
+      e->has_frequency_hz = 1;
+      e->frequency_hz = spaa_int(o->sample_rate);
+    }
+  }
+  return 0;
+}
+
+/* Service, labels and attrs from the name, the range and the other options. */
+static int apply_meta(const struct spaa_pprof_opts *o, struct spaa_converted *c)
+{
+  json_t *a = c->attrs;
+  if (o->name_raw) {
+    if (!c->service && !(c->service = strdup(o->name.service)))
+      return SPAA_E_NOMEM;
+    if (o->name.labels && !c->labels && !(c->labels = json_deep_copy(o->name.labels)))
+      return SPAA_E_NOMEM;
+    if (jset(a, "pyroscope_name", json_string(o->name_raw)))
+      return SPAA_E_NOMEM;
+  }
+  if (o->name_raw && o->name.type) {
+    if (!c->labels && !(c->labels = json_object()))
+      return SPAA_E_NOMEM;
+    if (jset(c->labels, "__name__", json_string(o->name.type)) ||
+        jset(a, "profile_type", json_string(o->name.type)))
+      return SPAA_E_NOMEM;
+  }
+  if (o->has_range && (jset(a, "from_ns", json_integer(o->from_ns)) ||
+                       jset(a, "until_ns", json_integer(o->until_ns))))
+    return SPAA_E_NOMEM;
+  if (o->sample_rate && jset(a, "sample_rate", json_integer(o->sample_rate)))
+    return SPAA_E_NOMEM;
+  if (o->sample_type_config &&
+      json_object_set(a, "sample_type_config", o->sample_type_config))
+    return SPAA_E_NOMEM;
+  return 0;
+}
+
+int spaa_pprof__pyroscope_apply(const struct spaa_pprof_opts *o, struct spaa_converted *c,
+                                struct spaa_err *err)
+{
+  struct spaa_header *h = &c->profile->header;
+  if (apply_meta(o, c) || annotate_events(c->profile, o))
+    return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
+  if (o->has_range && !c->start_ns && !c->end_ns && (o->from_ns || o->until_ns)) {
+    /* the pprof carries no time of its own: the sender's range */
+    c->start_ns = o->from_ns ? o->from_ns : o->until_ns;
+    c->end_ns = o->until_ns ? o->until_ns : o->from_ns;
+    h->has_time_range = 1;
+    h->start = spaa_int(c->start_ns);
+    h->end = spaa_int(c->end_ns);
+    h->time_unit = "nanoseconds";
+  }
+  return 0;
+}

@@ -1,0 +1,68 @@
+/* codecs/spaa/spaa.c: the header's time range in unix nanoseconds, in every unit the model
+ * knows, and the cases where there is none to give. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "spaa/spaa.h"
+
+static void test_header_range_ns(void **state)
+{
+  static const struct {
+    const char *unit;
+    struct spaa_num start, end;
+    int64_t want_start, want_end; /* with rc 0 */
+    int rc;
+  } t[] = {
+      {NULL, {.i = 1700000000000000000LL}, {.i = 1700000001000000000LL},
+       1700000000000000000LL, 1700000001000000000LL, 0},
+      {"nanoseconds", {.i = 5}, {.i = 7}, 5, 7, 0},
+      {"microseconds", {.i = 1700000000000000LL}, {.i = 1700000000500000LL},
+       1700000000000000000LL, 1700000000500000000LL, 0},
+      {"milliseconds", {.i = 1700000000000LL}, {.i = 1700000000500LL}, 1700000000000000000LL,
+       1700000000500000000LL, 0},
+      {"seconds", {.i = 1700000000}, {.is_float = 1, .f = 1700000000.5}, 1700000000000000000LL,
+       1700000000500000000LL, 0},
+      {"minutes", {.i = 1}, {.i = 2}, 0, 0, -1},
+  };
+  struct spaa_profile *p = spaa_profile_new();
+  size_t i;
+  (void)state;
+  assert_non_null(p);
+  for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+    int64_t s = -1, e = -1;
+    p->header.has_time_range = 1;
+    p->header.time_unit = t[i].unit;
+    p->header.start = t[i].start;
+    p->header.end = t[i].end;
+    if (spaa_header_range_ns(p, &s, &e) != t[i].rc)
+      fail_msg("case %zu (%s): rc", i, t[i].unit ? t[i].unit : "no unit");
+    if (t[i].rc) {
+      assert_int_equal(s, -1); /* untouched */
+      assert_int_equal(e, -1);
+      continue;
+    }
+    assert_int_equal(s, t[i].want_start);
+    assert_int_equal(e, t[i].want_end);
+  }
+  {
+    int64_t s = 3, e = 4;
+    p->header.has_time_range = 0;
+    p->header.time_unit = "seconds";
+    assert_int_equal(spaa_header_range_ns(p, &s, &e), -1);
+    assert_int_equal(s, 3);
+    assert_int_equal(e, 4);
+  }
+  spaa_profile_free(p);
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_header_range_ns),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
