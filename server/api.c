@@ -9,7 +9,7 @@
 #include <zlib.h>
 
 #include "base/rfc3339.h"
-#include "spaa/spaa_io.h"
+#include "codecs/registry.h"
 #include "storage/storage.h"
 
 /* ".123456789" -> ns; advances. */
@@ -281,6 +281,7 @@ out:
 void spaa_query_spaa(const struct spaa_req *req, struct spaa_resp *resp)
 {
   const char *id = spaa_req_param(req, "id");
+  const struct spaa_exporter *x = spaa_exporter("spaa");
   struct spaa_profile *p = NULL;
   struct spaa_buf plain, gz;
   struct spaa_err err;
@@ -292,12 +293,17 @@ void spaa_query_spaa(const struct spaa_req *req, struct spaa_resp *resp)
     spaa_resp_error(resp, SPAA_E_NOT_FOUND, "no profile with id '%.64s'", id ? id : "");
     return;
   }
+  if (!x) {
+    spaa_resp_error(resp, SPAA_E_INTERNAL, "no \"spaa\" exporter is registered");
+    return;
+  }
   if (spaa_store_get(req->app->store, id, &p, &err)) {
     spaa_resp_err(resp, &err);
     return;
   }
   enc = spaa_query_pick_encoding(spaa_req_header(req, "Accept-Encoding"));
-  if ((rc = spaa_write_buf(p, enc == 2 ? 3 : 0, &plain, &err))) {
+  /* zstd streams out of the exporter; gzip compresses its whole output afterwards */
+  if ((rc = spaa_export_buf(x->fn, p, NULL, enc == 2 ? 3 : 0, &plain, &err))) {
     spaa_resp_err(resp, &err);
     goto out;
   }
@@ -314,7 +320,7 @@ void spaa_query_spaa(const struct spaa_req *req, struct spaa_resp *resp)
     spaa_buf_init(&plain, 0);
   }
   resp->status = 200;
-  resp->content_type = "application/x-ndjson";
+  resp->content_type = x->media_type;
   if (enc)
     spaa_resp_header(resp, "Content-Encoding", enc == 2 ? "zstd" : "gzip");
   spaa_resp_header(resp, "Vary", "Accept-Encoding");
