@@ -9,7 +9,8 @@
 #include <zlib.h>
 
 #include "base/rfc3339.h"
-#include "spaa/spaa_io.h"
+#include "codecs/registry.h"
+#include "server/api_json.h"
 #include "storage/storage.h"
 
 /* ".123456789" -> ns; advances. */
@@ -181,75 +182,118 @@ int spaa_query_pick_encoding(const char *ae)
 
 /* ---- handlers ---------------------------------------------------------------------------- */
 
-void spaa_query_list(const struct spaa_req *req, struct spaa_resp *resp)
+/* The list query's filters from the request; 0, or an error answer is set in resp. */
+static int list_filters(const struct spaa_req *req, struct spaa_list_query *q,
+                        struct spaa_resp *resp)
 {
-  struct spaa_list_query q;
-  struct spaa_err err;
-  json_t *labels = NULL, *out = NULL;
   const char *v;
-  int rc;
-  memset(&q, 0, sizeof(q));
-  spaa_err_clear(&err);
-  q.service = spaa_req_query(req, "service");
-  if (!q.service)
-    q.service = spaa_req_query(req, "project");
-  q.source = spaa_req_query(req, "source");
-  q.event = spaa_req_query(req, "event");
-  q.cursor = spaa_req_query(req, "cursor");
-  if (q.cursor && !q.cursor[0])
-    q.cursor = NULL;
-  if ((v = spaa_req_query(req, "from")) && spaa_query_parse_time(v, &q.from_ns)) {
+  q->service = spaa_req_query(req, "service");
+  if (!q->service)
+    q->service = spaa_req_query(req, "project");
+  q->source = spaa_req_query(req, "source");
+  q->event = spaa_req_query(req, "event");
+  if ((v = spaa_req_query(req, "from")) && spaa_query_parse_time(v, &q->from_ns)) {
     spaa_resp_error(resp, SPAA_E_BAD_REQUEST, "bad 'from' time '%.64s': expected unix "
                     "seconds or RFC 3339", v);
-    return;
+    return -1;
   }
-  if ((v = spaa_req_query(req, "to")) && spaa_query_parse_time(v, &q.to_ns)) {
+  if ((v = spaa_req_query(req, "to")) && spaa_query_parse_time(v, &q->to_ns)) {
     spaa_resp_error(resp, SPAA_E_BAD_REQUEST, "bad 'to' time '%.64s': expected unix seconds "
                     "or RFC 3339", v);
-    return;
+    return -1;
   }
-  if (q.from_ns && q.to_ns && q.to_ns < q.from_ns) {
+  if (q->from_ns && q->to_ns && q->to_ns < q->from_ns) {
     spaa_resp_error(resp, SPAA_E_BAD_REQUEST, "'to' is before 'from'");
-    return;
+    return -1;
   }
   if ((v = spaa_req_query(req, "limit"))) {
     char *end;
     long n = strtol(v, &end, 10);
     if (!*v || *end || n < 1 || n > 1000) {
       spaa_resp_error(resp, SPAA_E_BAD_REQUEST, "bad 'limit' '%.32s': expected 1 to 1000", v);
-      return;
+      return -1;
     }
-    q.limit = (size_t)n;
+    q->limit = (size_t)n;
   }
-  if ((rc = spaa_query_labels(req, &labels, &err))) {
-    spaa_resp_err(resp, &err);
+  return 0;
+}
+
+/* The label object (string values) as filters, borrowing its strings. 0 or
+ * SPAA_E_BAD_REQUEST when it has more than SPAA_QUERY_MAX_LABELS members. */
+static int label_filters(const json_t *labels, struct spaa_store_label_filter *f, size_t cap,
+                         size_t *n, struct spaa_err *err)
+{
+  const char *k;
+  json_t *v;
+  *n = 0;
+  json_object_foreach((json_t *)labels, k, v) {
+    if (*n == cap)
+      return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "more than %zu label filters", cap);
+    f[*n].key = k;
+    f[(*n)++].value = json_string_value(v);
+  }
+  return 0;
+}
+
+void spaa_query_list(const struct spaa_req *req, struct spaa_resp *resp)
+{
+  struct spaa_store_label_filter filters[SPAA_QUERY_MAX_LABELS];
+  char cur_id[SPAA_API_MAX_CURSOR / 2 + 1];
+  struct spaa_store_cursor after;
+  struct spaa_list_query q;
+  struct spaa_store_page page;
+  struct spaa_err err;
+  json_t *labels = NULL, *out = NULL;
+  const char *cursor = spaa_req_query(req, "cursor");
+  int rc;
+  memset(&q, 0, sizeof(q));
+  memset(&page, 0, sizeof(page));
+  spaa_err_clear(&err);
+  if (list_filters(req, &q, resp))
     return;
+  if ((rc = spaa_query_labels(req, &labels, &err)) ||
+      (rc = label_filters(labels, filters, SPAA_QUERY_MAX_LABELS, &q.n_labels, &err)))
+    goto out;
+  q.labels = filters;
+  /* too many label filters is the store's first complaint, before a bad cursor */
+  if (cursor && cursor[0] && q.n_labels <= SPAA_STORE_MAX_LABEL_FILTERS) {
+    if ((rc = spaa_api_cursor_decode(cursor, &after.received_ns, cur_id, sizeof(cur_id), &err)))
+      goto out;
+    after.id = cur_id;
+    q.after = &after;
   }
-  q.labels = labels;
-  rc = spaa_store_list(req->app->store, &q, &out, &err);
-  json_decref(labels);
-  if (rc) {
-    spaa_resp_err(resp, &err);
-    return;
-  }
+  if ((rc = spaa_store_list(req->app->store, &q, &page, &err)) ||
+      (rc = spaa_api_page_json(&page, &out, &err)))
+    goto out;
   spaa_resp_json(resp, 200, out);
+out:
+  if (rc)
+    spaa_resp_err(resp, &err);
+  spaa_store_page_free(&page);
+  json_decref(labels);
 }
 
 void spaa_query_meta(const struct spaa_req *req, struct spaa_resp *resp)
 {
   const char *id = spaa_req_param(req, "id");
+  struct spaa_store_profile_info pi;
   struct spaa_err err;
-  json_t *out = NULL;
+  json_t *out;
+  memset(&pi, 0, sizeof(pi));
   spaa_err_clear(&err);
   if (!spaa_query_id_ok(id)) {
     spaa_resp_error(resp, SPAA_E_NOT_FOUND, "no profile with id '%.64s'", id ? id : "");
     return;
   }
-  if (spaa_store_meta(req->app->store, id, &out, &err)) {
+  if (spaa_store_meta(req->app->store, id, &pi, &err)) {
     spaa_resp_err(resp, &err);
-    return;
+  } else if (!(out = spaa_api_profile_json(&pi))) {
+    spaa_err_set(&err, SPAA_E_NOMEM, 0, 0, NULL);
+    spaa_resp_err(resp, &err);
+  } else {
+    spaa_resp_json(resp, 200, out);
   }
-  spaa_resp_json(resp, 200, out);
+  spaa_store_profile_info_free(&pi);
 }
 
 /* gzip `in` into out (capped). 0 or a negative code. */
@@ -281,6 +325,7 @@ out:
 void spaa_query_spaa(const struct spaa_req *req, struct spaa_resp *resp)
 {
   const char *id = spaa_req_param(req, "id");
+  const struct spaa_exporter *x = spaa_exporter("spaa");
   struct spaa_profile *p = NULL;
   struct spaa_buf plain, gz;
   struct spaa_err err;
@@ -292,12 +337,17 @@ void spaa_query_spaa(const struct spaa_req *req, struct spaa_resp *resp)
     spaa_resp_error(resp, SPAA_E_NOT_FOUND, "no profile with id '%.64s'", id ? id : "");
     return;
   }
+  if (!x) {
+    spaa_resp_error(resp, SPAA_E_INTERNAL, "no \"spaa\" exporter is registered");
+    return;
+  }
   if (spaa_store_get(req->app->store, id, &p, &err)) {
     spaa_resp_err(resp, &err);
     return;
   }
   enc = spaa_query_pick_encoding(spaa_req_header(req, "Accept-Encoding"));
-  if ((rc = spaa_write_buf(p, enc == 2 ? 3 : 0, &plain, &err))) {
+  /* zstd streams out of the exporter; gzip compresses its whole output afterwards */
+  if ((rc = spaa_export_buf(x->fn, p, NULL, enc == 2 ? 3 : 0, &plain, &err))) {
     spaa_resp_err(resp, &err);
     goto out;
   }
@@ -314,7 +364,7 @@ void spaa_query_spaa(const struct spaa_req *req, struct spaa_resp *resp)
     spaa_buf_init(&plain, 0);
   }
   resp->status = 200;
-  resp->content_type = "application/x-ndjson";
+  resp->content_type = x->media_type;
   if (enc)
     spaa_resp_header(resp, "Content-Encoding", enc == 2 ? "zstd" : "gzip");
   spaa_resp_header(resp, "Vary", "Accept-Encoding");

@@ -1,9 +1,8 @@
-/* spaa-relay convert --from FORMAT [--to spaa|collapsed] IN [-o OUT] [--zstd]: any input format
- * with a converter (codecs/convert.h) to canonical SPAA, or to folded stacks. One profile goes
- * to OUT (or stdout); several go to OUT/<id or index>.<ext>, OUT being a directory. */
+/* spaa-relay convert --from FORMAT [--to NAME] IN [-o OUT] [--zstd]: any input format with a
+ * converter to any output format with an exporter (both looked up in codecs/registry.h). One
+ * profile goes to OUT (or stdout); several go to OUT/<id or index>.<ext>, OUT a directory. */
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,10 +12,8 @@
 
 #include <zstd.h>
 
-#include "spaa/canon.h"
 #include "codecs/registry.h"
-#include "base/idmap.h"
-#include "spaa/spaa_io.h"
+#include "base/buf.h"
 #include "pprof/pprof.h"
 #include "server/cli.h"
 
@@ -38,8 +35,6 @@ static const char convert_usage[] =
     "                                 range when the pprof has none\n"
     "  --sample-type-config FILE      JSON: sample type -> {units, display-name, aggregation,\n"
     "                                 cumulative, sampled}, kept on the events\n";
-
-enum out_kind { OUT_SPAA, OUT_COLLAPSED };
 
 struct convert_args {
   const char *from, *to, *in, *out, *event, *service;
@@ -82,72 +77,6 @@ static int sink_cb(void *ctx, const void *data, size_t len)
   return s->z ? sink_z(s, data, len, ZSTD_e_continue) : sink_raw(s, data, len);
 }
 
-/* ---- folded stacks ----------------------------------------------------------------------- */
-
-/* A frame's name for folded output: ';' would split it and a newline would end the line. */
-static int folded_name(struct spaa_buf *b, const struct spaa_frame *f)
-{
-  const char *s = f->func && f->func[0] ? f->func : "[unknown]";
-  size_t start = b->len;
-  int rc = spaa_buf_adds(b, s);
-  for (size_t i = start; !rc && i < b->len; i++)
-    if (b->p[i] == ';' || b->p[i] == '\n' || b->p[i] == '\r')
-      b->p[i] = b->p[i] == ';' ? ':' : ' ';
-  return rc;
-}
-
-static int write_collapsed(const struct spaa_profile *p, const char *event, spaa_sink_cb sink,
-                           void *ctx, struct spaa_err *err)
-{
-  const struct spaa_event *e = event ? spaa_find_event(p, event)
-                                     : (p->header.n_events ? &p->header.events[0] : NULL);
-  struct spaa_idmap ids;
-  struct spaa_buf b;
-  size_t i, j, k;
-  int rc = 0;
-  if (!e || !e->primary_metric)
-    return spaa_err_set(err, SPAA_E_USAGE, 0, 0, "no event %s%s%s with a primary metric",
-                        event ? "\"" : "", event ? event : "", event ? "\"" : "");
-  spaa_idmap_init(&ids);
-  spaa_buf_init(&b, 0);
-  for (i = 0; i < p->n_frames && !rc; i++)
-    rc = spaa_idmap_put(&ids, p->frames[i].id, i, NULL) < 0 ? SPAA_E_NOMEM : 0;
-  for (i = 0; i < p->n_stacks && !rc; i++) {
-    const struct spaa_stack *s = &p->stacks[i];
-    const struct spaa_weight *w;
-    if (!s->event || strcmp(s->event, e->name) != 0 ||
-        !(w = spaa_weights_find(&s->weights, e->primary_metric)))
-      continue;
-    for (j = 0; j < s->n_frames && !rc; j++) {
-      /* root first */
-      size_t pos = p->header.frame_order == SPAA_ROOT_TO_LEAF ? j : s->n_frames - 1 - j;
-      if (j)
-        rc = spaa_buf_add(&b, ";", 1);
-      if (!rc && spaa_idmap_get(&ids, s->frames[pos], &k))
-        rc = folded_name(&b, &p->frames[k]);
-      else if (!rc)
-        rc = spaa_buf_addf(&b, "[frame %" PRIu64 "]", s->frames[pos]);
-    }
-    if (!rc)
-      rc = spaa_buf_add(&b, " ", 1);
-    if (!rc)
-      rc = spaa_canon_num(&b, w->value);
-    if (!rc)
-      rc = spaa_buf_add(&b, "\n", 1);
-    if (!rc && b.len >= 1 << 16) {
-      rc = sink(ctx, b.p, b.len);
-      b.len = 0;
-    }
-  }
-  if (!rc && b.len)
-    rc = sink(ctx, b.p, b.len);
-  spaa_buf_free(&b);
-  spaa_idmap_free(&ids);
-  if (rc && !err->code)
-    spaa_err_set(err, rc, 0, 0, "writing folded stacks: %s", spaa_err_default(rc));
-  return rc;
-}
-
 /* ---- input and output files ------------------------------------------------------------- */
 
 static int read_all(const char *name, struct spaa_buf *b)
@@ -184,12 +113,14 @@ static int read_all(const char *name, struct spaa_buf *b)
 
 /* Write one profile to `path` (NULL: stdout). 0, or 2 with a message. */
 static int write_one(const struct spaa_profile *p, const char *path, const struct convert_args *a,
-                     enum out_kind kind)
+                     const struct spaa_exporter *x)
 {
   struct file_sink *s = calloc(1, sizeof(*s));
+  struct spaa_export_opts opts;
   struct spaa_err err;
   int rc = 0;
   memset(&err, 0, sizeof(err));
+  memset(&opts, 0, sizeof(opts));
   if (!s) {
     fprintf(stderr, "spaa-relay: out of memory\n");
     return 2;
@@ -207,10 +138,8 @@ static int write_one(const struct spaa_profile *p, const char *path, const struc
     }
     ZSTD_CCtx_setParameter(s->z, ZSTD_c_compressionLevel, ZSTD_LEVEL);
   }
-  if (kind == OUT_COLLAPSED)
-    rc = write_collapsed(p, a->event, sink_cb, s, &err);
-  else
-    rc = spaa_write(p, sink_cb, s, &err);
+  opts.event = a->event;
+  rc = x->fn(p, &opts, sink_cb, s, &err);
   if (!rc && s->z)
     rc = sink_z(s, "", 0, ZSTD_e_end);
 out:
@@ -236,10 +165,9 @@ static int is_dir(const char *path)
 
 /* DIR/<id or index>.<ext>: the source's id when it is a safe file name, else the index. */
 static void out_name(char *dst, size_t cap, const char *dir, const struct spaa_converted *c,
-                     size_t index, const struct convert_args *a, enum out_kind kind)
+                     size_t index, const struct convert_args *a, const struct spaa_exporter *x)
 {
-  const char *ext = kind == OUT_COLLAPSED ? (a->zstd ? ".folded.zst" : ".folded")
-                                          : (a->zstd ? ".spaa.zst" : ".spaa");
+  const char *zext = a->zstd ? ".zst" : "";
   int safe = c->id[0] && c->id[0] != '.';
   const char *q;
   for (q = c->id; safe && *q; q++)
@@ -247,9 +175,9 @@ static void out_name(char *dst, size_t cap, const char *dir, const struct spaa_c
           *q == '-' || *q == '_' || *q == '.'))
       safe = 0;
   if (safe)
-    snprintf(dst, cap, "%s/%s%s", dir, c->id, ext);
+    snprintf(dst, cap, "%s/%s%s%s", dir, c->id, x->ext, zext);
   else
-    snprintf(dst, cap, "%s/%zu%s", dir, index, ext);
+    snprintf(dst, cap, "%s/%zu%s%s", dir, index, x->ext, zext);
 }
 
 /* The pprof input options into po (o->pprof points at it when any is given), parsed by the
@@ -351,7 +279,7 @@ int spaa_cmd_convert(int argc, char **argv)
   struct spaa_buf in;
   struct spaa_err err;
   spaa_convert_fn conv;
-  enum out_kind kind = OUT_SPAA;
+  const struct spaa_exporter *x;
   size_t i, ok = 0, done = 0;
   int rc, status = 0;
 
@@ -365,10 +293,9 @@ int spaa_cmd_convert(int argc, char **argv)
     fputs(convert_usage, rc > 0 ? stdout : stderr);
     return rc > 0 ? 0 : 2;
   }
-  if (a.to && !strcmp(a.to, "collapsed")) {
-    kind = OUT_COLLAPSED;
-  } else if (a.to && strcmp(a.to, "spaa") != 0) {
-    fprintf(stderr, "spaa-relay: convert: --to %s is not supported yet (spaa, collapsed)\n", a.to);
+  if (!(x = spaa_exporter(a.to ? a.to : "spaa"))) {
+    fprintf(stderr, "spaa-relay: convert: --to %s is not supported yet (%s)\n", a.to,
+            spaa_exporter_names());
     return 2;
   }
   if (!(conv = spaa_converter(a.from))) {
@@ -422,10 +349,10 @@ int spaa_cmd_convert(int argc, char **argv)
     if (!list.v[i].profile)
       continue;
     if (ok > 1 || is_dir(a.out)) {
-      out_name(path, sizeof(path), a.out, &list.v[i], i, &a, kind);
+      out_name(path, sizeof(path), a.out, &list.v[i], i, &a, x);
       dst = path;
     }
-    r = write_one(list.v[i].profile, dst, &a, kind);
+    r = write_one(list.v[i].profile, dst, &a, x);
     if (r > status)
       status = r;
     done++;

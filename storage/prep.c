@@ -463,12 +463,141 @@ static int compress_original(struct storage__prep *pr, struct spaa_err *err)
   return 0;
 }
 
+/* Fill err for a failure that is not the profile's fault (memory, mostly); returns the code. */
+static int prep_fail(struct spaa_err *err, int rc)
+{
+  return spaa_err_set(err, rc && rc != 1 && rc != SPAA_E_INVALID ? rc : SPAA_E_NOMEM, 0, 0,
+                      "preparing the profile: %s", spaa_err_default(rc ? rc : SPAA_E_NOMEM));
+}
+
+/* The arrays sized by the profile's record counts (canon: n_frames). 0 or SPAA_E_NOMEM. */
+static int prep_alloc(struct storage__prep *pr, size_t **canon)
+{
+  const struct spaa_profile *p = pr->p;
+  size_t nd = p->n_dsos ? p->n_dsos : 1, nf = p->n_frames ? p->n_frames : 1;
+  if (!(pr->dso_cid = malloc(nd * sizeof(struct spaa_cid))) ||
+      !(pr->dso_inst = malloc((p->n_dsos + 1) * sizeof(size_t))) ||
+      !(pr->frame_cid = malloc(nf * sizeof(struct spaa_cid))) ||
+      !(pr->frame_dso = malloc(nf * sizeof(size_t))) ||
+      !(pr->frame_extra = calloc(nf, sizeof(char *))) ||
+      !(pr->thread_extra = calloc(p->n_threads ? p->n_threads : 1, sizeof(char *))) ||
+      !(*canon = malloc(nf * sizeof(size_t))))
+    return SPAA_E_NOMEM;
+  return 0;
+}
+
+/* Content ids and packed instance blobs of the dsos; dmap gets dso id -> index. */
+static int prep_dsos(struct storage__prep *pr, struct spaa_idmap *dmap, struct spaa_err *err)
+{
+  const struct spaa_profile *p = pr->p;
+  size_t i;
+  int rc;
+  for (i = 0; i < p->n_dsos; i++) {
+    rc = spaa_idmap_put(dmap, p->dsos[i].id, i, NULL);
+    if (rc == 1)
+      return spaa_err_set(err, SPAA_E_INVALID, 0, 0, "dso id %" PRIu64 " is used twice",
+                          p->dsos[i].id);
+    if (rc || (rc = spaa_dso_cid(&p->dsos[i], &pr->dso_cid[i])))
+      return prep_fail(err, rc);
+    pr->dso_inst[i] = pr->blobs.len;
+    if ((rc = put_dso_inst(&pr->blobs, &p->dsos[i])))
+      return prep_fail(err, rc);
+  }
+  pr->dso_inst[p->n_dsos] = pr->blobs.len;
+  return 0;
+}
+
+/* Content ids, dsos and extras of the frames (fmap gets frame id -> index), canon[k] the
+ * first frame with frame k's content id, and the threads' extras. */
+static int prep_frames(struct storage__prep *pr, const struct spaa_idmap *dmap,
+                       struct spaa_idmap *fmap, size_t *canon, struct spaa_err *err)
+{
+  const struct spaa_profile *p = pr->p;
+  size_t i, k = 0;
+  int rc;
+  for (i = 0; i < p->n_frames; i++) {
+    const struct spaa_frame *f = &p->frames[i];
+    rc = spaa_idmap_put(fmap, f->id, i, NULL);
+    if (rc == 1)
+      return spaa_err_set(err, SPAA_E_INVALID, 0, 0, "frame id %" PRIu64 " is used twice", f->id);
+    if (rc)
+      return prep_fail(err, rc);
+    pr->frame_dso[i] = SIZE_MAX;
+    if (f->has_dso) {
+      if (!spaa_idmap_get(dmap, f->dso, &k))
+        return spaa_err_set(err, SPAA_E_INVALID, 0, 0, "frame %" PRIu64 " references dso %" PRIu64
+                            ", which does not exist", f->id, f->dso);
+      pr->frame_dso[i] = k;
+    }
+    if ((rc = spaa_frame_cid(f, f->has_dso ? &p->dsos[k] : NULL, &pr->frame_cid[i])))
+      return prep_fail(err, rc);
+    pr->frame_extra[i] = json_text_or_null(f->extra, &rc);
+    if (rc)
+      return prep_fail(err, rc);
+  }
+  if ((rc = frame_canon(pr->frame_cid, p->n_frames, canon)))
+    return prep_fail(err, rc);
+  for (i = 0; i < p->n_threads; i++) {
+    pr->thread_extra[i] = json_text_or_null(p->threads[i].extra, &rc);
+    if (rc)
+      return prep_fail(err, rc);
+  }
+  return 0;
+}
+
+/* The packed header, windows and string table, back to back after the other blobs. */
+static int prep_tables(struct storage__prep *pr, const struct strtab *t, struct spaa_err *err)
+{
+  size_t i;
+  int rc;
+  pr->header_off[0] = pr->blobs.len;
+  if ((rc = put_header(&pr->blobs, &pr->p->header)))
+    return prep_fail(err, rc);
+  pr->header_off[1] = pr->windows_off[0] = pr->blobs.len;
+  if ((rc = put_windows(&pr->blobs, pr->p)))
+    return prep_fail(err, rc);
+  pr->windows_off[1] = pr->strings_off[0] = pr->blobs.len;
+  if ((rc = storage__put_uv(&pr->blobs, t->n)))
+    return prep_fail(err, rc);
+  for (i = 0; i < t->n; i++)
+    if ((rc = storage__put_str(&pr->blobs, t->v[i])))
+      return prep_fail(err, rc);
+  pr->strings_off[1] = pr->blobs.len;
+  return 0;
+}
+
+/* What list and meta answer: labels and attrs as canonical JSON, event totals, samples. */
+static int prep_summary(struct storage__prep *pr, struct spaa_err *err)
+{
+  const struct spaa_profile *p = pr->p;
+  const struct spaa_meta *m = pr->m;
+  size_t i;
+  int rc = 0;
+  if (m->labels && json_object_size(m->labels) &&
+      !(pr->labels_text = json_text_or_null(m->labels, &rc)))
+    return prep_fail(err, rc);
+  if (m->attrs && !(pr->attrs_text = json_text_or_null(m->attrs, &rc)))
+    return prep_fail(err, rc);
+  if ((rc = build_totals(pr, err)))
+    return rc;
+  if (p->n_samples) {
+    pr->samples = (int64_t)p->n_samples;
+  } else {
+    for (i = 0; i < p->n_stacks; i++) {
+      const struct spaa_weight *w = spaa_weights_find(&p->stacks[i].weights, "samples");
+      if (w)
+        pr->samples += w->value.is_float ? (int64_t)w->value.f : w->value.i;
+    }
+  }
+  return 0;
+}
+
 int storage__prep_build(struct storage__prep *pr, const struct spaa_profile *p,
                         const struct spaa_meta *m, struct spaa_err *err)
 {
   struct spaa_idmap dmap, fmap;
   struct strtab t;
-  size_t *canon = NULL, i, k;
+  size_t *canon = NULL;
   int rc;
 
   memset(pr, 0, sizeof(*pr));
@@ -486,99 +615,15 @@ int storage__prep_build(struct storage__prep *pr, const struct spaa_profile *p,
                       "stack ids are not content ids: normalize the profile before storing it");
     goto out;
   }
-  if (!(pr->dso_cid = malloc((p->n_dsos ? p->n_dsos : 1) * sizeof(struct spaa_cid))) ||
-      !(pr->dso_inst = malloc((p->n_dsos + 1) * sizeof(size_t))) ||
-      !(pr->frame_cid = malloc((p->n_frames ? p->n_frames : 1) * sizeof(struct spaa_cid))) ||
-      !(pr->frame_dso = malloc((p->n_frames ? p->n_frames : 1) * sizeof(size_t))) ||
-      !(pr->frame_extra = calloc(p->n_frames ? p->n_frames : 1, sizeof(char *))) ||
-      !(pr->thread_extra = calloc(p->n_threads ? p->n_threads : 1, sizeof(char *))) ||
-      !(canon = malloc((p->n_frames ? p->n_frames : 1) * sizeof(size_t))))
-    goto nomem;
-
-  for (i = 0; i < p->n_dsos; i++) {
-    rc = spaa_idmap_put(&dmap, p->dsos[i].id, i, NULL);
-    if (rc == 1) {
-      rc = spaa_err_set(err, SPAA_E_INVALID, 0, 0, "dso id %" PRIu64 " is used twice",
-                        p->dsos[i].id);
-      goto out;
-    }
-    if (rc || (rc = spaa_dso_cid(&p->dsos[i], &pr->dso_cid[i])))
-      goto nomem;
-    pr->dso_inst[i] = pr->blobs.len;
-    if ((rc = put_dso_inst(&pr->blobs, &p->dsos[i])))
-      goto nomem;
-  }
-  pr->dso_inst[p->n_dsos] = pr->blobs.len;
-
-  for (i = 0; i < p->n_frames; i++) {
-    const struct spaa_frame *f = &p->frames[i];
-    rc = spaa_idmap_put(&fmap, f->id, i, NULL);
-    if (rc == 1) {
-      rc = spaa_err_set(err, SPAA_E_INVALID, 0, 0, "frame id %" PRIu64 " is used twice", f->id);
-      goto out;
-    }
-    if (rc)
-      goto nomem;
-    pr->frame_dso[i] = SIZE_MAX;
-    if (f->has_dso) {
-      if (!spaa_idmap_get(&dmap, f->dso, &k)) {
-        rc = spaa_err_set(err, SPAA_E_INVALID, 0, 0, "frame %" PRIu64 " references dso %" PRIu64
-                          ", which does not exist", f->id, f->dso);
-        goto out;
-      }
-      pr->frame_dso[i] = k;
-    }
-    if ((rc = spaa_frame_cid(f, f->has_dso ? &p->dsos[k] : NULL, &pr->frame_cid[i])))
-      goto nomem;
-    pr->frame_extra[i] = json_text_or_null(f->extra, &rc);
-    if (rc)
-      goto nomem;
-  }
-  if ((rc = frame_canon(pr->frame_cid, p->n_frames, canon)))
-    goto nomem;
-  for (i = 0; i < p->n_threads; i++) {
-    pr->thread_extra[i] = json_text_or_null(p->threads[i].extra, &rc);
-    if (rc)
-      goto nomem;
-  }
-
-  if ((rc = prep_stacks(pr, &t, &fmap, canon, err)) || (rc = prep_samples(pr, &t, err)))
+  if ((rc = prep_alloc(pr, &canon))) {
+    rc = prep_fail(err, 0);
     goto out;
-
-  pr->header_off[0] = pr->blobs.len;
-  if ((rc = put_header(&pr->blobs, &p->header)))
-    goto nomem;
-  pr->header_off[1] = pr->windows_off[0] = pr->blobs.len;
-  if ((rc = put_windows(&pr->blobs, p)))
-    goto nomem;
-  pr->windows_off[1] = pr->strings_off[0] = pr->blobs.len;
-  if ((rc = storage__put_uv(&pr->blobs, t.n)))
-    goto nomem;
-  for (i = 0; i < t.n; i++)
-    if ((rc = storage__put_str(&pr->blobs, t.v[i])))
-      goto nomem;
-  pr->strings_off[1] = pr->blobs.len;
-
-  if (m->labels && json_object_size(m->labels) && !(pr->labels_text = json_text_or_null(m->labels, &rc)))
-    goto nomem;
-  if (m->attrs && !(pr->attrs_text = json_text_or_null(m->attrs, &rc)))
-    goto nomem;
-  if ((rc = build_totals(pr, err)))
-    goto out;
-  if (p->n_samples) {
-    pr->samples = (int64_t)p->n_samples;
-  } else {
-    for (i = 0; i < p->n_stacks; i++) {
-      const struct spaa_weight *w = spaa_weights_find(&p->stacks[i].weights, "samples");
-      if (w)
-        pr->samples += w->value.is_float ? (int64_t)w->value.f : w->value.i;
-    }
   }
+  if ((rc = prep_dsos(pr, &dmap, err)) || (rc = prep_frames(pr, &dmap, &fmap, canon, err)) ||
+      (rc = prep_stacks(pr, &t, &fmap, canon, err)) || (rc = prep_samples(pr, &t, err)) ||
+      (rc = prep_tables(pr, &t, err)) || (rc = prep_summary(pr, err)))
+    goto out;
   rc = compress_original(pr, err);
-  goto out;
-nomem:
-  rc = spaa_err_set(err, rc && rc != 1 && rc != SPAA_E_INVALID ? rc : SPAA_E_NOMEM, 0, 0,
-                    "preparing the profile: %s", spaa_err_default(rc ? rc : SPAA_E_NOMEM));
 out:
   spaa_idmap_free(&dmap);
   spaa_idmap_free(&fmap);

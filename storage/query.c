@@ -1,112 +1,205 @@
 /* Metadata queries on reader connections: one profile's summary, the filtered newest-first
- * list with keyset pagination, and row counts. */
-#include <errno.h>
-#include <inttypes.h>
+ * list with keyset pagination, and row counts. Answers are plain structs (storage.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "storage/store_int.h"
 
-#define MAX_QUERY_LABELS 16   /* label filters per list query */
-#define MAX_CURSOR 600        /* hex characters of a cursor */
+#define MAX_LIMIT 1000      /* entries in one page */
+#define DEFAULT_LIMIT 100   /* when the query gives none */
 
-/* "2024-05-01T12:00:00.123456789Z" */
-static void rfc3339(int64_t ns, char *out, size_t cap)
+/* ---- freeing ------------------------------------------------------------------------------ */
+
+static void event_free(struct spaa_store_event *e)
 {
-  int64_t sec = ns / 1000000000, frac = ns % 1000000000;
-  time_t t;
-  struct tm tm;
-  if (frac < 0) {
-    frac += 1000000000;
-    sec--;
-  }
-  t = (time_t)sec;
-  if (!gmtime_r(&t, &tm)) {
-    snprintf(out, cap, "1970-01-01T00:00:00.000000000Z");
+  size_t i;
+  for (i = 0; i < e->n_totals; i++)
+    free(e->totals[i].metric);
+  free(e->totals);
+  free(e->name);
+}
+
+void spaa_store_profile_info_free(struct spaa_store_profile_info *pi)
+{
+  size_t i;
+  if (!pi)
     return;
+  for (i = 0; i < pi->n_events; i++)
+    event_free(&pi->events[i]);
+  for (i = 0; i < pi->n_labels; i++) {
+    free(pi->labels[i].key);
+    free(pi->labels[i].value);
   }
-  snprintf(out, cap, "%04d-%02d-%02dT%02d:%02d:%02d.%09" PRId64 "Z", tm.tm_year + 1900,
-           tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
+  free(pi->events);
+  free(pi->labels);
+  free(pi->attrs_json);
+  free(pi->id);
+  free(pi->service);
+  free(pi->source);
+  memset(pi, 0, sizeof(*pi));
 }
 
-static json_t *col_int_or_null(sqlite3_stmt *st, int i)
+void spaa_store_page_free(struct spaa_store_page *pg)
 {
-  if (sqlite3_column_type(st, i) == SQLITE_NULL)
-    return json_null();
-  return json_integer(sqlite3_column_int64(st, i));
+  size_t i;
+  if (!pg)
+    return;
+  for (i = 0; i < pg->n; i++)
+    spaa_store_profile_info_free(&pg->profiles[i]);
+  free(pg->profiles);
+  memset(pg, 0, sizeof(*pg));
 }
 
-static json_t *col_json_or_empty(sqlite3_stmt *st, int i)
-{
-  json_t *v = NULL;
-  if (sqlite3_column_type(st, i) != SQLITE_NULL)
-    v = storage__json_parse((const char *)sqlite3_column_text(st, i),
-                            (size_t)sqlite3_column_bytes(st, i));
-  return v ? v : json_object();
-}
+/* ---- one row into a struct ------------------------------------------------------------------ */
 
-/* The meta object of the current row of `st`, whose columns are those of ST_R_META:
- * num, id, service, source, received_ns, start_ns, end_ns, samples, payload_bytes, labels,
- * attrs. */
-static int meta_of_row(struct storage__conn *c, sqlite3_stmt *st, json_t **out,
-                       struct spaa_err *err)
+/* A copy of text column i into *out (NULL for SQL NULL). 0 or SPAA_E_NOMEM. */
+static int col_dup(sqlite3_stmt *st, int i, char **out)
 {
-  sqlite3_stmt *ev;
-  json_t *o, *events;
-  char when[48];
-  int rc;
+  const char *t = (const char *)sqlite3_column_text(st, i);
+  size_t n = (size_t)sqlite3_column_bytes(st, i);
   *out = NULL;
-  rfc3339(sqlite3_column_int64(st, 4), when, sizeof(when));
-  o = json_object();
-  events = json_array();
-  if (!o || !events) {
-    json_decref(o);
-    json_decref(events);
-    return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
-  }
-  json_object_set_new(o, "id", json_string((const char *)sqlite3_column_text(st, 1)));
-  json_object_set_new(o, "service", json_string((const char *)sqlite3_column_text(st, 2)));
-  json_object_set_new(o, "source", json_string((const char *)sqlite3_column_text(st, 3)));
-  json_object_set_new(o, "received_at", json_string(when));
-  json_object_set_new(o, "start", col_int_or_null(st, 5));
-  json_object_set_new(o, "end", col_int_or_null(st, 6));
-  json_object_set_new(o, "events", events);
-  json_object_set_new(o, "samples", json_integer(sqlite3_column_int64(st, 7)));
-  json_object_set_new(o, "payload_bytes", json_integer(sqlite3_column_int64(st, 8)));
-  json_object_set_new(o, "labels", col_json_or_empty(st, 9));
-  json_object_set_new(o, "attrs", col_json_or_empty(st, 10));
-  if (!(ev = storage__stmt(c, ST_R_EVENTS, err))) {
-    json_decref(o);
-    return SPAA_E_STORE;
-  }
-  sqlite3_bind_int64(ev, 1, sqlite3_column_int64(st, 0));
-  while ((rc = sqlite3_step(ev)) == SQLITE_ROW) {
-    json_t *e = json_object();
-    json_object_set_new(e, "name", json_string((const char *)sqlite3_column_text(ev, 0)));
-    json_object_set_new(e, "totals", col_json_or_empty(ev, 1));
-    json_array_append_new(events, e);
-  }
-  if (rc != SQLITE_DONE) {
-    storage__db_err(c, err, "reading event totals");
-    sqlite3_reset(ev);
-    json_decref(o);
-    return SPAA_E_STORE;
-  }
-  sqlite3_reset(ev);
-  *out = o;
+  if (!t)
+    return sqlite3_column_type(st, i) == SQLITE_NULL ? 0 : SPAA_E_NOMEM;
+  if (!(*out = malloc(n + 1)))
+    return SPAA_E_NOMEM;
+  memcpy(*out, t, n);
+  (*out)[n] = 0;
   return 0;
 }
 
-int spaa_store_meta(struct spaa_store *s, const char *id, json_t **out, struct spaa_err *err)
+/* The stored canonical JSON of text column i (NULL when it is NULL or does not parse). */
+static json_t *col_json(sqlite3_stmt *st, int i)
+{
+  if (sqlite3_column_type(st, i) == SQLITE_NULL)
+    return NULL;
+  return storage__json_parse((const char *)sqlite3_column_text(st, i),
+                             (size_t)sqlite3_column_bytes(st, i));
+}
+
+/* The labels column (a canonical object of strings) as key/value pairs. 0 or SPAA_E_NOMEM. */
+static int labels_of_col(sqlite3_stmt *st, int i, struct spaa_store_profile_info *pi)
+{
+  json_t *o = col_json(st, i), *v;
+  const char *k;
+  int rc = 0;
+  if (!json_is_object(o) || !json_object_size(o))
+    goto out;
+  if (!(pi->labels = calloc(json_object_size(o), sizeof(*pi->labels)))) {
+    rc = SPAA_E_NOMEM;
+    goto out;
+  }
+  json_object_foreach(o, k, v) {
+    struct spaa_store_label *l = &pi->labels[pi->n_labels];
+    size_t n = json_string_length(v);
+    if (!json_is_string(v))
+      continue;
+    pi->n_labels++;
+    if (!(l->key = strdup(k)) || !(l->value = malloc(n + 1))) {
+      rc = SPAA_E_NOMEM;
+      goto out;
+    }
+    memcpy(l->value, json_string_value(v), n);
+    l->value[n] = 0;
+    l->value_len = n;
+  }
+out:
+  json_decref(o);
+  return rc;
+}
+
+/* An event's totals column (a canonical object of numbers) into e. 0 or SPAA_E_NOMEM. */
+static int totals_of_col(sqlite3_stmt *st, int i, struct spaa_store_event *e)
+{
+  json_t *o = col_json(st, i), *v;
+  const char *k;
+  int rc = 0;
+  if (!json_is_object(o) || !json_object_size(o))
+    goto out;
+  if (!(e->totals = calloc(json_object_size(o), sizeof(*e->totals)))) {
+    rc = SPAA_E_NOMEM;
+    goto out;
+  }
+  json_object_foreach(o, k, v) {
+    struct spaa_store_total *t = &e->totals[e->n_totals];
+    if (!json_is_number(v))
+      continue;
+    t->value = json_is_integer(v) ? spaa_int(json_integer_value(v))
+                                  : spaa_float(json_real_value(v));
+    e->n_totals++;
+    if (!(t->metric = strdup(k))) {
+      rc = SPAA_E_NOMEM;
+      goto out;
+    }
+  }
+out:
+  json_decref(o);
+  return rc;
+}
+
+/* The events of profile row `num`, in their stored order, into pi. */
+static int events_of_profile(struct storage__conn *c, int64_t num,
+                             struct spaa_store_profile_info *pi, struct spaa_err *err)
+{
+  sqlite3_stmt *ev = storage__stmt(c, ST_R_EVENTS, err);
+  size_t cap = 0;
+  int rc, step;
+  if (!ev)
+    return SPAA_E_STORE;
+  sqlite3_bind_int64(ev, 1, num);
+  while ((step = sqlite3_step(ev)) == SQLITE_ROW) {
+    struct spaa_store_event *e;
+    if (pi->n_events == cap) {
+      size_t nc = cap ? 2 * cap : 4;
+      struct spaa_store_event *nv = realloc(pi->events, nc * sizeof(*nv));
+      if (!nv) {
+        rc = SPAA_E_NOMEM;
+        goto out;
+      }
+      pi->events = nv;
+      cap = nc;
+    }
+    e = &pi->events[pi->n_events++];
+    memset(e, 0, sizeof(*e));
+    if ((rc = col_dup(ev, 0, &e->name)) || (rc = totals_of_col(ev, 1, e)))
+      goto out;
+  }
+  rc = step == SQLITE_DONE ? 0 : storage__db_err(c, err, "reading event totals");
+out:
+  if (rc == SPAA_E_NOMEM)
+    spaa_err_set(err, rc, 0, 0, "out of memory reading event totals");
+  sqlite3_reset(ev);
+  return rc;
+}
+
+/* The current row of `st`, whose columns are those of ST_R_META (num, id, service, source,
+ * received_ns, start_ns, end_ns, samples, payload_bytes, labels, attrs), into *pi (zeroed
+ * first). */
+static int info_of_row(struct storage__conn *c, sqlite3_stmt *st,
+                       struct spaa_store_profile_info *pi, struct spaa_err *err)
+{
+  memset(pi, 0, sizeof(*pi));
+  pi->received_ns = sqlite3_column_int64(st, 4);
+  pi->start_ns = sqlite3_column_int64(st, 5); /* NULL reads as 0: put stores 0 as NULL */
+  pi->end_ns = sqlite3_column_int64(st, 6);
+  pi->samples = sqlite3_column_int64(st, 7);
+  pi->payload_bytes = (uint64_t)sqlite3_column_int64(st, 8);
+  if (col_dup(st, 1, &pi->id) || col_dup(st, 2, &pi->service) || col_dup(st, 3, &pi->source) ||
+      labels_of_col(st, 9, pi) || col_dup(st, 10, &pi->attrs_json))
+    return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, "out of memory reading a profile's metadata");
+  return events_of_profile(c, sqlite3_column_int64(st, 0), pi, err);
+}
+
+int spaa_store_meta(struct spaa_store *s, const char *id, struct spaa_store_profile_info *out,
+                    struct spaa_err *err)
 {
   struct storage__conn *c;
   sqlite3_stmt *st;
   int rc;
-  *out = NULL;
-  if (!s || !id)
-    return spaa_err_set(err, SPAA_E_INTERNAL, 0, 0, "no store or no id");
+  if (out)
+    memset(out, 0, sizeof(*out));
+  if (!s || !id || !out)
+    return spaa_err_set(err, SPAA_E_INTERNAL, 0, 0, "no store, no id or no answer");
   if (!(c = storage__reader_get(s, err)))
     return SPAA_E_STORE;
   if ((rc = storage__exec(c, ST_BEGIN, err)))
@@ -118,7 +211,7 @@ int spaa_store_meta(struct spaa_store *s, const char *id, json_t **out, struct s
   sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
   rc = sqlite3_step(st);
   if (rc == SQLITE_ROW)
-    rc = meta_of_row(c, st, out, err);
+    rc = info_of_row(c, st, out, err);
   else if (rc == SQLITE_DONE)
     rc = spaa_err_set(err, SPAA_E_NOT_FOUND, 0, 0, "no profile with id %.64s", id);
   else
@@ -131,134 +224,58 @@ out:
   return rc;
 }
 
-static int hexval(char ch)
-{
-  if (ch >= '0' && ch <= '9')
-    return ch - '0';
-  if (ch >= 'a' && ch <= 'f')
-    return ch - 'a' + 10;
-  return -1;
-}
+/* ---- the list -------------------------------------------------------------------------------- */
 
-/* Cursor = lowercase hex of "<received_ns>:<id>". 0, or SPAA_E_BAD_REQUEST. `id` gets the
- * id (cap MAX_CURSOR / 2 + 1 bytes). */
-static int cursor_parse(const char *cur, int64_t *received, char *id, struct spaa_err *err)
+static int check_query(const struct spaa_list_query *q, struct spaa_err *err)
 {
-  char raw[MAX_CURSOR / 2 + 1], *colon, *end;
-  size_t len = strlen(cur), i;
-  long long v;
-  if (!len || len > MAX_CURSOR || len % 2)
-    goto bad;
-  for (i = 0; i < len; i += 2) {
-    int hi = hexval(cur[i]), lo = hexval(cur[i + 1]);
-    if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
-      goto bad;
-    raw[i / 2] = (char)(hi << 4 | lo);
-  }
-  raw[len / 2] = 0;
-  colon = strchr(raw, ':');
-  if (!colon || colon == raw || !colon[1])
-    goto bad;
-  *colon = 0;
-  if (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9'))
-    goto bad;
-  errno = 0;
-  v = strtoll(raw, &end, 10);
-  if (errno || *end)
-    goto bad;
-  *received = (int64_t)v;
-  strcpy(id, colon + 1);
+  size_t i;
+  if (q->limit > MAX_LIMIT)
+    return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "limit %zu is over %d", q->limit,
+                        MAX_LIMIT);
+  if (q->n_labels > SPAA_STORE_MAX_LABEL_FILTERS || (q->n_labels && !q->labels))
+    return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "label filters must be an object of "
+                        "at most %d strings", SPAA_STORE_MAX_LABEL_FILTERS);
+  for (i = 0; i < q->n_labels; i++)
+    if (!q->labels[i].key || !q->labels[i].value)
+      return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "label filter \"%.64s\" is not a "
+                          "string", q->labels[i].key ? q->labels[i].key : "");
+  if (q->after && !q->after->id)
+    return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "malformed cursor: it names no profile");
   return 0;
-bad:
-  return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "malformed cursor: pass next_cursor from "
-                      "a previous answer as it was");
 }
 
-static int cursor_make(int64_t received, const char *id, json_t **out)
+/* The list query's SQL into sql, from fixed fragments only: every value is bound (bind_list
+ * binds them in the same order). 0 or SPAA_E_NOMEM. */
+static int list_sql(const struct spaa_list_query *q, struct spaa_buf *sql)
 {
-  static const char hex[] = "0123456789abcdef";
-  char raw[MAX_CURSOR / 2 + 32], enc[2 * sizeof(raw) + 1];
-  int n = snprintf(raw, sizeof(raw), "%" PRId64 ":%s", received, id);
-  int i;
-  if (n < 0 || (size_t)n >= sizeof(raw) || 2 * n > MAX_CURSOR)
-    return SPAA_E_INTERNAL;
-  for (i = 0; i < n; i++) {
-    enc[2 * i] = hex[(unsigned char)raw[i] >> 4];
-    enc[2 * i + 1] = hex[(unsigned char)raw[i] & 15];
-  }
-  enc[2 * n] = 0;
-  *out = json_string(enc);
-  return *out ? 0 : SPAA_E_NOMEM;
-}
-
-int spaa_store_list(struct spaa_store *s, const struct spaa_list_query *q, json_t **out,
-                    struct spaa_err *err)
-{
-  struct storage__conn *c = NULL;
-  struct spaa_buf sql;
-  sqlite3_stmt *st = NULL;
-  json_t *res = NULL, *arr, *next = NULL;
-  char cur_id[MAX_CURSOR / 2 + 1];
-  int64_t cur_recv = 0, last_recv = 0;
-  char last_id[MAX_CURSOR / 2 + 1];
-  size_t limit, n = 0;
-  const char *k;
-  json_t *v;
-  int rc = 0, bi = 1;
-
-  *out = NULL;
-  if (!s || !q)
-    return spaa_err_set(err, SPAA_E_INTERNAL, 0, 0, "no store or no query");
-  spaa_buf_init(&sql, 16 * 1024);
-  limit = q->limit ? q->limit : 100;
-  if (limit > 1000)
-    return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "limit %zu is over 1000", q->limit);
-  if (q->labels) {
-    if (!json_is_object(q->labels) || json_object_size(q->labels) > MAX_QUERY_LABELS)
-      return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "label filters must be an object of "
-                          "at most %d strings", MAX_QUERY_LABELS);
-    json_object_foreach((json_t *)q->labels, k, v) if (!json_is_string(v)) return spaa_err_set(
-        err, SPAA_E_BAD_REQUEST, 0, 0, "label filter \"%.64s\" is not a string", k);
-  }
-  if (q->cursor && (rc = cursor_parse(q->cursor, &cur_recv, cur_id, err)))
-    return rc;
-
-  /* the query, from fixed fragments only; every value is bound */
-  rc = spaa_buf_adds(&sql, "SELECT num, id, service, source, received_ns, start_ns, end_ns,"
-                     " samples, payload_bytes, labels, attrs FROM profile p WHERE 1");
+  size_t i;
+  int rc = spaa_buf_adds(sql, "SELECT num, id, service, source, received_ns, start_ns, end_ns,"
+                         " samples, payload_bytes, labels, attrs FROM profile p WHERE 1");
   if (!rc && q->service)
-    rc = spaa_buf_adds(&sql, " AND p.service = ?");
+    rc = spaa_buf_adds(sql, " AND p.service = ?");
   if (!rc && q->source)
-    rc = spaa_buf_adds(&sql, " AND p.source = ?");
+    rc = spaa_buf_adds(sql, " AND p.source = ?");
   if (!rc && q->event)
-    rc = spaa_buf_adds(&sql, " AND EXISTS(SELECT 1 FROM profile_event e"
-                             " WHERE e.profile = p.num AND e.name = ?)");
+    rc = spaa_buf_adds(sql, " AND EXISTS(SELECT 1 FROM profile_event e"
+                            " WHERE e.profile = p.num AND e.name = ?)");
   if (!rc && q->from_ns)
-    rc = spaa_buf_adds(&sql, " AND p.end_ns >= ?");
+    rc = spaa_buf_adds(sql, " AND p.end_ns >= ?");
   if (!rc && q->to_ns)
-    rc = spaa_buf_adds(&sql, " AND p.start_ns <= ?");
-  for (size_t i = 0; !rc && i < json_object_size(q->labels); i++)
-    rc = spaa_buf_adds(&sql, " AND EXISTS(SELECT 1 FROM profile_label l"
-                             " WHERE l.profile = p.num AND l.key = ? AND l.value = ?)");
-  if (!rc && q->cursor)
-    rc = spaa_buf_adds(&sql, " AND (p.received_ns, p.id) < (?, ?)");
+    rc = spaa_buf_adds(sql, " AND p.start_ns <= ?");
+  for (i = 0; !rc && i < q->n_labels; i++)
+    rc = spaa_buf_adds(sql, " AND EXISTS(SELECT 1 FROM profile_label l"
+                            " WHERE l.profile = p.num AND l.key = ? AND l.value = ?)");
+  if (!rc && q->after)
+    rc = spaa_buf_adds(sql, " AND (p.received_ns, p.id) < (?, ?)");
   if (!rc)
-    rc = spaa_buf_adds(&sql, " ORDER BY p.received_ns DESC, p.id DESC LIMIT ?");
-  if (rc) {
-    rc = spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
-    goto out;
-  }
+    rc = spaa_buf_adds(sql, " ORDER BY p.received_ns DESC, p.id DESC LIMIT ?");
+  return rc;
+}
 
-  if (!(c = storage__reader_get(s, err))) {
-    rc = SPAA_E_STORE;
-    goto out;
-  }
-  if ((rc = storage__exec(c, ST_BEGIN, err)))
-    goto out;
-  if (sqlite3_prepare_v2(c->db, sql.p, (int)sql.len, &st, NULL) != SQLITE_OK) {
-    rc = storage__db_err(c, err, "preparing the list query");
-    goto end;
-  }
+static void bind_list(sqlite3_stmt *st, const struct spaa_list_query *q, size_t limit)
+{
+  size_t i;
+  int bi = 1;
   if (q->service)
     sqlite3_bind_text(st, bi++, q->service, -1, SQLITE_TRANSIENT);
   if (q->source)
@@ -269,62 +286,79 @@ int spaa_store_list(struct spaa_store *s, const struct spaa_list_query *q, json_
     sqlite3_bind_int64(st, bi++, q->from_ns);
   if (q->to_ns)
     sqlite3_bind_int64(st, bi++, q->to_ns);
-  if (q->labels) {
-    json_object_foreach((json_t *)q->labels, k, v) {
-      sqlite3_bind_text(st, bi++, k, -1, SQLITE_TRANSIENT);
-      sqlite3_bind_text(st, bi++, json_string_value(v), (int)json_string_length(v),
-                        SQLITE_TRANSIENT);
-    }
+  for (i = 0; i < q->n_labels; i++) {
+    sqlite3_bind_text(st, bi++, q->labels[i].key, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, bi++, q->labels[i].value, -1, SQLITE_TRANSIENT);
   }
-  if (q->cursor) {
-    sqlite3_bind_int64(st, bi++, cur_recv);
-    sqlite3_bind_text(st, bi++, cur_id, -1, SQLITE_TRANSIENT);
+  if (q->after) {
+    sqlite3_bind_int64(st, bi++, q->after->received_ns);
+    sqlite3_bind_text(st, bi++, q->after->id, -1, SQLITE_TRANSIENT);
   }
   sqlite3_bind_int64(st, bi++, (int64_t)limit + 1); /* one more: is there a next page? */
+}
 
-  if (!(res = json_object()) || !(arr = json_array()) ||
-      json_object_set_new(res, "profiles", arr)) {
-    rc = spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
-    goto end;
-  }
+/* Step the prepared list query into pg: up to `limit` entries, has_next when one more row
+ * came. */
+static int collect_page(struct storage__conn *c, sqlite3_stmt *st, size_t limit,
+                        struct spaa_store_page *pg, struct spaa_err *err)
+{
+  int rc;
+  if (!(pg->profiles = calloc(limit, sizeof(*pg->profiles))))
+    return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    json_t *m;
-    if (n == limit) {
-      int crc = cursor_make(last_recv, last_id, &next);
-      if (crc) {
-        rc = spaa_err_set(err, crc, 0, 0, "making the next cursor");
-        goto end;
-      }
-      break;
+    if (pg->n == limit) {
+      pg->has_next = 1;
+      pg->next.received_ns = pg->profiles[pg->n - 1].received_ns;
+      pg->next.id = pg->profiles[pg->n - 1].id;
+      return 0;
     }
-    if ((rc = meta_of_row(c, st, &m, err)))
-      goto end;
-    json_array_append_new(arr, m);
-    last_recv = sqlite3_column_int64(st, 4);
-    snprintf(last_id, sizeof(last_id), "%s", (const char *)sqlite3_column_text(st, 1));
-    n++;
+    if ((rc = info_of_row(c, st, &pg->profiles[pg->n++], err)))
+      return rc;
   }
-  if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-    rc = storage__db_err(c, err, "listing profiles");
-    goto end;
+  if (rc != SQLITE_DONE)
+    return storage__db_err(c, err, "listing profiles");
+  return 0;
+}
+
+int spaa_store_list(struct spaa_store *s, const struct spaa_list_query *q,
+                    struct spaa_store_page *out, struct spaa_err *err)
+{
+  struct storage__conn *c = NULL;
+  struct spaa_buf sql;
+  sqlite3_stmt *st = NULL;
+  size_t limit;
+  int rc;
+  if (out)
+    memset(out, 0, sizeof(*out));
+  if (!s || !q || !out)
+    return spaa_err_set(err, SPAA_E_INTERNAL, 0, 0, "no store, no query or no answer");
+  if ((rc = check_query(q, err)))
+    return rc;
+  limit = q->limit ? q->limit : DEFAULT_LIMIT;
+  spaa_buf_init(&sql, 16 * 1024);
+  if (list_sql(q, &sql)) {
+    rc = spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
+    goto out;
   }
-  rc = 0;
-  json_object_set_new(res, "next_cursor", next ? next : json_null());
-  next = NULL;
-end:
+  if (!(c = storage__reader_get(s, err))) {
+    rc = SPAA_E_STORE;
+    goto out;
+  }
+  if ((rc = storage__exec(c, ST_BEGIN, err)))
+    goto out;
+  if (sqlite3_prepare_v2(c->db, sql.p, (int)sql.len, &st, NULL) != SQLITE_OK)
+    rc = storage__db_err(c, err, "preparing the list query");
+  if (!rc) {
+    bind_list(st, q, limit);
+    rc = collect_page(c, st, limit, out, err);
+  }
   sqlite3_finalize(st);
   storage__exec(c, ST_COMMIT, NULL);
 out:
   if (c)
     storage__reader_put(s, c);
   spaa_buf_free(&sql);
-  json_decref(next);
-  if (rc) {
-    json_decref(res);
-    return rc;
-  }
-  *out = res;
-  return 0;
+  return rc;
 }
 
 int spaa_store_counts(struct spaa_store *s, struct spaa_store_counts *out, struct spaa_err *err)

@@ -70,33 +70,102 @@ int spaa_store_put_many(struct spaa_store *s, size_t n, const struct spaa_profil
 int spaa_store_get(struct spaa_store *s, const char *id, struct spaa_profile **out,
                    struct spaa_err *err);
 
-/* A profile's metadata as the JSON object the list answer uses for each entry:
- * {"id","service","source","received_at"(RFC 3339),"start","end","events":[{"name",
- * "totals":{metric:N}}],"samples":N,"payload_bytes":N,"labels":{},"attrs":{}}.
- * received_at is UTC with nanoseconds ("2023-11-14T22:13:20.123456789Z"); start and end
- * are unix ns, null when unknown (0 at put); events lists the header's events in order,
- * then any other event a stack names, each with the sum of every weight metric over the
- * profile's stacks; samples is the number of sample records, or, when the profile has
- * none, the sum of the stacks' "samples" weights. *out is a new reference.
- * SPAA_E_NOT_FOUND when absent. */
-int spaa_store_meta(struct spaa_store *s, const char *id, json_t **out, struct spaa_err *err);
+/* ---- what list and meta return: plain structs, owned by the result ---------------------- */
+
+/* One metric's sum over a profile's stacks of one event. */
+struct spaa_store_total {
+  char *metric;           /* the weight's metric name (owned) */
+  struct spaa_num value;  /* an integer while the sum fits in 64 bits, else a double */
+};
+
+/* One event of a profile and its totals. */
+struct spaa_store_event {
+  char *name;                      /* the event's name (owned; "" for stacks naming none) */
+  struct spaa_store_total *totals; /* n_totals sums, in bytewise metric order (owned) */
+  size_t n_totals;
+};
+
+/* One label as it was put. */
+struct spaa_store_label {
+  char *key;        /* owned, NUL-terminated */
+  char *value;      /* owned, NUL-terminated after value_len bytes (which may hold NULs) */
+  size_t value_len; /* bytes of value */
+};
+
+/* What the store knows of a profile without reading its stacks: the put's metadata and the
+ * summary computed at put. Fill with spaa_store_meta or spaa_store_list; release with
+ * spaa_store_profile_info_free. */
+struct spaa_store_profile_info {
+  char *id;                        /* profile id (owned) */
+  char *service;                   /* service or project (owned) */
+  char *source;                    /* "sentry" | "otlp" | "pprof" | "spaa" (owned) */
+  int64_t received_ns;             /* unix time the upload arrived, ns */
+  int64_t start_ns, end_ns;        /* profile time range, unix ns; 0 when unknown */
+  struct spaa_store_event *events; /* header events in order, then any other event a stack
+                                      names, in order of appearance (owned) */
+  size_t n_events;
+  int64_t samples;                 /* sample records, or without any the sum of the stacks'
+                                      "samples" weights */
+  uint64_t payload_bytes;          /* size of the upload as received */
+  struct spaa_store_label *labels; /* n_labels, in bytewise key order (owned) */
+  size_t n_labels;
+  char *attrs_json;                /* the put's attrs as canonical JSON text (any JSON value,
+                                      as given), or NULL when none were given (owned) */
+};
+
+/* Release what `pi` owns and zero it. NULL-safe. */
+void spaa_store_profile_info_free(struct spaa_store_profile_info *pi);
+
+/* A profile's metadata into *out (zeroed first; the caller frees it with
+ * spaa_store_profile_info_free, also after a failure). SPAA_E_NOT_FOUND when there is no
+ * such id, SPAA_E_STORE on a database error, SPAA_E_NOMEM. */
+int spaa_store_meta(struct spaa_store *s, const char *id, struct spaa_store_profile_info *out,
+                    struct spaa_err *err);
+
+/* A place in the list order (received_ns descending, then id descending). */
+struct spaa_store_cursor {
+  int64_t received_ns; /* the received time of the last entry seen */
+  const char *id;      /* its id; never NULL in a cursor in use (borrowed, see below) */
+};
+
+/* A label filter: the profile must have this key with exactly this value. */
+struct spaa_store_label_filter {
+  const char *key;   /* never NULL (borrowed) */
+  const char *value; /* never NULL (borrowed) */
+};
+
+#define SPAA_STORE_MAX_LABEL_FILTERS 16 /* label filters in one list query */
 
 struct spaa_list_query {
   const char *service;      /* exact match, or NULL */
   const char *source;       /* exact match, or NULL */
   const char *event;        /* profiles having this event, or NULL */
   int64_t from_ns, to_ns;   /* profiles overlapping [from, to]; 0 = open */
-  const json_t *labels;     /* every key must match its value; NULL = any */
+  const struct spaa_store_label_filter *labels; /* n_labels filters, all must match */
+  size_t n_labels;
   size_t limit;             /* page size, 1..1000 (0 = 100) */
-  const char *cursor;       /* from a previous answer's next_cursor, or NULL */
+  const struct spaa_store_cursor *after; /* entries after this one only, or NULL */
 };
 
-/* Newest first (received desc, then id desc). *out = {"profiles":[meta...],
- * "next_cursor":"..."|null} (new reference). Time filters need a known time range.
- * SPAA_E_BAD_REQUEST for a malformed cursor, a limit over 1000, more than 16 label filters
- * or a label value that is not a string. */
-int spaa_store_list(struct spaa_store *s, const struct spaa_list_query *q, json_t **out,
-                    struct spaa_err *err);
+/* One page of a list answer. Release with spaa_store_page_free. */
+struct spaa_store_page {
+  struct spaa_store_profile_info *profiles; /* n entries, newest first (owned) */
+  size_t n;
+  int has_next;                  /* 1 when more entries follow this page */
+  struct spaa_store_cursor next; /* when has_next: the last entry's place, to pass as the next
+                                    query's `after`; next.id points into profiles[n - 1] */
+};
+
+/* Release what `pg` owns and zero it. NULL-safe. */
+void spaa_store_page_free(struct spaa_store_page *pg);
+
+/* The profiles matching q, newest first (received desc, then id desc), at most q->limit,
+ * into *out (zeroed first; the caller frees it with spaa_store_page_free, also after a
+ * failure). Time filters need a known time range. SPAA_E_BAD_REQUEST for a limit over 1000,
+ * more than SPAA_STORE_MAX_LABEL_FILTERS label filters, a filter or cursor with a NULL
+ * string; SPAA_E_STORE on a database error; SPAA_E_NOMEM. */
+int spaa_store_list(struct spaa_store *s, const struct spaa_list_query *q,
+                    struct spaa_store_page *out, struct spaa_err *err);
 
 /* Row counts, for tests and /metrics. */
 struct spaa_store_counts {

@@ -7,6 +7,7 @@
 #include <zstd.h>
 
 #include "spaa/canon.h"
+#include "spaa/export.h"
 #include "spaa/spaa_io.h"
 
 #define FLUSH_AT (64 * 1024)
@@ -365,13 +366,14 @@ static int zsink_cb(void *ctx, const void *data, size_t len)
   return zsink_write(ctx, data, len, ZSTD_e_continue);
 }
 
-int spaa_write_buf(const struct spaa_profile *p, int zstd_level, struct spaa_buf *out,
-                   struct spaa_err *err)
+int spaa_export_buf(spaa_export_fn fn, const struct spaa_profile *p,
+                    const struct spaa_export_opts *o, int zstd_level, struct spaa_buf *out,
+                    struct spaa_err *err)
 {
   struct zsink *z;
   int rc;
   if (zstd_level <= 0)
-    return spaa_write(p, spaa_buf_sink, out, err);
+    return fn(p, o, spaa_buf_sink, out, err);
   z = malloc(sizeof(*z));
   if (!z)
     return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
@@ -382,10 +384,16 @@ int spaa_write_buf(const struct spaa_profile *p, int zstd_level, struct spaa_buf
     return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
   }
   ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_compressionLevel, zstd_level);
-  rc = spaa_write(p, zsink_cb, z, err);
+  rc = fn(p, o, zsink_cb, z, err);
   if (!rc && (rc = zsink_write(z, "", 0, ZSTD_e_end)))
     spaa_err_set(err, rc, 0, 0, "zstd compression failed");
   ZSTD_freeCCtx(z->cctx);
   free(z);
   return rc;
+}
+
+int spaa_write_buf(const struct spaa_profile *p, int zstd_level, struct spaa_buf *out,
+                   struct spaa_err *err)
+{
+  return spaa_export_buf(spaa_export_spaa, p, NULL, zstd_level, out, err);
 }

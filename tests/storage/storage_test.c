@@ -167,12 +167,13 @@ static void test_not_found_and_invalid(void **state)
   struct spaa_profile *p = tp_small(2, 0), *q = NULL;
   struct spaa_meta m = tmeta("x");
   struct spaa_err err = {0};
-  json_t *j = NULL;
+  struct spaa_store_profile_info j;
   tdir_make(&t);
   s = topen(t.db, 8, 8);
   assert_int_equal(spaa_store_get(s, "nope", &q, &err), SPAA_E_NOT_FOUND);
   assert_null(q);
   assert_int_equal(spaa_store_meta(s, "nope", &j, &err), SPAA_E_NOT_FOUND);
+  assert_null(j.id);
   /* a stack id that is not its content id is refused before anything is queued */
   p->stacks[0].id[5] = p->stacks[0].id[5] == 'a' ? 'b' : 'a';
   assert_int_equal(spaa_store_put(s, p, &m, &err), SPAA_E_INVALID);
