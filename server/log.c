@@ -7,6 +7,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/hex.h"
+
 #define LOG_LINE_MAX 4096
 
 static int log_level = SPAA_LOG_INFO;
@@ -24,7 +26,6 @@ int spaa_log_enabled(enum spaa_log_level level)
 /* Append `s` escaped (quotes, backslashes, control characters) at out[*pos], within n - 1. */
 static void put_escaped(char *out, size_t n, size_t *pos, const char *s, int quote_escape)
 {
-  static const char hex[] = "0123456789abcdef";
   for (; *s && *pos + 5 < n; s++) {
     unsigned char ch = (unsigned char)*s;
     if (ch == '\n') {
@@ -39,8 +40,8 @@ static void put_escaped(char *out, size_t n, size_t *pos, const char *s, int quo
     } else if (ch < 0x20 || ch == 0x7f) {
       out[(*pos)++] = '\\';
       out[(*pos)++] = 'x';
-      out[(*pos)++] = hex[ch >> 4];
-      out[(*pos)++] = hex[ch & 15];
+      out[(*pos)++] = spaa_hex_digits[ch >> 4];
+      out[(*pos)++] = spaa_hex_digits[ch & 15];
     } else if (quote_escape && (ch == '"' || ch == '\\')) {
       out[(*pos)++] = '\\';
       out[(*pos)++] = (char)ch;

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/hex.h"
 #include "storage/store_int.h"
 
 #define MAX_QUERY_LABELS 16   /* label filters per list query */
@@ -131,30 +132,16 @@ out:
   return rc;
 }
 
-static int hexval(char ch)
-{
-  if (ch >= '0' && ch <= '9')
-    return ch - '0';
-  if (ch >= 'a' && ch <= 'f')
-    return ch - 'a' + 10;
-  return -1;
-}
-
 /* Cursor = lowercase hex of "<received_ns>:<id>". 0, or SPAA_E_BAD_REQUEST. `id` gets the
  * id (cap MAX_CURSOR / 2 + 1 bytes). */
 static int cursor_parse(const char *cur, int64_t *received, char *id, struct spaa_err *err)
 {
   char raw[MAX_CURSOR / 2 + 1], *colon, *end;
-  size_t len = strlen(cur), i;
+  size_t len = strlen(cur);
   long long v;
-  if (!len || len > MAX_CURSOR || len % 2)
+  if (!len || len > MAX_CURSOR || spaa_hex_decode(raw, cur, len, 1) ||
+      memchr(raw, 0, len / 2))
     goto bad;
-  for (i = 0; i < len; i += 2) {
-    int hi = hexval(cur[i]), lo = hexval(cur[i + 1]);
-    if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
-      goto bad;
-    raw[i / 2] = (char)(hi << 4 | lo);
-  }
   raw[len / 2] = 0;
   colon = strchr(raw, ':');
   if (!colon || colon == raw || !colon[1])
@@ -176,17 +163,11 @@ bad:
 
 static int cursor_make(int64_t received, const char *id, json_t **out)
 {
-  static const char hex[] = "0123456789abcdef";
   char raw[MAX_CURSOR / 2 + 32], enc[2 * sizeof(raw) + 1];
   int n = snprintf(raw, sizeof(raw), "%" PRId64 ":%s", received, id);
-  int i;
   if (n < 0 || (size_t)n >= sizeof(raw) || 2 * n > MAX_CURSOR)
     return SPAA_E_INTERNAL;
-  for (i = 0; i < n; i++) {
-    enc[2 * i] = hex[(unsigned char)raw[i] >> 4];
-    enc[2 * i + 1] = hex[(unsigned char)raw[i] & 15];
-  }
-  enc[2 * n] = 0;
+  spaa_hex_encode(enc, raw, (size_t)n);
   *out = json_string(enc);
   return *out ? 0 : SPAA_E_NOMEM;
 }

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hex.h"
+
 /* 1 for bytes that stand for themselves inside a string: printable ASCII but '"' and '\\'. */
 static const unsigned char plain[256] = {
 #define R16(v) v, v, v, v, v, v, v, v, v, v, v, v, v, v, v, v
@@ -68,21 +70,13 @@ enum spaa_jtype spaa_jscan_peek(struct spaa_jscan *s)
   }
 }
 
+/* The four hex digits of a \u escape. */
 static int hex4(const unsigned char *p, unsigned *v)
 {
-  unsigned r = 0;
-  int i;
-  for (i = 0; i < 4; i++) {
-    unsigned c = p[i], d;
-    if (c >= '0' && c <= '9')
-      d = c - '0';
-    else if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f')
-      d = (c | 0x20) - 'a' + 10;
-    else
-      return -1;
-    r = r << 4 | d;
-  }
-  *v = r;
+  uint64_t x;
+  if (spaa_hex_parse_u64((const char *)p, 4, &x))
+    return -1;
+  *v = (unsigned)x;
   return 0;
 }
 

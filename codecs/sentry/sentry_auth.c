@@ -3,6 +3,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/hex.h"
 #include "sentry/sentry.h"
 
 #define AUTH_MAX_VALUE 8192 /* bytes of one header value or query string */
@@ -112,10 +113,8 @@ static long pct_decode(const char *s, size_t n, char *dst, size_t cap)
       int hi, lo;
       if (i + 2 >= n)
         return -1;
-      hi = (s[i + 1] >= '0' && s[i + 1] <= '9') ? s[i + 1] - '0'
-           : ((s[i + 1] | 32) >= 'a' && (s[i + 1] | 32) <= 'f') ? (s[i + 1] | 32) - 'a' + 10 : -1;
-      lo = (s[i + 2] >= '0' && s[i + 2] <= '9') ? s[i + 2] - '0'
-           : ((s[i + 2] | 32) >= 'a' && (s[i + 2] | 32) <= 'f') ? (s[i + 2] | 32) - 'a' + 10 : -1;
+      hi = spaa_hex_val((unsigned char)s[i + 1]);
+      lo = spaa_hex_val((unsigned char)s[i + 2]);
       if (hi < 0 || lo < 0)
         return -1;
       c = (char)(hi << 4 | lo);

@@ -6,6 +6,7 @@
 
 #include <zstd.h>
 
+#include "base/hex.h"
 #include "spaa/canon.h"
 #include "spaa/spaa_io.h"
 
@@ -69,10 +70,21 @@ static int ki64(struct spaa_buf *b, const char *k, int64_t v)
   return rc ? rc : spaa_canon_i64(b, v);
 }
 
+/* "0x1a2b" (quoted) */
+static int hexq(struct spaa_buf *b, uint64_t v)
+{
+  char t[SPAA_HEX_ADDR_SIZE + 1];
+  size_t n;
+  t[0] = '"';
+  n = spaa_hex_addr(t + 1, v) + 1;
+  t[n++] = '"';
+  return spaa_buf_add(b, t, n);
+}
+
 static int khex(struct spaa_buf *b, const char *k, uint64_t v)
 {
   int rc = key(b, k);
-  return rc ? rc : spaa_buf_addf(b, "\"0x%" PRIx64 "\"", v);
+  return rc ? rc : hexq(b, v);
 }
 
 static int knum(struct spaa_buf *b, const char *k, struct spaa_num n)
@@ -163,10 +175,11 @@ static int write_dso(struct spaa_buf *b, const struct spaa_dso *d)
     TRY(kstr(b, "build_id", d->build_id));
   TRY(kbool(b, "is_kernel", d->is_kernel));
   if (d->has_mapping) {
-    TRY(spaa_buf_addf(b,
-                      ",\"x_mapping\":{\"start\":\"0x%" PRIx64 "\",\"limit\":\"0x%" PRIx64
-                      "\",\"offset\":\"0x%" PRIx64 "\"}",
-                      d->map_start, d->map_limit, d->map_offset));
+    TRY(spaa_buf_adds(b, ",\"x_mapping\":{\"start\":"));
+    TRY(hexq(b, d->map_start));
+    TRY(khex(b, "limit", d->map_limit));
+    TRY(khex(b, "offset", d->map_offset));
+    TRY(spaa_buf_add(b, "}", 1));
   }
   TRY(spaa_canon_members(b, d->extra, NULL));
   TRY(spaa_buf_add(b, "}\n", 2));
