@@ -10,6 +10,7 @@
 #include <microhttpd.h>
 #include <xxhash.h>
 
+#include "base/utf8.h"
 #include "otlp/otlp.h"
 #include "server/ingest.h"
 #include "server/log.h"
@@ -82,38 +83,6 @@ static const char *answer_ctype(enum ctype t)
 
 /* ---- answers ---------------------------------------------------------------------------- */
 
-/* Copy s into out (cap bytes) as valid UTF-8: bad bytes become '?', and the text is cut on
- * a character boundary. */
-static void utf8_clean(const char *s, char *out, size_t cap)
-{
-  const unsigned char *p = (const unsigned char *)s;
-  size_t o = 0;
-  while (*p && o + 1 < cap) {
-    size_t n = *p < 0x80 ? 1 : (*p >> 5) == 6 ? 2 : (*p >> 4) == 14 ? 3 : (*p >> 3) == 30 ? 4 : 0;
-    size_t k;
-    int ok = n > 0;
-    for (k = 1; ok && k < n; k++)
-      ok = (p[k] & 0xc0) == 0x80;
-    if (ok && n == 2 && *p < 0xc2)
-      ok = 0; /* overlong */
-    if (ok && n == 3 && ((*p == 0xe0 && p[1] < 0xa0) || (*p == 0xed && p[1] >= 0xa0)))
-      ok = 0; /* overlong, surrogate */
-    if (ok && n == 4 && ((*p == 0xf0 && p[1] < 0x90) || *p > 0xf4 || (*p == 0xf4 && p[1] >= 0x90)))
-      ok = 0;
-    if (!ok) {
-      out[o++] = '?';
-      p++;
-      continue;
-    }
-    if (o + n >= cap)
-      break;
-    memcpy(out + o, p, n);
-    o += n;
-    p += n;
-  }
-  out[o] = 0;
-}
-
 static int rpc_code(int status)
 {
   switch (status) {
@@ -134,7 +103,8 @@ static void answer_status(struct spaa_resp *resp, enum ctype t, int status, cons
   struct spaa_buf b;
   struct spaa_err err;
   char clean[OTLP_MSG_MAX];
-  utf8_clean(msg ? msg : "", clean, sizeof(clean));
+  msg = msg ? msg : "";
+  spaa_utf8_clean(clean, sizeof(clean), msg, strlen(msg));
   spaa_buf_init(&b, 0);
   if (otlp_encode_status(t == CT_JSON, rpc_code(status), clean, &b, &err)) {
     spaa_buf_free(&b);
@@ -278,7 +248,7 @@ void spaa_otlp_export(const struct spaa_req *req, struct spaa_resp *resp)
   COUNT(requests, 1);
   if (t == CT_OTHER) {
     char shown[96];
-    utf8_clean(ct ? ct : "", shown, sizeof(shown));
+    spaa_utf8_clean(shown, sizeof(shown), ct ? ct : "", ct ? strlen(ct) : 0);
     snprintf(msg, sizeof(msg), "Content-Type '%s' is not supported: send "
              "application/x-protobuf, application/protobuf or application/json", shown);
     status = 415;
@@ -320,7 +290,7 @@ void spaa_otlp_export(const struct spaa_req *req, struct spaa_resp *resp)
   /* every profile stored, or rejected alone: 200, with partial_success when some were
    * rejected (even all of them: a fault of one profile is reported there) or warned about */
   rejected = otlp_summarize(&list, 0, list.n, msg, sizeof(msg));
-  utf8_clean(msg, clean, sizeof(clean));
+  spaa_utf8_clean(clean, sizeof(clean), msg, strlen(msg));
   if (otlp_encode_response(t == CT_JSON, (int64_t)rejected, clean, &out, &err)) {
     status = 500;
     COUNT(failed, 1);

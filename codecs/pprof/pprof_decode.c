@@ -10,6 +10,7 @@
 
 #include <zlib.h>
 
+#include "base/utf8.h"
 #include "pprof/pprof_int.h"
 
 /* ---- arena for protoc-c ------------------------------------------------------------------
@@ -187,48 +188,6 @@ out:
   return rc;
 }
 
-/* ---- UTF-8 -------------------------------------------------------------------------------- */
-
-size_t spaa_pprof__utf8_check(const uint8_t *s, size_t n)
-{
-  size_t i = 0;
-  while (i < n) {
-    uint8_t c = s[i];
-    if (c < 0x80) {
-      /* eight ASCII bytes at a time */
-      while (i + 8 <= n) {
-        uint64_t w;
-        memcpy(&w, s + i, 8);
-        if (w & 0x8080808080808080ULL)
-          break;
-        i += 8;
-      }
-      if (i < n && s[i] < 0x80)
-        i++;
-      continue;
-    }
-    if (c >= 0xc2 && c <= 0xdf) {
-      if (i + 1 >= n || (s[i + 1] & 0xc0) != 0x80)
-        return i;
-      i += 2;
-    } else if (c >= 0xe0 && c <= 0xef) {
-      uint8_t lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
-      if (i + 2 >= n || s[i + 1] < lo || s[i + 1] > hi || (s[i + 2] & 0xc0) != 0x80)
-        return i;
-      i += 3;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-      uint8_t lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
-      if (i + 3 >= n || s[i + 1] < lo || s[i + 1] > hi || (s[i + 2] & 0xc0) != 0x80 ||
-          (s[i + 3] & 0xc0) != 0x80)
-        return i;
-      i += 4;
-    } else {
-      return i;
-    }
-  }
-  return SIZE_MAX;
-}
-
 /* ---- validation ---------------------------------------------------------------------------- */
 
 #define INVALID(...) (rc = spaa_err_set(err, SPAA_E_INVALID, 0, 0, __VA_ARGS__))
@@ -291,7 +250,7 @@ int spaa_pprof_validate(struct spaa_pprof *d, struct spaa_err *err)
                    m->n_string_table ? "starts with another string" : "is empty");
   for (i = 1; i < m->n_string_table; i++) {
     const ProtobufCBinaryData *s = &m->string_table[i];
-    if ((bad = spaa_pprof__utf8_check(s->data, s->len)) != SIZE_MAX)
+    if ((bad = spaa_utf8_check(s->data, s->len)) != SIZE_MAX)
       return INVALID("string_table[%zu] is not valid UTF-8 (byte %zu)", i, bad);
     if (s->len && memchr(s->data, 0, s->len))
       return INVALID("string_table[%zu] contains a NUL character", i);

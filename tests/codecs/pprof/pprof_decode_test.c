@@ -342,39 +342,6 @@ static void test_accepted(void **state)
   free(buf);
 }
 
-static void test_utf8_table(void **state)
-{
-  static const struct {
-    const char *s;
-    size_t len, bad; /* bad = SIZE_MAX when valid */
-  } t[] = {
-      {"", 0, SIZE_MAX},
-      {"plain ascii, longer than eight bytes", 36, SIZE_MAX},
-      {"caf\xc3\xa9", 5, SIZE_MAX},
-      {"\xe2\x82\xac euro", 8, SIZE_MAX},
-      {"\xf0\x9f\x94\xa5", 4, SIZE_MAX},
-      {"\xf4\x8f\xbf\xbf", 4, SIZE_MAX},          /* U+10FFFF */
-      {"\xc0\x80", 2, 0},                         /* overlong NUL */
-      {"\xc1\xbf", 2, 0},                         /* overlong */
-      {"\xe0\x80\xaf", 3, 0},                     /* overlong */
-      {"abc\xed\xa0\x80", 6, 3},                  /* surrogate */
-      {"\xf4\x90\x80\x80", 4, 0},                 /* past U+10FFFF */
-      {"\xf5\x80\x80\x80", 4, 0},
-      {"12345678\x80", 9, 8},                     /* lone continuation after the fast path */
-      {"\xc3", 1, 0},                             /* truncated */
-      {"ok\xe2\x82", 4, 2},                       /* truncated */
-      {"\xf0\x9f\x94", 3, 0},                     /* truncated */
-      {"\xff", 1, 0},
-  };
-  size_t i;
-  (void)state;
-  for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
-    size_t r = spaa_pprof__utf8_check((const uint8_t *)t[i].s, t[i].len);
-    if (r != t[i].bad)
-      fail_msg("case %zu: got %zu, wanted %zu", i, r, t[i].bad);
-  }
-}
-
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -384,7 +351,6 @@ int main(void)
       cmocka_unit_test(test_not_protobuf),
       cmocka_unit_test(test_validation_errors),
       cmocka_unit_test(test_accepted),
-      cmocka_unit_test(test_utf8_table),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
