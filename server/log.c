@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "base/hex.h"
+#include "base/rfc3339.h"
 
 #define LOG_LINE_MAX 4096
 
@@ -54,16 +55,13 @@ static void put_escaped(char *out, size_t n, size_t *pos, const char *s, int quo
 size_t spaa_log_format(char *out, size_t n, long long ns, enum spaa_log_level level,
                        const char *msg, const char *kv)
 {
-  time_t sec = (time_t)(ns / 1000000000LL);
-  struct tm tm;
+  char when[SPAA_RFC3339_SIZE];
   size_t pos;
   int w;
   if (n < 64)
     return 0;
-  gmtime_r(&sec, &tm);
-  w = snprintf(out, n, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ level=%s msg=\"", tm.tm_year + 1900,
-               tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-               (int)((ns / 1000000LL) % 1000), spaa_config_level_name(level));
+  spaa_rfc3339_format_ns(when, ns, 3);
+  w = snprintf(out, n, "%s level=%s msg=\"", when, spaa_config_level_name(level));
   pos = w > 0 ? (size_t)w : 0;
   if (pos >= n)
     pos = n - 1;

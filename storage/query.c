@@ -5,32 +5,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "base/hex.h"
+#include "base/rfc3339.h"
 #include "storage/store_int.h"
 
 #define MAX_QUERY_LABELS 16   /* label filters per list query */
 #define MAX_CURSOR 600        /* hex characters of a cursor */
-
-/* "2024-05-01T12:00:00.123456789Z" */
-static void rfc3339(int64_t ns, char *out, size_t cap)
-{
-  int64_t sec = ns / 1000000000, frac = ns % 1000000000;
-  time_t t;
-  struct tm tm;
-  if (frac < 0) {
-    frac += 1000000000;
-    sec--;
-  }
-  t = (time_t)sec;
-  if (!gmtime_r(&t, &tm)) {
-    snprintf(out, cap, "1970-01-01T00:00:00.000000000Z");
-    return;
-  }
-  snprintf(out, cap, "%04d-%02d-%02dT%02d:%02d:%02d.%09" PRId64 "Z", tm.tm_year + 1900,
-           tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
-}
 
 static json_t *col_int_or_null(sqlite3_stmt *st, int i)
 {
@@ -56,10 +37,10 @@ static int meta_of_row(struct storage__conn *c, sqlite3_stmt *st, json_t **out,
 {
   sqlite3_stmt *ev;
   json_t *o, *events;
-  char when[48];
+  char when[SPAA_RFC3339_SIZE];
   int rc;
   *out = NULL;
-  rfc3339(sqlite3_column_int64(st, 4), when, sizeof(when));
+  spaa_rfc3339_format_ns(when, sqlite3_column_int64(st, 4), 9);
   o = json_object();
   events = json_array();
   if (!o || !events) {
