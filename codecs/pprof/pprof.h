@@ -19,15 +19,9 @@
 /* A decoded and validated pprof profile (its protobuf-c message and id maps: pprof_int.h). */
 struct spaa_pprof;
 
-/* 1 when `buf` starts with the gzip magic (1f 8b). */
+/* 1 when `buf` starts with the gzip magic (1f 8b): spaa_is_gzip of base/compress.h, kept
+ * for the pprof dialect's callers. Decoding goes through spaa_decompress. */
 int spaa_pprof_is_gzip(const uint8_t *buf, size_t len);
-
-/* Inflate a gzip stream (one member or several concatenated) into a new malloc'd buffer
- * (*out, freed by the caller with free(); *out_len bytes). More than `max` bytes of output
- * fails with SPAA_E_TOO_LARGE; a corrupt or truncated stream, or bytes after the last
- * member that are not another member, with SPAA_E_BAD_COMPRESSION; SPAA_E_NOMEM. */
-int spaa_pprof_gunzip(const uint8_t *buf, size_t len, size_t max, uint8_t **out, size_t *out_len,
-                      struct spaa_err *err);
 
 /* Decode `len` bytes of pprof, gzipped or not, into a new struct (*out, owned by the caller,
  * freed with spaa_pprof_free). Returns 0, or:

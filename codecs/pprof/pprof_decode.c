@@ -1,5 +1,6 @@
-/* pprof decoding: gzip by magic under a cap, protoc-c unpack into a capped arena, and the
- * validation of every string index, id and reference before anything uses them. */
+/* pprof decoding: gzip by magic under a cap (base/compress), protoc-c unpack into a capped
+ * arena, and the validation of every string index, id and reference before anything uses
+ * them. */
 #include "pprof/pprof.h"
 
 #include <inttypes.h>
@@ -8,8 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <zlib.h>
-
+#include "base/compress.h"
 #include "base/utf8.h"
 #include "pprof/pprof_int.h"
 
@@ -98,95 +98,7 @@ static void arena_destroy(struct spaa_pprof_arena *a)
 
 /* ---- gzip ------------------------------------------------------------------------------- */
 
-int spaa_pprof_is_gzip(const uint8_t *buf, size_t len)
-{
-  return len >= 2 && buf[0] == 0x1f && buf[1] == 0x8b;
-}
-
-int spaa_pprof_gunzip(const uint8_t *buf, size_t len, size_t max, uint8_t **out, size_t *out_len,
-                      struct spaa_err *err)
-{
-  z_stream zs;
-  uint8_t *o = NULL;
-  size_t cap, hint = 0;
-  int rc = 0, zrc;
-
-  *out = NULL;
-  *out_len = 0;
-  memset(&zs, 0, sizeof(zs));
-  if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK)
-    return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, "cannot start gzip decompression");
-  /* the trailer's ISIZE (size mod 2^32 of the last member) is a good first guess */
-  if (len >= 18)
-    hint = (size_t)buf[len - 4] | (size_t)buf[len - 3] << 8 | (size_t)buf[len - 2] << 16 |
-           (size_t)buf[len - 1] << 24;
-  cap = hint && hint <= max ? hint + 1 : (len < max / 4 ? len * 4 + 1024 : max + 1);
-  if (cap > max + 1)
-    cap = max + 1;
-  if (!(o = malloc(cap))) {
-    rc = spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
-    goto out;
-  }
-  zs.next_in = (Bytef *)buf;
-  zs.next_out = o;
-  for (;;) {
-    size_t in_left = len - (size_t)((const uint8_t *)zs.next_in - buf);
-    size_t done = (size_t)(zs.next_out - o);
-    zs.avail_in = in_left > UINT32_MAX ? UINT32_MAX : (uInt)in_left;
-    zs.avail_out = cap - done > UINT32_MAX ? UINT32_MAX : (uInt)(cap - done);
-    zrc = inflate(&zs, Z_NO_FLUSH);
-    done = (size_t)(zs.next_out - o);
-    in_left = len - (size_t)((const uint8_t *)zs.next_in - buf);
-    if (done > max) {
-      rc = spaa_err_set(err, SPAA_E_TOO_LARGE, 0, 0,
-                        "pprof is larger than %zu bytes once decompressed", max);
-      goto out;
-    }
-    if (zrc == Z_STREAM_END) {
-      if (!in_left)
-        break;
-      if (!spaa_pprof_is_gzip(zs.next_in, in_left)) {
-        rc = spaa_err_set(err, SPAA_E_BAD_COMPRESSION, 0, len - in_left,
-                          "%zu bytes after the end of the gzip stream", in_left);
-        goto out;
-      }
-      inflateReset(&zs); /* another member follows */
-      continue;
-    }
-    if (zrc == Z_OK || (zrc == Z_BUF_ERROR && zs.avail_out == 0)) {
-      if (zs.avail_out == 0) {
-        size_t nc = cap > (max + 1) / 2 ? max + 1 : cap * 2;
-        uint8_t *no;
-        if (nc <= cap) { /* cap == max + 1 already and full */
-          rc = spaa_err_set(err, SPAA_E_TOO_LARGE, 0, 0,
-                            "pprof is larger than %zu bytes once decompressed", max);
-          goto out;
-        }
-        if (!(no = realloc(o, nc))) {
-          rc = spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
-          goto out;
-        }
-        o = no;
-        zs.next_out = o + done;
-        cap = nc;
-        continue;
-      }
-      if (in_left)
-        continue;
-    }
-    rc = spaa_err_set(err, SPAA_E_BAD_COMPRESSION, 0, len - in_left, "corrupt gzip stream: %s",
-                      zrc == Z_OK || zrc == Z_BUF_ERROR ? "truncated"
-                                                       : (zs.msg ? zs.msg : "inflate failed"));
-    goto out;
-  }
-  *out_len = (size_t)(zs.next_out - o);
-  *out = o;
-  o = NULL;
-out:
-  inflateEnd(&zs);
-  free(o);
-  return rc;
-}
+int spaa_pprof_is_gzip(const uint8_t *buf, size_t len) { return spaa_is_gzip(buf, len); }
 
 /* ---- validation ---------------------------------------------------------------------------- */
 
@@ -340,20 +252,22 @@ int spaa_pprof_decode(const uint8_t *buf, size_t len, struct spaa_pprof **out,
                       struct spaa_err *err)
 {
   struct spaa_pprof *d = NULL;
-  uint8_t *raw = NULL;
+  struct spaa_buf raw;
   const uint8_t *pb = buf;
   size_t pb_len = len;
   ProtobufCAllocator alloc;
   int rc = 0;
 
   *out = NULL;
+  spaa_buf_init(&raw, 0);
   if (!(d = calloc(1, sizeof(*d))))
     return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
-  if (spaa_pprof_is_gzip(buf, len)) {
+  if (spaa_is_gzip(buf, len)) {
     d->was_gzip = 1;
-    if ((rc = spaa_pprof_gunzip(buf, len, SPAA_PPROF_MAX_RAW, &raw, &pb_len, err)))
+    if ((rc = spaa_decompress(SPAA_CODING_GZIP, buf, len, SPAA_PPROF_MAX_RAW, &raw, err)))
       goto out;
-    pb = raw;
+    pb = (const uint8_t *)raw.p;
+    pb_len = raw.len;
   } else if (len > SPAA_PPROF_MAX_RAW) {
     rc = spaa_err_set(err, SPAA_E_TOO_LARGE, 0, 0, "pprof is larger than %u bytes",
                       SPAA_PPROF_MAX_RAW);
@@ -369,8 +283,7 @@ int spaa_pprof_decode(const uint8_t *buf, size_t len, struct spaa_pprof **out,
   alloc.allocator_data = d->arena;
   d->msg = (Perftools__Profiles__Profile *)protobuf_c_message_unpack(
       &perftools__profiles__profile__descriptor, &alloc, pb_len, pb);
-  free(raw);
-  raw = NULL;
+  spaa_buf_free(&raw);
   if (!d->msg) {
     if (d->arena->over_cap)
       rc = spaa_err_set(err, SPAA_E_TOO_LARGE, 0, 0,
@@ -389,7 +302,7 @@ int spaa_pprof_decode(const uint8_t *buf, size_t len, struct spaa_pprof **out,
   *out = d;
   d = NULL;
 out:
-  free(raw);
+  spaa_buf_free(&raw);
   spaa_pprof_free(d);
   return rc;
 }
