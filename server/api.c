@@ -6,8 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include <zlib.h>
-
+#include "base/compress.h"
 #include "base/rfc3339.h"
 #include "spaa/spaa_io.h"
 #include "storage/storage.h"
@@ -252,42 +251,16 @@ void spaa_query_meta(const struct spaa_req *req, struct spaa_resp *resp)
   spaa_resp_json(resp, 200, out);
 }
 
-/* gzip `in` into out (capped). 0 or a negative code. */
-static int gzip_buf(const char *in, size_t len, struct spaa_buf *out)
-{
-  z_stream zs;
-  int zrc, rc = 0;
-  memset(&zs, 0, sizeof(zs));
-  if (deflateInit2(&zs, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-    return SPAA_E_NOMEM;
-  zs.next_in = (Bytef *)(uintptr_t)in;
-  zs.avail_in = (uInt)len; /* len is under SPAA_HTTP_RESP_MAX (1 GiB) */
-  if ((rc = spaa_buf_reserve(out, deflateBound(&zs, (uLong)len))))
-    goto out;
-  zs.next_out = (Bytef *)out->p;
-  zs.avail_out = (uInt)(out->cap - 1);
-  zrc = deflate(&zs, Z_FINISH);
-  if (zrc != Z_STREAM_END) {
-    rc = SPAA_E_INTERNAL;
-    goto out;
-  }
-  out->len = zs.total_out;
-  out->p[out->len] = 0;
-out:
-  deflateEnd(&zs);
-  return rc;
-}
-
 void spaa_query_spaa(const struct spaa_req *req, struct spaa_resp *resp)
 {
   const char *id = spaa_req_param(req, "id");
   struct spaa_profile *p = NULL;
-  struct spaa_buf plain, gz;
+  struct spaa_csink *z = NULL;
+  struct spaa_buf body;
   struct spaa_err err;
   int enc, rc;
   spaa_err_clear(&err);
-  spaa_buf_init(&plain, SPAA_HTTP_RESP_MAX);
-  spaa_buf_init(&gz, SPAA_HTTP_RESP_MAX);
+  spaa_buf_init(&body, SPAA_HTTP_RESP_MAX);
   if (!spaa_query_id_ok(id)) {
     spaa_resp_error(resp, SPAA_E_NOT_FOUND, "no profile with id '%.64s'", id ? id : "");
     return;
@@ -296,30 +269,28 @@ void spaa_query_spaa(const struct spaa_req *req, struct spaa_resp *resp)
     spaa_resp_err(resp, &err);
     return;
   }
+  /* zstd (level 3) or gzip (level 6) streamed into the body as the profile is written */
   enc = spaa_query_pick_encoding(spaa_req_header(req, "Accept-Encoding"));
-  if ((rc = spaa_write_buf(p, enc == 2 ? 3 : 0, &plain, &err))) {
+  if (enc && (rc = spaa_csink_open(enc == 2 ? SPAA_CODING_ZSTD : SPAA_CODING_GZIP,
+                                   enc == 2 ? 3 : 6, spaa_buf_sink, &body, &z, &err))) {
+    spaa_resp_err(resp, &err);
+    goto out;
+  }
+  if ((rc = spaa_write(p, z ? spaa_csink_write : spaa_buf_sink, z ? (void *)z : &body, &err)) ||
+      (z && (rc = spaa_csink_finish(z, &err)))) {
     spaa_resp_err(resp, &err);
     goto out;
   }
   spaa_buf_free(&resp->body);
-  if (enc == 1) {
-    if ((rc = gzip_buf(plain.p ? plain.p : "", plain.len, &gz))) {
-      spaa_resp_error(resp, rc, "cannot gzip the profile");
-      goto out;
-    }
-    resp->body = gz;
-    spaa_buf_init(&gz, 0);
-  } else {
-    resp->body = plain;
-    spaa_buf_init(&plain, 0);
-  }
+  resp->body = body;
+  spaa_buf_init(&body, 0);
   resp->status = 200;
   resp->content_type = "application/x-ndjson";
   if (enc)
     spaa_resp_header(resp, "Content-Encoding", enc == 2 ? "zstd" : "gzip");
   spaa_resp_header(resp, "Vary", "Accept-Encoding");
 out:
-  spaa_buf_free(&plain);
-  spaa_buf_free(&gz);
+  spaa_csink_free(z);
+  spaa_buf_free(&body);
   spaa_profile_free(p);
 }

@@ -5,10 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <zstd.h>
-
-#include "spaa/canon.h"
+#include "base/compress.h"
 #include "base/idmap.h"
+#include "spaa/canon.h"
 #include "storage/store_int.h"
 
 #define MAX_ID_LEN 256      /* profile id */
@@ -271,8 +270,6 @@ static int check_meta(const struct spaa_meta *m, struct spaa_err *err)
                             MAX_LABEL_LEN);
     }
   }
-  if (m->original && m->original_len > ZSTD_MAX_INPUT_SIZE)
-    return spaa_err_set(err, SPAA_E_TOO_LARGE, 0, 0, "original payload too large to keep");
   return 0;
 }
 
@@ -450,16 +447,18 @@ out:
 static int compress_original(struct storage__prep *pr, struct spaa_err *err)
 {
   const struct spaa_meta *m = pr->m;
-  size_t bound, n;
+  struct spaa_buf z;
+  int rc;
   if (!m->original || !m->original_len)
     return 0;
-  bound = ZSTD_compressBound(m->original_len);
-  if (!(pr->original = malloc(bound)))
-    return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, "out of memory compressing the payload");
-  n = ZSTD_compress(pr->original, bound, m->original, m->original_len, 3);
-  if (ZSTD_isError(n))
-    return spaa_err_set(err, SPAA_E_INTERNAL, 0, 0, "zstd: %s", ZSTD_getErrorName(n));
-  pr->original_len = n;
+  spaa_buf_init(&z, 0);
+  if ((rc = spaa_zstd_compress(m->original, m->original_len, 3, &z, err))) {
+    spaa_buf_free(&z);
+    return rc == SPAA_E_TOO_LARGE ? spaa_err_set(err, rc, 0, 0, "original payload too large "
+                                                 "to keep")
+                                  : rc;
+  }
+  pr->original = spaa_buf_steal(&z, &pr->original_len);
   return 0;
 }
 

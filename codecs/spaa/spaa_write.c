@@ -4,8 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <zstd.h>
-
+#include "base/compress.h"
 #include "base/hex.h"
 #include "spaa/canon.h"
 #include "spaa/spaa_io.h"
@@ -351,54 +350,17 @@ out:
   return rc;
 }
 
-struct zsink {
-  ZSTD_CCtx *cctx;
-  struct spaa_buf *out;
-  char tmp[64 * 1024];
-};
-
-static int zsink_write(struct zsink *z, const void *data, size_t len, ZSTD_EndDirective end)
-{
-  ZSTD_inBuffer in = {data, len, 0};
-  int rc;
-  for (;;) {
-    ZSTD_outBuffer o = {z->tmp, sizeof(z->tmp), 0};
-    size_t left = ZSTD_compressStream2(z->cctx, &o, &in, end);
-    if (ZSTD_isError(left))
-      return SPAA_E_INTERNAL;
-    if ((rc = spaa_buf_add(z->out, z->tmp, o.pos)))
-      return rc;
-    if (end == ZSTD_e_end ? left == 0 : in.pos == in.size)
-      return 0;
-  }
-}
-
-static int zsink_cb(void *ctx, const void *data, size_t len)
-{
-  return zsink_write(ctx, data, len, ZSTD_e_continue);
-}
-
 int spaa_write_buf(const struct spaa_profile *p, int zstd_level, struct spaa_buf *out,
                    struct spaa_err *err)
 {
-  struct zsink *z;
+  struct spaa_csink *z = NULL;
   int rc;
   if (zstd_level <= 0)
     return spaa_write(p, spaa_buf_sink, out, err);
-  z = malloc(sizeof(*z));
-  if (!z)
-    return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
-  z->out = out;
-  z->cctx = ZSTD_createCCtx();
-  if (!z->cctx) {
-    free(z);
-    return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
-  }
-  ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_compressionLevel, zstd_level);
-  rc = spaa_write(p, zsink_cb, z, err);
-  if (!rc && (rc = zsink_write(z, "", 0, ZSTD_e_end)))
-    spaa_err_set(err, rc, 0, 0, "zstd compression failed");
-  ZSTD_freeCCtx(z->cctx);
-  free(z);
+  if ((rc = spaa_csink_open(SPAA_CODING_ZSTD, zstd_level, spaa_buf_sink, out, &z, err)))
+    return rc;
+  if (!(rc = spaa_write(p, spaa_csink_write, z, err)))
+    rc = spaa_csink_finish(z, err);
+  spaa_csink_free(z);
   return rc;
 }
