@@ -7,6 +7,7 @@
 #include <strings.h>
 
 #include "base/compress.h"
+#include "base/limits.h"
 #include "base/rfc3339.h"
 #include "spaa/spaa_io.h"
 #include "storage/storage.h"
@@ -56,7 +57,7 @@ int spaa_query_parse_time(const char *s, int64_t *ns)
 int spaa_query_id_ok(const char *id)
 {
   size_t n = id ? strlen(id) : 0, i;
-  if (n == 0 || n > 64)
+  if (n == 0 || n > SPAA_QUERY_MAX_ID)
     return 0;
   for (i = 0; i < n; i++)
     if (!isalnum((unsigned char)id[i]) && id[i] != '-' && id[i] != '_')
@@ -73,7 +74,7 @@ struct label_ctx {
 static void label_item(struct label_ctx *lc, const char *s, size_t n)
 {
   const char *colon = memchr(s, ':', n);
-  char key[256];
+  char key[SPAA_QUERY_MAX_LABEL_ITEM];
   char *val;
   if (lc->bad)
     return;
@@ -122,8 +123,8 @@ int spaa_query_labels(const struct spaa_req *req, json_t **out, struct spaa_err 
     json_decref(lc.obj);
     return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0,
                         "bad label '%s': expected key:value (at most %d labels, keys under "
-                        "256 bytes, UTF-8)",
-                        lc.what, SPAA_QUERY_MAX_LABELS);
+                        "%d bytes, UTF-8)",
+                        lc.what, SPAA_QUERY_MAX_LABELS, SPAA_QUERY_MAX_LABEL_ITEM);
   }
   if (json_object_size(lc.obj) == 0) {
     json_decref(lc.obj);
@@ -214,8 +215,9 @@ void spaa_query_list(const struct spaa_req *req, struct spaa_resp *resp)
   if ((v = spaa_req_query(req, "limit"))) {
     char *end;
     long n = strtol(v, &end, 10);
-    if (!*v || *end || n < 1 || n > 1000) {
-      spaa_resp_error(resp, SPAA_E_BAD_REQUEST, "bad 'limit' '%.32s': expected 1 to 1000", v);
+    if (!*v || *end || n < 1 || n > SPAA_QUERY_MAX_PAGE) {
+      spaa_resp_error(resp, SPAA_E_BAD_REQUEST, "bad 'limit' '%.32s': expected 1 to %d", v,
+                      SPAA_QUERY_MAX_PAGE);
       return;
     }
     q.limit = (size_t)n;

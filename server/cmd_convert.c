@@ -14,10 +14,10 @@
 #include "spaa/canon.h"
 #include "codecs/registry.h"
 #include "base/idmap.h"
+#include "base/limits.h"
 #include "spaa/spaa_io.h"
 #include "server/cli.h"
 
-#define CONVERT_MAX_INPUT ((size_t)4 << 30) /* inputs are read whole: refuse more than 4 GiB */
 #define CONVERT_ZSTD_LEVEL 3
 
 static const char convert_usage[] =
@@ -122,7 +122,7 @@ static int read_all(const char *name, struct spaa_buf *b)
   for (;;) {
     ssize_t n;
     if (spaa_buf_reserve(b, 1 << 20)) {
-      fprintf(stderr, "spaa-relay: %s: input larger than %zu bytes\n", name, CONVERT_MAX_INPUT);
+      fprintf(stderr, "spaa-relay: %s: input larger than %zu bytes\n", name, SPAA_CONVERT_MAX_INPUT);
       rc = 2;
       break;
     }
@@ -270,7 +270,7 @@ int spaa_cmd_convert(int argc, char **argv)
   memset(&list, 0, sizeof(list));
   memset(&err, 0, sizeof(err));
   memset(&opts, 0, sizeof(opts));
-  spaa_buf_init(&in, CONVERT_MAX_INPUT);
+  spaa_buf_init(&in, SPAA_CONVERT_MAX_INPUT);
   rc = parse_args(argc, argv, &a);
   if (rc) {
     fputs(convert_usage, rc > 0 ? stdout : stderr);

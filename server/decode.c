@@ -7,6 +7,7 @@
 #include <strings.h>
 
 #include "base/compress.h"
+#include "base/limits.h"
 
 /* Parse the header into codings[]; returns the count or a negative code. */
 static int parse_codings(const char *ce, enum spaa_coding *codings, struct spaa_err *err)

@@ -10,6 +10,7 @@
 #include <microhttpd.h>
 #include <xxhash.h>
 
+#include "base/limits.h"
 #include "base/utf8.h"
 #include "otlp/otlp.h"
 #include "server/ingest.h"
@@ -21,8 +22,6 @@
 #define RPC_INTERNAL 13
 #define RPC_UNAVAILABLE 14
 #define RPC_UNAUTHENTICATED 16
-
-#define OTLP_MSG_MAX 1024 /* partial_success / Status message, bytes */
 
 static struct spaa_otlp_stats g_stats;
 
@@ -102,7 +101,7 @@ static void answer_status(struct spaa_resp *resp, enum ctype t, int status, cons
 {
   struct spaa_buf b;
   struct spaa_err err;
-  char clean[OTLP_MSG_MAX];
+  char clean[SPAA_OTLP_MAX_MSG];
   msg = msg ? msg : "";
   spaa_utf8_clean(clean, sizeof(clean), msg, strlen(msg));
   spaa_buf_init(&b, 0);
@@ -238,7 +237,7 @@ void spaa_otlp_export(const struct spaa_req *req, struct spaa_resp *resp)
   struct spaa_conv_list list;
   struct spaa_err err;
   struct spaa_buf out;
-  char msg[OTLP_MSG_MAX], clean[OTLP_MSG_MAX];
+  char msg[SPAA_OTLP_MAX_MSG], clean[SPAA_OTLP_MAX_MSG];
   size_t i, stored = 0, dups = 0, rejected = 0, failed_at;
   int rc, status = 200;
   memset(&list, 0, sizeof(list));

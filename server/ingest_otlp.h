@@ -6,11 +6,8 @@
 
 #include <stdint.h>
 
+#include "base/limits.h"
 #include "server/http.h"
-
-/* Cap on the body as received and after Content-Encoding is undone: 64 MiB, as the OTLP
- * specification recommends (413 past it). */
-#define SPAA_OTLP_MAX_BODY ((size_t)64 << 20)
 
 /* Outcomes since start, counted atomically (a snapshot of them for /metrics). */
 struct spaa_otlp_stats {

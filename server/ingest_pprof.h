@@ -10,11 +10,8 @@
 #include <jansson.h>
 
 #include "base/err.h"
+#include "base/limits.h"
 #include "server/http.h"
-
-#define SPAA_PPROF_MAX_NAME 1024      /* bytes of the `name` query parameter */
-#define SPAA_PPROF_MAX_LABELS 32      /* labels in `name` */
-#define SPAA_PPROF_MAX_LABEL_VALUE 256 /* bytes of one label key or value */
 
 /* POST /ingest, /pyroscope/ingest: 200 with an empty body once stored. */
 void spaa_pprof_ingest(const struct spaa_req *req, struct spaa_resp *resp);

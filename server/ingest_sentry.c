@@ -6,11 +6,11 @@
 #include <string.h>
 
 #include "base/hex.h"
+#include "base/limits.h"
 #include "server/ingest.h"
 #include "server/log.h"
 
 #define SENTRY_MAX_VERSION 7  /* newest protocol version understood */
-#define SENTRY_MAX_PROJECT 20 /* digits of a project id */
 
 /* ---- counters ------------------------------------------------------------------------ */
 

@@ -8,9 +8,8 @@
 #include <unistd.h>
 
 #include "base/hex.h"
+#include "base/limits.h"
 #include "base/rfc3339.h"
-
-#define LOG_LINE_MAX 4096
 
 static int log_level = SPAA_LOG_INFO;
 
@@ -81,7 +80,7 @@ size_t spaa_log_format(char *out, size_t n, long long ns, enum spaa_log_level le
 
 static void log_v(enum spaa_log_level level, const char *msg, const char *kv_fmt, va_list ap)
 {
-  char kv[LOG_LINE_MAX], line[LOG_LINE_MAX + 256];
+  char kv[SPAA_LOG_MAX_LINE], line[SPAA_LOG_MAX_LINE + 256];
   struct timespec ts;
   size_t len, off = 0;
   kv[0] = 0;

@@ -3,6 +3,7 @@
  * JSON errors. */
 #include "server/routes.h"
 
+#include "base/limits.h"
 #include "server/ingest_spaa.h"
 #include "server/ops.h"
 #include "server/ingest_otlp.h"

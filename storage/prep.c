@@ -7,12 +7,9 @@
 
 #include "base/compress.h"
 #include "base/idmap.h"
+#include "base/limits.h"
 #include "spaa/canon.h"
 #include "storage/store_int.h"
-
-#define MAX_ID_LEN 256      /* profile id */
-#define MAX_LABELS 256      /* labels per profile */
-#define MAX_LABEL_LEN 4096  /* bytes of a label key or value */
 
 #define TRY(x)                                                                                \
   do {                                                                                        \
@@ -253,21 +250,21 @@ static int check_meta(const struct spaa_meta *m, struct spaa_err *err)
   if (!m || !m->id || !m->service || !m->source)
     return spaa_err_set(err, SPAA_E_INVALID, 0, 0, "profile metadata lacks id, service or source");
   len = strlen(m->id);
-  if (!len || len > MAX_ID_LEN)
+  if (!len || len > SPAA_STORE_MAX_ID)
     return spaa_err_set(err, SPAA_E_INVALID, 0, 0, "profile id must be 1 to %d bytes, not %zu",
-                        MAX_ID_LEN, len);
+                        SPAA_STORE_MAX_ID, len);
   if (m->labels) {
     if (!json_is_object(m->labels))
       return spaa_err_set(err, SPAA_E_INVALID, 0, 0, "labels must be a JSON object");
-    if (json_object_size(m->labels) > MAX_LABELS)
+    if (json_object_size(m->labels) > SPAA_STORE_MAX_LABELS)
       return spaa_err_set(err, SPAA_E_INVALID, 0, 0, "%zu labels, at most %d are kept",
-                          json_object_size(m->labels), MAX_LABELS);
+                          json_object_size(m->labels), SPAA_STORE_MAX_LABELS);
     json_object_foreach((json_t *)m->labels, k, v) {
       if (!json_is_string(v))
         return spaa_err_set(err, SPAA_E_INVALID, 0, 0, "label \"%.64s\" is not a string", k);
-      if (strlen(k) > MAX_LABEL_LEN || json_string_length(v) > MAX_LABEL_LEN)
+      if (strlen(k) > SPAA_STORE_MAX_LABEL_LEN || json_string_length(v) > SPAA_STORE_MAX_LABEL_LEN)
         return spaa_err_set(err, SPAA_E_INVALID, 0, 0, "label \"%.64s\" is over %d bytes", k,
-                            MAX_LABEL_LEN);
+                            SPAA_STORE_MAX_LABEL_LEN);
     }
   }
   return 0;

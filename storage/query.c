@@ -7,11 +7,9 @@
 #include <string.h>
 
 #include "base/hex.h"
+#include "base/limits.h"
 #include "base/rfc3339.h"
 #include "storage/store_int.h"
-
-#define MAX_QUERY_LABELS 16   /* label filters per list query */
-#define MAX_CURSOR 600        /* hex characters of a cursor */
 
 static json_t *col_int_or_null(sqlite3_stmt *st, int i)
 {
@@ -114,13 +112,13 @@ out:
 }
 
 /* Cursor = lowercase hex of "<received_ns>:<id>". 0, or SPAA_E_BAD_REQUEST. `id` gets the
- * id (cap MAX_CURSOR / 2 + 1 bytes). */
+ * id (cap SPAA_STORE_MAX_CURSOR / 2 + 1 bytes). */
 static int cursor_parse(const char *cur, int64_t *received, char *id, struct spaa_err *err)
 {
-  char raw[MAX_CURSOR / 2 + 1], *colon, *end;
+  char raw[SPAA_STORE_MAX_CURSOR / 2 + 1], *colon, *end;
   size_t len = strlen(cur);
   long long v;
-  if (!len || len > MAX_CURSOR || spaa_hex_decode(raw, cur, len, 1) ||
+  if (!len || len > SPAA_STORE_MAX_CURSOR || spaa_hex_decode(raw, cur, len, 1) ||
       memchr(raw, 0, len / 2))
     goto bad;
   raw[len / 2] = 0;
@@ -144,9 +142,9 @@ bad:
 
 static int cursor_make(int64_t received, const char *id, json_t **out)
 {
-  char raw[MAX_CURSOR / 2 + 32], enc[2 * sizeof(raw) + 1];
+  char raw[SPAA_STORE_MAX_CURSOR / 2 + 32], enc[2 * sizeof(raw) + 1];
   int n = snprintf(raw, sizeof(raw), "%" PRId64 ":%s", received, id);
-  if (n < 0 || (size_t)n >= sizeof(raw) || 2 * n > MAX_CURSOR)
+  if (n < 0 || (size_t)n >= sizeof(raw) || 2 * n > SPAA_STORE_MAX_CURSOR)
     return SPAA_E_INTERNAL;
   spaa_hex_encode(enc, raw, (size_t)n);
   *out = json_string(enc);
@@ -160,9 +158,9 @@ int spaa_store_list(struct spaa_store *s, const struct spaa_list_query *q, json_
   struct spaa_buf sql;
   sqlite3_stmt *st = NULL;
   json_t *res = NULL, *arr, *next = NULL;
-  char cur_id[MAX_CURSOR / 2 + 1];
+  char cur_id[SPAA_STORE_MAX_CURSOR / 2 + 1];
   int64_t cur_recv = 0, last_recv = 0;
-  char last_id[MAX_CURSOR / 2 + 1];
+  char last_id[SPAA_STORE_MAX_CURSOR / 2 + 1];
   size_t limit, n = 0;
   const char *k;
   json_t *v;
@@ -173,12 +171,13 @@ int spaa_store_list(struct spaa_store *s, const struct spaa_list_query *q, json_
     return spaa_err_set(err, SPAA_E_INTERNAL, 0, 0, "no store or no query");
   spaa_buf_init(&sql, 16 * 1024);
   limit = q->limit ? q->limit : 100;
-  if (limit > 1000)
-    return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "limit %zu is over 1000", q->limit);
+  if (limit > SPAA_QUERY_MAX_PAGE)
+    return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "limit %zu is over %d", q->limit,
+                        SPAA_QUERY_MAX_PAGE);
   if (q->labels) {
-    if (!json_is_object(q->labels) || json_object_size(q->labels) > MAX_QUERY_LABELS)
+    if (!json_is_object(q->labels) || json_object_size(q->labels) > SPAA_QUERY_MAX_LABELS)
       return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "label filters must be an object of "
-                          "at most %d strings", MAX_QUERY_LABELS);
+                          "at most %d strings", SPAA_QUERY_MAX_LABELS);
     json_object_foreach((json_t *)q->labels, k, v) if (!json_is_string(v)) return spaa_err_set(
         err, SPAA_E_BAD_REQUEST, 0, 0, "label filter \"%.64s\" is not a string", k);
   }

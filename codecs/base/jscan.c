@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/hex.h"
+#include "base/limits.h"
 #include "base/utf8.h"
 
 /* 1 for bytes that stand for themselves inside a string: printable ASCII but '"' and '\\'. */

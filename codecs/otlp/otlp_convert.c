@@ -8,6 +8,7 @@
 
 #include "base/hex.h"
 #include "base/idmap.h"
+#include "base/limits.h"
 #include "otlp/otlp_int.h"
 #include "spaa/spaa_io.h"
 

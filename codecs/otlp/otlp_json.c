@@ -11,6 +11,7 @@
 #include <jansson.h>
 
 #include "base/hex.h"
+#include "base/limits.h"
 #include "otlp/otlp_int.h"
 
 /* A path from the root to the value being decoded, printed only on error. */

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/limits.h"
 #include "base/utf8.h"
 #include "otlp/otlp_int.h"
 

@@ -9,12 +9,8 @@
 
 #include "spaa/convert.h"
 #include "base/err.h"
+#include "base/limits.h"
 #include "spaa/spaa.h"
-
-#define SPAA_PPROF_MAX_RAW (50u * 1024 * 1024)      /* protobuf bytes after gunzip */
-#define SPAA_PPROF_MAX_DECODED (512u * 1024 * 1024) /* unpacked structures in memory */
-#define SPAA_PPROF_MAX_DEPTH 16384                  /* frames of one stack, inlines expanded */
-#define SPAA_PPROF_MAX_FRAME_REFS (32u * 1024 * 1024) /* frame ids over all stacks */
 
 /* A decoded and validated pprof profile (its protobuf-c message and id maps: pprof_int.h). */
 struct spaa_pprof;

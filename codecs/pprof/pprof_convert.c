@@ -10,6 +10,7 @@
 
 #include "base/hex.h"
 #include "base/hex.h"
+#include "base/limits.h"
 #include "pprof/pprof_int.h"
 #include "spaa/spaa_io.h"
 

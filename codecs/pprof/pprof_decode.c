@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base/compress.h"
+#include "base/limits.h"
 #include "base/utf8.h"
 #include "pprof/pprof_int.h"
 

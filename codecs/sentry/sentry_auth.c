@@ -4,9 +4,8 @@
 #include <strings.h>
 
 #include "base/hex.h"
+#include "base/limits.h"
 #include "sentry/sentry.h"
-
-#define AUTH_MAX_VALUE 8192 /* bytes of one header value or query string */
 
 static int is_blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 
@@ -72,9 +71,9 @@ int sentry_auth_parse_header(const char *value, size_t len, struct sentry_auth *
   size_t n = len;
   int rc;
   memset(out, 0, sizeof(*out));
-  if (len > AUTH_MAX_VALUE)
+  if (len > SENTRY_MAX_AUTH_VALUE)
     return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "auth header longer than %d bytes",
-                        AUTH_MAX_VALUE);
+                        SENTRY_MAX_AUTH_VALUE);
   trim(&p, &n);
   /* the scheme: "Sentry" followed by a blank, case-insensitive */
   if (n < 7 || strncasecmp(p, "sentry", 6) != 0 || !is_blank(p[6]))
@@ -137,9 +136,9 @@ int sentry_auth_parse_query(const char *qs, size_t len, struct sentry_auth *out,
   char k[64], v[256];
   int rc;
   memset(out, 0, sizeof(*out));
-  if (len > AUTH_MAX_VALUE)
+  if (len > SENTRY_MAX_AUTH_VALUE)
     return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "query string longer than %d bytes",
-                        AUTH_MAX_VALUE);
+                        SENTRY_MAX_AUTH_VALUE);
   if (p < end && *p == '?')
     p++;
   while (p < end) {

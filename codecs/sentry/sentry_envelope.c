@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/hex.h"
+#include "base/limits.h"
 #include "sentry/sentry.h"
 
 int sentry_uuid_normalize(const char *s, size_t len, char out[33])

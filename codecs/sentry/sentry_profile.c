@@ -10,6 +10,7 @@
 #include <xxhash.h>
 
 #include "base/hex.h"
+#include "base/limits.h"
 #include "base/rfc3339.h"
 #include "sentry/sentry_int.h"
 

@@ -7,6 +7,7 @@
 
 #include "base/hex.h"
 #include "base/idmap.h"
+#include "base/limits.h"
 #include "sentry/sentry_int.h"
 #include "spaa/spaa_io.h"
 

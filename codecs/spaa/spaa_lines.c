@@ -1,4 +1,5 @@
 /* Chunked line splitting over plain or zstd input (see spaa_lines.h). */
+#include "base/limits.h"
 #include "spaa/spaa_lines.h"
 
 #include <stdlib.h>

@@ -11,6 +11,7 @@
 
 #include "base/hex.h"
 #include "base/idmap.h"
+#include "base/limits.h"
 #include "spaa/spaa_io.h"
 #include "spaa/spaa_lines.h"
 #include "spaa/spaa_rec.h"
@@ -188,8 +189,6 @@ struct v {
   char *warned_pool;            /* their bytes */
   size_t warned_used;
 };
-
-#define WARNED_POOL 4096
 
 static void diag(struct v *v, int is_error, const char *rule, const char *field, const char *fmt,
                  ...) __attribute__((format(printf, 5, 6)));
@@ -515,7 +514,7 @@ static int check_ctx_keys(struct v *v, const struct spaa_rec *r)
   n = strlen(r->unknown_ctx);
   if (spaa_strmap_get(&v->warned_keys, r->unknown_ctx, n, NULL))
     return 0;
-  if (v->warned_used + n + 1 <= WARNED_POOL) {
+  if (v->warned_used + n + 1 <= SPAA_VALIDATE_MAX_WARNED_BYTES) {
     char *c = v->warned_pool + v->warned_used;
     memcpy(c, r->unknown_ctx, n + 1);
     v->warned_used += n + 1;
@@ -810,7 +809,7 @@ int spaa_validate(spaa_read_cb rd, void *rd_ctx, spaa_diag_cb cb, void *cb_ctx, 
   v.st = st;
   spaa_lines_init(&l, rd, rd_ctx);
   spaa_rec_init(&r, 0);
-  if (!(v.warned_pool = malloc(WARNED_POOL))) {
+  if (!(v.warned_pool = malloc(SPAA_VALIDATE_MAX_WARNED_BYTES))) {
     rc = SPAA_E_NOMEM;
     goto out;
   }

@@ -2,6 +2,8 @@
  * filters, keyset pagination and cursor errors, and row counts. */
 #include "tprofiles.h"
 
+#include "base/limits.h"
+
 struct entry {
   const char *id, *service, *source;
   int64_t received, start, end;
@@ -188,6 +190,27 @@ static void test_list_bad_requests(void **state)
   q.labels = tjson("{\"env\":1}");
   assert_int_equal(spaa_store_list(g_store, &q, &res, &err), SPAA_E_BAD_REQUEST);
   json_decref((json_t *)q.labels);
+  /* as many label filters as the query API lets through, and not one more */
+  {
+    json_t *labels = json_object();
+    char k[16];
+    assert_int_equal(json_object_set_new(labels, "env", json_string("prod")), 0);
+    for (int i = 1; i < SPAA_QUERY_MAX_LABELS; i++) {
+      snprintf(k, sizeof(k), "k%d", i);
+      assert_int_equal(json_object_set_new(labels, k, json_string("v")), 0);
+    }
+    q.labels = labels;
+    assert_int_equal(spaa_store_list(g_store, &q, &res, &err), 0);
+    assert_int_equal(json_array_size(json_object_get(res, "profiles")), 0);
+    json_decref(res);
+    res = NULL;
+    assert_int_equal(json_object_set_new(labels, "one-more", json_string("v")), 0);
+    assert_int_equal(spaa_store_list(g_store, &q, &res, &err), SPAA_E_BAD_REQUEST);
+    assert_non_null(strstr(err.msg, "at most 64"));
+    assert_null(res);
+    json_decref(labels);
+    q.labels = NULL;
+  }
 }
 
 static void test_meta(void **state)
