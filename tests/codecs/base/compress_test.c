@@ -14,55 +14,23 @@
 #include <zstd.h>
 
 #include "base/compress.h"
-
-/* Deterministic, mildly compressible test data. */
-static uint8_t *sample(size_t n)
-{
-  uint8_t *p = malloc(n ? n : 1);
-  uint32_t x = 777;
-  size_t i;
-  for (i = 0; i < n; i++) {
-    x = x * 1103515245u + 12345u;
-    p[i] = (uint8_t)("stack frame dso weight "[(x >> 16) % 23]);
-  }
-  return p;
-}
-
-/* zlib with windowBits wb (31 gzip, 15 zlib wrapper, -15 raw deflate). */
-static uint8_t *zcompress(const uint8_t *in, size_t len, int wb, size_t *out_len)
-{
-  z_stream zs;
-  size_t cap;
-  uint8_t *out;
-  memset(&zs, 0, sizeof(zs));
-  assert_int_equal(deflateInit2(&zs, 6, Z_DEFLATED, wb, 8, Z_DEFAULT_STRATEGY), Z_OK);
-  cap = deflateBound(&zs, len) + 64;
-  out = malloc(cap);
-  zs.next_in = (Bytef *)(uintptr_t)in;
-  zs.avail_in = (uInt)len;
-  zs.next_out = out;
-  zs.avail_out = (uInt)cap;
-  assert_int_equal(deflate(&zs, Z_FINISH), Z_STREAM_END);
-  *out_len = zs.total_out;
-  deflateEnd(&zs);
-  return out;
-}
-
-static uint8_t *zstdc(const uint8_t *in, size_t len, size_t *out_len)
-{
-  size_t cap = ZSTD_compressBound(len);
-  uint8_t *out = malloc(cap);
-  *out_len = ZSTD_compress(out, cap, in, len, 3);
-  assert_false(ZSTD_isError(*out_len));
-  return out;
-}
+#include "compress_testutil.h"
 
 /* `in` compressed with `c` (deflate: zlib-wrapped, or raw when `raw`). */
 static uint8_t *pack(enum spaa_coding c, int raw, const uint8_t *in, size_t len, size_t *out_len)
 {
   if (c == SPAA_CODING_ZSTD)
-    return zstdc(in, len, out_len);
-  return zcompress(in, len, c == SPAA_CODING_GZIP ? 31 : raw ? -15 : 15, out_len);
+    return spaa_test_zstd(in, len, out_len);
+  return spaa_test_zlib(in, len, c == SPAA_CODING_GZIP ? 31 : raw ? -15 : 15, out_len);
+}
+
+/* spaa_decompress into a fresh buffer, the error cleared first. */
+static int run(enum spaa_coding c, const uint8_t *in, size_t len, size_t max,
+               struct spaa_buf *out, struct spaa_err *err)
+{
+  spaa_buf_init(out, 0);
+  spaa_err_clear(err);
+  return spaa_decompress(c, in, len, max, out, err);
 }
 
 static void expect_ok(enum spaa_coding c, const uint8_t *in, size_t len, size_t max,
@@ -70,10 +38,7 @@ static void expect_ok(enum spaa_coding c, const uint8_t *in, size_t len, size_t 
 {
   struct spaa_buf out;
   struct spaa_err err;
-  int rc;
-  spaa_buf_init(&out, 0);
-  spaa_err_clear(&err);
-  rc = spaa_decompress(c, in, len, max, &out, &err);
+  int rc = run(c, in, len, max, &out, &err);
   if (rc)
     fail_msg("%s: rc=%d %s", spaa_coding_name(c), rc, err.msg);
   assert_int_equal(out.len, want_len);
@@ -89,10 +54,7 @@ static void expect_fail(enum spaa_coding c, const uint8_t *in, size_t len, size_
 {
   struct spaa_buf out;
   struct spaa_err err;
-  int rc;
-  spaa_buf_init(&out, 0);
-  spaa_err_clear(&err);
-  rc = spaa_decompress(c, in, len, max, &out, &err);
+  int rc = run(c, in, len, max, &out, &err);
   if (rc != code || !strstr(err.msg, msg_part))
     fail_msg("%s: rc=%d msg='%s', want %d '%s'", spaa_coding_name(c), rc, err.msg, code,
              msg_part);
@@ -131,7 +93,7 @@ static void test_round_trip_and_cap(void **state)
   for (k = 0; k < sizeof(codings) / sizeof(codings[0]); k++) {
     for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
       size_t n = sizes[i], zl;
-      uint8_t *data = sample(n), *z = pack(codings[k].c, codings[k].raw, data, n, &zl);
+      uint8_t *data = spaa_test_sample(n), *z = pack(codings[k].c, codings[k].raw, data, n, &zl);
       char want[96];
       expect_ok(codings[k].c, z, zl, n ? n : 1, data, n);
       if (n) {
@@ -151,8 +113,8 @@ static void test_round_trip_and_cap(void **state)
 static void test_concatenated(void **state)
 {
   size_t n = 5000, l1, l2, l3, i;
-  uint8_t *data = sample(n), *a = zcompress(data, n, 31, &l1), *b = zcompress(data, 0, 31, &l2);
-  uint8_t *c = zcompress(data + 1, n - 1, 31, &l3), *all = malloc(l1 + l2 + l3);
+  uint8_t *data = spaa_test_sample(n), *a = spaa_test_zlib(data, n, 31, &l1), *b = spaa_test_zlib(data, 0, 31, &l2);
+  uint8_t *c = spaa_test_zlib(data + 1, n - 1, 31, &l3), *all = malloc(l1 + l2 + l3);
   uint8_t *want = malloc(2 * n);
   (void)state;
   memcpy(all, a, l1);
@@ -170,8 +132,8 @@ static void test_concatenated(void **state)
   free(c);
   free(all);
   /* zstd: two frames */
-  a = zstdc(data, n, &l1);
-  b = zstdc(data + 1, n - 1, &l2);
+  a = spaa_test_zstd(data, n, &l1);
+  b = spaa_test_zstd(data + 1, n - 1, &l2);
   all = malloc(l1 + l2);
   memcpy(all, a, l1);
   memcpy(all + l1, b, l2);
@@ -188,21 +150,21 @@ static void test_concatenated(void **state)
 static void test_truncated(void **state)
 {
   size_t n = 3000, zl, cut;
-  uint8_t *data = sample(n), *z;
+  uint8_t *data = spaa_test_sample(n), *z;
   char want[96];
   (void)state;
-  z = zcompress(data, n, 31, &zl);
+  z = spaa_test_zlib(data, n, 31, &zl);
   for (cut = 0; cut < zl; cut++) {
     snprintf(want, sizeof(want), "corrupt gzip body: the stream is truncated after %zu bytes",
              cut);
     expect_fail(SPAA_CODING_GZIP, z, cut, n, SPAA_E_BAD_COMPRESSION, want);
   }
   free(z);
-  z = zcompress(data, n, 15, &zl);
+  z = spaa_test_zlib(data, n, 15, &zl);
   for (cut = 2; cut < zl; cut++)
     expect_fail(SPAA_CODING_DEFLATE, z, cut, n, SPAA_E_BAD_COMPRESSION, "corrupt deflate body");
   free(z);
-  z = zstdc(data, n, &zl);
+  z = spaa_test_zstd(data, n, &zl);
   for (cut = 1; cut < zl; cut++)
     expect_fail(SPAA_CODING_ZSTD, z, cut, n, SPAA_E_BAD_COMPRESSION, "corrupt zstd body");
   snprintf(want, sizeof(want), "corrupt zstd body: the stream is truncated after %zu bytes",
@@ -215,7 +177,7 @@ static void test_truncated(void **state)
 static void test_corrupt_and_trailing(void **state)
 {
   size_t n = 2000, zl;
-  uint8_t *data = sample(n), *z, *junk;
+  uint8_t *data = spaa_test_sample(n), *z, *junk;
   (void)state;
   expect_fail(SPAA_CODING_GZIP, (const uint8_t *)"this is not gzip", 16, n,
               SPAA_E_BAD_COMPRESSION, "corrupt gzip body: incorrect header check");
@@ -226,7 +188,7 @@ static void test_corrupt_and_trailing(void **state)
   expect_fail(SPAA_CODING_ZSTD, (const uint8_t *)"not zstd at all", 15, n,
               SPAA_E_BAD_COMPRESSION, "corrupt zstd body");
   /* gzip: bytes after the member that are not another member */
-  z = zcompress(data, n, 31, &zl);
+  z = spaa_test_zlib(data, n, 31, &zl);
   junk = malloc(zl + 10);
   memcpy(junk, z, zl);
   memset(junk + zl, 'x', 10);
@@ -251,7 +213,7 @@ static void test_corrupt_and_trailing(void **state)
   free(junk);
   free(z);
   /* deflate (zlib wrapper and raw): anything after the end is refused */
-  z = zcompress(data, n, -15, &zl);
+  z = spaa_test_zlib(data, n, -15, &zl);
   junk = malloc(zl + 3);
   memcpy(junk, z, zl);
   memcpy(junk + zl, "abc", 3);
@@ -260,7 +222,7 @@ static void test_corrupt_and_trailing(void **state)
   free(junk);
   free(z);
   /* zstd: garbage after a frame */
-  z = zstdc(data, n, &zl);
+  z = spaa_test_zstd(data, n, &zl);
   junk = malloc(zl + 8);
   memcpy(junk, z, zl);
   memcpy(junk + zl, "trailing", 8);
@@ -276,7 +238,7 @@ static void test_bombs(void **state)
   size_t n = (size_t)8 << 20, zl;
   uint8_t *zeros = calloc(1, n), *z;
   (void)state;
-  z = zcompress(zeros, n, 31, &zl);
+  z = spaa_test_zlib(zeros, n, 31, &zl);
   expect_fail(SPAA_CODING_GZIP, z, zl, 1u << 20, SPAA_E_TOO_LARGE,
               "gzip body decodes to more than the 1048576-byte cap");
   z[zl - 4] = 0x10, z[zl - 3] = z[zl - 2] = z[zl - 1] = 0; /* ISIZE says 16 bytes */
@@ -285,7 +247,7 @@ static void test_bombs(void **state)
   expect_fail(SPAA_CODING_GZIP, z, zl, n, SPAA_E_BAD_COMPRESSION,
               "corrupt gzip body: incorrect length check");
   free(z);
-  z = zstdc(zeros, n, &zl);
+  z = spaa_test_zstd(zeros, n, &zl);
   expect_fail(SPAA_CODING_ZSTD, z, zl, 1u << 20, SPAA_E_TOO_LARGE, "cap");
   free(z);
   free(zeros);
@@ -340,7 +302,7 @@ static void test_streaming(void **state)
   static const size_t steps[] = {1, 3, 64, 100000};
   static const size_t rooms[] = {1, 7, 64};
   size_t n = 20000, zl, i, k;
-  uint8_t *data = sample(n), *z;
+  uint8_t *data = spaa_test_sample(n), *z;
   enum spaa_coding c;
   struct spaa_err err;
   (void)state;
@@ -410,7 +372,7 @@ static void test_csink_round_trip(void **state)
     for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
       for (k = 0; k < sizeof(pieces) / sizeof(pieces[0]); k++) {
         size_t n = sizes[i], pos;
-        uint8_t *data = sample(n);
+        uint8_t *data = spaa_test_sample(n);
         struct spaa_csink *s;
         struct spaa_err err;
         struct down d;
@@ -446,7 +408,7 @@ static void test_csink_failures(void **state)
   struct spaa_err err;
   struct down d;
   size_t n = 1 << 20, i;
-  uint8_t *data = sample(n);
+  uint8_t *data = spaa_test_sample(n);
   (void)state;
   assert_int_equal(spaa_csink_open(SPAA_CODING_GZIP, 42, down_cb, &d, &s, &err), SPAA_E_USAGE);
   assert_null(s);
@@ -486,7 +448,7 @@ static void test_csink_failures(void **state)
 static void test_zstd_one_shot(void **state)
 {
   size_t n = 100000;
-  uint8_t *data = sample(n);
+  uint8_t *data = spaa_test_sample(n);
   struct spaa_buf z, small;
   struct spaa_err err;
   (void)state;
