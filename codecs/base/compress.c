@@ -228,7 +228,8 @@ static int too_large(struct spaa_err *err, enum spaa_coding c, size_t max_out)
 }
 
 /* Room for the whole output at once when a gzip trailer tells its size (ISIZE: the size mod
- * 2^32 of the last member, a hint only), plus one byte to see the end without growing. */
+ * 2^32 of the last member, a hint only), plus one byte to see the end without growing and
+ * one for the NUL. `out` is empty. */
 static int reserve_hint(const uint8_t *in, size_t len, size_t max_out, struct spaa_buf *out)
 {
   size_t hint;
@@ -236,7 +237,13 @@ static int reserve_hint(const uint8_t *in, size_t len, size_t max_out, struct sp
     return 0;
   hint = (size_t)in[len - 4] | (size_t)in[len - 3] << 8 | (size_t)in[len - 2] << 16 |
          (size_t)in[len - 1] << 24;
-  return hint && hint <= max_out ? spaa_buf_reserve(out, hint + 1) : 0;
+  if (!hint || hint > max_out)
+    return 0;
+  /* exactly that (out is empty): spaa_buf_reserve would round up to a power of two */
+  if (!(out->p = malloc(hint + 2)))
+    return SPAA_E_NOMEM;
+  out->cap = hint + 2;
+  return 0;
 }
 
 int spaa_decompress(enum spaa_coding c, const void *in, size_t len, size_t max_out,
