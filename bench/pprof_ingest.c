@@ -19,6 +19,7 @@
 
 #include <zlib.h>
 
+#include "base/compress.h"
 #include "pprof/pprof.h"
 #include "pprof/pprof_int.h"
 #include "spaa/spaa_io.h"
@@ -36,17 +37,19 @@ static double now(void)
 /* The floor: what any pprof consumer built on protoc-c has to do. */
 static int floor_once(const uint8_t *buf, size_t len)
 {
-  uint8_t *raw = NULL;
+  struct spaa_buf raw;
   size_t raw_len = len;
   const uint8_t *pb = buf;
   ProtobufCMessage *m;
-  if (spaa_pprof_is_gzip(buf, len)) {
-    if (spaa_pprof_gunzip(buf, len, SPAA_PPROF_MAX_RAW, &raw, &raw_len, NULL))
+  spaa_buf_init(&raw, 0);
+  if (spaa_is_gzip(buf, len)) {
+    if (spaa_decompress(SPAA_CODING_GZIP, buf, len, SPAA_PPROF_MAX_RAW, &raw, NULL))
       return -1;
-    pb = raw;
+    pb = (const uint8_t *)raw.p;
+    raw_len = raw.len;
   }
   m = protobuf_c_message_unpack(&perftools__profiles__profile__descriptor, NULL, raw_len, pb);
-  free(raw);
+  spaa_buf_free(&raw);
   if (!m)
     return -1;
   protobuf_c_message_free_unpacked(m, NULL);

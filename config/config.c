@@ -1,5 +1,6 @@
 /* Configuration loading (see config.h): one table of settings, applied from the file, then
  * the environment, then the flags; every value is checked and every error names its origin. */
+#include "base/limits.h"
 #include "config/config.h"
 
 #include <arpa/inet.h>

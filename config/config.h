@@ -8,25 +8,17 @@
 #include <stdint.h>
 
 #include "base/err.h"
+#include "base/limits.h"
 
-/* Defaults (documented in config/example.conf). */
+/* Defaults (documented in config/example.conf); the size defaults and the bounds checked on
+ * every value are in base/limits.h (SPAA_CONFIG_DEFAULT_MAX_*, SPAA_CONFIG_MAX_*). */
 #define SPAA_CONFIG_DEFAULT_HOST "127.0.0.1"
 #define SPAA_CONFIG_DEFAULT_PORT 8080
 #define SPAA_CONFIG_DEFAULT_DATA_DIR "./data"
 #define SPAA_CONFIG_DB_NAME "spaa-relay.db"
-#define SPAA_CONFIG_DEFAULT_MAX_BODY ((size_t)50 * 1024 * 1024)         /* "50 MB" = 50 MiB */
-#define SPAA_CONFIG_DEFAULT_MAX_DECOMPRESSED ((size_t)50 * 1024 * 1024) /* 50 MiB */
 #define SPAA_CONFIG_DEFAULT_WORKERS 32
 #define SPAA_CONFIG_DEFAULT_QUEUE_DEPTH 256
 #define SPAA_CONFIG_DEFAULT_IDLE_TIMEOUT 30 /* seconds */
-
-/* Bounds checked on every value. */
-#define SPAA_CONFIG_MAX_SIZE ((size_t)16 * 1024 * 1024 * 1024) /* 16 GiB */
-#define SPAA_CONFIG_MAX_WORKERS 4096
-#define SPAA_CONFIG_MAX_QUEUE_DEPTH 1000000
-#define SPAA_CONFIG_MAX_IDLE_TIMEOUT 86400
-#define SPAA_CONFIG_MAX_LINE 4096 /* longest config file line */
-#define SPAA_CONFIG_MAX_LIST 1024 /* most keys or tokens of one kind */
 
 enum spaa_log_level {
   SPAA_LOG_DEBUG = 0,

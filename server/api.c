@@ -6,8 +6,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include <zlib.h>
-
+#include "base/compress.h"
+#include "base/limits.h"
 #include "base/rfc3339.h"
 #include "codecs/registry.h"
 #include "server/api_json.h"
@@ -58,7 +58,7 @@ int spaa_query_parse_time(const char *s, int64_t *ns)
 int spaa_query_id_ok(const char *id)
 {
   size_t n = id ? strlen(id) : 0, i;
-  if (n == 0 || n > 64)
+  if (n == 0 || n > SPAA_QUERY_MAX_ID)
     return 0;
   for (i = 0; i < n; i++)
     if (!isalnum((unsigned char)id[i]) && id[i] != '-' && id[i] != '_')
@@ -75,7 +75,7 @@ struct label_ctx {
 static void label_item(struct label_ctx *lc, const char *s, size_t n)
 {
   const char *colon = memchr(s, ':', n);
-  char key[256];
+  char key[SPAA_QUERY_MAX_LABEL_ITEM];
   char *val;
   if (lc->bad)
     return;
@@ -124,8 +124,8 @@ int spaa_query_labels(const struct spaa_req *req, json_t **out, struct spaa_err 
     json_decref(lc.obj);
     return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0,
                         "bad label '%s': expected key:value (at most %d labels, keys under "
-                        "256 bytes, UTF-8)",
-                        lc.what, SPAA_QUERY_MAX_LABELS);
+                        "%d bytes, UTF-8)",
+                        lc.what, SPAA_QUERY_MAX_LABELS, SPAA_QUERY_MAX_LABEL_ITEM);
   }
   if (json_object_size(lc.obj) == 0) {
     json_decref(lc.obj);
@@ -209,8 +209,9 @@ static int list_filters(const struct spaa_req *req, struct spaa_list_query *q,
   if ((v = spaa_req_query(req, "limit"))) {
     char *end;
     long n = strtol(v, &end, 10);
-    if (!*v || *end || n < 1 || n > 1000) {
-      spaa_resp_error(resp, SPAA_E_BAD_REQUEST, "bad 'limit' '%.32s': expected 1 to 1000", v);
+    if (!*v || *end || n < 1 || n > SPAA_QUERY_MAX_PAGE) {
+      spaa_resp_error(resp, SPAA_E_BAD_REQUEST, "bad 'limit' '%.32s': expected 1 to %d", v,
+                      SPAA_QUERY_MAX_PAGE);
       return -1;
     }
     q->limit = (size_t)n;
@@ -238,7 +239,7 @@ static int label_filters(const json_t *labels, struct spaa_store_label_filter *f
 void spaa_query_list(const struct spaa_req *req, struct spaa_resp *resp)
 {
   struct spaa_store_label_filter filters[SPAA_QUERY_MAX_LABELS];
-  char cur_id[SPAA_API_MAX_CURSOR / 2 + 1];
+  char cur_id[SPAA_QUERY_MAX_CURSOR / 2 + 1];
   struct spaa_store_cursor after;
   struct spaa_list_query q;
   struct spaa_store_page page;
@@ -256,7 +257,7 @@ void spaa_query_list(const struct spaa_req *req, struct spaa_resp *resp)
     goto out;
   q.labels = filters;
   /* too many label filters is the store's first complaint, before a bad cursor */
-  if (cursor && cursor[0] && q.n_labels <= SPAA_STORE_MAX_LABEL_FILTERS) {
+  if (cursor && cursor[0] && q.n_labels <= SPAA_QUERY_MAX_LABELS) {
     if ((rc = spaa_api_cursor_decode(cursor, &after.received_ns, cur_id, sizeof(cur_id), &err)))
       goto out;
     after.id = cur_id;
@@ -296,43 +297,17 @@ void spaa_query_meta(const struct spaa_req *req, struct spaa_resp *resp)
   spaa_store_profile_info_free(&pi);
 }
 
-/* gzip `in` into out (capped). 0 or a negative code. */
-static int gzip_buf(const char *in, size_t len, struct spaa_buf *out)
-{
-  z_stream zs;
-  int zrc, rc = 0;
-  memset(&zs, 0, sizeof(zs));
-  if (deflateInit2(&zs, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-    return SPAA_E_NOMEM;
-  zs.next_in = (Bytef *)(uintptr_t)in;
-  zs.avail_in = (uInt)len; /* len is under SPAA_HTTP_RESP_MAX (1 GiB) */
-  if ((rc = spaa_buf_reserve(out, deflateBound(&zs, (uLong)len))))
-    goto out;
-  zs.next_out = (Bytef *)out->p;
-  zs.avail_out = (uInt)(out->cap - 1);
-  zrc = deflate(&zs, Z_FINISH);
-  if (zrc != Z_STREAM_END) {
-    rc = SPAA_E_INTERNAL;
-    goto out;
-  }
-  out->len = zs.total_out;
-  out->p[out->len] = 0;
-out:
-  deflateEnd(&zs);
-  return rc;
-}
-
 void spaa_query_spaa(const struct spaa_req *req, struct spaa_resp *resp)
 {
   const char *id = spaa_req_param(req, "id");
   const struct spaa_exporter *x = spaa_exporter("spaa");
   struct spaa_profile *p = NULL;
-  struct spaa_buf plain, gz;
+  struct spaa_csink *z = NULL;
+  struct spaa_buf body;
   struct spaa_err err;
   int enc, rc;
   spaa_err_clear(&err);
-  spaa_buf_init(&plain, SPAA_HTTP_RESP_MAX);
-  spaa_buf_init(&gz, SPAA_HTTP_RESP_MAX);
+  spaa_buf_init(&body, SPAA_HTTP_RESP_MAX);
   if (!spaa_query_id_ok(id)) {
     spaa_resp_error(resp, SPAA_E_NOT_FOUND, "no profile with id '%.64s'", id ? id : "");
     return;
@@ -346,30 +321,27 @@ void spaa_query_spaa(const struct spaa_req *req, struct spaa_resp *resp)
     return;
   }
   enc = spaa_query_pick_encoding(spaa_req_header(req, "Accept-Encoding"));
-  /* zstd streams out of the exporter; gzip compresses its whole output afterwards */
-  if ((rc = spaa_export_buf(x->fn, p, NULL, enc == 2 ? 3 : 0, &plain, &err))) {
+  /* the exporter streams into the answer, through a compressing sink when one is asked for */
+  if (enc && (rc = spaa_csink_open(enc == 2 ? SPAA_CODING_ZSTD : SPAA_CODING_GZIP,
+                                   enc == 2 ? 3 : 6, spaa_buf_sink, &body, &z, &err))) {
+    spaa_resp_err(resp, &err);
+    goto out;
+  }
+  if ((rc = x->fn(p, NULL, z ? spaa_csink_write : spaa_buf_sink, z ? (void *)z : &body, &err)) ||
+      (z && (rc = spaa_csink_finish(z, &err)))) {
     spaa_resp_err(resp, &err);
     goto out;
   }
   spaa_buf_free(&resp->body);
-  if (enc == 1) {
-    if ((rc = gzip_buf(plain.p ? plain.p : "", plain.len, &gz))) {
-      spaa_resp_error(resp, rc, "cannot gzip the profile");
-      goto out;
-    }
-    resp->body = gz;
-    spaa_buf_init(&gz, 0);
-  } else {
-    resp->body = plain;
-    spaa_buf_init(&plain, 0);
-  }
+  resp->body = body;
+  spaa_buf_init(&body, 0);
   resp->status = 200;
   resp->content_type = x->media_type;
   if (enc)
     spaa_resp_header(resp, "Content-Encoding", enc == 2 ? "zstd" : "gzip");
   spaa_resp_header(resp, "Vary", "Accept-Encoding");
 out:
-  spaa_buf_free(&plain);
-  spaa_buf_free(&gz);
+  spaa_csink_free(z);
+  spaa_buf_free(&body);
   spaa_profile_free(p);
 }

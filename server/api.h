@@ -8,9 +8,8 @@
 
 #include <jansson.h>
 
+#include "base/limits.h"
 #include "server/http.h"
-
-#define SPAA_QUERY_MAX_LABELS 64 /* label filters in one request */
 
 void spaa_query_list(const struct spaa_req *req, struct spaa_resp *resp);
 void spaa_query_meta(const struct spaa_req *req, struct spaa_resp *resp);

@@ -7,26 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-/* "2024-05-01T12:00:00.123456789Z" */
-static void rfc3339(int64_t ns, char *out, size_t cap)
-{
-  int64_t sec = ns / 1000000000, frac = ns % 1000000000;
-  time_t t;
-  struct tm tm;
-  if (frac < 0) {
-    frac += 1000000000;
-    sec--;
-  }
-  t = (time_t)sec;
-  if (!gmtime_r(&t, &tm)) {
-    snprintf(out, cap, "1970-01-01T00:00:00.000000000Z");
-    return;
-  }
-  snprintf(out, cap, "%04d-%02d-%02dT%02d:%02d:%02d.%09" PRId64 "Z", tm.tm_year + 1900,
-           tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
-}
+#include "base/hex.h"
+#include "base/limits.h"
+#include "base/rfc3339.h"
 
 static json_t *int_or_null(int64_t v) { return v ? json_integer(v) : json_null(); }
 
@@ -78,14 +62,14 @@ static json_t *attrs_json(const struct spaa_store_profile_info *pi)
 json_t *spaa_api_profile_json(const struct spaa_store_profile_info *pi)
 {
   json_t *o = json_object(), *events = events_json(pi), *labels = labels_json(pi);
-  char when[48];
+  char when[SPAA_RFC3339_SIZE];
   if (!o || !events || !labels) {
     json_decref(o);
     json_decref(events);
     json_decref(labels);
     return NULL;
   }
-  rfc3339(pi->received_ns, when, sizeof(when));
+  spaa_rfc3339_format_ns(when, pi->received_ns, 9);
   /* as before the split: a member whose value cannot be made (a string that is not UTF-8)
    * is left out rather than failing the whole answer */
   json_object_set_new(o, "id", json_string(pi->id));
@@ -105,7 +89,7 @@ json_t *spaa_api_profile_json(const struct spaa_store_profile_info *pi)
 int spaa_api_page_json(const struct spaa_store_page *pg, json_t **out, struct spaa_err *err)
 {
   json_t *res = json_object(), *arr = json_array(), *next = NULL;
-  char cur[SPAA_API_MAX_CURSOR + 1];
+  char cur[SPAA_QUERY_MAX_CURSOR + 1];
   size_t i;
   int rc = 0;
   *out = NULL;
@@ -137,29 +121,15 @@ out:
 
 /* ---- cursors ----------------------------------------------------------------------------- */
 
-static int hexval(char ch)
-{
-  if (ch >= '0' && ch <= '9')
-    return ch - '0';
-  if (ch >= 'a' && ch <= 'f')
-    return ch - 'a' + 10;
-  return -1;
-}
-
 int spaa_api_cursor_decode(const char *cur, int64_t *received, char *id, size_t cap,
                            struct spaa_err *err)
 {
-  char raw[SPAA_API_MAX_CURSOR / 2 + 1], *colon, *end;
-  size_t len = strlen(cur), i;
+  char raw[SPAA_QUERY_MAX_CURSOR / 2 + 1], *colon, *end;
+  size_t len = strlen(cur);
   long long v;
-  if (!len || len > SPAA_API_MAX_CURSOR || len % 2)
+  if (!len || len > SPAA_QUERY_MAX_CURSOR || len % 2 || spaa_hex_decode(raw, cur, len, 1) ||
+      memchr(raw, 0, len / 2))
     goto bad;
-  for (i = 0; i < len; i += 2) {
-    int hi = hexval(cur[i]), lo = hexval(cur[i + 1]);
-    if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
-      goto bad;
-    raw[i / 2] = (char)(hi << 4 | lo);
-  }
   raw[len / 2] = 0;
   colon = strchr(raw, ':');
   if (!colon || colon == raw || !colon[1] || strlen(colon + 1) >= cap)
@@ -181,16 +151,10 @@ bad:
 
 int spaa_api_cursor_encode(const struct spaa_store_cursor *c, char *out, size_t cap)
 {
-  static const char hex[] = "0123456789abcdef";
-  char raw[SPAA_API_MAX_CURSOR / 2 + 32];
+  char raw[SPAA_QUERY_MAX_CURSOR / 2 + 32];
   int n = snprintf(raw, sizeof(raw), "%" PRId64 ":%s", c->received_ns, c->id ? c->id : "");
-  int i;
-  if (n < 0 || (size_t)n >= sizeof(raw) || 2 * n > SPAA_API_MAX_CURSOR || (size_t)(2 * n) >= cap)
+  if (n < 0 || (size_t)n >= sizeof(raw) || 2 * n > SPAA_QUERY_MAX_CURSOR || (size_t)(2 * n) >= cap)
     return SPAA_E_INTERNAL;
-  for (i = 0; i < n; i++) {
-    out[2 * i] = hex[(unsigned char)raw[i] >> 4];
-    out[2 * i + 1] = hex[(unsigned char)raw[i] & 15];
-  }
-  out[2 * n] = 0;
+  spaa_hex_encode(out, raw, (size_t)n);
   return 0;
 }

@@ -10,9 +10,9 @@
 #include <jansson.h>
 
 #include "base/err.h"
+#include "base/limits.h"
 #include "storage/storage.h"
 
-#define SPAA_API_MAX_CURSOR 600 /* characters of a cursor's text */
 
 /* The metadata object of one profile, members in this order:
  * {"id","service","source","received_at","start","end","events":[{"name","totals":{metric:N}}],
@@ -28,12 +28,12 @@ json_t *spaa_api_profile_json(const struct spaa_store_profile_info *pi);
 int spaa_api_page_json(const struct spaa_store_page *pg, json_t **out, struct spaa_err *err);
 
 /* A cursor's text: the lowercase hex of "<received_ns>:<id>", into out (cap bytes, at least
- * SPAA_API_MAX_CURSOR + 1). 0, or SPAA_E_INTERNAL when it would be longer than
- * SPAA_API_MAX_CURSOR characters. */
+ * SPAA_QUERY_MAX_CURSOR + 1). 0, or SPAA_E_INTERNAL when it would be longer than
+ * SPAA_QUERY_MAX_CURSOR characters. */
 int spaa_api_cursor_encode(const struct spaa_store_cursor *c, char *out, size_t cap);
 
 /* Read a cursor's text back: *received_ns, and the id into `id` (cap bytes, at least
- * SPAA_API_MAX_CURSOR / 2 + 1), NUL-terminated. 0, or SPAA_E_BAD_REQUEST (odd length, not
+ * SPAA_QUERY_MAX_CURSOR / 2 + 1), NUL-terminated. 0, or SPAA_E_BAD_REQUEST (odd length, not
  * lowercase hex, a NUL byte, no ':', no number or no id) with err filled. */
 int spaa_api_cursor_decode(const char *text, int64_t *received_ns, char *id, size_t cap,
                            struct spaa_err *err);

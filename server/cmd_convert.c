@@ -10,15 +10,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <zstd.h>
-
 #include "codecs/registry.h"
 #include "base/buf.h"
+#include "base/compress.h"
+#include "base/limits.h"
 #include "pprof/pprof.h"
 #include "server/cli.h"
 
-#define CONVERT_MAX_INPUT ((size_t)4 << 30) /* inputs are read whole: refuse more than 4 GiB */
-#define ZSTD_LEVEL 3
+#define CONVERT_ZSTD_LEVEL 3
 
 static const char convert_usage[] =
     "usage: spaa-relay convert --from FORMAT [--to spaa|collapsed] [--zstd] [--event NAME]\n"
@@ -42,39 +41,12 @@ struct convert_args {
   int zstd;
 };
 
-/* ---- output sinks ---------------------------------------------------------------------- */
+/* ---- output sink ------------------------------------------------------------------------ */
 
-struct file_sink {
-  FILE *f;
-  ZSTD_CCtx *z;      /* compressing when non-NULL */
-  char zbuf[1 << 16];
-};
-
-static int sink_raw(struct file_sink *s, const void *data, size_t len)
+/* A spaa_sink_cb writing to the FILE *ctx (compressed first through a spaa_csink when --zstd). */
+static int sink_file(void *ctx, const void *data, size_t len)
 {
-  return len && fwrite(data, 1, len, s->f) != len ? SPAA_E_IO : 0;
-}
-
-static int sink_z(struct file_sink *s, const void *data, size_t len, ZSTD_EndDirective end)
-{
-  ZSTD_inBuffer in = {data, len, 0};
-  for (;;) {
-    ZSTD_outBuffer o = {s->zbuf, sizeof(s->zbuf), 0};
-    size_t left = ZSTD_compressStream2(s->z, &o, &in, end);
-    int rc;
-    if (ZSTD_isError(left))
-      return SPAA_E_INTERNAL;
-    if ((rc = sink_raw(s, s->zbuf, o.pos)))
-      return rc;
-    if (end == ZSTD_e_end ? left == 0 : in.pos == in.size)
-      return 0;
-  }
-}
-
-static int sink_cb(void *ctx, const void *data, size_t len)
-{
-  struct file_sink *s = ctx;
-  return s->z ? sink_z(s, data, len, ZSTD_e_continue) : sink_raw(s, data, len);
+  return len && fwrite(data, 1, len, ctx) != len ? SPAA_E_IO : 0;
 }
 
 /* ---- input and output files ------------------------------------------------------------- */
@@ -90,7 +62,7 @@ static int read_all(const char *name, struct spaa_buf *b)
   for (;;) {
     ssize_t n;
     if (spaa_buf_reserve(b, 1 << 20)) {
-      fprintf(stderr, "spaa-relay: %s: input larger than %zu bytes\n", name, CONVERT_MAX_INPUT);
+      fprintf(stderr, "spaa-relay: %s: input larger than %zu bytes\n", name, SPAA_CONVERT_MAX_INPUT);
       rc = 2;
       break;
     }
@@ -115,44 +87,41 @@ static int read_all(const char *name, struct spaa_buf *b)
 static int write_one(const struct spaa_profile *p, const char *path, const struct convert_args *a,
                      const struct spaa_exporter *x)
 {
-  struct file_sink *s = calloc(1, sizeof(*s));
+  struct spaa_csink *z = NULL;
   struct spaa_export_opts opts;
   struct spaa_err err;
+  spaa_sink_cb sink = sink_file;
+  void *ctx;
+  FILE *f;
   int rc = 0;
   memset(&err, 0, sizeof(err));
   memset(&opts, 0, sizeof(opts));
-  if (!s) {
-    fprintf(stderr, "spaa-relay: out of memory\n");
-    return 2;
-  }
-  s->f = path ? fopen(path, "wb") : stdout;
-  if (!s->f) {
+  f = path ? fopen(path, "wb") : stdout;
+  if (!f) {
     fprintf(stderr, "spaa-relay: %s: %s\n", path, strerror(errno));
-    free(s);
     return 2;
   }
+  ctx = f;
   if (a->zstd) {
-    if (!(s->z = ZSTD_createCCtx())) {
-      rc = SPAA_E_NOMEM;
+    if ((rc = spaa_csink_open(SPAA_CODING_ZSTD, CONVERT_ZSTD_LEVEL, sink_file, f, &z, &err)))
       goto out;
-    }
-    ZSTD_CCtx_setParameter(s->z, ZSTD_c_compressionLevel, ZSTD_LEVEL);
+    sink = spaa_csink_write;
+    ctx = z;
   }
   opts.event = a->event;
-  rc = x->fn(p, &opts, sink_cb, s, &err);
-  if (!rc && s->z)
-    rc = sink_z(s, "", 0, ZSTD_e_end);
+  rc = x->fn(p, &opts, sink, ctx, &err);
+  if (!rc && z)
+    rc = spaa_csink_finish(z, &err);
 out:
-  if (fflush(s->f) && !rc)
+  if (fflush(f) && !rc)
     rc = SPAA_E_IO;
-  if (path && fclose(s->f) && !rc)
+  if (path && fclose(f) && !rc)
     rc = SPAA_E_IO;
-  ZSTD_freeCCtx(s->z);
-  free(s);
+  spaa_csink_free(z);
   if (rc) {
     fprintf(stderr, "spaa-relay: %s: %s\n", path ? path : "<stdout>",
             err.code ? err.msg : rc == SPAA_E_IO ? strerror(errno) : spaa_err_default(rc));
-    return rc == SPAA_E_USAGE ? 2 : 2;
+    return 2;
   }
   return 0;
 }
@@ -197,7 +166,7 @@ static int pprof_opts(const struct convert_args *a, struct spaa_pprof_opts *po,
     return 2;
   }
   spaa_err_clear(&err);
-  spaa_buf_init(&stc, CONVERT_MAX_INPUT);
+  spaa_buf_init(&stc, SPAA_CONVERT_MAX_INPUT);
   clock_gettime(CLOCK_REALTIME, &now);
   if ((a->name && spaa_pprof_opts_name(po, a->name, &err)) ||
       ((a->time_from || a->time_until) &&
@@ -287,7 +256,7 @@ int spaa_cmd_convert(int argc, char **argv)
   memset(&err, 0, sizeof(err));
   memset(&opts, 0, sizeof(opts));
   memset(&po, 0, sizeof(po));
-  spaa_buf_init(&in, CONVERT_MAX_INPUT);
+  spaa_buf_init(&in, SPAA_CONVERT_MAX_INPUT);
   rc = parse_args(argc, argv, &a);
   if (rc) {
     fputs(convert_usage, rc > 0 ? stdout : stderr);

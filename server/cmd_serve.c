@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/limits.h"
 #include "config/config.h"
 #include "server/cli.h"
 #include "server/http.h"
@@ -18,7 +19,6 @@
 #include "storage/storage.h"
 
 #define SERVE_GRACE_S 60      /* longest wait for requests in flight after a signal */
-#define SERVE_BATCH_MAX 64    /* profiles per store transaction */
 #define SERVE_READERS 4       /* store reader connections */
 
 static const char serve_usage[] =
@@ -172,7 +172,7 @@ int spaa_cmd_serve(int argc, char **argv)
   memset(&so, 0, sizeof(so));
   so.path = cfg->db_path;
   so.queue_depth = cfg->queue_depth;
-  so.batch_max = SERVE_BATCH_MAX;
+  so.batch_max = SPAA_SERVE_MAX_BATCH;
   so.readers = SERVE_READERS;
   if (spaa_store_open(&so, &store, &err)) {
     spaa_log(SPAA_LOG_ERROR, "cannot open the store", "db=\"%s\" code=%s detail=\"%s\"",

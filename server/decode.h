@@ -9,8 +9,7 @@
 
 #include "base/buf.h"
 #include "base/err.h"
-
-#define SPAA_DECODE_MAX_CODINGS 4 /* most codings stacked in one Content-Encoding */
+#include "base/limits.h"
 
 /* Check a Content-Encoding header value (NULL = absent): a comma-separated list of
  * gzip, x-gzip, deflate, zstd; identity, "" and "utf-8" mean no coding.

@@ -24,6 +24,7 @@
 
 #include <microhttpd.h>
 
+#include "base/limits.h"
 #include "server/decode.h"
 #include "server/log.h"
 
@@ -565,7 +566,7 @@ static enum MHD_Result finish(struct http_rq *rq, struct MHD_Connection *conn)
  * beyond that the connection is dropped: max(cap, 64 MiB). */
 static size_t discard_max(size_t cap)
 {
-  return cap > ((size_t)64 << 20) ? cap : ((size_t)64 << 20);
+  return cap > SPAA_HTTP_MIN_DISCARD ? cap : SPAA_HTTP_MIN_DISCARD;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,

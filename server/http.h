@@ -12,17 +12,13 @@
 
 #include "base/buf.h"
 #include "base/err.h"
+#include "base/limits.h"
 #include "config/config.h"
 
 struct spaa_store;
 struct spaa_metrics;
 struct spaa_dialect;
 struct MHD_Connection;
-
-#define SPAA_HTTP_MAX_PARAMS 4     /* {params} in one pattern */
-#define SPAA_HTTP_MAX_HEADERS 8    /* extra response headers */
-#define SPAA_HTTP_MAX_PATH 2048    /* longest request path (400 beyond) */
-#define SPAA_HTTP_RESP_MAX ((size_t)1 << 30) /* cap on a response body */
 
 /* What every handler may use: read-only after start. */
 struct spaa_app {

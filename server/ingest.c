@@ -9,13 +9,13 @@
 #include <time.h>
 
 #include "codecs/registry.h"
+#include "base/hex.h"
 #include "server/log.h"
 #include "server/api.h"
 #include "storage/storage.h"
 
 void spaa_ingest_new_id(char *out)
 {
-  static const char hex[] = "0123456789abcdef";
   unsigned char r[16];
   size_t i, got = 0;
   while (got < sizeof(r)) {
@@ -31,11 +31,7 @@ void spaa_ingest_new_id(char *out)
       r[i] = (unsigned char)((uint64_t)ts.tv_nsec >> (i % 4 * 8) ^ (uint64_t)ts.tv_sec >> i ^
                              (uintptr_t)&ts >> (i % 8));
   }
-  for (i = 0; i < sizeof(r); i++) {
-    out[2 * i] = hex[r[i] >> 4];
-    out[2 * i + 1] = hex[r[i] & 15];
-  }
-  out[32] = 0;
+  spaa_hex_encode(out, r, sizeof(r));
 }
 
 /* Merge the request's labels or attrs into the converter's (the request's win). */

@@ -11,6 +11,8 @@
 #include <microhttpd.h>
 #include <xxhash.h>
 
+#include "base/limits.h"
+#include "base/utf8.h"
 #include "otlp/otlp.h"
 #include "server/log.h"
 
@@ -21,7 +23,6 @@
 #define RPC_UNAVAILABLE 14
 #define RPC_UNAUTHENTICATED 16
 
-#define OTLP_MSG_MAX 1024 /* partial_success / Status message, bytes */
 
 /* ---- content types ---------------------------------------------------------------------- */
 
@@ -60,38 +61,6 @@ static const char *answer_ctype(enum ctype t)
 
 /* ---- answers ---------------------------------------------------------------------------- */
 
-/* Copy s into out (cap bytes) as valid UTF-8: bad bytes become '?', and the text is cut on
- * a character boundary. */
-static void utf8_clean(const char *s, char *out, size_t cap)
-{
-  const unsigned char *p = (const unsigned char *)s;
-  size_t o = 0;
-  while (*p && o + 1 < cap) {
-    size_t n = *p < 0x80 ? 1 : (*p >> 5) == 6 ? 2 : (*p >> 4) == 14 ? 3 : (*p >> 3) == 30 ? 4 : 0;
-    size_t k;
-    int ok = n > 0;
-    for (k = 1; ok && k < n; k++)
-      ok = (p[k] & 0xc0) == 0x80;
-    if (ok && n == 2 && *p < 0xc2)
-      ok = 0; /* overlong */
-    if (ok && n == 3 && ((*p == 0xe0 && p[1] < 0xa0) || (*p == 0xed && p[1] >= 0xa0)))
-      ok = 0; /* overlong, surrogate */
-    if (ok && n == 4 && ((*p == 0xf0 && p[1] < 0x90) || *p > 0xf4 || (*p == 0xf4 && p[1] >= 0x90)))
-      ok = 0;
-    if (!ok) {
-      out[o++] = '?';
-      p++;
-      continue;
-    }
-    if (o + n >= cap)
-      break;
-    memcpy(out + o, p, n);
-    o += n;
-    p += n;
-  }
-  out[o] = 0;
-}
-
 static int rpc_code(int status)
 {
   switch (status) {
@@ -111,8 +80,9 @@ static void answer_status(struct spaa_resp *resp, enum ctype t, int status, cons
 {
   struct spaa_buf b;
   struct spaa_err err;
-  char clean[OTLP_MSG_MAX];
-  utf8_clean(msg ? msg : "", clean, sizeof(clean));
+  char clean[SPAA_OTLP_MAX_MSG];
+  msg = msg ? msg : "";
+  spaa_utf8_clean(clean, sizeof(clean), msg, strlen(msg));
   spaa_buf_init(&b, 0);
   if (otlp_encode_status(t == CT_JSON, rpc_code(status), clean, &b, &err)) {
     spaa_buf_free(&b);
@@ -164,7 +134,7 @@ static void unique_id(struct spaa_conv_list *l, size_t k)
 struct otlp_state {
   enum ctype t;              /* the request's content type: the answer's */
   struct otlp_request *r;    /* the decoded request (owned), or NULL */
-  char msg[OTLP_MSG_MAX];    /* what the answer said (partial_success or Status message) */
+  char msg[SPAA_OTLP_MAX_MSG];    /* what the answer said (partial_success or Status message) */
 };
 
 /* parse: the content type, then the body decoded; the request goes to the converter. */
@@ -179,7 +149,7 @@ static int otlp_parse(struct spaa_ingest *x, struct spaa_err *err)
   st->t = parse_ctype(ct);
   if (st->t == CT_OTHER) {
     char shown[96];
-    utf8_clean(ct ? ct : "", shown, sizeof(shown));
+    spaa_utf8_clean(shown, sizeof(shown), ct ? ct : "", ct ? strlen(ct) : 0);
     return spaa_err_set(err, SPAA_E_MEDIA_TYPE, 0, 0, "Content-Type '%s' is not supported: "
                         "send application/x-protobuf, application/protobuf or "
                         "application/json", shown);
@@ -209,11 +179,11 @@ static int otlp_accept(struct spaa_ingest *x, struct spaa_err *err)
 static void otlp_answer(struct spaa_ingest *x)
 {
   struct otlp_state *st = x->state;
-  char clean[OTLP_MSG_MAX];
+  char clean[SPAA_OTLP_MAX_MSG];
   struct spaa_buf out;
   struct spaa_err err;
   size_t rejected = otlp_summarize(&x->list, 0, x->list.n, st->msg, sizeof(st->msg));
-  utf8_clean(st->msg, clean, sizeof(clean));
+  spaa_utf8_clean(clean, sizeof(clean), st->msg, strlen(st->msg));
   spaa_buf_init(&out, 0);
   if (otlp_encode_response(st->t == CT_JSON, (int64_t)rejected, clean, &out, &err)) {
     snprintf(st->msg, sizeof(st->msg), "cannot encode the answer");
@@ -236,7 +206,7 @@ static void otlp_fail(struct spaa_ingest *x, enum spaa_ingest_stage stage, int c
   struct otlp_state *st = x->state;
   enum ctype t = st ? st->t : parse_ctype(spaa_req_header(x->req, MHD_HTTP_HEADER_CONTENT_TYPE));
   const char *d = detail && detail[0] ? detail : spaa_err_default(code);
-  char msg[OTLP_MSG_MAX];
+  char msg[SPAA_OTLP_MAX_MSG];
   int status = otlp_status(code);
   if (stage == SPAA_INGEST_STORE) {
     if (code == SPAA_E_NOMEM || code == SPAA_E_SHUTDOWN)

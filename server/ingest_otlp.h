@@ -5,11 +5,8 @@
 #ifndef SPAA_SERVER_OTLP_H
 #define SPAA_SERVER_OTLP_H
 
+#include "base/limits.h"
 #include "server/ingest.h"
-
-/* Cap on the body as received and after Content-Encoding is undone: 64 MiB, as the OTLP
- * specification recommends (413 past it). */
-#define SPAA_OTLP_MAX_BODY ((size_t)64 << 20)
 
 /* The dialect of both export routes (format "otlp"). Decodes the body whatever version it
  * holds (a v1experimental body on the v1development path is accepted, and the other way

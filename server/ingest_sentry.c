@@ -7,10 +7,12 @@
 #include <string.h>
 
 #include "sentry/sentry.h"
+#include "base/hex.h"
+#include "base/limits.h"
+#include "server/ingest.h"
 #include "server/log.h"
 
 #define SENTRY_MAX_VERSION 7  /* newest protocol version understood */
-#define SENTRY_MAX_PROJECT 20 /* digits of a project id */
 
 /* ---- errors in Relay's shape ---------------------------------------------------------- */
 
@@ -96,7 +98,6 @@ static void query_string(const struct spaa_req *req, char *out, size_t n)
 {
   static const char *const names[] = {"sentry_key", "sentry_version", "sentry_secret",
                                       "sentry_client"};
-  static const char hex[] = "0123456789ABCDEF";
   size_t i, o = 0;
   out[0] = 0;
   for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -118,8 +119,8 @@ static void query_string(const struct spaa_req *req, char *out, size_t n)
         out[o++] = (char)c;
       } else {
         out[o++] = '%';
-        out[o++] = hex[c >> 4];
-        out[o++] = hex[c & 15];
+        out[o++] = spaa_hex_digits[c >> 4]; /* the codec decodes either case */
+        out[o++] = spaa_hex_digits[c & 15];
       }
     }
     out[o] = 0;

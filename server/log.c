@@ -7,7 +7,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define LOG_LINE_MAX 4096
+#include "base/hex.h"
+#include "base/limits.h"
+#include "base/rfc3339.h"
 
 static int log_level = SPAA_LOG_INFO;
 
@@ -24,7 +26,6 @@ int spaa_log_enabled(enum spaa_log_level level)
 /* Append `s` escaped (quotes, backslashes, control characters) at out[*pos], within n - 1. */
 static void put_escaped(char *out, size_t n, size_t *pos, const char *s, int quote_escape)
 {
-  static const char hex[] = "0123456789abcdef";
   for (; *s && *pos + 5 < n; s++) {
     unsigned char ch = (unsigned char)*s;
     if (ch == '\n') {
@@ -39,8 +40,8 @@ static void put_escaped(char *out, size_t n, size_t *pos, const char *s, int quo
     } else if (ch < 0x20 || ch == 0x7f) {
       out[(*pos)++] = '\\';
       out[(*pos)++] = 'x';
-      out[(*pos)++] = hex[ch >> 4];
-      out[(*pos)++] = hex[ch & 15];
+      out[(*pos)++] = spaa_hex_digits[ch >> 4];
+      out[(*pos)++] = spaa_hex_digits[ch & 15];
     } else if (quote_escape && (ch == '"' || ch == '\\')) {
       out[(*pos)++] = '\\';
       out[(*pos)++] = (char)ch;
@@ -53,16 +54,13 @@ static void put_escaped(char *out, size_t n, size_t *pos, const char *s, int quo
 size_t spaa_log_format(char *out, size_t n, long long ns, enum spaa_log_level level,
                        const char *msg, const char *kv)
 {
-  time_t sec = (time_t)(ns / 1000000000LL);
-  struct tm tm;
+  char when[SPAA_RFC3339_SIZE];
   size_t pos;
   int w;
   if (n < 64)
     return 0;
-  gmtime_r(&sec, &tm);
-  w = snprintf(out, n, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ level=%s msg=\"", tm.tm_year + 1900,
-               tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-               (int)((ns / 1000000LL) % 1000), spaa_config_level_name(level));
+  spaa_rfc3339_format_ns(when, ns, 3);
+  w = snprintf(out, n, "%s level=%s msg=\"", when, spaa_config_level_name(level));
   pos = w > 0 ? (size_t)w : 0;
   if (pos >= n)
     pos = n - 1;
@@ -82,7 +80,7 @@ size_t spaa_log_format(char *out, size_t n, long long ns, enum spaa_log_level le
 
 static void log_v(enum spaa_log_level level, const char *msg, const char *kv_fmt, va_list ap)
 {
-  char kv[LOG_LINE_MAX], line[LOG_LINE_MAX + 256];
+  char kv[SPAA_LOG_MAX_LINE], line[SPAA_LOG_MAX_LINE + 256];
   struct timespec ts;
   size_t len, off = 0;
   kv[0] = 0;

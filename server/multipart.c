@@ -1,5 +1,6 @@
 /* Strict multipart/form-data (see multipart.h): boundary from the Content-Type, then the
  * parts of a body held in memory, each as a slice of it. Nothing is allocated. */
+#include "base/limits.h"
 #include "server/multipart.h"
 
 #include <stdio.h>

@@ -8,12 +8,7 @@
 #include <stdint.h>
 
 #include "base/err.h"
-
-#define SPAA_MULTIPART_MAX_BOUNDARY 70   /* RFC 2046: 1 to 70 characters */
-#define SPAA_MULTIPART_MAX_PARTS 16      /* parts in one body */
-#define SPAA_MULTIPART_MAX_HEADERS 8     /* header lines of one part */
-#define SPAA_MULTIPART_MAX_HEADER_LINE 1024 /* bytes of one header line */
-#define SPAA_MULTIPART_MAX_NAME 128      /* bytes of a field name or file name */
+#include "base/limits.h"
 
 /* One part. Strings are NUL-terminated copies (fixed size); data points into the body. */
 struct spaa_multipart_part {

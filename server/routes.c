@@ -7,6 +7,9 @@
 
 #include "server/api.h"
 #include "server/ingest.h"
+#include "base/limits.h"
+#include "server/ingest_spaa.h"
+#include "server/ops.h"
 #include "server/ingest_otlp.h"
 #include "server/ingest_pprof.h"
 #include "server/ingest_sentry.h"

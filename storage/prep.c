@@ -5,15 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <zstd.h>
-
-#include "spaa/canon.h"
+#include "base/compress.h"
 #include "base/idmap.h"
+#include "base/limits.h"
+#include "spaa/canon.h"
 #include "storage/store_int.h"
-
-#define MAX_ID_LEN 256      /* profile id */
-#define MAX_LABELS 256      /* labels per profile */
-#define MAX_LABEL_LEN 4096  /* bytes of a label key or value */
 
 #define TRY(x)                                                                                \
   do {                                                                                        \
@@ -254,25 +250,23 @@ static int check_meta(const struct spaa_meta *m, struct spaa_err *err)
   if (!m || !m->id || !m->service || !m->source)
     return spaa_err_set(err, SPAA_E_INVALID, 0, 0, "profile metadata lacks id, service or source");
   len = strlen(m->id);
-  if (!len || len > MAX_ID_LEN)
+  if (!len || len > SPAA_STORE_MAX_ID)
     return spaa_err_set(err, SPAA_E_INVALID, 0, 0, "profile id must be 1 to %d bytes, not %zu",
-                        MAX_ID_LEN, len);
+                        SPAA_STORE_MAX_ID, len);
   if (m->labels) {
     if (!json_is_object(m->labels))
       return spaa_err_set(err, SPAA_E_INVALID, 0, 0, "labels must be a JSON object");
-    if (json_object_size(m->labels) > MAX_LABELS)
+    if (json_object_size(m->labels) > SPAA_STORE_MAX_LABELS)
       return spaa_err_set(err, SPAA_E_INVALID, 0, 0, "%zu labels, at most %d are kept",
-                          json_object_size(m->labels), MAX_LABELS);
+                          json_object_size(m->labels), SPAA_STORE_MAX_LABELS);
     json_object_foreach((json_t *)m->labels, k, v) {
       if (!json_is_string(v))
         return spaa_err_set(err, SPAA_E_INVALID, 0, 0, "label \"%.64s\" is not a string", k);
-      if (strlen(k) > MAX_LABEL_LEN || json_string_length(v) > MAX_LABEL_LEN)
+      if (strlen(k) > SPAA_STORE_MAX_LABEL_LEN || json_string_length(v) > SPAA_STORE_MAX_LABEL_LEN)
         return spaa_err_set(err, SPAA_E_INVALID, 0, 0, "label \"%.64s\" is over %d bytes", k,
-                            MAX_LABEL_LEN);
+                            SPAA_STORE_MAX_LABEL_LEN);
     }
   }
-  if (m->original && m->original_len > ZSTD_MAX_INPUT_SIZE)
-    return spaa_err_set(err, SPAA_E_TOO_LARGE, 0, 0, "original payload too large to keep");
   return 0;
 }
 
@@ -450,16 +444,18 @@ out:
 static int compress_original(struct storage__prep *pr, struct spaa_err *err)
 {
   const struct spaa_meta *m = pr->m;
-  size_t bound, n;
+  struct spaa_buf z;
+  int rc;
   if (!m->original || !m->original_len)
     return 0;
-  bound = ZSTD_compressBound(m->original_len);
-  if (!(pr->original = malloc(bound)))
-    return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, "out of memory compressing the payload");
-  n = ZSTD_compress(pr->original, bound, m->original, m->original_len, 3);
-  if (ZSTD_isError(n))
-    return spaa_err_set(err, SPAA_E_INTERNAL, 0, 0, "zstd: %s", ZSTD_getErrorName(n));
-  pr->original_len = n;
+  spaa_buf_init(&z, 0);
+  if ((rc = spaa_zstd_compress(m->original, m->original_len, 3, &z, err))) {
+    spaa_buf_free(&z);
+    return rc == SPAA_E_TOO_LARGE ? spaa_err_set(err, rc, 0, 0, "original payload too large "
+                                                 "to keep")
+                                  : rc;
+  }
+  pr->original = spaa_buf_steal(&z, &pr->original_len);
   return 0;
 }
 

@@ -4,9 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hex.h"
+#include "base/limits.h"
+#include "base/rfc3339.h"
 #include "storage/store_int.h"
 
-#define MAX_LIMIT 1000      /* entries in one page */
 #define DEFAULT_LIMIT 100   /* when the query gives none */
 
 /* ---- freeing ------------------------------------------------------------------------------ */
@@ -229,12 +231,12 @@ out:
 static int check_query(const struct spaa_list_query *q, struct spaa_err *err)
 {
   size_t i;
-  if (q->limit > MAX_LIMIT)
+  if (q->limit > SPAA_QUERY_MAX_PAGE)
     return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "limit %zu is over %d", q->limit,
-                        MAX_LIMIT);
-  if (q->n_labels > SPAA_STORE_MAX_LABEL_FILTERS || (q->n_labels && !q->labels))
+                        SPAA_QUERY_MAX_PAGE);
+  if (q->n_labels > SPAA_QUERY_MAX_LABELS || (q->n_labels && !q->labels))
     return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "label filters must be an object of "
-                        "at most %d strings", SPAA_STORE_MAX_LABEL_FILTERS);
+                        "at most %d strings", SPAA_QUERY_MAX_LABELS);
   for (i = 0; i < q->n_labels; i++)
     if (!q->labels[i].key || !q->labels[i].value)
       return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "label filter \"%.64s\" is not a "

@@ -134,7 +134,6 @@ struct spaa_store_label_filter {
   const char *value; /* never NULL (borrowed) */
 };
 
-#define SPAA_STORE_MAX_LABEL_FILTERS 16 /* label filters in one list query */
 
 struct spaa_list_query {
   const char *service;      /* exact match, or NULL */
@@ -162,7 +161,7 @@ void spaa_store_page_free(struct spaa_store_page *pg);
 /* The profiles matching q, newest first (received desc, then id desc), at most q->limit,
  * into *out (zeroed first; the caller frees it with spaa_store_page_free, also after a
  * failure). Time filters need a known time range. SPAA_E_BAD_REQUEST for a limit over 1000,
- * more than SPAA_STORE_MAX_LABEL_FILTERS label filters, a filter or cursor with a NULL
+ * more than SPAA_QUERY_MAX_LABELS label filters, a filter or cursor with a NULL
  * string; SPAA_E_STORE on a database error; SPAA_E_NOMEM. */
 int spaa_store_list(struct spaa_store *s, const struct spaa_list_query *q,
                     struct spaa_store_page *out, struct spaa_err *err);

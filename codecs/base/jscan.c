@@ -5,6 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hex.h"
+#include "base/limits.h"
+#include "base/utf8.h"
+
 /* 1 for bytes that stand for themselves inside a string: printable ASCII but '"' and '\\'. */
 static const unsigned char plain[256] = {
 #define R16(v) v, v, v, v, v, v, v, v, v, v, v, v, v, v, v, v
@@ -68,54 +72,14 @@ enum spaa_jtype spaa_jscan_peek(struct spaa_jscan *s)
   }
 }
 
+/* The four hex digits of a \u escape. */
 static int hex4(const unsigned char *p, unsigned *v)
 {
-  unsigned r = 0;
-  int i;
-  for (i = 0; i < 4; i++) {
-    unsigned c = p[i], d;
-    if (c >= '0' && c <= '9')
-      d = c - '0';
-    else if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f')
-      d = (c | 0x20) - 'a' + 10;
-    else
-      return -1;
-    r = r << 4 | d;
-  }
-  *v = r;
+  uint64_t x;
+  if (spaa_hex_parse_u64((const char *)p, 4, &x))
+    return -1;
+  *v = (unsigned)x;
   return 0;
-}
-
-/* Length of the valid UTF-8 sequence at p (2..4), or 0 when it is not one. */
-static size_t utf8_seq(const unsigned char *p, const unsigned char *e)
-{
-  unsigned c = p[0];
-  size_t n, i;
-  unsigned lo = 0x80, hi = 0xbf;
-  if (c >= 0xc2 && c <= 0xdf)
-    n = 2;
-  else if (c >= 0xe0 && c <= 0xef) {
-    n = 3;
-    if (c == 0xe0)
-      lo = 0xa0; /* no overlongs */
-    else if (c == 0xed)
-      hi = 0x9f; /* no surrogates */
-  } else if (c >= 0xf0 && c <= 0xf4) {
-    n = 4;
-    if (c == 0xf0)
-      lo = 0x90;
-    else if (c == 0xf4)
-      hi = 0x8f; /* <= U+10FFFF */
-  } else
-    return 0;
-  if ((size_t)(e - p) < n)
-    return 0;
-  if (p[1] < lo || p[1] > hi)
-    return 0;
-  for (i = 2; i < n; i++)
-    if (p[i] < 0x80 || p[i] > 0xbf)
-      return 0;
-  return n;
 }
 
 static char *put_utf8(char *o, unsigned cp)
@@ -212,7 +176,7 @@ static int scan_string(struct spaa_jscan *s, int keep, const char **v, size_t *l
     if (*p < 0x20)
       return fail(s, (const char *)p, "control character in string");
     {
-      size_t n = utf8_seq(p, e);
+      size_t n = spaa_utf8_seq(p, (size_t)(e - p));
       if (!n)
         return fail(s, (const char *)p, "invalid UTF-8 in string");
       if (keep) {

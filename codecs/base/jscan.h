@@ -7,12 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/limits.h"
 #include "base/num.h"
-
-
-#define SPAA_JSCAN_MAXDEPTH 64   /* containers open at once through the pull API */
-#define SPAA_JSCAN_SKIPDEPTH 256 /* nesting accepted inside a skipped value */
-#define SPAA_JSCAN_MAXNUM 512    /* longest number token accepted, in bytes */
 
 /* The kind of the next value, from its first byte. */
 enum spaa_jtype {

@@ -1,4 +1,5 @@
-/* RFC 3339 timestamps ("2026-11-21T12:00:00.123456789Z", offsets allowed) to unix ns. */
+/* RFC 3339 timestamps ("2026-11-21T12:00:00.123456789Z", offsets allowed) to unix ns, and
+ * unix time back to UTC text. */
 #include "base/rfc3339.h"
 
 static int days_from_civil(int64_t y, unsigned m, unsigned d, int64_t *out)
@@ -66,4 +67,81 @@ int spaa_rfc3339_parse(const char *s, size_t len, int64_t *out)
     return -1;
   *out = total * 1000000000 + ns;
   return 0;
+}
+
+/* Days since 1970-01-01 to a proleptic Gregorian date: the inverse of days_from_civil. */
+static void civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d)
+{
+  int64_t era;
+  unsigned doe, yoe, doy, mp;
+  z += 719468;
+  era = (z >= 0 ? z : z - 146096) / 146097;
+  doe = (unsigned)(z - era * 146097);
+  yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  mp = (5 * doy + 2) / 153;
+  *d = doy - (153 * mp + 2) / 5 + 1;
+  *m = mp < 10 ? mp + 3 : mp - 9;
+  *y = (int64_t)yoe + era * 400 + (*m <= 2);
+}
+
+/* Write `v` as exactly `n` decimal digits (zero-padded, high digits dropped). */
+static void put_digits(char *o, uint64_t v, unsigned n)
+{
+  while (n--) {
+    o[n] = (char)('0' + v % 10);
+    v /= 10;
+  }
+}
+
+/* sec: unix seconds within years 0000-9999; frac: the nanoseconds (0 to 999999999). */
+static size_t format(char *out, int64_t sec, uint32_t frac, unsigned frac_digits)
+{
+  int64_t days = sec / 86400, rem = sec % 86400, y;
+  unsigned m, d, i;
+  size_t n = 19;
+  if (rem < 0) {
+    rem += 86400;
+    days--;
+  }
+  civil_from_days(days, &y, &m, &d);
+  put_digits(out, (uint64_t)y, 4);
+  out[4] = '-';
+  put_digits(out + 5, m, 2);
+  out[7] = '-';
+  put_digits(out + 8, d, 2);
+  out[10] = 'T';
+  put_digits(out + 11, (uint64_t)rem / 3600, 2);
+  out[13] = ':';
+  put_digits(out + 14, (uint64_t)rem / 60 % 60, 2);
+  out[16] = ':';
+  put_digits(out + 17, (uint64_t)rem % 60, 2);
+  if (frac_digits > 9)
+    frac_digits = 9;
+  if (frac_digits) {
+    for (i = frac_digits; i < 9; i++)
+      frac /= 10;
+    out[n++] = '.';
+    put_digits(out + n, frac, frac_digits);
+    n += frac_digits;
+  }
+  out[n++] = 'Z';
+  out[n] = 0;
+  return n;
+}
+
+size_t spaa_rfc3339_format_ns(char *out, int64_t ns, unsigned frac_digits)
+{
+  int64_t sec = ns / 1000000000, frac = ns % 1000000000;
+  if (frac < 0) {
+    frac += 1000000000;
+    sec--;
+  }
+  return format(out, sec, (uint32_t)frac, frac_digits);
+}
+
+size_t spaa_rfc3339_format_s(char *out, int64_t sec)
+{
+  const int64_t first = -62167219200, last = 253402300799; /* 0000-01-01, 9999-12-31 */
+  return format(out, sec < first ? first : sec > last ? last : sec, 0, 0);
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/limits.h"
 #include "otlp/otlp_int.h"
 
 static int v1dev_units(struct otlp_request *r)

@@ -10,11 +10,7 @@
 #include "base/buf.h"
 #include "spaa/convert.h"
 #include "base/err.h"
-
-/* Caps on what a request may make us build, past what the wire bytes already bound. */
-#define OTLP_MAX_DEPTH 48                  /* nesting of messages (AnyValue arrays, kvlists) */
-#define OTLP_MAX_JSON_ARRAY (16u << 20)    /* elements of one JSON array */
-#define OTLP_MAX_REPORTED 3                /* rejections named in a partial_success message */
+#include "base/limits.h" /* OTLP_MAX_*: caps on what a request may make us build */
 
 enum otlp_version {
   OTLP_V1DEVELOPMENT = 1, /* opentelemetry.proto.*.profiles.v1development, proto v1.10/v1.11 */

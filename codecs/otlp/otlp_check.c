@@ -8,40 +8,6 @@
 #include "base/idmap.h"
 #include "otlp/otlp_int.h"
 
-int otlp__utf8_ok(const char *str, size_t len)
-{
-  const unsigned char *s = (const unsigned char *)str, *end = s + len;
-  while (s < end) {
-    unsigned c = *s;
-    size_t n;
-    uint32_t cp;
-    if (c < 0x80) {
-      s++;
-      continue;
-    }
-    if (c >= 0xc2 && c <= 0xdf)
-      n = 1, cp = c & 0x1f;
-    else if (c >= 0xe0 && c <= 0xef)
-      n = 2, cp = c & 0x0f;
-    else if (c >= 0xf0 && c <= 0xf4)
-      n = 3, cp = c & 0x07;
-    else
-      return 0;
-    if ((size_t)(end - s) <= n)
-      return 0;
-    for (size_t i = 1; i <= n; i++) {
-      if ((s[i] & 0xc0) != 0x80)
-        return 0;
-      cp = cp << 6 | (s[i] & 0x3f);
-    }
-    if ((n == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-        (n == 3 && (cp < 0x10000 || cp > 0x10ffff)))
-      return 0;
-    s += n + 1;
-  }
-  return 1;
-}
-
 const char *otlp__str(const OT_Dict *d, int32_t i)
 {
   if (i == 0)

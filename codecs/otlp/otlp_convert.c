@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hex.h"
 #include "base/idmap.h"
+#include "base/limits.h"
 #include "otlp/otlp_int.h"
 #include "spaa/spaa_io.h"
 
@@ -70,18 +72,6 @@ static uint64_t mix(uint64_t h, uint64_t v)
 }
 
 static int nomem(struct cv *c) { return spaa_err_set(c->err, SPAA_E_NOMEM, 0, 0, NULL); }
-
-static const char *hexs(char *out, const uint8_t *b, size_t n)
-{
-  static const char hx[] = "0123456789abcdef";
-  size_t i;
-  for (i = 0; i < n; i++) {
-    out[2 * i] = hx[b[i] >> 4];
-    out[2 * i + 1] = hx[b[i] & 15];
-  }
-  out[2 * n] = 0;
-  return out;
-}
 
 static json_t *b64(const uint8_t *b, size_t n)
 {
@@ -358,7 +348,7 @@ static int location_frames(struct cv *c, int32_t li)
     if (name[0]) {
       f->func = spaa_strdup(c->p, name);
     } else {
-      snprintf(buf, sizeof(buf), "0x%" PRIx64, l->address);
+      spaa_hex_addr(buf, l->address);
       f->func = spaa_strdup(c->p, buf);
       f->func_resolved = 0;
     }
@@ -486,15 +476,14 @@ static int stack_context(struct cv *c, const OT_Sample *s, size_t *out)
   }
   if (s->link_index > 0) {
     const OT_Link *ln = c->d->link_table[s->link_index];
-    char hx[40];
+    char tid[40], sid[40];
     if (!zero_bin(&ln->trace_id) || !zero_bin(&ln->span_id)) {
+      spaa_hex_encode(tid, ln->trace_id.data, ln->trace_id.len);
+      spaa_hex_encode(sid, ln->span_id.data, ln->span_id.len);
       if ((!ctx && !(ctx = json_object())) ||
           (ln->trace_id.len &&
-           json_object_set_new(ctx, "x_otel_trace_id",
-                               json_string(hexs(hx, ln->trace_id.data, ln->trace_id.len)))) ||
-          (ln->span_id.len &&
-           json_object_set_new(ctx, "x_otel_span_id",
-                               json_string(hexs(hx, ln->span_id.data, ln->span_id.len)))))
+           json_object_set_new(ctx, "x_otel_trace_id", json_string(tid))) ||
+          (ln->span_id.len && json_object_set_new(ctx, "x_otel_span_id", json_string(sid))))
         goto nomem;
     }
   }
@@ -806,7 +795,7 @@ static int header_profile(struct cv *c, const struct otlp_request *r, const stru
       obj_set(hx, "x_otel_dropped_attributes_count", json_integer(pr->dropped_attributes_count)))
     return nomem(c);
   if (pr->profile_id.len == 16 && !zero_bin(&pr->profile_id)) {
-    hexs(out->id, pr->profile_id.data, 16);
+    spaa_hex_encode(out->id, pr->profile_id.data, 16);
     if (obj_set(hx, "x_otel_profile_id", json_string(out->id)))
       return nomem(c);
   }

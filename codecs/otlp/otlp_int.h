@@ -126,8 +126,6 @@ int otlp__check_profile(struct otlp_dictx *x, const struct otlp_unit *u, char *r
 /* 0 when the attribute keys named by idx[0..n) are unique (indices already range-checked),
  * else the position of the first repeated one + 1. */
 size_t otlp__dup_key(struct otlp_dictx *x, const int32_t *idx, size_t n);
-/* 1 when s[0..len) is valid UTF-8. */
-int otlp__utf8_ok(const char *s, size_t len);
 /* The string at index i of the dictionary ("" for 0); NULL when out of range. */
 const char *otlp__str(const OT_Dict *d, int32_t i);
 

@@ -10,6 +10,8 @@
 
 #include <jansson.h>
 
+#include "base/hex.h"
+#include "base/limits.h"
 #include "otlp/otlp_int.h"
 
 /* A path from the root to the value being decoded, printed only on error. */
@@ -86,17 +88,6 @@ static const ProtobufCFieldDescriptor *find_field(const ProtobufCMessageDescript
   return NULL;
 }
 
-static int hexv(int ch)
-{
-  if (ch >= '0' && ch <= '9')
-    return ch - '0';
-  if (ch >= 'a' && ch <= 'f')
-    return ch - 'a' + 10;
-  if (ch >= 'A' && ch <= 'F')
-    return ch - 'A' + 10;
-  return -1;
-}
-
 static int b64v(int ch)
 {
   if (ch >= 'A' && ch <= 'Z')
@@ -118,19 +109,14 @@ static int decode_bytes(const char *s, size_t n, int ids, ProtobufCBinaryData *o
 {
   size_t i, o = 0;
   uint8_t *b;
-  int all_hex = ids && n % 2 == 0;
-  for (i = 0; all_hex && i < n; i++)
-    if (hexv((unsigned char)s[i]) < 0)
-      all_hex = 0;
   out->len = 0;
   out->data = NULL;
   if (n == 0)
     return 0;
   if (!(b = malloc(n)))
     return -2;
-  if (all_hex) {
-    for (i = 0; i < n; i += 2)
-      b[o++] = (uint8_t)(hexv((unsigned char)s[i]) << 4 | hexv((unsigned char)s[i + 1]));
+  if (ids && spaa_hex_decode(b, s, n, 0) == 0) {
+    o = n / 2;
   } else {
     uint32_t acc = 0;
     int bits = 0;

@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/limits.h"
+#include "base/utf8.h"
 #include "otlp/otlp_int.h"
 
 struct walk {
@@ -128,7 +130,7 @@ static int walk_msg(struct walk *w, const ProtobufCMessageDescriptor *d, const u
           note_mismatch(w, d, id, wt, "does not hold a valid message");
         }
       } else if (wt == 2 && f->type == PROTOBUF_C_TYPE_STRING &&
-                 !otlp__utf8_ok((const char *)p, (size_t)len) && !w->bad_utf8++) {
+                 spaa_utf8_check(p, (size_t)len) != SIZE_MAX && !w->bad_utf8++) {
         snprintf(w->utf8_where, sizeof(w->utf8_where), "field %u of %s at byte %zu", id,
                  short_name(d), (size_t)(fstart - start));
       }

@@ -11,25 +11,15 @@
 
 #include "spaa/convert.h"
 #include "base/err.h"
+#include "base/limits.h"
 #include "spaa/spaa.h"
-
-#define SPAA_PPROF_MAX_RAW (50u * 1024 * 1024)      /* protobuf bytes after gunzip */
-#define SPAA_PPROF_MAX_DECODED (512u * 1024 * 1024) /* unpacked structures in memory */
-#define SPAA_PPROF_MAX_DEPTH 16384                  /* frames of one stack, inlines expanded */
-#define SPAA_PPROF_MAX_FRAME_REFS (32u * 1024 * 1024) /* frame ids over all stacks */
 
 /* A decoded and validated pprof profile (its protobuf-c message and id maps: pprof_int.h). */
 struct spaa_pprof;
 
-/* 1 when `buf` starts with the gzip magic (1f 8b). */
+/* 1 when `buf` starts with the gzip magic (1f 8b): spaa_is_gzip of base/compress.h, kept
+ * for the pprof dialect's callers. Decoding goes through spaa_decompress. */
 int spaa_pprof_is_gzip(const uint8_t *buf, size_t len);
-
-/* Inflate a gzip stream (one member or several concatenated) into a new malloc'd buffer
- * (*out, freed by the caller with free(); *out_len bytes). More than `max` bytes of output
- * fails with SPAA_E_TOO_LARGE; a corrupt or truncated stream, or bytes after the last
- * member that are not another member, with SPAA_E_BAD_COMPRESSION; SPAA_E_NOMEM. */
-int spaa_pprof_gunzip(const uint8_t *buf, size_t len, size_t max, uint8_t **out, size_t *out_len,
-                      struct spaa_err *err);
 
 /* Decode `len` bytes of pprof, gzipped or not, into a new struct (*out, owned by the caller,
  * freed with spaa_pprof_free). Returns 0, or:
@@ -53,12 +43,6 @@ int spaa_pprof_to_spaa(const struct spaa_pprof *d, struct spaa_profile **out, in
                        int64_t *end_ns, struct spaa_err *err);
 
 /* ---- Pyroscope metadata (pprof_pyroscope.c) ------------------------------------------ */
-
-#define SPAA_PPROF_MAX_NAME 1024               /* bytes of an application name */
-#define SPAA_PPROF_MAX_LABELS 32               /* labels in an application name */
-#define SPAA_PPROF_MAX_LABEL_VALUE 256         /* bytes of one label key or value */
-#define SPAA_PPROF_MAX_STC (64u * 1024)        /* bytes of a sample_type_config */
-#define SPAA_PPROF_MAX_SAMPLE_RATE 1000000000LL /* Hz */
 
 /* A parsed Pyroscope application name, `app.cpu{env=staging,region=x}`. */
 struct spaa_pprof_name {

@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hex.h"
+#include "base/hex.h"
+#include "base/limits.h"
 #include "pprof/pprof_int.h"
 #include "spaa/spaa_io.h"
 
@@ -344,7 +347,7 @@ fail:
 static int unresolved(struct conv *c, struct spaa_frame *f, uint64_t addr)
 {
   char tmp[24];
-  snprintf(tmp, sizeof(tmp), "0x%" PRIx64, addr);
+  spaa_hex_addr(tmp, addr);
   f->func_resolved = 0;
   f->srcline_resolved = 0;
   return (f->func = spaa_strdup(c->p, tmp)) ? 0 : SPAA_E_NOMEM;

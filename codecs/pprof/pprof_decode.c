@@ -1,5 +1,6 @@
-/* pprof decoding: gzip by magic under a cap, protoc-c unpack into a capped arena, and the
- * validation of every string index, id and reference before anything uses them. */
+/* pprof decoding: gzip by magic under a cap (base/compress), protoc-c unpack into a capped
+ * arena, and the validation of every string index, id and reference before anything uses
+ * them. */
 #include "pprof/pprof.h"
 
 #include <inttypes.h>
@@ -8,8 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <zlib.h>
-
+#include "base/compress.h"
+#include "base/limits.h"
+#include "base/utf8.h"
 #include "pprof/pprof_int.h"
 
 /* ---- arena for protoc-c ------------------------------------------------------------------
@@ -97,137 +99,7 @@ static void arena_destroy(struct spaa_pprof_arena *a)
 
 /* ---- gzip ------------------------------------------------------------------------------- */
 
-int spaa_pprof_is_gzip(const uint8_t *buf, size_t len)
-{
-  return len >= 2 && buf[0] == 0x1f && buf[1] == 0x8b;
-}
-
-int spaa_pprof_gunzip(const uint8_t *buf, size_t len, size_t max, uint8_t **out, size_t *out_len,
-                      struct spaa_err *err)
-{
-  z_stream zs;
-  uint8_t *o = NULL;
-  size_t cap, hint = 0;
-  int rc = 0, zrc;
-
-  *out = NULL;
-  *out_len = 0;
-  memset(&zs, 0, sizeof(zs));
-  if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK)
-    return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, "cannot start gzip decompression");
-  /* the trailer's ISIZE (size mod 2^32 of the last member) is a good first guess */
-  if (len >= 18)
-    hint = (size_t)buf[len - 4] | (size_t)buf[len - 3] << 8 | (size_t)buf[len - 2] << 16 |
-           (size_t)buf[len - 1] << 24;
-  cap = hint && hint <= max ? hint + 1 : (len < max / 4 ? len * 4 + 1024 : max + 1);
-  if (cap > max + 1)
-    cap = max + 1;
-  if (!(o = malloc(cap))) {
-    rc = spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
-    goto out;
-  }
-  zs.next_in = (Bytef *)buf;
-  zs.next_out = o;
-  for (;;) {
-    size_t in_left = len - (size_t)((const uint8_t *)zs.next_in - buf);
-    size_t done = (size_t)(zs.next_out - o);
-    zs.avail_in = in_left > UINT32_MAX ? UINT32_MAX : (uInt)in_left;
-    zs.avail_out = cap - done > UINT32_MAX ? UINT32_MAX : (uInt)(cap - done);
-    zrc = inflate(&zs, Z_NO_FLUSH);
-    done = (size_t)(zs.next_out - o);
-    in_left = len - (size_t)((const uint8_t *)zs.next_in - buf);
-    if (done > max) {
-      rc = spaa_err_set(err, SPAA_E_TOO_LARGE, 0, 0,
-                        "pprof is larger than %zu bytes once decompressed", max);
-      goto out;
-    }
-    if (zrc == Z_STREAM_END) {
-      if (!in_left)
-        break;
-      if (!spaa_pprof_is_gzip(zs.next_in, in_left)) {
-        rc = spaa_err_set(err, SPAA_E_BAD_COMPRESSION, 0, len - in_left,
-                          "%zu bytes after the end of the gzip stream", in_left);
-        goto out;
-      }
-      inflateReset(&zs); /* another member follows */
-      continue;
-    }
-    if (zrc == Z_OK || (zrc == Z_BUF_ERROR && zs.avail_out == 0)) {
-      if (zs.avail_out == 0) {
-        size_t nc = cap > (max + 1) / 2 ? max + 1 : cap * 2;
-        uint8_t *no;
-        if (nc <= cap) { /* cap == max + 1 already and full */
-          rc = spaa_err_set(err, SPAA_E_TOO_LARGE, 0, 0,
-                            "pprof is larger than %zu bytes once decompressed", max);
-          goto out;
-        }
-        if (!(no = realloc(o, nc))) {
-          rc = spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
-          goto out;
-        }
-        o = no;
-        zs.next_out = o + done;
-        cap = nc;
-        continue;
-      }
-      if (in_left)
-        continue;
-    }
-    rc = spaa_err_set(err, SPAA_E_BAD_COMPRESSION, 0, len - in_left, "corrupt gzip stream: %s",
-                      zrc == Z_OK || zrc == Z_BUF_ERROR ? "truncated"
-                                                       : (zs.msg ? zs.msg : "inflate failed"));
-    goto out;
-  }
-  *out_len = (size_t)(zs.next_out - o);
-  *out = o;
-  o = NULL;
-out:
-  inflateEnd(&zs);
-  free(o);
-  return rc;
-}
-
-/* ---- UTF-8 -------------------------------------------------------------------------------- */
-
-size_t spaa_pprof__utf8_check(const uint8_t *s, size_t n)
-{
-  size_t i = 0;
-  while (i < n) {
-    uint8_t c = s[i];
-    if (c < 0x80) {
-      /* eight ASCII bytes at a time */
-      while (i + 8 <= n) {
-        uint64_t w;
-        memcpy(&w, s + i, 8);
-        if (w & 0x8080808080808080ULL)
-          break;
-        i += 8;
-      }
-      if (i < n && s[i] < 0x80)
-        i++;
-      continue;
-    }
-    if (c >= 0xc2 && c <= 0xdf) {
-      if (i + 1 >= n || (s[i + 1] & 0xc0) != 0x80)
-        return i;
-      i += 2;
-    } else if (c >= 0xe0 && c <= 0xef) {
-      uint8_t lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
-      if (i + 2 >= n || s[i + 1] < lo || s[i + 1] > hi || (s[i + 2] & 0xc0) != 0x80)
-        return i;
-      i += 3;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-      uint8_t lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
-      if (i + 3 >= n || s[i + 1] < lo || s[i + 1] > hi || (s[i + 2] & 0xc0) != 0x80 ||
-          (s[i + 3] & 0xc0) != 0x80)
-        return i;
-      i += 4;
-    } else {
-      return i;
-    }
-  }
-  return SIZE_MAX;
-}
+int spaa_pprof_is_gzip(const uint8_t *buf, size_t len) { return spaa_is_gzip(buf, len); }
 
 /* ---- validation ---------------------------------------------------------------------------- */
 
@@ -291,7 +163,7 @@ int spaa_pprof_validate(struct spaa_pprof *d, struct spaa_err *err)
                    m->n_string_table ? "starts with another string" : "is empty");
   for (i = 1; i < m->n_string_table; i++) {
     const ProtobufCBinaryData *s = &m->string_table[i];
-    if ((bad = spaa_pprof__utf8_check(s->data, s->len)) != SIZE_MAX)
+    if ((bad = spaa_utf8_check(s->data, s->len)) != SIZE_MAX)
       return INVALID("string_table[%zu] is not valid UTF-8 (byte %zu)", i, bad);
     if (s->len && memchr(s->data, 0, s->len))
       return INVALID("string_table[%zu] contains a NUL character", i);
@@ -381,20 +253,22 @@ int spaa_pprof_decode(const uint8_t *buf, size_t len, struct spaa_pprof **out,
                       struct spaa_err *err)
 {
   struct spaa_pprof *d = NULL;
-  uint8_t *raw = NULL;
+  struct spaa_buf raw;
   const uint8_t *pb = buf;
   size_t pb_len = len;
   ProtobufCAllocator alloc;
   int rc = 0;
 
   *out = NULL;
+  spaa_buf_init(&raw, 0);
   if (!(d = calloc(1, sizeof(*d))))
     return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
-  if (spaa_pprof_is_gzip(buf, len)) {
+  if (spaa_is_gzip(buf, len)) {
     d->was_gzip = 1;
-    if ((rc = spaa_pprof_gunzip(buf, len, SPAA_PPROF_MAX_RAW, &raw, &pb_len, err)))
+    if ((rc = spaa_decompress(SPAA_CODING_GZIP, buf, len, SPAA_PPROF_MAX_RAW, &raw, err)))
       goto out;
-    pb = raw;
+    pb = (const uint8_t *)raw.p;
+    pb_len = raw.len;
   } else if (len > SPAA_PPROF_MAX_RAW) {
     rc = spaa_err_set(err, SPAA_E_TOO_LARGE, 0, 0, "pprof is larger than %u bytes",
                       SPAA_PPROF_MAX_RAW);
@@ -410,8 +284,7 @@ int spaa_pprof_decode(const uint8_t *buf, size_t len, struct spaa_pprof **out,
   alloc.allocator_data = d->arena;
   d->msg = (Perftools__Profiles__Profile *)protobuf_c_message_unpack(
       &perftools__profiles__profile__descriptor, &alloc, pb_len, pb);
-  free(raw);
-  raw = NULL;
+  spaa_buf_free(&raw);
   if (!d->msg) {
     if (d->arena->over_cap)
       rc = spaa_err_set(err, SPAA_E_TOO_LARGE, 0, 0,
@@ -430,7 +303,7 @@ int spaa_pprof_decode(const uint8_t *buf, size_t len, struct spaa_pprof **out,
   *out = d;
   d = NULL;
 out:
-  free(raw);
+  spaa_buf_free(&raw);
   spaa_pprof_free(d);
   return rc;
 }

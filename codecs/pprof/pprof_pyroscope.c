@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/utf8.h"
 #include "pprof/pprof_int.h"
 
 /* ---- the application name -------------------------------------------------------------- */
@@ -25,35 +26,6 @@ static const char *const known_types[] = {
 
 static int app_char(int c) { return isalnum(c) || c == '_' || c == '.' || c == '-'; }
 static int key_char(int c) { return isalnum(c) || c == '_' || c == '.'; }
-
-/* Length of the valid UTF-8 sequence at s (n bytes left), or 0 when invalid. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-  unsigned c = s[0];
-  size_t l, i;
-  unsigned cp;
-  if (c < 0x80)
-    return 1;
-  if (c >= 0xc2 && c <= 0xdf)
-    l = 2, cp = c & 0x1f;
-  else if (c >= 0xe0 && c <= 0xef)
-    l = 3, cp = c & 0x0f;
-  else if (c >= 0xf0 && c <= 0xf4)
-    l = 4, cp = c & 0x07;
-  else
-    return 0;
-  if (n < l)
-    return 0;
-  for (i = 1; i < l; i++) {
-    if ((s[i] & 0xc0) != 0x80)
-      return 0;
-    cp = cp << 6 | (s[i] & 0x3f);
-  }
-  if ((l == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-      (l == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-    return 0;
-  return l;
-}
 
 void spaa_pprof_name_clear(struct spaa_pprof_name *n)
 {
@@ -91,7 +63,7 @@ static int parse_labels(const char *s, size_t n, size_t off, struct spaa_pprof_n
     v0 = ++i;
     while (i < n && s[i] != ',') {
       unsigned char c = (unsigned char)s[i];
-      size_t l = utf8_len((const unsigned char *)s + i, n - i);
+      size_t l = spaa_utf8_seq((const unsigned char *)s + i, n - i);
       if (c < 0x20 || c == 0x7f || c == '{' || c == '}' || c == '=' || l == 0)
         return NAME_ERR(off + i, "bad name: byte %zu of the value of label '%s' is not "
                         "allowed (no control characters, braces, '=' or invalid UTF-8)",

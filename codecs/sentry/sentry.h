@@ -11,12 +11,7 @@
 
 #include "spaa/convert.h"
 #include "base/err.h"
-
-#define SENTRY_MAX_ITEMS 1000                       /* items in one envelope */
-#define SENTRY_MAX_HEADER_LINE (1024u * 1024)       /* bytes of one header line */
-#define SENTRY_MAX_PROFILE_BYTES (50u * 1024 * 1024) /* a profile item's payload (Relay's cap) */
-#define SENTRY_MAX_V1_DURATION_NS 30000000000ull    /* last sample, V1 */
-#define SENTRY_MAX_V2_DURATION_NS 66000000000ull    /* last - first sample, V2 */
+#include "base/limits.h"
 
 /* ---- identifiers and DSNs (sentry_envelope.c) --------------------------------------- */
 

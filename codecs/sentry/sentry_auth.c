@@ -3,9 +3,9 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/hex.h"
+#include "base/limits.h"
 #include "sentry/sentry.h"
-
-#define AUTH_MAX_VALUE 8192 /* bytes of one header value or query string */
 
 static int is_blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 
@@ -71,9 +71,9 @@ int sentry_auth_parse_header(const char *value, size_t len, struct sentry_auth *
   size_t n = len;
   int rc;
   memset(out, 0, sizeof(*out));
-  if (len > AUTH_MAX_VALUE)
+  if (len > SENTRY_MAX_AUTH_VALUE)
     return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "auth header longer than %d bytes",
-                        AUTH_MAX_VALUE);
+                        SENTRY_MAX_AUTH_VALUE);
   trim(&p, &n);
   /* the scheme: "Sentry" followed by a blank, case-insensitive */
   if (n < 7 || strncasecmp(p, "sentry", 6) != 0 || !is_blank(p[6]))
@@ -112,10 +112,8 @@ static long pct_decode(const char *s, size_t n, char *dst, size_t cap)
       int hi, lo;
       if (i + 2 >= n)
         return -1;
-      hi = (s[i + 1] >= '0' && s[i + 1] <= '9') ? s[i + 1] - '0'
-           : ((s[i + 1] | 32) >= 'a' && (s[i + 1] | 32) <= 'f') ? (s[i + 1] | 32) - 'a' + 10 : -1;
-      lo = (s[i + 2] >= '0' && s[i + 2] <= '9') ? s[i + 2] - '0'
-           : ((s[i + 2] | 32) >= 'a' && (s[i + 2] | 32) <= 'f') ? (s[i + 2] | 32) - 'a' + 10 : -1;
+      hi = spaa_hex_val((unsigned char)s[i + 1]);
+      lo = spaa_hex_val((unsigned char)s[i + 2]);
       if (hi < 0 || lo < 0)
         return -1;
       c = (char)(hi << 4 | lo);
@@ -138,9 +136,9 @@ int sentry_auth_parse_query(const char *qs, size_t len, struct sentry_auth *out,
   char k[64], v[256];
   int rc;
   memset(out, 0, sizeof(*out));
-  if (len > AUTH_MAX_VALUE)
+  if (len > SENTRY_MAX_AUTH_VALUE)
     return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "query string longer than %d bytes",
-                        AUTH_MAX_VALUE);
+                        SENTRY_MAX_AUTH_VALUE);
   if (p < end && *p == '?')
     p++;
   while (p < end) {

@@ -4,22 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hex.h"
+#include "base/limits.h"
 #include "sentry/sentry.h"
-
-static int hexval(int c)
-{
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
-}
 
 int sentry_uuid_normalize(const char *s, size_t len, char out[33])
 {
-  static const char hex[] = "0123456789abcdef";
   size_t i, n = 0;
   if (len >= 2 && s[0] == '{' && s[len - 1] == '}') {
     s++;
@@ -27,10 +17,10 @@ int sentry_uuid_normalize(const char *s, size_t len, char out[33])
   }
   if (len == 32) {
     for (i = 0; i < 32; i++) {
-      int v = hexval((unsigned char)s[i]);
+      int v = spaa_hex_val((unsigned char)s[i]);
       if (v < 0)
         return SPAA_E_INVALID;
-      out[n++] = hex[v];
+      out[n++] = spaa_hex_digits[v];
     }
   } else if (len == 36) {
     for (i = 0; i < 36; i++) {
@@ -40,9 +30,9 @@ int sentry_uuid_normalize(const char *s, size_t len, char out[33])
           return SPAA_E_INVALID;
         continue;
       }
-      if ((v = hexval((unsigned char)s[i])) < 0)
+      if ((v = spaa_hex_val((unsigned char)s[i])) < 0)
         return SPAA_E_INVALID;
-      out[n++] = hex[v];
+      out[n++] = spaa_hex_digits[v];
     }
   } else {
     return SPAA_E_INVALID;

@@ -9,6 +9,8 @@
 
 #include <xxhash.h>
 
+#include "base/hex.h"
+#include "base/limits.h"
 #include "base/rfc3339.h"
 #include "sentry/sentry_int.h"
 
@@ -107,23 +109,20 @@ int sentry__secs_to_ns(double d, int64_t *out)
   return 0;
 }
 
-static int parse_u64_str(const char *s, size_t n, int base, uint64_t *out)
+/* Exactly `n` decimal digits (1 to 20) that fit in 64 bits: 0 with *out set, or -1. */
+static int parse_u64_str(const char *s, size_t n, uint64_t *out)
 {
   uint64_t v = 0;
   size_t i;
-  if (n == 0 || n > (base == 16 ? 16u : 20u))
+  if (n == 0 || n > 20u)
     return -1;
   for (i = 0; i < n; i++) {
-    int c = (unsigned char)s[i], d;
-    if (c >= '0' && c <= '9')
-      d = c - '0';
-    else if (base == 16 && (c | 32) >= 'a' && (c | 32) <= 'f')
-      d = (c | 32) - 'a' + 10;
-    else
+    int d = (unsigned char)s[i] - '0';
+    if (d < 0 || d > 9)
       return -1;
-    if (v > (UINT64_MAX - (uint64_t)d) / (uint64_t)base)
+    if (v > (UINT64_MAX - (uint64_t)d) / 10u)
       return -1;
-    v = v * (uint64_t)base + (uint64_t)d;
+    v = v * 10u + (uint64_t)d;
   }
   *out = v;
   return 0;
@@ -141,8 +140,8 @@ int sentry__parse_addr(const json_t *v, uint64_t *out)
     const char *s = json_string_value(v);
     size_t n = json_string_length(v);
     if (n > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
-      return parse_u64_str(s + 2, n - 2, 16, out);
-    return parse_u64_str(s, n, 10, out);
+      return spaa_hex_parse_u64(s + 2, n - 2, out);
+    return parse_u64_str(s, n, out);
   }
   return -1;
 }
@@ -157,7 +156,7 @@ static int num_or_str(const json_t *v, uint64_t *out)
     return 0;
   }
   if (json_is_string(v))
-    return parse_u64_str(json_string_value(v), json_string_length(v), 10, out);
+    return parse_u64_str(json_string_value(v), json_string_length(v), out);
   return -1;
 }
 
@@ -374,11 +373,11 @@ static int thread_add(struct sentry__profile *p, uint64_t id, const char *sid, s
   t->id_str = sid;
   if (sid) {
     uint64_t v;
-    if (!parse_u64_str(sid, sidlen, 10, &v) && v <= INT64_MAX && (sidlen == 1 || sid[0] != '0')) {
+    if (!parse_u64_str(sid, sidlen, &v) && v <= INT64_MAX && (sidlen == 1 || sid[0] != '0')) {
       t->tid = (int64_t)v;
       t->tid_exact = 1;
     } else if (sidlen > 2 && sid[0] == '0' && (sid[1] | 32) == 'x' &&
-               !parse_u64_str(sid + 2, sidlen - 2, 16, &v) && v <= INT64_MAX) {
+               !spaa_hex_parse_u64(sid + 2, sidlen - 2, &v) && v <= INT64_MAX) {
       t->tid = (int64_t)v;
     } else {
       t->tid = (int64_t)(XXH3_64bits(sid, sidlen) & 0x3fffffffffffffffull);
@@ -410,7 +409,7 @@ static void attach_thread_meta(struct sentry__profile *p, const json_t *tm)
     } else {
       uint64_t id;
       /* Relay compares the key with the thread id written in decimal */
-      if (!parse_u64_str(k, kl, 10, &id) && (kl == 1 || k[0] != '0') &&
+      if (!parse_u64_str(k, kl, &id) && (kl == 1 || k[0] != '0') &&
           spaa_idmap_get(&p->tid_map, id, &idx))
         p->threads[idx].meta = v;
     }

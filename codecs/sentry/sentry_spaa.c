@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hex.h"
 #include "base/idmap.h"
+#include "base/limits.h"
 #include "sentry/sentry_int.h"
 #include "spaa/spaa_io.h"
 
@@ -101,15 +103,13 @@ static int add_images(struct builder *b)
       const char *s = json_string_value(v);
       size_t j, o2 = 0, ok = 1;
       for (j = 0; s[j] && ok; j++) {
-        char c = s[j];
-        if (c == '-')
+        int hv = spaa_hex_val((unsigned char)s[j]);
+        if (s[j] == '-')
           continue;
-        if (c >= 'A' && c <= 'F')
-          c = (char)(c + 32);
-        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')) || o2 + 1 >= sizeof(hex))
+        if (hv < 0 || o2 + 1 >= sizeof(hex))
           ok = 0;
         else
-          hex[o2++] = c;
+          hex[o2++] = spaa_hex_digits[hv];
       }
       hex[o2] = 0;
       if (ok && o2 && !(d->build_id = spaa_strdup(b->p, hex)))
@@ -203,7 +203,7 @@ static int add_frames(struct builder *b)
     } else {
       f->func_resolved = 0;
       if (f->has_ip) {
-        snprintf(tmp, sizeof(tmp), "0x%" PRIx64, f->ip);
+        spaa_hex_addr(tmp, f->ip);
         if (!(f->func = spaa_strdup(b->p, tmp)))
           return SPAA_E_NOMEM;
       } else {

@@ -7,9 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hex.h"
+
 int spaa_canon_str(struct spaa_buf *b, const char *s, size_t len)
 {
-  static const char hex[] = "0123456789abcdef";
   size_t i, start = 0;
   int rc;
   if ((rc = spaa_buf_reserve(b, len + 2)))
@@ -32,7 +33,7 @@ int spaa_canon_str(struct spaa_buf *b, const char *s, size_t len)
     case '\t': esc[1] = 't'; break;
     default:
       esc[1] = 'u'; esc[2] = '0'; esc[3] = '0';
-      esc[4] = hex[c >> 4]; esc[5] = hex[c & 15];
+      esc[4] = spaa_hex_digits[c >> 4]; esc[5] = spaa_hex_digits[c & 15];
       elen = 6;
     }
     if ((rc = spaa_buf_add(b, s + start, i - start)) || (rc = spaa_buf_add(b, esc, elen)))

@@ -9,6 +9,7 @@
 #define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack */
 #include <xxhash.h>
 
+#include "base/hex.h"
 #include "spaa/canon.h"
 
 /* The canonical encodings are written through an emitter that either appends to a buffer
@@ -103,8 +104,7 @@ static void enc_frame(struct enc *e, const struct spaa_frame *f, const struct sp
     uint64_t a = f->ip;
     if (d && d->has_mapping && a >= d->map_start && a < d->map_limit)
       a = a - d->map_start + d->map_offset;
-    n = snprintf(tmp, sizeof(tmp), "0x%" PRIx64, a);
-    enc_field(e, tmp, (size_t)n);
+    enc_field(e, tmp, spaa_hex_addr(tmp, a));
   } else {
     enc_field(e, "", 0);
   }
@@ -204,38 +204,17 @@ int spaa_stack_cid(const char *event, const char *stack_type, const struct spaa_
 
 void spaa_cid_hex(const struct spaa_cid *c, char *out)
 {
-  static const char hex[] = "0123456789abcdef";
-  int i;
   out[0] = '0';
   out[1] = 'x';
-  for (i = 0; i < SPAA_CID_LEN; i++) {
-    out[2 + 2 * i] = hex[c->b[i] >> 4];
-    out[3 + 2 * i] = hex[c->b[i] & 15];
-  }
-  out[SPAA_CID_HEXLEN] = 0;
-}
-
-static int hexval(char c)
-{
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
+  spaa_hex_encode(out + 2, c->b, SPAA_CID_LEN);
 }
 
 int spaa_cid_parse(const char *s, struct spaa_cid *out)
 {
-  int i;
-  if (!s || s[0] != '0' || (s[1] != 'x' && s[1] != 'X') || strlen(s) != SPAA_CID_HEXLEN)
+  struct spaa_cid c;
+  if (!s || s[0] != '0' || (s[1] != 'x' && s[1] != 'X') || strlen(s) != SPAA_CID_HEXLEN ||
+      spaa_hex_decode(c.b, s + 2, 2 * SPAA_CID_LEN, 0))
     return SPAA_E_INVALID;
-  for (i = 0; i < SPAA_CID_LEN; i++) {
-    int hi = hexval(s[2 + 2 * i]), lo = hexval(s[3 + 2 * i]);
-    if (hi < 0 || lo < 0)
-      return SPAA_E_INVALID;
-    out->b[i] = (uint8_t)(hi << 4 | lo);
-  }
+  *out = c;
   return 0;
 }

@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include "base/buf.h"
+#include "base/limits.h"
 #include "spaa/spaa.h"
 
 /* ---- writer (spaa_write.c) ------------------------------------------------------------
@@ -30,7 +31,6 @@ int spaa_normalize(struct spaa_profile *p, struct spaa_err *err);
  * One pass over NDJSON, plain or zstd (detected by its magic number). Input arrives through
  * a read callback returning bytes read, 0 at end, or -1 on error. Lines are capped at
  * SPAA_MAX_LINE bytes. */
-#define SPAA_MAX_LINE (64u * 1024 * 1024)
 typedef ssize_t (*spaa_read_cb)(void *ctx, void *buf, size_t cap);
 
 /* Read a whole SPAA file into a new profile (*out, owned by the caller). Fails with

@@ -1,4 +1,5 @@
 /* Chunked line splitting over plain or zstd input (see spaa_lines.h). */
+#include "base/limits.h"
 #include "spaa/spaa_lines.h"
 
 #include <stdlib.h>
@@ -18,7 +19,7 @@ void spaa_lines_free(struct spaa_lines *l)
 {
   if (!l)
     return;
-  ZSTD_freeDStream(l->z);
+  spaa_dstream_free(l->z);
   free(l->in);
   free(l->win);
   l->z = NULL;
@@ -58,7 +59,6 @@ static ssize_t read_some(struct spaa_lines *l, char *dst, size_t cap, size_t wan
 /* First call: allocate, read the first bytes and decide between plain and zstd. */
 static int start(struct spaa_lines *l, struct spaa_err *err)
 {
-  static const unsigned char magic[4] = {0x28, 0xb5, 0x2f, 0xfd};
   ssize_t n;
   l->started = 1;
   l->win_cap = SPAA_LINES_CHUNK;
@@ -72,14 +72,15 @@ static int start(struct spaa_lines *l, struct spaa_err *err)
   n = read_some(l, l->win, 4, 4);
   if (n < 0)
     return spaa_err_set(err, SPAA_E_IO, 0, 0, "read failed");
-  if (n >= 4 && memcmp(l->win, magic, 4) == 0) {
-    if (!(l->in = malloc(IN_CHUNK)) || !(l->z = ZSTD_createDStream()))
+  if (spaa_is_zstd(l->win, (size_t)n)) {
+    int rc;
+    if (!(l->in = malloc(IN_CHUNK)))
       return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
-    ZSTD_initDStream(l->z);
+    if ((rc = spaa_dstream_new(SPAA_CODING_ZSTD, 0, &l->z, err)))
+      return rc;
     memcpy(l->in, l->win, (size_t)n);
     l->in_len = (size_t)n;
     l->in_pos = 0;
-    l->z_ret = 1;
   } else {
     l->end = (size_t)n;
   }
@@ -104,9 +105,8 @@ static ssize_t fill(struct spaa_lines *l, struct spaa_err *err)
     return n;
   }
   for (;;) {
-    ZSTD_inBuffer in;
-    ZSTD_outBuffer out;
-    size_t before = l->end;
+    size_t used, made;
+    int rc;
     if (l->in_pos == l->in_len && !l->in_eof) {
       ssize_t n = read_some(l, l->in, IN_CHUNK, 1);
       if (n < 0)
@@ -114,29 +114,21 @@ static ssize_t fill(struct spaa_lines *l, struct spaa_err *err)
       l->in_len = (size_t)n;
       l->in_pos = 0;
     }
-    if (l->in_pos == l->in_len && l->in_eof && l->z_ret == 0)
-      return 0; /* every frame ended and was flushed */
-    in.src = l->in;
-    in.size = l->in_len;
-    in.pos = l->in_pos;
-    out.dst = l->win;
-    out.size = l->win_cap;
-    out.pos = l->end;
     /* with no input left this only flushes what the decoder still holds */
-    l->z_ret = ZSTD_decompressStream(l->z, &out, &in);
-    if (ZSTD_isError(l->z_ret))
-      return spaa_err_set(err, SPAA_E_BAD_COMPRESSION, l->lineno + 1, l->bytes, "zstd: %s",
-                          ZSTD_getErrorName(l->z_ret));
-    l->in_pos = in.pos;
-    l->end = out.pos;
-    if (l->end > before)
-      return (ssize_t)(l->end - before);
-    if (l->in_pos == l->in_len && l->in_eof) {
-      /* a frame left open means the input was cut short */
-      if (l->z_ret != 0)
-        return spaa_err_set(err, SPAA_E_BAD_COMPRESSION, l->lineno + 1, l->bytes,
-                            "zstd stream truncated");
+    rc = spaa_dstream_step(l->z, l->in + l->in_pos, l->in_len - l->in_pos, &used,
+                           l->win + l->end, l->win_cap - l->end, &made, err);
+    l->in_pos += used;
+    l->end += made;
+    if (rc >= 0 && made)
+      return (ssize_t)made;
+    /* at the end of the input: a frame left open means the input was cut short */
+    if (rc >= 0 && !used && l->in_pos == l->in_len && l->in_eof &&
+        (rc = spaa_dstream_finish(l->z, err)) == 0)
       return 0;
+    if (rc < 0) {
+      err->line = l->lineno + 1; /* where in the decoded text */
+      err->offset = l->bytes;
+      return rc;
     }
   }
 }

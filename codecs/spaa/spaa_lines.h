@@ -6,8 +6,7 @@
 
 #include <stddef.h>
 
-#include <zstd.h>
-
+#include "base/compress.h"
 #include "spaa/spaa_io.h"
 
 #define SPAA_LINES_CHUNK (1024u * 1024) /* bytes asked of the read callback at a time */
@@ -15,8 +14,7 @@
 struct spaa_lines {
   spaa_read_cb rd;       /* the source */
   void *rd_ctx;
-  ZSTD_DStream *z;       /* non-NULL once the input proved to be zstd */
-  size_t z_ret;          /* last ZSTD_decompressStream result: 0 at a frame boundary */
+  struct spaa_dstream *z; /* non-NULL once the input proved to be zstd */
   char *in;              /* raw (compressed) input chunk */
   size_t in_len, in_pos; /* bytes in `in`, bytes consumed */
   int in_eof;            /* the callback said end of input */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hex.h"
 #include "base/jscan.h"
 
 #define KEY(lit) (klen == sizeof(lit) - 1 && memcmp(key, lit, sizeof(lit) - 1) == 0)
@@ -112,27 +113,15 @@ static int f_u64(struct spaa_rec *r, struct spaa_jscan *s, const char *field, ui
 static int f_hex(struct spaa_rec *r, struct spaa_jscan *s, const char *field, uint64_t *v)
 {
   const char *str;
-  size_t i, n;
-  uint64_t x = 0;
+  size_t n;
   if (spaa_jscan_peek(s) == SPAA_J_NUM)
     return f_u64(r, s, field, v);
   if (f_str(r, s, field, &str))
     return -1;
   n = strlen(str);
-  if (n < 3 || n > 18 || str[0] != '0' || (str[1] != 'x' && str[1] != 'X'))
+  if (n < 3 || str[0] != '0' || (str[1] != 'x' && str[1] != 'X') ||
+      spaa_hex_parse_u64(str + 2, n - 2, v))
     return faultf(&r->fault, "bad-value", field, "expected \"0x\" and 1 to 16 hex digits");
-  for (i = 2; i < n; i++) {
-    char c = str[i];
-    unsigned d;
-    if (c >= '0' && c <= '9')
-      d = (unsigned)(c - '0');
-    else if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f')
-      d = (unsigned)((c | 0x20) - 'a' + 10);
-    else
-      return faultf(&r->fault, "bad-value", field, "expected \"0x\" and 1 to 16 hex digits");
-    x = x << 4 | d;
-  }
-  *v = x;
   return 0;
 }
 

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <zstd.h>
-
+#include "base/compress.h"
+#include "base/hex.h"
 #include "spaa/canon.h"
 #include "spaa/export.h"
 #include "spaa/spaa_io.h"
@@ -70,10 +70,21 @@ static int ki64(struct spaa_buf *b, const char *k, int64_t v)
   return rc ? rc : spaa_canon_i64(b, v);
 }
 
+/* "0x1a2b" (quoted) */
+static int hexq(struct spaa_buf *b, uint64_t v)
+{
+  char t[SPAA_HEX_ADDR_SIZE + 1];
+  size_t n;
+  t[0] = '"';
+  n = spaa_hex_addr(t + 1, v) + 1;
+  t[n++] = '"';
+  return spaa_buf_add(b, t, n);
+}
+
 static int khex(struct spaa_buf *b, const char *k, uint64_t v)
 {
   int rc = key(b, k);
-  return rc ? rc : spaa_buf_addf(b, "\"0x%" PRIx64 "\"", v);
+  return rc ? rc : hexq(b, v);
 }
 
 static int knum(struct spaa_buf *b, const char *k, struct spaa_num n)
@@ -164,10 +175,11 @@ static int write_dso(struct spaa_buf *b, const struct spaa_dso *d)
     TRY(kstr(b, "build_id", d->build_id));
   TRY(kbool(b, "is_kernel", d->is_kernel));
   if (d->has_mapping) {
-    TRY(spaa_buf_addf(b,
-                      ",\"x_mapping\":{\"start\":\"0x%" PRIx64 "\",\"limit\":\"0x%" PRIx64
-                      "\",\"offset\":\"0x%" PRIx64 "\"}",
-                      d->map_start, d->map_limit, d->map_offset));
+    TRY(spaa_buf_adds(b, ",\"x_mapping\":{\"start\":"));
+    TRY(hexq(b, d->map_start));
+    TRY(khex(b, "limit", d->map_limit));
+    TRY(khex(b, "offset", d->map_offset));
+    TRY(spaa_buf_add(b, "}", 1));
   }
   TRY(spaa_canon_members(b, d->extra, NULL));
   TRY(spaa_buf_add(b, "}\n", 2));
@@ -339,56 +351,19 @@ out:
   return rc;
 }
 
-struct zsink {
-  ZSTD_CCtx *cctx;
-  struct spaa_buf *out;
-  char tmp[64 * 1024];
-};
-
-static int zsink_write(struct zsink *z, const void *data, size_t len, ZSTD_EndDirective end)
-{
-  ZSTD_inBuffer in = {data, len, 0};
-  int rc;
-  for (;;) {
-    ZSTD_outBuffer o = {z->tmp, sizeof(z->tmp), 0};
-    size_t left = ZSTD_compressStream2(z->cctx, &o, &in, end);
-    if (ZSTD_isError(left))
-      return SPAA_E_INTERNAL;
-    if ((rc = spaa_buf_add(z->out, z->tmp, o.pos)))
-      return rc;
-    if (end == ZSTD_e_end ? left == 0 : in.pos == in.size)
-      return 0;
-  }
-}
-
-static int zsink_cb(void *ctx, const void *data, size_t len)
-{
-  return zsink_write(ctx, data, len, ZSTD_e_continue);
-}
-
 int spaa_export_buf(spaa_export_fn fn, const struct spaa_profile *p,
                     const struct spaa_export_opts *o, int zstd_level, struct spaa_buf *out,
                     struct spaa_err *err)
 {
-  struct zsink *z;
+  struct spaa_csink *z = NULL;
   int rc;
   if (zstd_level <= 0)
     return fn(p, o, spaa_buf_sink, out, err);
-  z = malloc(sizeof(*z));
-  if (!z)
-    return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
-  z->out = out;
-  z->cctx = ZSTD_createCCtx();
-  if (!z->cctx) {
-    free(z);
-    return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
-  }
-  ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_compressionLevel, zstd_level);
-  rc = fn(p, o, zsink_cb, z, err);
-  if (!rc && (rc = zsink_write(z, "", 0, ZSTD_e_end)))
-    spaa_err_set(err, rc, 0, 0, "zstd compression failed");
-  ZSTD_freeCCtx(z->cctx);
-  free(z);
+  if ((rc = spaa_csink_open(SPAA_CODING_ZSTD, zstd_level, spaa_buf_sink, out, &z, err)))
+    return rc;
+  if (!(rc = fn(p, o, spaa_csink_write, z, err)))
+    rc = spaa_csink_finish(z, err);
+  spaa_csink_free(z);
   return rc;
 }
 

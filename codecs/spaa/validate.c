@@ -9,7 +9,9 @@
 
 #include <xxhash.h>
 
+#include "base/hex.h"
 #include "base/idmap.h"
+#include "base/limits.h"
 #include "spaa/spaa_io.h"
 #include "spaa/spaa_lines.h"
 #include "spaa/spaa_rec.h"
@@ -44,28 +46,10 @@ static void idset_free(struct idset *s)
   memset(s, 0, sizeof(*s));
 }
 
-static int hexv(char c)
-{
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  return -1;
-}
-
 /* 1 and out filled when s is "0x" + 32 lowercase hex digits. */
 static int as_cid(const char *s, size_t n, uint8_t out[16])
 {
-  size_t i;
-  if (n != 34 || s[0] != '0' || s[1] != 'x')
-    return 0;
-  for (i = 0; i < 16; i++) {
-    int hi = hexv(s[2 + 2 * i]), lo = hexv(s[3 + 2 * i]);
-    if (hi < 0 || lo < 0)
-      return 0;
-    out[i] = (uint8_t)(hi << 4 | lo);
-  }
-  return 1;
+  return n == 34 && s[0] == '0' && s[1] == 'x' && spaa_hex_decode(out, s + 2, 32, 1) == 0;
 }
 
 static size_t cid_hash(const uint8_t k[16])
@@ -205,8 +189,6 @@ struct v {
   char *warned_pool;            /* their bytes */
   size_t warned_used;
 };
-
-#define WARNED_POOL 4096
 
 static void diag(struct v *v, int is_error, const char *rule, const char *field, const char *fmt,
                  ...) __attribute__((format(printf, 5, 6)));
@@ -427,7 +409,7 @@ static int check_dso(struct v *v, const struct spaa_rec *r)
     diag(v, 1, "field-missing", "name", "a dso needs a name");
   if (d->build_id) {
     const char *p;
-    for (p = d->build_id; *p && hexv(*p) >= 0; p++)
+    for (p = d->build_id; *p && spaa_hex_lower_val((unsigned char)*p) >= 0; p++)
       ;
     if (*p || !d->build_id[0])
       diag(v, 0, "build-id-format", "build_id",
@@ -532,7 +514,7 @@ static int check_ctx_keys(struct v *v, const struct spaa_rec *r)
   n = strlen(r->unknown_ctx);
   if (spaa_strmap_get(&v->warned_keys, r->unknown_ctx, n, NULL))
     return 0;
-  if (v->warned_used + n + 1 <= WARNED_POOL) {
+  if (v->warned_used + n + 1 <= SPAA_VALIDATE_MAX_WARNED_BYTES) {
     char *c = v->warned_pool + v->warned_used;
     memcpy(c, r->unknown_ctx, n + 1);
     v->warned_used += n + 1;
@@ -765,17 +747,11 @@ static int check_pending(struct v *v)
   uint64_t val;
   char hex[35];
   for (i = 0; v->pending.cmask && i <= v->pending.cmask; i++) {
-    static const char digits[] = "0123456789abcdef";
-    size_t k;
     if (!v->pending.cs[i].v)
       continue;
     hex[0] = '0';
     hex[1] = 'x';
-    for (k = 0; k < 16; k++) {
-      hex[2 + 2 * k] = digits[v->pending.cs[i].k[k] >> 4];
-      hex[3 + 2 * k] = digits[v->pending.cs[i].k[k] & 15];
-    }
-    hex[34] = 0;
+    spaa_hex_encode(hex + 2, v->pending.cs[i].k, 16);
     if (idset_find(&v->stacks, hex, 34, 0, 0, NULL))
       continue;
     val = v->pending.cs[i].v - 1;
@@ -833,7 +809,7 @@ int spaa_validate(spaa_read_cb rd, void *rd_ctx, spaa_diag_cb cb, void *cb_ctx, 
   v.st = st;
   spaa_lines_init(&l, rd, rd_ctx);
   spaa_rec_init(&r, 0);
-  if (!(v.warned_pool = malloc(WARNED_POOL))) {
+  if (!(v.warned_pool = malloc(SPAA_VALIDATE_MAX_WARNED_BYTES))) {
     rc = SPAA_E_NOMEM;
     goto out;
   }

@@ -69,6 +69,14 @@ if [[ "$cursor" != null ]]; then
   expect_list "?limit=1&cursor=$cursor" "" "third page"
 fi
 
+# the label-filter cap (SPAA_QUERY_MAX_LABELS): 64 reach the store, 65 are refused
+many="env:prod"
+for i in $(seq 2 64); do many="$many,k$i:v$i"; done
+expect_list "?labels=$many" "" "list by 64 labels"
+http GET "/api/v1/profiles?labels=$many,k65:v65" "${AUTH_R[@]}"
+assert_eq 400 "$HTTP_CODE" "list by 65 labels"
+assert_contains "$HTTP_BODY" "at most 64 labels" "65 labels detail"
+
 for q in '?limit=0' '?limit=1001' '?limit=x' '?from=yesterday' '?to=2023-13-01T00:00:00Z' \
   '?from=1700000100&to=1700000000' '?label=nocolon' '?cursor=%21%21not-a-cursor'; do
   http GET "/api/v1/profiles$q" "${AUTH_R[@]}"

@@ -102,7 +102,7 @@ static void test_cursor_bad(void **state)
                                     "31327a3a61" /* 12z:a */, "3132003a61" /* NUL */,
                                     "4142434445463a61" /* ABCDEF:a */,
                                     "%21%21not-a-cursor", "3132" "3A61" /* uppercase hex */};
-  char id[SPAA_API_MAX_CURSOR / 2 + 1], long_cur[SPAA_API_MAX_CURSOR + 3];
+  char id[SPAA_QUERY_MAX_CURSOR / 2 + 1], long_cur[SPAA_QUERY_MAX_CURSOR + 3];
   struct spaa_err err = {0};
   int64_t recv;
   size_t i;
@@ -116,7 +116,7 @@ static void test_cursor_bad(void **state)
   /* longer than a cursor can be: "1:" and a long id */
   memset(long_cur, 0, sizeof(long_cur));
   memcpy(long_cur, "313a", 4);
-  for (i = 4; i < SPAA_API_MAX_CURSOR + 2; i += 2)
+  for (i = 4; i < SPAA_QUERY_MAX_CURSOR + 2; i += 2)
     memcpy(long_cur + i, "61", 2);
   assert_int_equal(spaa_api_cursor_decode(long_cur, &recv, id, sizeof(id), &err),
                    SPAA_E_BAD_REQUEST);
@@ -137,7 +137,7 @@ static void test_cursor_round_trip(void **state)
       {-1500000001LL, "x-y_z", "2d313530303030303030313a782d795f7a"},
       {0, "0123456789abcdef", "303a30313233343536373839616263646566"},
   };
-  char text[SPAA_API_MAX_CURSOR + 1], id[SPAA_API_MAX_CURSOR / 2 + 1], big[300];
+  char text[SPAA_QUERY_MAX_CURSOR + 1], id[SPAA_QUERY_MAX_CURSOR / 2 + 1], big[300];
   struct spaa_err err = {0};
   struct spaa_store_cursor c;
   int64_t recv;
@@ -326,7 +326,7 @@ static void golden_store(struct spaa_store *st)
 static void test_json_golden(void **state)
 {
   static const char *const ids[] = {"a", "b", "c", "d"};
-  char cur_id[SPAA_API_MAX_CURSOR / 2 + 1], name[16];
+  char cur_id[SPAA_QUERY_MAX_CURSOR / 2 + 1], name[16];
   struct spaa_store_cursor after;
   struct spaa_store_page pg;
   struct spaa_store_profile_info pi;

@@ -11,49 +11,8 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include "compress_testutil.h"
 #include "server/decode.h"
-
-/* Deterministic, mildly compressible test data. */
-static uint8_t *sample(size_t n)
-{
-  uint8_t *p = malloc(n ? n : 1);
-  uint32_t x = 12345;
-  size_t i;
-  for (i = 0; i < n; i++) {
-    x = x * 1103515245u + 12345u;
-    p[i] = (uint8_t)("profile stack frame "[(x >> 16) % 20]);
-  }
-  return p;
-}
-
-/* zlib-compress with windowBits wb (31 gzip, 15 zlib, -15 raw). */
-static uint8_t *zcompress(const uint8_t *in, size_t len, int wb, size_t *out_len)
-{
-  z_stream zs;
-  size_t cap;
-  uint8_t *out;
-  memset(&zs, 0, sizeof(zs));
-  assert_int_equal(deflateInit2(&zs, 6, Z_DEFLATED, wb, 8, Z_DEFAULT_STRATEGY), Z_OK);
-  cap = deflateBound(&zs, len) + 64;
-  out = malloc(cap);
-  zs.next_in = (Bytef *)(uintptr_t)in;
-  zs.avail_in = (uInt)len;
-  zs.next_out = out;
-  zs.avail_out = (uInt)cap;
-  assert_int_equal(deflate(&zs, Z_FINISH), Z_STREAM_END);
-  *out_len = zs.total_out;
-  deflateEnd(&zs);
-  return out;
-}
-
-static uint8_t *zstdc(const uint8_t *in, size_t len, size_t *out_len)
-{
-  size_t cap = ZSTD_compressBound(len);
-  uint8_t *out = malloc(cap);
-  *out_len = ZSTD_compress(out, cap, in, len, 3);
-  assert_false(ZSTD_isError(*out_len));
-  return out;
-}
 
 /* Decode and expect success with exactly `want`. */
 static void expect_ok(const char *ce, const uint8_t *in, size_t len, size_t max,
@@ -126,11 +85,11 @@ static void test_round_trips(void **state)
   size_t i;
   for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
     size_t n = sizes[i], gl, zl, rl, sl;
-    uint8_t *data = sample(n);
-    uint8_t *gz = zcompress(data, n, 31, &gl);
-    uint8_t *zl_ = zcompress(data, n, 15, &zl);
-    uint8_t *raw = zcompress(data, n, -15, &rl);
-    uint8_t *zs = zstdc(data, n, &sl);
+    uint8_t *data = spaa_test_sample(n);
+    uint8_t *gz = spaa_test_zlib(data, n, 31, &gl);
+    uint8_t *zl_ = spaa_test_zlib(data, n, 15, &zl);
+    uint8_t *raw = spaa_test_zlib(data, n, -15, &rl);
+    uint8_t *zs = spaa_test_zstd(data, n, &sl);
     expect_ok("gzip", gz, gl, n + 1, data, n);
     expect_ok("x-gzip", gz, gl, n + 1, data, n);
     expect_ok("GZip", gz, gl, n, data, n); /* exactly at the cap */
@@ -148,9 +107,9 @@ static void test_round_trips(void **state)
 static void test_multi_member_and_frames(void **state)
 {
   size_t n = 5000, gl, sl;
-  uint8_t *data = sample(n);
-  uint8_t *gz = zcompress(data, n, 31, &gl);
-  uint8_t *zs = zstdc(data, n, &sl);
+  uint8_t *data = spaa_test_sample(n);
+  uint8_t *gz = spaa_test_zlib(data, n, 31, &gl);
+  uint8_t *zs = spaa_test_zstd(data, n, &sl);
   uint8_t *two = malloc(2 * (gl > sl ? gl : sl));
   uint8_t *want = malloc(2 * n);
   memcpy(want, data, n);
@@ -172,9 +131,9 @@ static void test_multi_member_and_frames(void **state)
 static void test_stacked(void **state)
 {
   size_t n = 20000, gl, sl;
-  uint8_t *data = sample(n);
-  uint8_t *gz = zcompress(data, n, 31, &gl);
-  uint8_t *both = zstdc(gz, gl, &sl);
+  uint8_t *data = spaa_test_sample(n);
+  uint8_t *gz = spaa_test_zlib(data, n, 31, &gl);
+  uint8_t *both = spaa_test_zstd(gz, gl, &sl);
   expect_ok("gzip, zstd", both, sl, n, data, n);
   expect_fail("zstd, gzip", both, sl, n, SPAA_E_BAD_COMPRESSION, "corrupt gzip body");
   free(data);
@@ -187,8 +146,8 @@ static void test_bombs(void **state)
 {
   size_t n = 64u << 20, gl, sl;
   uint8_t *zeros = calloc(1, n);
-  uint8_t *gz = zcompress(zeros, n, 31, &gl);
-  uint8_t *zs = zstdc(zeros, n, &sl);
+  uint8_t *gz = spaa_test_zlib(zeros, n, 31, &gl);
+  uint8_t *zs = spaa_test_zstd(zeros, n, &sl);
   uint8_t *raw;
   size_t rl;
   assert_true(gl < n / 500);
@@ -198,7 +157,7 @@ static void test_bombs(void **state)
   expect_fail("gzip", gz, gl, n - 1, SPAA_E_TOO_LARGE, "cap"); /* one byte short */
   expect_ok("gzip", gz, gl, n, zeros, n);                      /* exactly the cap */
   free(gz);
-  raw = zcompress(zeros, 1000, -15, &rl);
+  raw = spaa_test_zlib(zeros, 1000, -15, &rl);
   expect_fail("deflate", raw, rl, 999, SPAA_E_TOO_LARGE, "deflate body decodes to more");
   free(raw);
   free(zs);
@@ -225,10 +184,10 @@ static void test_zstd_window(void **state)
 static void test_corrupt(void **state)
 {
   size_t n = 100000, gl, sl, zl;
-  uint8_t *data = sample(n);
-  uint8_t *gz = zcompress(data, n, 31, &gl);
-  uint8_t *zs = zstdc(data, n, &sl);
-  uint8_t *zlw = zcompress(data, n, 15, &zl);
+  uint8_t *data = spaa_test_sample(n);
+  uint8_t *gz = spaa_test_zlib(data, n, 31, &gl);
+  uint8_t *zs = spaa_test_zstd(data, n, &sl);
+  uint8_t *zlw = spaa_test_zlib(data, n, 15, &zl);
   uint8_t *junk = malloc(gl + 10);
   expect_fail("gzip", (const uint8_t *)"this is not gzip", 16, n, SPAA_E_BAD_COMPRESSION,
               "corrupt gzip body: incorrect header check");

@@ -2,6 +2,8 @@
  * list with its filters, keyset pagination and refused queries. */
 #include "tprofiles.h"
 
+#include "base/limits.h"
+
 struct entry {
   const char *id, *service, *source;
   int64_t received, start, end;
@@ -180,7 +182,7 @@ static void test_list_pagination(void **state)
  * cases are in tests/server/api_test.c.) */
 static void test_list_bad_requests(void **state)
 {
-  struct spaa_store_label_filter many[SPAA_STORE_MAX_LABEL_FILTERS + 1];
+  struct spaa_store_label_filter many[SPAA_QUERY_MAX_LABELS + 1];
   struct spaa_store_cursor no_id = {2000, NULL};
   struct spaa_list_query q;
   struct spaa_err err = {0};
@@ -198,12 +200,13 @@ static void test_list_bad_requests(void **state)
   assert_null(pg.profiles);
   q.labels = FILTERS({NULL, "prod"});
   assert_int_equal(spaa_store_list(g_store, &q, &pg, &err), SPAA_E_BAD_REQUEST);
-  for (i = 0; i < SPAA_STORE_MAX_LABEL_FILTERS + 1; i++)
+  for (i = 0; i < SPAA_QUERY_MAX_LABELS + 1; i++)
     many[i] = (struct spaa_store_label_filter){"env", "prod"};
   q.labels = many;
-  q.n_labels = SPAA_STORE_MAX_LABEL_FILTERS + 1;
+  q.n_labels = SPAA_QUERY_MAX_LABELS + 1;
   assert_int_equal(spaa_store_list(g_store, &q, &pg, &err), SPAA_E_BAD_REQUEST);
-  q.n_labels = SPAA_STORE_MAX_LABEL_FILTERS; /* at the limit: accepted */
+  assert_non_null(strstr(err.msg, "at most 64"));
+  q.n_labels = SPAA_QUERY_MAX_LABELS; /* at the limit: accepted */
   assert_int_equal(spaa_store_list(g_store, &q, &pg, &err), 0);
   spaa_store_page_free(&pg);
   q.labels = NULL;

@@ -1,0 +1,96 @@
+/* Compression for every layer: gzip, deflate and zstd decoded under a cap on the output (so
+ * that a small bomb cannot grow into gigabytes), one buffer at once or as a stream; and a
+ * compressing sink that streams gzip or zstd into any spaa_sink_cb. Pure: bytes in, bytes
+ * out, no I/O of its own. */
+#ifndef SPAA_BASE_COMPRESS_H
+#define SPAA_BASE_COMPRESS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/buf.h"
+#include "base/err.h"
+
+enum spaa_coding {
+  SPAA_CODING_GZIP,    /* RFC 1952: one member, or several concatenated (`cat a.gz b.gz`) */
+  SPAA_CODING_DEFLATE, /* RFC 1950 (zlib wrapper) in; raw RFC 1951 accepted too */
+  SPAA_CODING_ZSTD     /* RFC 8878: one frame or several */
+};
+
+/* "gzip", "deflate" or "zstd". */
+const char *spaa_coding_name(enum spaa_coding c);
+/* 1 when `buf` starts with the gzip magic (1f 8b) / the zstd frame magic (28 b5 2f fd). */
+int spaa_is_gzip(const void *buf, size_t len);
+int spaa_is_zstd(const void *buf, size_t len);
+
+/* ---- decompression, one buffer --------------------------------------------------------- */
+
+/* Decode `len` bytes of `in` into `out`, which must be empty (spaa_buf_init'd); its cap is
+ * replaced by `max_out`. On success out holds the decoded bytes, NUL-terminated, owned by
+ * the caller (spaa_buf_free or spaa_buf_steal). Errors, err naming the coding:
+ *   SPAA_E_TOO_LARGE        the output would pass `max_out` bytes ("gzip body decodes to
+ *                           more than the N-byte cap"), or a zstd frame asks for a window
+ *                           larger than that;
+ *   SPAA_E_BAD_COMPRESSION  corrupt or truncated data, an empty zstd input, or bytes after
+ *                           the end that are not another gzip member or zstd frame (err's
+ *                           offset is the input byte at fault);
+ *   SPAA_E_NOMEM.
+ * On error `out` is emptied. */
+int spaa_decompress(enum spaa_coding c, const void *in, size_t len, size_t max_out,
+                    struct spaa_buf *out, struct spaa_err *err);
+
+/* ---- decompression, streaming ---------------------------------------------------------- */
+
+/* A decoder fed input in pieces; the caller owns both buffers and bounds its own output. */
+struct spaa_dstream;
+
+/* Start a decoder for `c`. `max_window` (zstd) refuses frames that ask for a larger window
+ * (0: zstd's default limit, 128 MiB). *out is owned by the caller: spaa_dstream_free.
+ * 0 or SPAA_E_NOMEM. */
+int spaa_dstream_new(enum spaa_coding c, size_t max_window, struct spaa_dstream **out,
+                     struct spaa_err *err);
+/* NULL-safe. */
+void spaa_dstream_free(struct spaa_dstream *d);
+
+/* Decode from in[0..in_len) into out[0..out_cap): *in_used and *out_made say how much was
+ * consumed and produced (deflate consumes nothing until the first step can see two bytes, the
+ * zlib header or raw deflate). Returns 1 when a gzip member, deflate stream or zstd frame just
+ * ended with all its output given (a further call starts the next one), 0 when it needs
+ * more input or more room (no progress with input and room both given means the data
+ * ended early: see finish), or a negative code: SPAA_E_BAD_COMPRESSION, SPAA_E_TOO_LARGE
+ * (zstd window), SPAA_E_NOMEM, with err's offset the input byte at fault. */
+int spaa_dstream_step(struct spaa_dstream *d, const void *in, size_t in_len, size_t *in_used,
+                      void *out, size_t out_cap, size_t *out_made, struct spaa_err *err);
+
+/* At the end of the input: 0 when the last member or frame ended (or none began), else
+ * SPAA_E_BAD_COMPRESSION ("corrupt zstd input: the stream is truncated after N bytes"). */
+int spaa_dstream_finish(struct spaa_dstream *d, struct spaa_err *err);
+
+/* ---- compression ----------------------------------------------------------------------- */
+
+/* A sink that compresses what is written to it and passes the compressed bytes on to a
+ * downstream sink, in pieces of at most 64 KiB: memory stays constant whatever the size. */
+struct spaa_csink;
+
+/* Start compressing with `c` (gzip, deflate = zlib-wrapped, or zstd) at `level` (zstd: its
+ * levels, 1 to 22 and the negative fast ones, 0 = its default; gzip and deflate: 0 to 9, -1 =
+ * zlib's default) into `down(down_ctx, ...)`. *out is owned by the caller: spaa_csink_free. 0, SPAA_E_NOMEM or SPAA_E_USAGE (a
+ * bad level). */
+int spaa_csink_open(enum spaa_coding c, int level, spaa_sink_cb down, void *down_ctx,
+                    struct spaa_csink **out, struct spaa_err *err);
+/* A spaa_sink_cb: `ctx` is the struct spaa_csink. 0, the downstream sink's error, or
+ * SPAA_E_INTERNAL when the compressor fails. */
+int spaa_csink_write(void *ctx, const void *data, size_t len);
+/* End the stream (trailer, last frame) and pass the rest on. 0, or the error with err set.
+ * Nothing may be written after it. */
+int spaa_csink_finish(struct spaa_csink *s, struct spaa_err *err);
+/* NULL-safe; frees without finishing. */
+void spaa_csink_free(struct spaa_csink *s);
+
+/* Compress `len` bytes of `in` at once as one zstd frame (its content size recorded) at
+ * `level`, appending to `out` (whose cap applies). 0, SPAA_E_TOO_LARGE (past out's cap or
+ * zstd's input limit), SPAA_E_NOMEM, SPAA_E_INTERNAL; err set. */
+int spaa_zstd_compress(const void *in, size_t len, int level, struct spaa_buf *out,
+                       struct spaa_err *err);
+
+#endif
