@@ -1,6 +1,5 @@
 /* Configuration loading (see config.h): one table of settings, applied from the file, then
  * the environment, then the flags; every value is checked and every error names its origin. */
-#include "base/limits.h"
 #include "config/config.h"
 
 #include <arpa/inet.h>
@@ -9,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "base/limits.h"
 
 enum cfg_key {
   K_LISTEN,

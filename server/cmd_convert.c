@@ -62,7 +62,8 @@ static int read_all(const char *name, struct spaa_buf *b)
   for (;;) {
     ssize_t n;
     if (spaa_buf_reserve(b, 1 << 20)) {
-      fprintf(stderr, "spaa-relay: %s: input larger than %zu bytes\n", name, SPAA_CONVERT_MAX_INPUT);
+      fprintf(stderr, "spaa-relay: %s: input larger than %zu bytes\n", name,
+              SPAA_CONVERT_MAX_INPUT);
       rc = 2;
       break;
     }

@@ -1,11 +1,12 @@
 /* Strict multipart/form-data (see multipart.h): boundary from the Content-Type, then the
  * parts of a body held in memory, each as a slice of it. Nothing is allocated. */
-#include "base/limits.h"
 #include "server/multipart.h"
 
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+
+#include "base/limits.h"
 
 static int is_ws(int c) { return c == ' ' || c == '\t'; }
 

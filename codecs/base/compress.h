@@ -53,17 +53,18 @@ int spaa_dstream_new(enum spaa_coding c, size_t max_window, struct spaa_dstream 
 void spaa_dstream_free(struct spaa_dstream *d);
 
 /* Decode from in[0..in_len) into out[0..out_cap): *in_used and *out_made say how much was
- * consumed and produced (deflate consumes nothing until the first step can see two bytes, the
- * zlib header or raw deflate). Returns 1 when a gzip member, deflate stream or zstd frame just
- * ended with all its output given (a further call starts the next one), 0 when it needs
- * more input or more room (no progress with input and room both given means the data
- * ended early: see finish), or a negative code: SPAA_E_BAD_COMPRESSION, SPAA_E_TOO_LARGE
- * (zstd window), SPAA_E_NOMEM, with err's offset the input byte at fault. */
+ * consumed and produced (deflate consumes nothing until the first step sees two bytes, which
+ * tell a zlib header from raw deflate). Returns 1 when a gzip member, deflate stream or zstd
+ * frame just ended with all its output given (a further call starts the next one); 0 when
+ * it needs more input or more room (a step that makes no progress once all the input was
+ * given means the input has ended: call finish); or a negative code, SPAA_E_BAD_COMPRESSION,
+ * SPAA_E_TOO_LARGE (zstd window) or SPAA_E_NOMEM, with err's offset the input byte at fault. */
 int spaa_dstream_step(struct spaa_dstream *d, const void *in, size_t in_len, size_t *in_used,
                       void *out, size_t out_cap, size_t *out_made, struct spaa_err *err);
 
-/* At the end of the input: 0 when the last member or frame ended (or none began), else
- * SPAA_E_BAD_COMPRESSION ("corrupt zstd input: the stream is truncated after N bytes"). */
+/* At the end of the input: 0 when at least one member or frame ended and no other began,
+ * else SPAA_E_BAD_COMPRESSION ("corrupt zstd input: the stream is truncated after N bytes";
+ * an empty input counts as truncated). */
 int spaa_dstream_finish(struct spaa_dstream *d, struct spaa_err *err);
 
 /* ---- compression ----------------------------------------------------------------------- */
@@ -73,9 +74,9 @@ int spaa_dstream_finish(struct spaa_dstream *d, struct spaa_err *err);
 struct spaa_csink;
 
 /* Start compressing with `c` (gzip, deflate = zlib-wrapped, or zstd) at `level` (zstd: its
- * levels, 1 to 22 and the negative fast ones, 0 = its default; gzip and deflate: 0 to 9, -1 =
- * zlib's default) into `down(down_ctx, ...)`. *out is owned by the caller: spaa_csink_free. 0, SPAA_E_NOMEM or SPAA_E_USAGE (a
- * bad level). */
+ * levels, 1 to 22 and the negative fast ones, 0 = its default; gzip and deflate: 0 to 9,
+ * -1 = zlib's default) into `down(down_ctx, ...)`. *out is owned by the caller
+ * (spaa_csink_free). 0, SPAA_E_NOMEM, or SPAA_E_USAGE for a bad level. */
 int spaa_csink_open(enum spaa_coding c, int level, spaa_sink_cb down, void *down_ctx,
                     struct spaa_csink **out, struct spaa_err *err);
 /* A spaa_sink_cb: `ctx` is the struct spaa_csink. 0, the downstream sink's error, or

@@ -1,9 +1,10 @@
 /* Chunked line splitting over plain or zstd input (see spaa_lines.h). */
-#include "base/limits.h"
 #include "spaa/spaa_lines.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+#include "base/limits.h"
 
 #define IN_CHUNK (256u * 1024) /* compressed bytes read at a time */
 

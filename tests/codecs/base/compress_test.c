@@ -113,7 +113,8 @@ static void test_round_trip_and_cap(void **state)
 static void test_concatenated(void **state)
 {
   size_t n = 5000, l1, l2, l3, i;
-  uint8_t *data = spaa_test_sample(n), *a = spaa_test_zlib(data, n, 31, &l1), *b = spaa_test_zlib(data, 0, 31, &l2);
+  uint8_t *data = spaa_test_sample(n), *a = spaa_test_zlib(data, n, 31, &l1);
+  uint8_t *b = spaa_test_zlib(data, 0, 31, &l2);
   uint8_t *c = spaa_test_zlib(data + 1, n - 1, 31, &l3), *all = malloc(l1 + l2 + l3);
   uint8_t *want = malloc(2 * n);
   (void)state;
