@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "base/buf.h"
+#include "base/limits.h"
 
 /* Every family, in exposition order: XX(ID, KIND, NAME, HELP, LABEL0, LABEL1), the labels
  * NULL when unused (LABEL1 only with LABEL0). KIND is COUNTER or GAUGE. */
@@ -46,8 +47,6 @@ enum spaa_metric {
   SPAA_METRIC__COUNT
 };
 
-#define SPAA_METRICS_MAX_SERIES 192 /* label value pairs per family; more share one series */
-#define SPAA_METRICS_MAX_VALUE 48   /* bytes of a label value (longer ones are cut) */
 #define SPAA_METRICS_OVERFLOW "_overflow" /* label values of the series past the cap */
 
 struct spaa_metrics;

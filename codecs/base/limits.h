@@ -85,6 +85,9 @@
 #define SPAA_SERVE_MAX_BATCH 64                /* profiles in one store transaction */
 #define SPAA_LOG_MAX_LINE 4096                 /* bytes of a log line's key=value part */
 #define SPAA_CONVERT_MAX_INPUT ((size_t)4 << 30) /* `convert` reads inputs whole: 4 GiB at most */
+#define SPAA_METRICS_MAX_SERIES 192            /* label value pairs per metric family; more
+                                               * share one "_overflow" series */
+#define SPAA_METRICS_MAX_VALUE 48              /* bytes of a metric label value (cut past it) */
 
 /* ---- config: the bounds of every setting, and the size defaults ---------------------------- */
 #define SPAA_CONFIG_DEFAULT_MAX_BODY ((size_t)SPAA_MAX_PAYLOAD)         /* max_body, unset */

@@ -120,29 +120,17 @@ static int name_taken(struct conv *c, size_t upto, const char *name)
   return 0;
 }
 
-static int build_header(struct conv *c, int64_t *start_ns, int64_t *end_ns)
+/* Event names in pprof order: the type, made unique ("" -> sample_type_<i>, repeats ->
+ * _<i>), into names[] and c->ev_name[]. 0 or SPAA_E_NOMEM. */
+static int event_names(struct conv *c, const char **names)
 {
   const Perftools__Profiles__Profile *m = c->m;
-  struct spaa_header *h = &c->p->header;
-  size_t n = m->n_sample_type, i, primary, pos;
-  const char **names = NULL;
-  json_t *x = NULL, *a;
+  size_t n = m->n_sample_type, i;
   char tmp[64];
-  int rc = SPAA_E_NOMEM;
-
-  h->source_tool = "pprof";
-  h->frame_order = SPAA_LEAF_TO_ROOT;
-  h->id_mode = SPAA_IDS_CONTENT;
-  if (n && (!(c->ev_type = calloc(n, sizeof(*c->ev_type))) ||
-            !(c->ev_name = calloc(n, sizeof(*c->ev_name))) ||
-            !(c->ev_unit = calloc(n, sizeof(*c->ev_unit))) ||
-            !(names = calloc(n, sizeof(*names)))))
-    goto out;
-  /* names in pprof order: the type, made unique ("" -> sample_type_<i>, repeats -> _<i>) */
   for (i = 0; i < n; i++) {
     const char *t = S(c, m->sample_type[i]->type);
     if (!t)
-      goto out;
+      return SPAA_E_NOMEM;
     if (!*t) {
       snprintf(tmp, sizeof(tmp), "sample_type_%zu", i);
       t = tmp;
@@ -151,7 +139,7 @@ static int build_header(struct conv *c, int64_t *start_ns, int64_t *end_ns)
       size_t sfx = i;
       char *u = malloc(strlen(t) + 24);
       if (!u)
-        goto out;
+        return SPAA_E_NOMEM;
       do {
         sprintf(u, "%s_%zu", t, sfx);
         sfx += n;
@@ -162,29 +150,40 @@ static int build_header(struct conv *c, int64_t *start_ns, int64_t *end_ns)
       t = spaa_strdup(c->p, tmp);
     }
     if (!t)
-      goto out;
+      return SPAA_E_NOMEM;
     names[i] = c->ev_name[i] = t;
   }
-  /* the primary event: default_sample_type, else (as pprof does) the last type */
-  primary = n ? n - 1 : 0;
+  return 0;
+}
+
+/* The primary sample type: default_sample_type, else (as pprof does) the last type. */
+static size_t primary_type(struct conv *c)
+{
+  const Perftools__Profiles__Profile *m = c->m;
+  size_t n = m->n_sample_type, i;
   if (has_str(m->default_sample_type))
     for (i = 0; i < n; i++)
       if (m->sample_type[i]->type == m->default_sample_type ||
-          !strcmp(S(c, m->sample_type[i]->type), S(c, m->default_sample_type))) {
-        primary = i;
-        break;
-      }
-  for (i = 0, pos = 0; i < n; i++) {
+          !strcmp(S(c, m->sample_type[i]->type), S(c, m->default_sample_type)))
+        return i;
+  return n ? n - 1 : 0;
+}
+
+/* One event per sample type, the primary first; c->ev_type/ev_name/ev_unit in that order. */
+static int add_events(struct conv *c, const char **names)
+{
+  const Perftools__Profiles__Profile *m = c->m;
+  size_t n = m->n_sample_type, i, primary = primary_type(c);
+  for (i = 0; i < n; i++) {
     size_t t = i == 0 ? primary : (i <= primary ? i - 1 : i);
     const char *type = S(c, m->sample_type[t]->type), *unit = S(c, m->sample_type[t]->unit);
     const char *std = standard_metric(type, unit);
     struct spaa_event *e = spaa_add_event(c->p);
     if (!e)
-      goto out;
-    c->ev_type[pos] = t;
-    c->ev_name[pos] = names[t];
-    c->ev_unit[pos] = *unit ? unit : NULL;
-    pos++;
+      return SPAA_E_NOMEM;
+    c->ev_type[i] = t;
+    c->ev_name[i] = names[t];
+    c->ev_unit[i] = *unit ? unit : NULL;
     e->name = names[t];
     e->kind = event_kind(type);
     e->mode = "period";
@@ -196,65 +195,103 @@ static int build_header(struct conv *c, int64_t *start_ns, int64_t *end_ns)
     if (std) {
       if (!(e->extra = json_object()) ||
           jset(e->extra, "x_pprof_standard_metric", json_string(std)))
-        goto out;
+        return SPAA_E_NOMEM;
       if (starts_with(type, "inuse_") &&
           jset(e->extra, "allocation_tracking", json_pack("{s:b}", "tracks_frees", 1)))
-        goto out;
+        return SPAA_E_NOMEM;
     }
   }
-  /* what SPAA has no field for goes into header extras */
-  if (!(x = json_object()) || !(a = json_array()) || jset(x, "x_pprof_sample_types", a))
-    goto out;
-  for (i = 0; i < n; i++) {
+  return 0;
+}
+
+/* What SPAA's header has no field for, as x_pprof_* keys of a new object (*out). */
+static int header_extras(struct conv *c, json_t **out)
+{
+  const Perftools__Profiles__Profile *m = c->m;
+  json_t *x = json_object(), *a;
+  size_t i;
+  *out = x;
+  if (!x || !(a = json_array()) || jset(x, "x_pprof_sample_types", a))
+    return SPAA_E_NOMEM;
+  for (i = 0; i < m->n_sample_type; i++) {
     json_t *vt = json_object();
     if (!vt || json_array_append_new(a, vt) || jset(vt, "type", jstr(c, m->sample_type[i]->type)) ||
         jset(vt, "unit", jstr(c, m->sample_type[i]->unit)))
-      goto out;
+      return SPAA_E_NOMEM;
   }
   if (has_str(m->default_sample_type) &&
       jset(x, "x_pprof_default_sample_type", jstr(c, m->default_sample_type)))
-    goto out;
+    return SPAA_E_NOMEM;
   if (m->period_type || m->period) {
     json_t *pt = json_object();
     if (jset(x, "x_pprof_period", pt) || jset(pt, "value", json_integer(m->period)))
-      goto out;
+      return SPAA_E_NOMEM;
     if (m->period_type && (jset(pt, "type", jstr(c, m->period_type->type)) ||
                            jset(pt, "unit", jstr(c, m->period_type->unit))))
-      goto out;
+      return SPAA_E_NOMEM;
   }
   if (m->time_nanos && jset(x, "x_pprof_time_nanos", json_integer(m->time_nanos)))
-    goto out;
+    return SPAA_E_NOMEM;
   if (m->duration_nanos && jset(x, "x_pprof_duration_nanos", json_integer(m->duration_nanos)))
-    goto out;
+    return SPAA_E_NOMEM;
   if (m->n_comment) {
     if (!(a = json_array()) || jset(x, "x_pprof_comments", a))
-      goto out;
+      return SPAA_E_NOMEM;
     for (i = 0; i < m->n_comment; i++)
       if (json_array_append_new(a, jstr(c, m->comment[i])))
-        goto out;
+        return SPAA_E_NOMEM;
   }
   if ((has_str(m->drop_frames) && jset(x, "x_pprof_drop_frames", jstr(c, m->drop_frames))) ||
       (has_str(m->keep_frames) && jset(x, "x_pprof_keep_frames", jstr(c, m->keep_frames))) ||
       (has_str(m->doc_url) && jset(x, "x_pprof_doc_url", jstr(c, m->doc_url))))
+    return SPAA_E_NOMEM;
+  return 0;
+}
+
+/* The time range in unix ns from time_nanos and duration_nanos (scaled when the writer used
+ * a coarser unit); an overflowing duration gives end = start. */
+static void header_time(struct conv *c, int64_t *start_ns, int64_t *end_ns)
+{
+  const Perftools__Profiles__Profile *m = c->m;
+  struct spaa_header *h = &c->p->header;
+  int64_t sc, st, du = 0, en;
+  *start_ns = *end_ns = 0;
+  if (m->time_nanos <= 0)
+    return;
+  sc = time_scale(m->time_nanos);
+  if (__builtin_mul_overflow(m->time_nanos, sc, &st))
+    st = m->time_nanos, sc = 1;
+  if (__builtin_mul_overflow(m->duration_nanos, sc, &du) || __builtin_add_overflow(st, du, &en))
+    en = st;
+  h->has_time_range = 1;
+  h->start = spaa_int(st);
+  h->end = spaa_int(en);
+  h->time_unit = "nanoseconds";
+  *start_ns = st;
+  *end_ns = en;
+}
+
+static int build_header(struct conv *c, int64_t *start_ns, int64_t *end_ns)
+{
+  struct spaa_header *h = &c->p->header;
+  size_t n = c->m->n_sample_type;
+  const char **names = NULL;
+  json_t *x = NULL;
+  int rc = SPAA_E_NOMEM;
+  h->source_tool = "pprof";
+  h->frame_order = SPAA_LEAF_TO_ROOT;
+  h->id_mode = SPAA_IDS_CONTENT;
+  if (n && (!(c->ev_type = calloc(n, sizeof(*c->ev_type))) ||
+            !(c->ev_name = calloc(n, sizeof(*c->ev_name))) ||
+            !(c->ev_unit = calloc(n, sizeof(*c->ev_unit))) ||
+            !(names = calloc(n, sizeof(*names)))))
+    goto out;
+  if ((rc = event_names(c, names)) || (rc = add_events(c, names)) ||
+      (rc = header_extras(c, &x)))
     goto out;
   h->extra = x;
   x = NULL;
-  /* time range in unix ns */
-  *start_ns = *end_ns = 0;
-  if (m->time_nanos > 0) {
-    int64_t sc = time_scale(m->time_nanos), st, du = 0, en;
-    if (__builtin_mul_overflow(m->time_nanos, sc, &st))
-      st = m->time_nanos, sc = 1;
-    if (__builtin_mul_overflow(m->duration_nanos, sc, &du) || __builtin_add_overflow(st, du, &en))
-      en = st;
-    h->has_time_range = 1;
-    h->start = spaa_int(st);
-    h->end = spaa_int(en);
-    h->time_unit = "nanoseconds";
-    *start_ns = st;
-    *end_ns = en;
-  }
-  rc = 0;
+  header_time(c, start_ns, end_ns);
 out:
   json_decref(x);
   free(names);
