@@ -24,6 +24,7 @@
 
 #include <microhttpd.h>
 
+#include "base/base64.h"
 #include "base/limits.h"
 #include "server/decode.h"
 #include "server/log.h"
@@ -216,40 +217,6 @@ int spaa_http_ct_equal(const char *given, size_t given_len, const char *secret,
   return diff == 0;
 }
 
-/* RFC 4648 base64 into out (size n, NUL-terminated); decoded length or -1. */
-static long b64_decode(const char *s, char *out, size_t n)
-{
-  unsigned acc = 0;
-  int bits = 0;
-  size_t o = 0;
-  for (; *s && *s != '='; s++) {
-    int v;
-    char c = *s;
-    if (c >= 'A' && c <= 'Z')
-      v = c - 'A';
-    else if (c >= 'a' && c <= 'z')
-      v = c - 'a' + 26;
-    else if (c >= '0' && c <= '9')
-      v = c - '0' + 52;
-    else if (c == '+' || c == '-')
-      v = 62;
-    else if (c == '/' || c == '_')
-      v = 63;
-    else
-      return -1;
-    acc = (acc << 6) | (unsigned)v;
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      if (o + 1 >= n)
-        return -1;
-      out[o++] = (char)((acc >> bits) & 0xff);
-    }
-  }
-  out[o] = 0;
-  return (long)o;
-}
-
 int spaa_http_token_ok(const struct spaa_req *req, char *const *tokens, size_t n,
                        int allow_basic)
 {
@@ -272,12 +239,14 @@ int spaa_http_token_ok(const struct spaa_req *req, char *const *tokens, size_t n
     while (cl && cand[cl - 1] == ' ')
       cl--;
   } else if (allow_basic && strncasecmp(a, "Basic ", 6) == 0) {
-    long bl = b64_decode(a + 6 + strspn(a + 6, " "), basic, sizeof(basic));
-    char *colon = bl > 0 ? memchr(basic, ':', (size_t)bl) : NULL;
+    const char *b64 = a + 6 + strspn(a + 6, " ");
+    size_t bl;
+    char *colon = spaa_base64_decode(basic, sizeof(basic), b64, strlen(b64), &bl) == 0
+                      ? memchr(basic, ':', bl) : NULL;
     if (!colon)
       return 0;
     cand = colon + 1;
-    cl = (size_t)bl - (size_t)(cand - basic);
+    cl = bl - (size_t)(cand - basic);
   }
   if (!cand || !cl)
     return 0;

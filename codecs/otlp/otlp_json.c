@@ -10,6 +10,7 @@
 
 #include <jansson.h>
 
+#include "base/base64.h"
 #include "base/hex.h"
 #include "base/limits.h"
 #include "otlp/otlp_int.h"
@@ -88,26 +89,11 @@ static const ProtobufCFieldDescriptor *find_field(const ProtobufCMessageDescript
   return NULL;
 }
 
-static int b64v(int ch)
-{
-  if (ch >= 'A' && ch <= 'Z')
-    return ch - 'A';
-  if (ch >= 'a' && ch <= 'z')
-    return ch - 'a' + 26;
-  if (ch >= '0' && ch <= '9')
-    return ch - '0' + 52;
-  if (ch == '+' || ch == '-')
-    return 62;
-  if (ch == '/' || ch == '_')
-    return 63;
-  return -1;
-}
-
 /* hex (when `ids` and the text is all hex of even length) else base64 (std or url, padding
  * optional). 0 and *out malloc'd (NULL for empty), or -1. */
 static int decode_bytes(const char *s, size_t n, int ids, ProtobufCBinaryData *out)
 {
-  size_t i, o = 0;
+  size_t o = 0;
   uint8_t *b;
   out->len = 0;
   out->data = NULL;
@@ -117,28 +103,9 @@ static int decode_bytes(const char *s, size_t n, int ids, ProtobufCBinaryData *o
     return -2;
   if (ids && spaa_hex_decode(b, s, n, 0) == 0) {
     o = n / 2;
-  } else {
-    uint32_t acc = 0;
-    int bits = 0;
-    while (n && s[n - 1] == '=')
-      n--;
-    for (i = 0; i < n; i++) {
-      int v = b64v((unsigned char)s[i]);
-      if (v < 0) {
-        free(b);
-        return -1;
-      }
-      acc = (acc << 6) | (uint32_t)v;
-      bits += 6;
-      if (bits >= 8) {
-        bits -= 8;
-        b[o++] = (uint8_t)(acc >> bits);
-      }
-    }
-    if (bits >= 6) {
-      free(b);
-      return -1;
-    }
+  } else if (spaa_base64_decode(b, n, s, n, &o)) {
+    free(b);
+    return -1;
   }
   out->data = b;
   out->len = o;
