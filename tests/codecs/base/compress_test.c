@@ -373,12 +373,13 @@ static void test_csink_round_trip(void **state)
     for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
       for (k = 0; k < sizeof(pieces) / sizeof(pieces[0]); k++) {
         size_t n = sizes[i], pos;
-        uint8_t *data = spaa_test_sample(n);
+        uint8_t *data;
         struct spaa_csink *s;
         struct spaa_err err;
         struct down d;
         if (n > 5000 && pieces[k] == 1)
           continue; /* slow and says nothing new */
+        data = spaa_test_sample(n);
         memset(&d, 0, sizeof(d));
         spaa_buf_init(&d.b, 0);
         assert_int_equal(spaa_csink_open(c, c == SPAA_CODING_ZSTD ? 3 : 6, down_cb, &d, &s,
