@@ -258,7 +258,17 @@ static double write_time(const uint8_t *buf, size_t len, int iters, size_t *byte
   return b < 0 ? -1 : b;
 }
 
-static void compare(const char *name, const uint8_t *buf, size_t len, int iters)
+/* The figures issue 16 sets targets for, filled as the benchmarks run (< 0: not measured). */
+struct figures {
+  double conv_ms, conv_floor_ms;     /* large.cpu conversion, and its floor in that run */
+  double ingest_ms, ingest_floor_ms; /* its ingest into a store holding its stacks, floor */
+  double proc_ms;                    /* `convert --from pprof` whole process */
+  double go_ms;                      /* `go tool pprof -raw` whole process */
+  double rss_mib;                    /* our process's peak RSS */
+};
+
+static void compare(const char *name, const uint8_t *buf, size_t len, int iters,
+                    struct figures *fig)
 {
   size_t wbytes = 0;
   double wr = write_time(buf, len, iters, &wbytes);
@@ -268,6 +278,8 @@ static void compare(const char *name, const uint8_t *buf, size_t len, int iters)
     printf("%-12s failed\n", name);
     return;
   }
+  if (fig)
+    fig->conv_ms = cv * 1e3, fig->conv_floor_ms = fl * 1e3;
   printf("%-12s floor (gunzip + protoc-c unpack) %8.2f ms   conversion %8.2f ms   ratio %.2fx "
          "(target <= 1.5x)\n", name, fl * 1e3, cv * 1e3, cv / fl);
   printf("%-12s   of which: decode+validate %.2f ms (%.2fx floor), model %.2f ms, "
@@ -317,7 +329,8 @@ out:
   return rc;
 }
 
-static void ingest_bench(const char *name, const uint8_t *buf, size_t len, int iters)
+static void ingest_bench(const char *name, const uint8_t *buf, size_t len, int iters,
+                         struct figures *fig)
 {
   char dir[] = "/tmp/spaa-bench-pprof-XXXXXX", db[64], f[80];
   static const char *const suffix[] = {"", "-wal", "-shm"};
@@ -343,7 +356,9 @@ static void ingest_bench(const char *name, const uint8_t *buf, size_t len, int i
   again = best(ingest_once, buf, len, iters);
   if (fl < 0 || first < 0 || again < 0)
     printf("%-12s ingest failed\n", name);
-  else
+  else if (fig)
+    fig->ingest_ms = again * 1e3, fig->ingest_floor_ms = fl * 1e3;
+  if (fl >= 0 && first >= 0 && again >= 0)
     printf("%-12s ingest, same profile again (new id, seen stacks): %8.2f ms   ratio %.2fx "
            "floor (target <= 3x); the first, into an empty store: %.2f ms (%.2fx)\n",
            name, again * 1e3, again / fl, first * 1e3, first / fl);
@@ -415,7 +430,7 @@ static int convert_write(const char *path)
   return rc ? 1 : 0;
 }
 
-static void process_bench(const char *self, const char *path)
+static void process_bench(const char *self, const char *path, struct figures *fig)
 {
   char bin[4096], *conv[] = {bin, "convert", "--from", "pprof", (char *)path, NULL};
   char *standin[] = {(char *)self, "--convert-write", (char *)path, NULL};
@@ -445,13 +460,47 @@ static void process_bench(const char *self, const char *path)
   }
   printf("process: %s on large.cpu: %.1f ms, peak RSS %.1f MiB (target <= 40 MiB)\n", what,
          ours * 1e3, rss / 1024.0);
+  fig->proc_ms = ours * 1e3;
+  fig->rss_mib = rss / 1024.0;
   go = best_proc(gopprof, 3, &go_rss);
-  if (go < 0)
+  if (go < 0) {
     printf("process: `go tool pprof -raw` not available (golang-go not installed?): no ratio\n");
-  else
-    printf("process: go tool pprof -raw on large.cpu: %.1f ms (the go command's own peak RSS "
+    return;
+  }
+  fig->go_ms = go * 1e3;
+  printf("process: go tool pprof -raw on large.cpu: %.1f ms (the go command's own peak RSS "
            "%.1f MiB); ours is %.1fx faster (target >= 10x)\n", go * 1e3, go_rss / 1024.0,
            go / ours);
+}
+
+static const char *met(int ok)
+{
+  return ok ? "met" : "missed";
+}
+
+/* The issue's targets for large.cpu, one line each, every figure from this run. */
+static void summary(const struct figures *f)
+{
+  printf("\nsummary, google-pprof_large.cpu (issue 16 targets; floor = gunzip + protobuf-c "
+         "unpack in the same run)\n");
+  if (f->conv_ms >= 0)
+    printf("  pprof conversion / floor:                      %6.2fx  (%.1f ms / %.1f ms)   "
+           "target <= 1.5x: %s\n", f->conv_ms / f->conv_floor_ms, f->conv_ms,
+           f->conv_floor_ms, met(f->conv_ms <= 1.5 * f->conv_floor_ms));
+  if (f->ingest_ms >= 0)
+    printf("  pprof ingest, stacks already stored / floor:   %6.2fx  (%.1f ms / %.1f ms)   "
+           "target <= 3x: %s\n", f->ingest_ms / f->ingest_floor_ms, f->ingest_ms,
+           f->ingest_floor_ms, met(f->ingest_ms <= 3 * f->ingest_floor_ms));
+  if (f->proc_ms >= 0 && f->go_ms >= 0)
+    printf("  convert --from pprof vs go tool pprof -raw:    %6.2fx faster (%.1f ms vs %.1f ms)   "
+           "target >= 10x: %s\n", f->go_ms / f->proc_ms, f->proc_ms, f->go_ms,
+           met(f->go_ms >= 10 * f->proc_ms));
+  else
+    printf("  convert --from pprof vs go tool pprof -raw:    not measured (%s)\n",
+           f->proc_ms < 0 ? "our process failed" : "no go tool pprof");
+  if (f->rss_mib >= 0)
+    printf("  convert --from pprof peak RSS:                 %6.1f MiB                          "
+           "target <= 40 MiB: %s\n", f->rss_mib, met(f->rss_mib <= 40));
 }
 
 /* VmHWM (peak resident set) of this process in KiB, from /proc/self/status; -1 if unknown. */
@@ -504,6 +553,7 @@ int main(int argc, char **argv)
   uint8_t *buf, *syn;
   size_t len, syn_len;
   long base_rss, rss;
+  struct figures fig = {-1, -1, -1, -1, -1, -1, -1};
 
   if (argc == 3 && strcmp(argv[1], "--once") == 0) { /* the child of child_rss_kib */
     int rc;
@@ -528,20 +578,21 @@ int main(int argc, char **argv)
   }
   /* whole processes first, while this parent is small: a child's peak RSS as wait4 reports
    * it starts from the parent's at fork */
-  process_bench("/proc/self/exe", path);
+  process_bench("/proc/self/exe", path, &fig);
   if (!(buf = spaa_test_read_file(path, &len))) {
     fprintf(stderr, "cannot read %s\n", path);
     return 2;
   }
-  compare("large.cpu", buf, len, 20);
-  ingest_bench("large.cpu", buf, len, 10);
+  compare("large.cpu", buf, len, 20, &fig);
+  ingest_bench("large.cpu", buf, len, 10, &fig);
   syn = synthetic(200000, 60000, 40000, &syn_len);
-  compare("synthetic", syn, syn_len, 5);
-  ingest_bench("synthetic", syn, syn_len, 3);
+  compare("synthetic", syn, syn_len, 5, NULL);
+  ingest_bench("synthetic", syn, syn_len, 3, NULL);
   base_rss = child_rss_kib("/proc/self/exe", "--nothing", path);
   rss = child_rss_kib("/proc/self/exe", "--once", path);
   printf("peak RSS converting large.cpu in a fresh process: %.1f MiB (an empty run: %.1f MiB)\n",
          rss / 1024.0, base_rss / 1024.0);
+  summary(&fig);
   free(buf);
   free(syn);
   return 0;
