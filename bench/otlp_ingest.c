@@ -6,7 +6,9 @@
  * against jansson's bare parse. Prints the ratios (targets: convert <= 1.5x, store with the
  * stacks stored <= 5x, JSON <= 3x) and a summary line for the capture; asserts nothing.
  * Usage: bench_otlp_ingest [SHARED_DIR [ebpf|json|synth]]   (default: as tests/support/fixture.h,
- * $SPAA_SHARED or ../shared beside the source tree) */
+ * $SPAA_SHARED or ../shared beside the source tree)
+ *        bench_otlp_ingest SHARED_DIR callgrind [N]   (the capture stored once, then N times
+ *        more in profiled_stores(), for valgrind --tool=callgrind; prints nothing) */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,6 +138,35 @@ static void store_close(void)
     snprintf(path, sizeof(path), "%s/bench.db%s", g_dir, sfx[i]);
     unlink(path);
   }
+}
+
+/* n stores of the capture into a store holding its stacks, and nothing else: what a
+ * profiler is pointed at. Never inlined, so that valgrind's --zero-before / --dump-after
+ * can name it. */
+static __attribute__((noinline)) void profiled_stores(int n)
+{
+  int i;
+  for (i = 0; i < n; i++)
+    run_store();
+}
+
+/* The callgrind mode: open, store once (the stacks become known), profiled_stores(n). */
+static int callgrind_mode(int n)
+{
+  static const char ebpf_bin[] = "pyroscope_otel-ebpf-profile.pb.bin";
+  size_t len;
+  uint8_t *b = spaa_test_fixture_in("otlp", ebpf_bin, &len);
+  if (!b)
+    return 2;
+  g_buf = b;
+  g_len = len;
+  store_open();
+  g_new_ids = 1;
+  run_store();
+  profiled_stores(n);
+  store_close();
+  free(b);
+  return 0;
 }
 
 static void run_jansson(void)
@@ -437,6 +468,11 @@ int main(int argc, char **argv)
   if (!mkdtemp(g_dir)) {
     perror("mkdtemp");
     return 1;
+  }
+  if (only && strcmp(only, "callgrind") == 0) {
+    int rc = callgrind_mode(argc > 3 ? atoi(argv[3]) : 20);
+    rmdir(g_dir);
+    return rc;
   }
   printf("OTLP ingest benchmark (best of 3 rounds or more; ratio = time / floor)\n");
   if ((!only || strcmp(only, "ebpf") == 0) && (b = spaa_test_fixture_in("otlp", ebpf_bin, &len))) {
