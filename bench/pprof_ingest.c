@@ -3,9 +3,12 @@
  * store that has seen the same profile before), against the floor of gunzip + protoc-c
  * unpack alone, measured in the same run; then whole processes: `spaa-relay convert --from
  * pprof` (or, while that command is not built, this program converting and writing SPAA in a
- * fresh process) against `go tool pprof -raw`, with peak RSS.
+ * fresh process) against `go tool pprof -raw`, with peak RSS. Ends with a summary of issue
+ * 16's targets for large.cpu.
  * Usage: bench_pprof_ingest [large.cpu]   (default fixtures/pprof/ of the shared folder,
  * found as tests/support/fixture.h does: $SPAA_SHARED or ../shared beside the source tree)
+ *        bench_pprof_ingest --callgrind N [large.cpu]   (one ingest, then N more of the same
+ *        profile in profiled_ingests(), for valgrind --tool=callgrind; prints nothing)
  * Env: SPAA_BIN = the spaa-relay binary (default ../spaa-relay beside this program). */
 #include <inttypes.h>
 #include <stdio.h>
@@ -258,7 +261,17 @@ static double write_time(const uint8_t *buf, size_t len, int iters, size_t *byte
   return b < 0 ? -1 : b;
 }
 
-static void compare(const char *name, const uint8_t *buf, size_t len, int iters)
+/* The figures issue 16 sets targets for, filled as the benchmarks run (< 0: not measured). */
+struct figures {
+  double conv_ms, conv_floor_ms;     /* large.cpu conversion, and its floor in that run */
+  double ingest_ms, ingest_floor_ms; /* its ingest into a store holding its stacks, floor */
+  double proc_ms;                    /* `convert --from pprof` whole process */
+  double go_ms;                      /* `go tool pprof -raw` whole process */
+  double rss_mib;                    /* our process's peak RSS */
+};
+
+static void compare(const char *name, const uint8_t *buf, size_t len, int iters,
+                    struct figures *fig)
 {
   size_t wbytes = 0;
   double wr = write_time(buf, len, iters, &wbytes);
@@ -268,6 +281,8 @@ static void compare(const char *name, const uint8_t *buf, size_t len, int iters)
     printf("%-12s failed\n", name);
     return;
   }
+  if (fig)
+    fig->conv_ms = cv * 1e3, fig->conv_floor_ms = fl * 1e3;
   printf("%-12s floor (gunzip + protoc-c unpack) %8.2f ms   conversion %8.2f ms   ratio %.2fx "
          "(target <= 1.5x)\n", name, fl * 1e3, cv * 1e3, cv / fl);
   printf("%-12s   of which: decode+validate %.2f ms (%.2fx floor), model %.2f ms, "
@@ -317,7 +332,22 @@ out:
   return rc;
 }
 
-static void ingest_bench(const char *name, const uint8_t *buf, size_t len, int iters)
+/* n ingests of a profile whose stacks are stored, and nothing else: what a profiler is
+ * pointed at (`--callgrind N`; see docs/benchmarks.md). Never inlined, so that valgrind's
+ * --zero-before / --dump-after can name it. 0 or -1. */
+static __attribute__((noinline)) int profiled_ingests(const uint8_t *buf, size_t len, int n)
+{
+  int i;
+  for (i = 0; i < n; i++)
+    if (ingest_once(buf, len))
+      return -1;
+  return 0;
+}
+
+/* Time ingests into a fresh store (the first, then `iters` more of the same profile); with
+ * profile_n > 0, after the first run profiled_ingests(profile_n) instead of timing. */
+static void ingest_bench(const char *name, const uint8_t *buf, size_t len, int iters,
+                         struct figures *fig, int profile_n)
 {
   char dir[] = "/tmp/spaa-bench-pprof-XXXXXX", db[64], f[80];
   static const char *const suffix[] = {"", "-wal", "-shm"};
@@ -338,12 +368,19 @@ static void ingest_bench(const char *name, const uint8_t *buf, size_t len, int i
     fprintf(stderr, "store open: %s\n", err.msg);
     goto out;
   }
+  if (profile_n > 0) {
+    if (ingest_once(buf, len) || profiled_ingests(buf, len, profile_n))
+      printf("%-12s ingest failed\n", name);
+    goto out;
+  }
   fl = best(floor_once, buf, len, iters);
   first = best(ingest_once, buf, len, 1); /* a cold store: every stack and frame is new */
   again = best(ingest_once, buf, len, iters);
   if (fl < 0 || first < 0 || again < 0)
     printf("%-12s ingest failed\n", name);
-  else
+  else if (fig)
+    fig->ingest_ms = again * 1e3, fig->ingest_floor_ms = fl * 1e3;
+  if (fl >= 0 && first >= 0 && again >= 0)
     printf("%-12s ingest, same profile again (new id, seen stacks): %8.2f ms   ratio %.2fx "
            "floor (target <= 3x); the first, into an empty store: %.2f ms (%.2fx)\n",
            name, again * 1e3, again / fl, first * 1e3, first / fl);
@@ -415,7 +452,7 @@ static int convert_write(const char *path)
   return rc ? 1 : 0;
 }
 
-static void process_bench(const char *self, const char *path)
+static void process_bench(const char *self, const char *path, struct figures *fig)
 {
   char bin[4096], *conv[] = {bin, "convert", "--from", "pprof", (char *)path, NULL};
   char *standin[] = {(char *)self, "--convert-write", (char *)path, NULL};
@@ -445,13 +482,61 @@ static void process_bench(const char *self, const char *path)
   }
   printf("process: %s on large.cpu: %.1f ms, peak RSS %.1f MiB (target <= 40 MiB)\n", what,
          ours * 1e3, rss / 1024.0);
+  fig->proc_ms = ours * 1e3;
+  fig->rss_mib = rss / 1024.0;
   go = best_proc(gopprof, 3, &go_rss);
-  if (go < 0)
+  if (go < 0) {
     printf("process: `go tool pprof -raw` not available (golang-go not installed?): no ratio\n");
-  else
-    printf("process: go tool pprof -raw on large.cpu: %.1f ms (the go command's own peak RSS "
+    return;
+  }
+  fig->go_ms = go * 1e3;
+  printf("process: go tool pprof -raw on large.cpu: %.1f ms (the go command's own peak RSS "
            "%.1f MiB); ours is %.1fx faster (target >= 10x)\n", go * 1e3, go_rss / 1024.0,
            go / ours);
+}
+
+static const char *met(int ok)
+{
+  return ok ? "met" : "missed";
+}
+
+/* One summary line: what, the figure, the target and whether it is met. */
+static void summary_line(const char *what, const char *figure, const char *target, int ok)
+{
+  printf("  %-44s %-40s target %s: %s\n", what, figure, target, met(ok));
+}
+
+/* The issue's targets for large.cpu, one line each, every figure from this run. */
+static void summary(const struct figures *f)
+{
+  char fig[96];
+  printf("\nsummary, google-pprof_large.cpu (issue 16 targets; floor = gunzip + protobuf-c "
+         "unpack in the same run)\n");
+  if (f->conv_ms >= 0) {
+    snprintf(fig, sizeof(fig), "%6.2fx (%.1f ms / %.1f ms)", f->conv_ms / f->conv_floor_ms,
+             f->conv_ms, f->conv_floor_ms);
+    summary_line("pprof conversion / floor:", fig, "<= 1.5x",
+                 f->conv_ms <= 1.5 * f->conv_floor_ms);
+  }
+  if (f->ingest_ms >= 0) {
+    snprintf(fig, sizeof(fig), "%6.2fx (%.1f ms / %.1f ms)", f->ingest_ms / f->ingest_floor_ms,
+             f->ingest_ms, f->ingest_floor_ms);
+    summary_line("pprof ingest, stacks already stored / floor:", fig, "<= 3x",
+                 f->ingest_ms <= 3 * f->ingest_floor_ms);
+  }
+  if (f->proc_ms >= 0 && f->go_ms >= 0) {
+    snprintf(fig, sizeof(fig), "%6.2fx faster (%.1f ms vs %.1f ms)", f->go_ms / f->proc_ms,
+             f->proc_ms, f->go_ms);
+    summary_line("convert --from pprof vs go tool pprof -raw:", fig, ">= 10x",
+                 f->go_ms >= 10 * f->proc_ms);
+  } else {
+    printf("  %-44s not measured (%s)\n", "convert --from pprof vs go tool pprof -raw:",
+           f->proc_ms < 0 ? "our process failed" : "no go tool pprof");
+  }
+  if (f->rss_mib >= 0) {
+    snprintf(fig, sizeof(fig), "%6.1f MiB", f->rss_mib);
+    summary_line("convert --from pprof peak RSS:", fig, "<= 40 MiB", f->rss_mib <= 40);
+  }
 }
 
 /* VmHWM (peak resident set) of this process in KiB, from /proc/self/status; -1 if unknown. */
@@ -504,6 +589,7 @@ int main(int argc, char **argv)
   uint8_t *buf, *syn;
   size_t len, syn_len;
   long base_rss, rss;
+  struct figures fig = {-1, -1, -1, -1, -1, -1, -1};
 
   if (argc == 3 && strcmp(argv[1], "--once") == 0) { /* the child of child_rss_kib */
     int rc;
@@ -514,6 +600,16 @@ int main(int argc, char **argv)
   }
   if (argc == 3 && strcmp(argv[1], "--convert-write") == 0)
     return convert_write(argv[2]);
+  if (argc >= 3 && strcmp(argv[1], "--callgrind") == 0) { /* n ingests, stacks stored */
+    const char *p = argc > 3 ? argv[3] : def;
+    if (argc == 3 && spaa_test_fixture_path(def, sizeof(def), "pprof/google-pprof_large.cpu"))
+      return 2;
+    if (!(buf = spaa_test_read_file(p, &len)))
+      return 2;
+    ingest_bench("large.cpu", buf, len, 1, NULL, atoi(argv[2]));
+    free(buf);
+    return 0;
+  }
   if (argc == 3 && strcmp(argv[1], "--nothing") == 0) {
     printf("%ld\n", vm_hwm_kib());
     return 0;
@@ -528,20 +624,21 @@ int main(int argc, char **argv)
   }
   /* whole processes first, while this parent is small: a child's peak RSS as wait4 reports
    * it starts from the parent's at fork */
-  process_bench("/proc/self/exe", path);
+  process_bench("/proc/self/exe", path, &fig);
   if (!(buf = spaa_test_read_file(path, &len))) {
     fprintf(stderr, "cannot read %s\n", path);
     return 2;
   }
-  compare("large.cpu", buf, len, 20);
-  ingest_bench("large.cpu", buf, len, 10);
+  compare("large.cpu", buf, len, 20, &fig);
+  ingest_bench("large.cpu", buf, len, 10, &fig, 0);
   syn = synthetic(200000, 60000, 40000, &syn_len);
-  compare("synthetic", syn, syn_len, 5);
-  ingest_bench("synthetic", syn, syn_len, 3);
+  compare("synthetic", syn, syn_len, 5, NULL);
+  ingest_bench("synthetic", syn, syn_len, 3, NULL, 0);
   base_rss = child_rss_kib("/proc/self/exe", "--nothing", path);
   rss = child_rss_kib("/proc/self/exe", "--once", path);
   printf("peak RSS converting large.cpu in a fresh process: %.1f MiB (an empty run: %.1f MiB)\n",
          rss / 1024.0, base_rss / 1024.0);
+  summary(&fig);
   free(buf);
   free(syn);
   return 0;

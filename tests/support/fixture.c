@@ -59,7 +59,7 @@ static void shared_candidate(char *out, size_t cap)
   if (env && *env)
     snprintf(out, cap, "%s", env);
   else {
-    char root[4000];
+    char root[2048]; /* well under every caller's cap, so that "/../shared" fits */
     source_root(root, sizeof(root));
     snprintf(out, cap, "%s/../shared", root);
   }
@@ -147,9 +147,16 @@ int spaa_test_have_fixtures(const char *dir, const char *who)
 
 void spaa_test_data_path(char *out, size_t cap, const char *name)
 {
-  char root[4000];
+  char rel[2048];
+  snprintf(rel, sizeof(rel), "tests/data/%s", name);
+  spaa_test_source_path(out, cap, rel);
+}
+
+void spaa_test_source_path(char *out, size_t cap, const char *rel)
+{
+  char root[2048];
   source_root(root, sizeof(root));
-  snprintf(out, cap, "%s/tests/data/%s", root, name);
+  snprintf(out, cap, "%s/%s", root, rel);
 }
 
 uint8_t *spaa_test_data(const char *name, size_t *len)

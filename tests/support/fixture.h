@@ -37,6 +37,10 @@ int spaa_test_have_fixtures(const char *dir, const char *who);
 /* tests/data/<name> of this source tree into out (truncated to cap). */
 void spaa_test_data_path(char *out, size_t cap, const char *name);
 
+/* <rel> inside this source tree into out (truncated to cap): for inputs that live beside
+ * the code, such as the Go program under tests/e2e/go. */
+void spaa_test_source_path(char *out, size_t cap, const char *rel);
+
 /* The bytes of tests/data/<name> as spaa_test_read_file; NULL (and a line on stderr naming
  * the file) when it cannot be read. */
 uint8_t *spaa_test_data(const char *name, size_t *len);
