@@ -282,173 +282,205 @@ static uint32_t rnd(uint32_t n)
 #define NPROF 8
 #define NSAMP 62000
 
-static uint8_t *synth(size_t *len)
+/* The synthetic request's parts (large: static storage, filled by synth's steps). */
+static struct {
+  char *strs[NSTR];
+  P(Function) fn[NFUNC], *fnp[NFUNC];
+  P(Mapping) mp[NMAP], *mpp[NMAP];
+  P(Location) loc[NLOC], *locp[NLOC];
+  P(Line) lines[NLOC * 2], *linep[NLOC * 2];
+  P(Stack) st[NSTACK], *stp[NSTACK];
+  int32_t stidx[NSTACK * 32];
+  P(KeyValueAndUnit) at[NATTR], *atp[NATTR];
+  Opentelemetry__Proto__Common__V1__AnyValue av[NATTR];
+  P(Link) lk, *lkp[1];
+  P(Profile) pr[NPROF], *prp[NPROF];
+  P(ValueType) vt[2];
+  P(Sample) sm[NPROF][NSAMP], *smp[NPROF][NSAMP];
+  int32_t sattr[NPROF][NSAMP][2];
+  int64_t vals[NPROF][NSAMP][4];
+  uint64_t tss[NPROF][NSAMP][4];
+  P(ProfilesDictionary) d;
+  P(ScopeProfiles) sp, *spp[1];
+  P(ResourceProfiles) rp, *rpp[1];
+} sy;
+
+/* String table, functions and mappings. */
+static void synth_strings_functions(void)
 {
-  static char *strs[NSTR];
-  static P(Function) fn[NFUNC], *fnp[NFUNC];
-  static P(Mapping) mp[NMAP], *mpp[NMAP];
-  static P(Location) loc[NLOC], *locp[NLOC];
-  static P(Line) lines[NLOC * 2], *linep[NLOC * 2];
-  static P(Stack) st[NSTACK], *stp[NSTACK];
-  static int32_t stidx[NSTACK * 32];
-  static P(KeyValueAndUnit) at[NATTR], *atp[NATTR];
-  static Opentelemetry__Proto__Common__V1__AnyValue av[NATTR];
-  static P(Link) lk, *lkp[1];
-  static P(Profile) pr[NPROF], *prp[NPROF];
-  static P(ValueType) vt[2];
-  static P(Sample) sm[NPROF][NSAMP], *smp[NPROF][NSAMP];
-  static int32_t sattr[NPROF][NSAMP][2];
-  static int64_t vals[NPROF][NSAMP][4];
-  static uint64_t tss[NPROF][NSAMP][4];
-  static P(ProfilesDictionary) d;
-  static P(ScopeProfiles) sp, *spp[1];
-  static P(ResourceProfiles) rp, *rpp[1];
-  Opentelemetry__Proto__Collector__Profiles__V1development__ExportProfilesServiceRequest r;
-  size_t i, j, li = 0, si = 0;
-  uint8_t *buf;
-  opentelemetry__proto__collector__profiles__v1development__export_profiles_service_request__init(&r);
-  PI(profiles_dictionary)(&d);
-  strs[0] = "";
+  size_t i;
+  sy.strs[0] = "";
   for (i = 1; i < NSTR; i++) {
     char tmp[64];
     snprintf(tmp, sizeof(tmp), i < 8 ? "k%zu" : "pkg%zu/module.(*Type).method_%zu", i % 97, i);
-    strs[i] = strdup(tmp);
+    sy.strs[i] = strdup(tmp);
   }
-  strs[1] = "samples";
-  strs[2] = "count";
-  strs[3] = "thread.name";
-  strs[4] = "thread.id";
-  strs[5] = "off_cpu";
-  strs[6] = "nanoseconds";
+  sy.strs[1] = "samples";
+  sy.strs[2] = "count";
+  sy.strs[3] = "thread.name";
+  sy.strs[4] = "thread.id";
+  sy.strs[5] = "off_cpu";
+  sy.strs[6] = "nanoseconds";
   for (i = 0; i < NFUNC; i++) {
-    PI(function)(&fn[i]);
-    fnp[i] = &fn[i];
+    PI(function)(&sy.fn[i]);
+    sy.fnp[i] = &sy.fn[i];
     if (i) {
-      fn[i].name_strindex = (int32_t)(8 + rnd(NSTR - 8));
-      fn[i].filename_strindex = (int32_t)(8 + rnd(NSTR - 8));
-      fn[i].start_line = rnd(2000);
+      sy.fn[i].name_strindex = (int32_t)(8 + rnd(NSTR - 8));
+      sy.fn[i].filename_strindex = (int32_t)(8 + rnd(NSTR - 8));
+      sy.fn[i].start_line = rnd(2000);
     }
   }
   for (i = 0; i < NMAP; i++) {
-    PI(mapping)(&mp[i]);
-    mpp[i] = &mp[i];
+    PI(mapping)(&sy.mp[i]);
+    sy.mpp[i] = &sy.mp[i];
     if (i) {
-      mp[i].memory_start = 0x400000ull * i;
-      mp[i].memory_limit = 0x400000ull * i + 0x100000;
-      mp[i].filename_strindex = (int32_t)(8 + i);
+      sy.mp[i].memory_start = 0x400000ull * i;
+      sy.mp[i].memory_limit = 0x400000ull * i + 0x100000;
+      sy.mp[i].filename_strindex = (int32_t)(8 + i);
     }
   }
+}
+
+/* Locations (some inlined, some without lines) and stacks of 8 to 31 locations. */
+static void synth_locations_stacks(void)
+{
+  size_t i, j, li = 0, si = 0;
   for (i = 0; i < NLOC; i++) {
-    PI(location)(&loc[i]);
-    locp[i] = &loc[i];
+    PI(location)(&sy.loc[i]);
+    sy.locp[i] = &sy.loc[i];
     if (!i)
       continue;
-    loc[i].mapping_index = (int32_t)(1 + rnd(NMAP - 1));
-    loc[i].address = mp[loc[i].mapping_index].memory_start + rnd(0x100000);
-    loc[i].n_lines = i % 10 == 0 ? 2 : (i % 17 == 0 ? 0 : 1);
-    loc[i].lines = &linep[li];
-    for (j = 0; j < loc[i].n_lines; j++, li++) {
-      PI(line)(&lines[li]);
-      linep[li] = &lines[li];
-      lines[li].function_index = (int32_t)(1 + rnd(NFUNC - 1));
-      lines[li].line = rnd(5000);
+    sy.loc[i].mapping_index = (int32_t)(1 + rnd(NMAP - 1));
+    sy.loc[i].address = sy.mp[sy.loc[i].mapping_index].memory_start + rnd(0x100000);
+    sy.loc[i].n_lines = i % 10 == 0 ? 2 : (i % 17 == 0 ? 0 : 1);
+    sy.loc[i].lines = &sy.linep[li];
+    for (j = 0; j < sy.loc[i].n_lines; j++, li++) {
+      PI(line)(&sy.lines[li]);
+      sy.linep[li] = &sy.lines[li];
+      sy.lines[li].function_index = (int32_t)(1 + rnd(NFUNC - 1));
+      sy.lines[li].line = rnd(5000);
     }
   }
   for (i = 0; i < NSTACK; i++) {
-    PI(stack)(&st[i]);
-    stp[i] = &st[i];
+    PI(stack)(&sy.st[i]);
+    sy.stp[i] = &sy.st[i];
     if (!i)
       continue;
-    st[i].n_location_indices = 8 + rnd(24);
-    st[i].location_indices = &stidx[si];
-    for (j = 0; j < st[i].n_location_indices; j++)
-      stidx[si++] = (int32_t)(1 + rnd(NLOC - 1));
+    sy.st[i].n_location_indices = 8 + rnd(24);
+    sy.st[i].location_indices = &sy.stidx[si];
+    for (j = 0; j < sy.st[i].n_location_indices; j++)
+      sy.stidx[si++] = (int32_t)(1 + rnd(NLOC - 1));
   }
+}
+
+/* Thread attributes, the one link, and the dictionary's tables. */
+static void synth_attributes(void)
+{
+  size_t i;
   for (i = 0; i < NATTR; i++) {
-    PI(key_value_and_unit)(&at[i]);
-    opentelemetry__proto__common__v1__any_value__init(&av[i]);
-    atp[i] = &at[i];
+    PI(key_value_and_unit)(&sy.at[i]);
+    opentelemetry__proto__common__v1__any_value__init(&sy.av[i]);
+    sy.atp[i] = &sy.at[i];
     if (!i)
       continue;
-    at[i].key_strindex = i % 2 ? 3 : 4;
-    at[i].value = &av[i];
+    sy.at[i].key_strindex = i % 2 ? 3 : 4;
+    sy.at[i].value = &sy.av[i];
     if (i % 2) {
-      av[i].value_case = OPENTELEMETRY__PROTO__COMMON__V1__ANY_VALUE__VALUE_STRING_VALUE_STRINDEX;
-      av[i].string_value_strindex = (int32_t)(8 + i);
+      sy.av[i].value_case = OPENTELEMETRY__PROTO__COMMON__V1__ANY_VALUE__VALUE_STRING_VALUE_STRINDEX;
+      sy.av[i].string_value_strindex = (int32_t)(8 + i);
     } else {
-      av[i].value_case = OPENTELEMETRY__PROTO__COMMON__V1__ANY_VALUE__VALUE_INT_VALUE;
-      av[i].int_value = 1000 + (int64_t)i;
+      sy.av[i].value_case = OPENTELEMETRY__PROTO__COMMON__V1__ANY_VALUE__VALUE_INT_VALUE;
+      sy.av[i].int_value = 1000 + (int64_t)i;
     }
   }
-  PI(link)(&lk);
-  lkp[0] = &lk;
-  d.string_table = strs;
-  d.n_string_table = NSTR;
-  d.function_table = fnp;
-  d.n_function_table = NFUNC;
-  d.mapping_table = mpp;
-  d.n_mapping_table = NMAP;
-  d.location_table = locp;
-  d.n_location_table = NLOC;
-  d.stack_table = stp;
-  d.n_stack_table = NSTACK;
-  d.attribute_table = atp;
-  d.n_attribute_table = NATTR;
-  d.link_table = lkp;
-  d.n_link_table = 1;
-  PI(value_type)(&vt[0]);
-  PI(value_type)(&vt[1]);
-  vt[0].type_strindex = 1;
-  vt[0].unit_strindex = 2;
-  vt[1].type_strindex = 5;
-  vt[1].unit_strindex = 6;
+  PI(link)(&sy.lk);
+  sy.lkp[0] = &sy.lk;
+  sy.d.string_table = sy.strs;
+  sy.d.n_string_table = NSTR;
+  sy.d.function_table = sy.fnp;
+  sy.d.n_function_table = NFUNC;
+  sy.d.mapping_table = sy.mpp;
+  sy.d.n_mapping_table = NMAP;
+  sy.d.location_table = sy.locp;
+  sy.d.n_location_table = NLOC;
+  sy.d.stack_table = sy.stp;
+  sy.d.n_stack_table = NSTACK;
+  sy.d.attribute_table = sy.atp;
+  sy.d.n_attribute_table = NATTR;
+  sy.d.link_table = sy.lkp;
+  sy.d.n_link_table = 1;
+}
+
+/* NPROF profiles of NSAMP samples: even ones counts, odd ones timed off-CPU values. */
+static void synth_profiles(void)
+{
+  size_t i, j;
+  PI(value_type)(&sy.vt[0]);
+  PI(value_type)(&sy.vt[1]);
+  sy.vt[0].type_strindex = 1;
+  sy.vt[0].unit_strindex = 2;
+  sy.vt[1].type_strindex = 5;
+  sy.vt[1].unit_strindex = 6;
   for (i = 0; i < NPROF; i++) {
     int timed = i % 2;
-    PI(profile)(&pr[i]);
-    prp[i] = &pr[i];
-    pr[i].sample_type = &vt[timed];
-    pr[i].time_unix_nano = 1767225600000000000ull;
-    pr[i].duration_nano = 60000000000ull;
-    pr[i].samples = smp[i];
-    pr[i].n_samples = NSAMP;
+    PI(profile)(&sy.pr[i]);
+    sy.prp[i] = &sy.pr[i];
+    sy.pr[i].sample_type = &sy.vt[timed];
+    sy.pr[i].time_unix_nano = 1767225600000000000ull;
+    sy.pr[i].duration_nano = 60000000000ull;
+    sy.pr[i].samples = sy.smp[i];
+    sy.pr[i].n_samples = NSAMP;
     for (j = 0; j < NSAMP; j++) {
       size_t k, n = 1 + rnd(4);
-      PI(sample)(&sm[i][j]);
-      smp[i][j] = &sm[i][j];
-      sm[i][j].stack_index = (int32_t)(1 + rnd(NSTACK - 1));
-      sattr[i][j][0] = (int32_t)(1 + 2 * rnd(NATTR / 2 - 1));
-      sattr[i][j][1] = sattr[i][j][0] + 1;
-      sm[i][j].attribute_indices = sattr[i][j];
-      sm[i][j].n_attribute_indices = 2;
-      sm[i][j].values = vals[i][j];
-      sm[i][j].n_values = timed ? n : 1;
+      PI(sample)(&sy.sm[i][j]);
+      sy.smp[i][j] = &sy.sm[i][j];
+      sy.sm[i][j].stack_index = (int32_t)(1 + rnd(NSTACK - 1));
+      sy.sattr[i][j][0] = (int32_t)(1 + 2 * rnd(NATTR / 2 - 1));
+      sy.sattr[i][j][1] = sy.sattr[i][j][0] + 1;
+      sy.sm[i][j].attribute_indices = sy.sattr[i][j];
+      sy.sm[i][j].n_attribute_indices = 2;
+      sy.sm[i][j].values = sy.vals[i][j];
+      sy.sm[i][j].n_values = timed ? n : 1;
       for (k = 0; k < n; k++) {
-        vals[i][j][k] = timed ? 1000 + rnd(100000000) : 1 + rnd(50);
-        tss[i][j][k] = pr[i].time_unix_nano + rnd(60000) * 1000000ull;
+        sy.vals[i][j][k] = timed ? 1000 + rnd(100000000) : 1 + rnd(50);
+        sy.tss[i][j][k] = sy.pr[i].time_unix_nano + rnd(60000) * 1000000ull;
       }
       if (timed) {
-        sm[i][j].timestamps_unix_nano = tss[i][j];
-        sm[i][j].n_timestamps_unix_nano = n;
+        sy.sm[i][j].timestamps_unix_nano = sy.tss[i][j];
+        sy.sm[i][j].n_timestamps_unix_nano = n;
       }
     }
   }
-  PI(scope_profiles)(&sp);
-  sp.profiles = prp;
-  sp.n_profiles = NPROF;
-  spp[0] = &sp;
-  PI(resource_profiles)(&rp);
-  rp.scope_profiles = spp;
-  rp.n_scope_profiles = 1;
-  rpp[0] = &rp;
-  r.resource_profiles = rpp;
+}
+
+static uint8_t *synth(size_t *len)
+{
+  Opentelemetry__Proto__Collector__Profiles__V1development__ExportProfilesServiceRequest r;
+  size_t i;
+  uint8_t *buf;
+  opentelemetry__proto__collector__profiles__v1development__export_profiles_service_request__init(&r);
+  PI(profiles_dictionary)(&sy.d);
+  synth_strings_functions();
+  synth_locations_stacks();
+  synth_attributes();
+  synth_profiles();
+  PI(scope_profiles)(&sy.sp);
+  sy.sp.profiles = sy.prp;
+  sy.sp.n_profiles = NPROF;
+  sy.spp[0] = &sy.sp;
+  PI(resource_profiles)(&sy.rp);
+  sy.rp.scope_profiles = sy.spp;
+  sy.rp.n_scope_profiles = 1;
+  sy.rpp[0] = &sy.rp;
+  r.resource_profiles = sy.rpp;
   r.n_resource_profiles = 1;
-  r.dictionary = &d;
+  r.dictionary = &sy.d;
   *len = protobuf_c_message_get_packed_size(&r.base);
   buf = malloc(*len);
   if (buf)
     protobuf_c_message_pack(&r.base, buf);
   for (i = 8; i < NSTR; i++)
-    free(strs[i]);
+    free(sy.strs[i]);
   return buf;
 }
 

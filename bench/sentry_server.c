@@ -242,6 +242,59 @@ static const char TXN[] = "{\"type\":\"transaction\",\"transaction\":\"GET /benc
 #define HDR_FMT "{\"event_id\":\"%s\",\"sent_at\":\"2026-01-01T00:00:00Z\"," \
                 "\"sdk\":{\"name\":\"sentry.javascript.node\",\"version\":\"10.0.0\"}}\n"
 
+/* ROUNDS rounds of every phase (those named in `only`, when given), interleaved, the best
+ * rate kept: the machine is shared. The server's request log goes to /dev/null meanwhile. */
+static void run_rounds(struct phase *ph, uint16_t port, const char *only)
+{
+  int saved_err, devnull;
+  fflush(stderr);
+  saved_err = dup(2);
+  devnull = open("/dev/null", O_WRONLY);
+  dup2(devnull, 2);
+  for (int r = 0; r < ROUNDS; r++)
+    for (int i = 0; i < 5; i++) {
+      struct phase t = ph[i];
+      size_t bad = ph[i].bad;
+      if (only && !strchr(only, '0' + i))
+        continue;
+      t.port = port;
+      run_phase(&t);
+      if (!ph[i].elapsed || (double)t.ok / t.elapsed > (double)ph[i].ok / ph[i].elapsed)
+        ph[i] = t;
+      ph[i].bad = bad + t.bad;
+    }
+  for (int i = 0; i < 5; i++)
+    if (!ph[i].elapsed)
+      ph[i].elapsed = 1;
+  fflush(stderr);
+  dup2(saved_err, 2);
+  close(devnull);
+  close(saved_err);
+}
+
+/* Rates per phase and the ratios to their floors. */
+static void report(const struct phase *ph, struct spaa_store *store, double secs, size_t lp,
+                   size_t lt)
+{
+  printf("%d connections, best of %d rounds of %.1f s per phase, envelope with profile %zu bytes, without %zu bytes\n",
+         CONNS, ROUNDS, secs, lp, lt);
+  for (int i = 0; i < 5; i++)
+    printf("%-48s %9.0f req/s  (%zu ok, %zu failed)\n", ph[i].name, (double)ph[i].ok / ph[i].elapsed,
+           ph[i].ok, ph[i].bad);
+  {
+    double floor_p = (double)ph[0].ok / ph[0].elapsed, floor_t = (double)ph[4].ok / ph[4].elapsed;
+    struct spaa_store_stats st;
+    spaa_store_stats(store, &st);
+    printf("ratio transaction-only envelopes / its floor: %5.1f%%  (target >= 60%%)\n",
+           100.0 * (double)ph[2].ok / ph[2].elapsed / floor_t);
+    printf("ratio profile envelopes (stored) / its floor: %5.1f%%  (target >= 60%%)\n",
+           100.0 * (double)ph[3].ok / ph[3].elapsed / floor_p);
+    printf("store: %llu profiles in %llu transactions, %llu busy\n",
+           (unsigned long long)st.stored, (unsigned long long)st.transactions,
+           (unsigned long long)st.busy);
+  }
+}
+
 int main(int argc, char **argv)
 {
   const char *dir = argc > 1 && argv[1][0] ? argv[1] : NULL;
@@ -259,7 +312,7 @@ int main(int argc, char **argv)
   struct spaa_route *routes;
   char *cargv[] = {"serve", "--listen", "127.0.0.1:0", "--data-dir", tmp, NULL};
   char *cenv[] = {NULL};
-  int saved_err, devnull, rc = 1;
+  int rc = 1;
   const char *qs = "/api/42/envelope/?sentry_key=bench&sentry_version=7&sentry_client=bench%2F1";
   struct phase ph[5];
 
@@ -342,48 +395,8 @@ int main(int argc, char **argv)
   ph[3].id_off[0] = 13; /* after {"event_id":" */
   ph[3].id_off[1] = id_in_profile;
   ph[3].seconds = secs;
-  /* the server logs every request at info, as in production: to /dev/null here */
-  fflush(stderr);
-  saved_err = dup(2);
-  devnull = open("/dev/null", O_WRONLY);
-  dup2(devnull, 2);
-  /* ROUNDS rounds of every phase, interleaved, best rate kept: the machine is shared */
-  for (int r = 0; r < ROUNDS; r++)
-    for (int i = 0; i < 5; i++) {
-      struct phase t = ph[i];
-      size_t bad = ph[i].bad;
-      if (only && !strchr(only, '0' + i))
-        continue;
-      t.port = spaa_http_port(http);
-      run_phase(&t);
-      if (!ph[i].elapsed || (double)t.ok / t.elapsed > (double)ph[i].ok / ph[i].elapsed)
-        ph[i] = t;
-      ph[i].bad = bad + t.bad;
-    }
-  for (int i = 0; i < 5; i++)
-    if (!ph[i].elapsed)
-      ph[i].elapsed = 1;
-  fflush(stderr);
-  dup2(saved_err, 2);
-  close(devnull);
-  close(saved_err);
-  printf("%d connections, best of %d rounds of %.1f s per phase, envelope with profile %zu bytes, without %zu bytes\n",
-         CONNS, ROUNDS, secs, lp, lt);
-  for (int i = 0; i < 5; i++)
-    printf("%-48s %9.0f req/s  (%zu ok, %zu failed)\n", ph[i].name, (double)ph[i].ok / ph[i].elapsed,
-           ph[i].ok, ph[i].bad);
-  {
-    double floor_p = (double)ph[0].ok / ph[0].elapsed, floor_t = (double)ph[4].ok / ph[4].elapsed;
-    struct spaa_store_stats st;
-    spaa_store_stats(store, &st);
-    printf("ratio transaction-only envelopes / its floor: %5.1f%%  (target >= 60%%)\n",
-           100.0 * (double)ph[2].ok / ph[2].elapsed / floor_t);
-    printf("ratio profile envelopes (stored) / its floor: %5.1f%%  (target >= 60%%)\n",
-           100.0 * (double)ph[3].ok / ph[3].elapsed / floor_p);
-    printf("store: %llu profiles in %llu transactions, %llu busy\n",
-           (unsigned long long)st.stored, (unsigned long long)st.transactions,
-           (unsigned long long)st.busy);
-  }
+  run_rounds(ph, spaa_http_port(http), only);
+  report(ph, store, secs, lp, lt);
   rc = ph[0].bad + ph[2].bad + ph[3].bad + ph[4].bad ? 1 : 0;
 out:
   spaa_http_stop(http);

@@ -251,7 +251,7 @@ int spaa_decompress(enum spaa_coding c, const void *in, size_t len, size_t max_o
 {
   const uint8_t *src = in;
   struct spaa_dstream d;
-  size_t pos = 0, used, made;
+  size_t pos = 0, used = 0, made = 0;
   size_t limit = max_out < SIZE_MAX - 1 ? max_out + 1 : SIZE_MAX - 1; /* one more: too large */
   int rc;
   spaa_buf_free(out);
