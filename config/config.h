@@ -27,6 +27,18 @@ enum spaa_log_level {
   SPAA_LOG_ERROR = 3,
 };
 
+/* keep_original: whether the upload itself is stored beside its conversion. */
+enum spaa_keep_original {
+  SPAA_KEEP_NEVER = 0,  /* the default: the conversion is lossless */
+  SPAA_KEEP_ALWAYS = 1, /* also the upload, zstd-compressed (about its gzip size again) */
+};
+
+/* durability: what an acknowledged profile survives. */
+enum spaa_durability {
+  SPAA_DURABILITY_FULL = 0,   /* the default: power loss (synchronous=FULL) */
+  SPAA_DURABILITY_NORMAL = 1, /* a crash of the process, not power loss (synchronous=NORMAL) */
+};
+
 /* One Sentry DSN public key allowed for one project. */
 struct spaa_sentry_key {
   char *project;  /* project id, decimal digits (owned) */
@@ -46,6 +58,8 @@ struct spaa_config {
   size_t queue_depth;           /* store writer queue depth before 503 */
   unsigned idle_timeout;        /* seconds a connection may stay silent */
   enum spaa_log_level log_level;/* lowest level logged */
+  enum spaa_keep_original keep_original; /* store uploads beside their conversion or not */
+  enum spaa_durability durability;       /* commit mode of the store */
   struct spaa_sentry_key *sentry_keys; /* n_sentry_keys entries (owned) */
   size_t n_sentry_keys;
   char **ingest_tokens;         /* bearer tokens for ingest routes (owned) */

@@ -174,6 +174,7 @@ int spaa_cmd_serve(int argc, char **argv)
   so.queue_depth = cfg->queue_depth;
   so.batch_max = SPAA_SERVE_MAX_BATCH;
   so.readers = SERVE_READERS;
+  so.sync_normal = cfg->durability == SPAA_DURABILITY_NORMAL;
   if (spaa_store_open(&so, &store, &err)) {
     spaa_log(SPAA_LOG_ERROR, "cannot open the store", "db=\"%s\" code=%s detail=\"%s\"",
              cfg->db_path, spaa_err_name(err.code), err.msg);

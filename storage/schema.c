@@ -273,7 +273,7 @@ static int migrate(struct storage__conn *c, struct spaa_err *err)
   return 0;
 }
 
-int storage__conn_open(struct storage__conn *c, const char *path, int writer,
+int storage__conn_open(struct storage__conn *c, const char *path, int writer, int sync_normal,
                        struct spaa_err *err)
 {
   int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (writer ? SQLITE_OPEN_CREATE : 0);
@@ -289,7 +289,8 @@ int storage__conn_open(struct storage__conn *c, const char *path, int writer,
   sqlite3_busy_timeout(c->db, 5000);
   /* WAL: readers never block the writer nor wait for it. synchronous=FULL syncs the WAL
    * at every commit, so a profile acknowledged after COMMIT survives a power loss (NORMAL
-   * would only sync at checkpoints and could lose the last commits). */
+   * would only sync at checkpoints and could lose the last commits to a power loss, not to a
+   * crash of the process: the `durability = normal` setting). */
   if (sqlite3_prepare_v2(c->db, "PRAGMA journal_mode=WAL", -1, &st, NULL) != SQLITE_OK ||
       sqlite3_step(st) != SQLITE_ROW ||
       strcmp((const char *)sqlite3_column_text(st, 0), "wal") != 0) {
@@ -299,7 +300,9 @@ int storage__conn_open(struct storage__conn *c, const char *path, int writer,
   }
   sqlite3_finalize(st);
   st = NULL;
-  if ((rc = exec_text(c, "PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;"
+  if ((rc = exec_text(c, sync_normal ? "PRAGMA synchronous=NORMAL;" : "PRAGMA synchronous=FULL;",
+                      err)) ||
+      (rc = exec_text(c, "PRAGMA foreign_keys=ON;"
                          " PRAGMA cache_size=-16384; PRAGMA temp_store=MEMORY;"
                          " PRAGMA journal_size_limit=67108864;", err)))
     goto fail;

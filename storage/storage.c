@@ -130,6 +130,7 @@ int spaa_store_open(const struct spaa_store_opts *opts, struct spaa_store **out,
   pthread_cond_init(&s->cv_done, NULL);
   pthread_mutex_init(&s->rmu, NULL);
   pthread_cond_init(&s->rcv, NULL);
+  s->sync_normal = opts->sync_normal ? 1 : 0;
   if (!(s->path = strdup(opts->path)) ||
       !(s->readers = calloc(s->n_readers, sizeof(*s->readers))) ||
       !(s->rbusy = calloc(s->n_readers, 1))) {
@@ -137,8 +138,15 @@ int spaa_store_open(const struct spaa_store_opts *opts, struct spaa_store **out,
     goto fail;
   }
   /* the writer connection creates and migrates the database before any reader opens */
-  if ((rc = storage__conn_open(&s->wconn, s->path, 1, err)))
+  if ((rc = storage__conn_open(&s->wconn, s->path, 1, s->sync_normal, err)))
     goto fail;
+  {
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(s->wconn.db, "PRAGMA synchronous", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+      s->stats.synchronous = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+  }
   s->writer_alive = 1;
   if (pthread_create(&s->writer, NULL, writer_main, s) != 0) {
     s->writer_alive = 0;
@@ -365,7 +373,7 @@ struct storage__conn *storage__reader_get(struct spaa_store *s, struct spaa_err 
   pthread_mutex_unlock(&s->rmu);
   c = &s->readers[i];
   /* opened on first use; the slot is ours alone while it is marked busy */
-  if (!c->db && storage__conn_open(c, s->path, 0, err)) {
+  if (!c->db && storage__conn_open(c, s->path, 0, s->sync_normal, err)) {
     storage__reader_put(s, c);
     return NULL;
   }

@@ -19,6 +19,8 @@ struct spaa_store_opts {
   size_t queue_depth;     /* pending inserts before spaa_store_put answers SPAA_E_BUSY */
   size_t batch_max;       /* most profiles grouped into one transaction */
   size_t readers;         /* reader connections kept open (>= 1) */
+  int sync_normal;        /* 0: synchronous=FULL, a commit survives power loss (default);
+                           * 1: synchronous=NORMAL, survives a process crash only */
 };
 
 /* What the ingest side knows of a profile besides its SPAA model. Borrowed by the store
@@ -180,6 +182,8 @@ struct spaa_store_stats {
   uint64_t failed;       /* puts that failed inside the writer */
   uint64_t busy;         /* puts refused with SPAA_E_BUSY */
   size_t queued;         /* profiles waiting in the queue now */
+  int synchronous;       /* the writer connection's PRAGMA synchronous as read back at open:
+                          * 2 FULL (survives power loss), 1 NORMAL (survives a crash) */
 };
 /* Fill *out. Never fails; NULL-safe on s (zeros). */
 void spaa_store_stats(struct spaa_store *s, struct spaa_store_stats *out);

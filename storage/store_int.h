@@ -40,7 +40,7 @@ extern const size_t storage__n_migrations;
 
 /* Open `path` with the store's pragmas (WAL, synchronous=FULL, foreign keys, busy timeout).
  * `writer` 1 also creates the file and migrates the schema forward. 0 or SPAA_E_STORE. */
-int storage__conn_open(struct storage__conn *c, const char *path, int writer,
+int storage__conn_open(struct storage__conn *c, const char *path, int writer, int sync_normal,
                        struct spaa_err *err);
 void storage__conn_close(struct storage__conn *c); /* NULL-safe, idempotent */
 /* The cached statement `id`, reset and with bindings cleared; NULL with err filled. */
@@ -160,6 +160,7 @@ struct storage__job {
 struct spaa_store {
   char *path;                       /* the database file */
   size_t queue_depth, batch_max;    /* from the options */
+  int sync_normal;                  /* from the options: synchronous=NORMAL */
   pthread_mutex_t mu;               /* guards the queue, flags and stats */
   pthread_cond_t cv_work;           /* signalled when a job is queued or on stop/unpause */
   pthread_cond_t cv_done;           /* broadcast when a batch finished */

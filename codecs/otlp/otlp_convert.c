@@ -1141,7 +1141,9 @@ int otlp_convert(const struct otlp_request *r, const struct spaa_convert_opts *o
       goto nomem;
     if ((rc = convert_unit(&c, r, u, e)))
       goto nomem;
-    if (o && o->keep_original && e->profile && u->origin.payload) {
+    /* original_payload is part of the profile (the bytes a profiler sent along), not the
+     * upload: kept whatever keep_original says, so that nothing the source carried is lost */
+    if (e->profile && u->origin.payload) {
       e->original = u->origin.payload;
       e->original_len = u->origin.payload_len;
     }

@@ -23,9 +23,10 @@ struct spaa_converted {
   json_t *attrs;                /* owned object of other metadata, or NULL */
   char reason[48];              /* when rejected: machine reason ("not_enough_samples") */
   struct spaa_err err;          /* when rejected: what was wrong and where */
-  const void *original;         /* with keep_original: the bytes this profile came from as
-                                 * the source sent them (a pprof, an envelope item, an OTLP
-                                 * original_payload), borrowed from the input (or from a
+  const void *original;         /* the bytes this profile came from as the source sent them
+                                 * (with keep_original: a pprof, an envelope item; always: an
+                                 * OTLP profile's own original_payload, which is source data
+                                 * SPAA has no field for), borrowed from the input (or from a
                                  * decoded input passed in the options): valid as long as
                                  * that is; NULL when none */
   size_t original_len;          /* bytes at original */

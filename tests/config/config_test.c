@@ -57,6 +57,8 @@ static void test_defaults(void **state)
   assert_int_equal(c->queue_depth, SPAA_CONFIG_DEFAULT_QUEUE_DEPTH);
   assert_int_equal(c->idle_timeout, 30);
   assert_int_equal(c->log_level, SPAA_LOG_INFO);
+  assert_int_equal(c->keep_original, SPAA_KEEP_NEVER);
+  assert_int_equal(c->durability, SPAA_DURABILITY_FULL);
   assert_int_equal(c->n_sentry_keys, 0);
   assert_int_equal(c->n_ingest_tokens, 0);
   assert_int_equal(c->n_read_tokens, 0);
@@ -219,6 +221,24 @@ static void test_levels(void **state)
 }
 
 /* Every error: from a flag, an environment variable and a file line. */
+/* keep_original and durability from each level: the flag wins over env over file. */
+static void test_storage_settings(void **state)
+{
+  char *argv[] = {"serve", "--keep-original", "always", NULL};
+  char *argv0[] = {"serve", NULL};
+  char *env[] = {"SPAA_RELAY_KEEP_ORIGINAL=never", "SPAA_RELAY_DURABILITY=normal", NULL};
+  struct spaa_config *c;
+  struct spaa_err err;
+  (void)state;
+  assert_int_equal(load(argv, env, &c, &err), 0);
+  assert_int_equal(c->keep_original, SPAA_KEEP_ALWAYS);
+  assert_int_equal(c->durability, SPAA_DURABILITY_NORMAL);
+  spaa_config_free(c);
+  assert_int_equal(load(argv0, env, &c, &err), 0);
+  assert_int_equal(c->keep_original, SPAA_KEEP_NEVER);
+  spaa_config_free(c);
+}
+
 static void test_flag_errors(void **state)
 {
   static const struct {
@@ -238,6 +258,9 @@ static void test_flag_errors(void **state)
       {"--max-body", "lots", "--max-body: bad size 'lots'"},
       {"--max-decompressed", "20g", "--max-decompressed: bad size '20g'"},
       {"--workers", "0", "--workers: bad number '0': expected an integer from 1 to 4096"},
+      {"--keep-original", "sometimes",
+       "--keep-original: bad value 'sometimes': expected never or always"},
+      {"--durability", "FULL", "--durability: bad value 'FULL': expected full or normal"},
       {"--workers", "5000", "--workers: bad number '5000'"},
       {"--workers", "2x", "--workers: bad number '2x'"},
       {"--queue-depth", "-3", "--queue-depth: bad number '-3'"},
@@ -399,7 +422,7 @@ int main(void)
       cmocka_unit_test(test_sizes),        cmocka_unit_test(test_levels),
       cmocka_unit_test(test_flag_errors),  cmocka_unit_test(test_env_errors),
       cmocka_unit_test(test_file_errors),  cmocka_unit_test(test_long_line),
-      cmocka_unit_test(test_example_file),
+      cmocka_unit_test(test_example_file), cmocka_unit_test(test_storage_settings),
   };
   int rc;
   snprintf(tmpdir, sizeof(tmpdir), "/tmp/spaa-config-test-XXXXXX");

@@ -278,6 +278,44 @@ static void test_pragmas_and_original(void **state)
   tdir_rm(&t);
 }
 
+/* durability: FULL by default, NORMAL when asked; either way a put reads back. */
+static void test_durability(void **state)
+{
+  struct tdir t;
+  struct spaa_store *s = NULL;
+  struct spaa_store_stats st;
+  struct spaa_profile *p = tp_small(2, 0), *back = NULL;
+  struct spaa_meta m = tmeta("sync");
+  struct spaa_err err = {0};
+  struct spaa_store_opts o;
+  char *want = twrite(p), *got;
+  int mode;
+  (void)state;
+  for (mode = 0; mode < 2; mode++) {
+    tdir_make(&t);
+    memset(&o, 0, sizeof(o));
+    o.path = t.db;
+    o.queue_depth = 8;
+    o.batch_max = 8;
+    o.readers = 1;
+    o.sync_normal = mode;
+    assert_int_equal(spaa_store_open(&o, &s, &err), 0);
+    spaa_store_stats(s, &st);
+    assert_int_equal(st.synchronous, mode ? 1 : 2);
+    assert_int_equal(spaa_store_put(s, p, &m, &err), 0);
+    assert_int_equal(spaa_store_get(s, "sync", &back, &err), 0);
+    got = twrite(back);
+    assert_string_equal(got, want);
+    free(got);
+    spaa_profile_free(back);
+    back = NULL;
+    spaa_store_close(s);
+    tdir_rm(&t);
+  }
+  free(want);
+  spaa_profile_free(p);
+}
+
 /* Retention (a later issue) must be able to delete a profile, then what nothing references. */
 static void test_schema_allows_retention(void **state)
 {
@@ -362,6 +400,7 @@ int main(void)
     cmocka_unit_test(test_not_found_and_invalid),
     cmocka_unit_test(test_migration_from_v1),
     cmocka_unit_test(test_pragmas_and_original),
+    cmocka_unit_test(test_durability),
     cmocka_unit_test(test_schema_allows_retention),
     cmocka_unit_test(test_corrupt_rows),
   };
