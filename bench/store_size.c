@@ -4,9 +4,9 @@
  * converter, then spaa_store_put_many with the metadata the server gives); the data
  * directory's growth over an empty store is divided by the sum of the uploads' gzip sizes.
  * Targets (issue 16): <= 0.15 for large.cpu, <= 0.5 for the Go profiles. Asserts nothing.
- * Usage: bench_store_size [--no-originals] [large|go]
- *   --no-originals: do not pass the upload to the store (spaa_meta.original NULL), to see
- *   what keeping originals costs; the default passes it as the server of this tree does.
+ * Usage: bench_store_size [--originals] [large|go]
+ *   --originals: pass each upload to the store (spaa_meta.original), as the server does with
+ *   keep_original = always; the default passes none, as the server's default (never).
  * Env: SPAA_SHARED (fixtures, as tests/support/fixture.h), TMPDIR (where the stores go). */
 #include <dirent.h>
 #include <errno.h>
@@ -637,29 +637,32 @@ static void verdict(const char *what, double ratio, double target)
 
 int main(int argc, char **argv)
 {
-  struct series large = {"large.cpu variants", "bench-large", 1, 0, -1};
-  struct series go = {"Go CPU profile variants", "bench-go", 1, 0, -1};
+  struct series large = {"large.cpu variants", "bench-large", 0, 0, -1};
+  struct series go = {"Go CPU profile variants", "bench-go", 0, 0, -1};
   const char *only = NULL;
   double t0 = now();
   int i;
   for (i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--no-originals") == 0)
+    if (strcmp(argv[i], "--originals") == 0)
+      large.originals = go.originals = 1;
+    else if (strcmp(argv[i], "--no-originals") == 0)
       large.originals = go.originals = 0;
     else if (strcmp(argv[i], "--keep") == 0)
       large.keep = go.keep = 1;
     else if (strcmp(argv[i], "large") == 0 || strcmp(argv[i], "go") == 0)
       only = argv[i];
     else {
-      fprintf(stderr, "usage: %s [--no-originals] [--keep] [large|go]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--originals] [--keep] [large|go]\n", argv[0]);
       return 2;
     }
   }
   printf("stored size: data-dir growth over an empty store / gzip bytes uploaded; %d uploads "
          "per series, pprof converter + spaa_store_put_many as the server\n", N_UPLOADS);
   printf("originals: %s\n", large.originals
-             ? "passed to the store in spaa_meta.original, as the server of this tree passes "
-               "them (the store decides what it keeps)"
-             : "not passed (spaa_meta.original = NULL): --no-originals");
+             ? "passed to the store in spaa_meta.original, as the server does with "
+               "keep_original = always (--originals)"
+             : "not passed (spaa_meta.original = NULL), as the server's default "
+               "keep_original = never");
   if (!only || strcmp(only, "large") == 0)
     series_large(&large);
   if (!only || strcmp(only, "go") == 0)
