@@ -491,18 +491,25 @@ static int check_thread(struct v *v, const struct spaa_rec *r)
   return 0;
 }
 
-/* Warn about non-positive weight values (once per array). */
+/* Warn about the first negative weight, or zero one unless another weight of the array is
+ * nonzero (a zero beside a nonzero metric is a measurement: a stack that allocated but holds
+ * nothing live); once per array. */
 static void check_values(struct v *v, const struct spaa_weights *w, const char *field)
 {
   size_t i;
+  int nonzero = 0;
   char fb[64];
   for (i = 0; i < w->n; i++)
-    if (spaa_num_as_double(w->v[i].value) <= 0) {
+    nonzero |= spaa_num_as_double(w->v[i].value) != 0;
+  for (i = 0; i < w->n; i++) {
+    double x = spaa_num_as_double(w->v[i].value);
+    if (x < 0 || (x == 0 && !nonzero)) {
       snprintf(fb, sizeof(fb), "%s[%zu].value", field, i);
       diag(v, 0, "suspicious-value", fb, "weight \"%s\" is %s", w->v[i].metric,
-           spaa_num_as_double(w->v[i].value) == 0 ? "zero" : "negative");
+           x == 0 ? "zero" : "negative");
       return;
     }
+  }
 }
 
 /* Unknown context keys: a warning the first time each key is seen. */
