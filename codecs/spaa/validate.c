@@ -188,6 +188,7 @@ struct v {
   struct spaa_strmap warned_keys; /* unknown context keys already reported */
   char *warned_pool;            /* their bytes */
   size_t warned_used;
+  unsigned sample_warned;       /* bit i: sample_fields[i] missing already reported */
 };
 
 static void diag(struct v *v, int is_error, const char *rule, const char *field, const char *fmt,
@@ -666,11 +667,30 @@ static int stack_ref(struct v *v, const char *id, int is_window)
   return rc < 0 ? rc : 0;
 }
 
+/* Fields of the spec's §5.1 sample example that readers rely on (the reference parser
+ * refuses a file whose samples lack one); `period` (only for period sampling) and `context`
+ * (an empty object there) are optional. A SHOULD: warned once per field, on the first
+ * sample lacking it. */
+static void check_sample_fields(struct v *v, const struct spaa_sample *s)
+{
+  static const char *const names[] = {"timestamp", "pid", "tid", "cpu", "event"};
+  int has[] = {s->has_timestamp, s->has_pid, s->has_tid, s->has_cpu, s->event != NULL};
+  size_t i;
+  for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+    if (!has[i] && !(v->sample_warned & (1u << i))) {
+      v->sample_warned |= 1u << i;
+      diag(v, 0, "sample-field-missing", names[i], "a sample lacks \"%s\" (spec §5.1 shows "
+           "it; readers such as the SPAA reference parser require it); reported once",
+           names[i]);
+    }
+}
+
 static int check_sample(struct v *v, const struct spaa_rec *r)
 {
   const struct spaa_sample *s = &r->sample;
   int rc;
   v->st->samples++;
+  check_sample_fields(v, s);
   if ((rc = stack_ref(v, s->stack_id, 0)))
     return rc;
   if (s->event && v->hdr_ok && !find_event(v, s->event))
