@@ -74,6 +74,8 @@ static void dump(const struct seen *s)
   "{\"type\":\"stack\",\"id\":\"" id "\",\"frames\":[" frames "],\"context\":"               \
   "{\"event\":\"cycles\"},\"weights\":[{\"metric\":\"period\",\"value\":5}]" rest "}\n"
 #define S1 ST("0xa", "10,11", "")
+/* a sample of stack 0xa with the given fields (each followed by a comma) */
+#define SMP(fields) "{\"type\":\"sample\"," fields "\"stack_id\":\"0xa\"}\n"
 
 struct vcase {
   const char *name;
@@ -217,28 +219,17 @@ static const struct vcase cases[] = {
             "\"cycles\"},\"weights\":[{\"metric\":\"period\",\"value\":0}]}\n",
      "suspicious-value", 6, "weights[0].value", 0},
     /* a sample lacking a field of the spec's §5.1 example that readers require */
-    {"sample without timestamp",
-     H DICT S1 "{\"type\":\"sample\",\"pid\":1,\"tid\":2,\"cpu\":0,\"event\":\"cycles\","
-               "\"stack_id\":\"0xa\"}\n",
+    {"sample without timestamp", H DICT S1 SMP("\"pid\":1,\"tid\":2,\"cpu\":0,\"event\":\"cycles\","),
      "sample-field-missing", 7, "timestamp", 0},
-    {"sample without pid",
-     H DICT S1 "{\"type\":\"sample\",\"timestamp\":1,\"tid\":2,\"cpu\":0,\"event\":"
-               "\"cycles\",\"stack_id\":\"0xa\"}\n",
+    {"sample without pid", H DICT S1 SMP("\"timestamp\":1,\"tid\":2,\"cpu\":0,\"event\":\"cycles\","),
      "sample-field-missing", 7, "pid", 0},
-    {"sample without tid",
-     H DICT S1 "{\"type\":\"sample\",\"timestamp\":1,\"pid\":1,\"cpu\":0,\"event\":"
-               "\"cycles\",\"stack_id\":\"0xa\"}\n",
+    {"sample without tid", H DICT S1 SMP("\"timestamp\":1,\"pid\":1,\"cpu\":0,\"event\":\"cycles\","),
      "sample-field-missing", 7, "tid", 0},
-    {"sample without cpu",
-     H DICT S1 "{\"type\":\"sample\",\"timestamp\":1,\"pid\":1,\"tid\":2,\"event\":"
-               "\"cycles\",\"stack_id\":\"0xa\"}\n",
+    {"sample without cpu", H DICT S1 SMP("\"timestamp\":1,\"pid\":1,\"tid\":2,\"event\":\"cycles\","),
      "sample-field-missing", 7, "cpu", 0},
-    {"sample without event",
-     H DICT S1 "{\"type\":\"sample\",\"timestamp\":1,\"pid\":1,\"tid\":2,\"cpu\":0,"
-               "\"stack_id\":\"0xa\"}\n",
+    {"sample without event", H DICT S1 SMP("\"timestamp\":1,\"pid\":1,\"tid\":2,\"cpu\":0,"),
      "sample-field-missing", 7, "event", 0},
-    {"sample lacking fields, before its stack",
-     H DICT "{\"type\":\"sample\",\"stack_id\":\"0xa\",\"timestamp\":5}\n" S1,
+    {"sample lacking fields, before its stack", H DICT SMP("\"timestamp\":5,") S1,
      "sample-field-missing", 6, "cpu", 0},
     {"unknown record type", H "{\"type\":\"annotation\",\"text\":\"hi\"}\n",
      "unknown-record-type", 2, "type", 0},
@@ -390,13 +381,11 @@ static void test_max_errors(void **state)
  * nonzero metric is a measurement, not suspicious (an all-zero list still is). */
 static void test_quiet(void **state)
 {
-  static const char full[] = H DICT S1
-      "{\"type\":\"sample\",\"timestamp\":1,\"pid\":0,\"tid\":2,\"cpu\":0,\"event\":"
-      "\"cycles\",\"stack_id\":\"0xa\"}\n";
-  static const char repeated[] = H DICT S1
-      "{\"type\":\"sample\",\"timestamp\":1,\"tid\":2,\"event\":\"cycles\",\"stack_id\":\"0xa\"}\n"
-      "{\"type\":\"sample\",\"timestamp\":2,\"tid\":2,\"event\":\"cycles\",\"stack_id\":\"0xa\"}\n"
-      "{\"type\":\"sample\",\"timestamp\":3,\"tid\":2,\"event\":\"cycles\",\"stack_id\":\"0xa\"}\n";
+  static const char full[] =
+      H DICT S1 SMP("\"timestamp\":1,\"pid\":0,\"tid\":2,\"cpu\":0,\"event\":\"cycles\",");
+  static const char repeated[] = H DICT S1 SMP("\"timestamp\":1,\"tid\":2,\"event\":\"cycles\",")
+      SMP("\"timestamp\":2,\"tid\":2,\"event\":\"cycles\",")
+      SMP("\"timestamp\":3,\"tid\":2,\"event\":\"cycles\",");
   static const char zero_beside[] = H DICT
       "{\"type\":\"stack\",\"id\":\"0xa\",\"frames\":[10],\"context\":{\"event\":\"cycles\"},"
       "\"weights\":[{\"metric\":\"period\",\"value\":0},{\"metric\":\"samples\",\"value\":3}],"
