@@ -878,18 +878,11 @@ static int add_samples(struct cv *c, const OT_Profile *pr, int64_t *total)
       sm->timestamp = spaa_int((int64_t)s->timestamps_unix_nano[j]);
       sm->event = c->event;
       sm->stack_id = c->stk[si].id;
-      if (c->has_pid) {
-        sm->has_pid = 1;
-        sm->pid = c->pid;
-      }
-      if (c->stk[si].has_tid) {
-        sm->has_tid = 1;
-        sm->tid = c->stk[si].tid;
-      }
-      if (c->stk[si].has_cpu) {
-        sm->has_cpu = 1;
-        sm->cpu = c->stk[si].cpu;
-      }
+      /* all six fields SPAA §5.1 shows and readers require: 0 for what the source lacks */
+      sm->has_pid = sm->has_tid = sm->has_cpu = 1;
+      sm->pid = c->has_pid ? c->pid : 0;
+      sm->tid = c->stk[si].has_tid ? c->stk[si].tid : 0;
+      sm->cpu = c->stk[si].has_cpu ? c->stk[si].cpu : 0;
       if (per_ts && weight1(c, &sm->weights, s->values[j]))
         return nomem(c);
     }

@@ -1,6 +1,6 @@
-/* pprof -> SPAA: sample types become events, mappings dsos, location lines frames (inlines
- * expanded deepest first), samples stacks split by label set. Field table in
- * docs/pprof-mapping.md. Works on a profile spaa_pprof_decode validated. */
+/* pprof -> SPAA: the sample types become the metrics of one event, mappings dsos, location
+ * lines frames (inlines expanded deepest first), samples stacks split by label set. Field
+ * table in docs/pprof-mapping.md. Works on a profile spaa_pprof_decode validated. */
 #include "pprof/pprof.h"
 
 #include <inttypes.h>
@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/hex.h"
 #include "base/hex.h"
 #include "base/limits.h"
 #include "pprof/pprof_int.h"
@@ -26,9 +25,11 @@ struct conv {
   json_t **fn_extra;         /* shared frame extras per function (NULL: none or not built) */
   uint64_t unknown_dso;      /* id of the synthetic "[unknown]" dso */
   int unknown_used;          /* a frame references it */
-  size_t *ev_type;           /* header event position -> sample type index */
-  const char **ev_name;      /* header event position -> name (interned) */
-  const char **ev_unit;      /* header event position -> unit (interned) or NULL */
+  size_t n_met;              /* metrics of the one event: one per sample type */
+  const char *event;         /* the event's name (interned); NULL when there are no types */
+  size_t *met_type;          /* metric position (primary first) -> sample type index */
+  const char **met_name;     /* metric position -> name (interned) */
+  const char **met_unit;     /* metric position -> unit (interned) or NULL */
   struct spaa_strmap label_sets; /* label bytes of a sample -> index in label_ctx */
   json_t **label_ctx;        /* contexts, one per distinct label set */
   char **label_keys;         /* the malloc'd keys of label_sets */
@@ -115,14 +116,15 @@ static int name_taken(struct conv *c, size_t upto, const char *name)
 {
   size_t i;
   for (i = 0; i < upto; i++)
-    if (c->ev_name[i] && !strcmp(c->ev_name[i], name))
+    if (c->met_name[i] && !strcmp(c->met_name[i], name))
       return 1;
   return 0;
 }
 
-/* Event names in pprof order: the type, made unique ("" -> sample_type_<i>, repeats ->
- * _<i>), into names[] and c->ev_name[]. 0 or SPAA_E_NOMEM. */
-static int event_names(struct conv *c, const char **names)
+/* Metric names in pprof order: the type, made unique ("" -> sample_type_<i>, repeats ->
+ * _<i>), into names[] and c->met_name[] (scratch until add_event orders them). 0 or
+ * SPAA_E_NOMEM. */
+static int metric_names(struct conv *c, const char **names)
 {
   const Perftools__Profiles__Profile *m = c->m;
   size_t n = m->n_sample_type, i;
@@ -151,7 +153,7 @@ static int event_names(struct conv *c, const char **names)
     }
     if (!t)
       return SPAA_E_NOMEM;
-    names[i] = c->ev_name[i] = t;
+    names[i] = c->met_name[i] = t;
   }
   return 0;
 }
@@ -169,37 +171,68 @@ static size_t primary_type(struct conv *c)
   return n ? n - 1 : 0;
 }
 
-/* One event per sample type, the primary first; c->ev_type/ev_name/ev_unit in that order. */
-static int add_events(struct conv *c, const char **names)
+/* Standard names (SPAA §9.2) of the event's metrics, as an object metric -> name, into the
+ * event's extra; nothing when none has one. Only for several types: a single-type profile
+ * keeps exactly the event it had before metrics were merged. 0 or SPAA_E_NOMEM. */
+static int standard_metrics(struct conv *c, struct spaa_event *e)
+{
+  json_t *o = NULL;
+  size_t i;
+  for (i = 0; i < c->n_met; i++) {
+    const Perftools__Profiles__ValueType *vt = c->m->sample_type[c->met_type[i]];
+    const char *std = standard_metric(S(c, vt->type), S(c, vt->unit));
+    if (!std)
+      continue;
+    if ((!o && (!(o = json_object()) || jset(e->extra, "x_pprof_standard_metrics", o))) ||
+        jset(o, c->met_name[i], json_string(std)))
+      return SPAA_E_NOMEM;
+  }
+  return 0;
+}
+
+/* The one event: named after the primary type, its sample types as metrics (the primary
+ * first, then the others in pprof order: c->met_type/met_name/met_unit in that order). All
+ * types of a pprof describe one sampling: every sample carries a value of each. */
+static int add_event(struct conv *c, const char **names)
 {
   const Perftools__Profiles__Profile *m = c->m;
   size_t n = m->n_sample_type, i, primary = primary_type(c);
+  const char *type, *std;
+  struct spaa_event *e;
+  int frees = 0;
+  if (!n)
+    return 0; /* no types: no event, and no sample weighs anything */
   for (i = 0; i < n; i++) {
     size_t t = i == 0 ? primary : (i <= primary ? i - 1 : i);
-    const char *type = S(c, m->sample_type[t]->type), *unit = S(c, m->sample_type[t]->unit);
-    const char *std = standard_metric(type, unit);
-    struct spaa_event *e = spaa_add_event(c->p);
-    if (!e)
-      return SPAA_E_NOMEM;
-    c->ev_type[i] = t;
-    c->ev_name[i] = names[t];
-    c->ev_unit[i] = *unit ? unit : NULL;
-    e->name = names[t];
-    e->kind = event_kind(type);
-    e->mode = "period";
-    e->primary_metric = names[t];
-    if (m->period > 0) {
-      e->has_sample_period = 1;
-      e->sample_period = spaa_int(m->period);
-    }
-    if (std) {
-      if (!(e->extra = json_object()) ||
-          jset(e->extra, "x_pprof_standard_metric", json_string(std)))
-        return SPAA_E_NOMEM;
-      if (starts_with(type, "inuse_") &&
-          jset(e->extra, "allocation_tracking", json_pack("{s:b}", "tracks_frees", 1)))
-        return SPAA_E_NOMEM;
-    }
+    const char *unit = S(c, m->sample_type[t]->unit);
+    c->met_type[i] = t;
+    c->met_name[i] = names[t];
+    c->met_unit[i] = *unit ? unit : NULL;
+    frees |= starts_with(S(c, m->sample_type[t]->type), "inuse_");
+  }
+  c->n_met = n;
+  if (!(e = spaa_add_event(c->p)))
+    return SPAA_E_NOMEM;
+  type = S(c, m->sample_type[primary]->type);
+  std = standard_metric(type, S(c, m->sample_type[primary]->unit));
+  c->event = e->name = e->primary_metric = names[primary];
+  e->kind = event_kind(type);
+  e->mode = "period";
+  if (m->period > 0) {
+    e->has_sample_period = 1;
+    e->sample_period = spaa_int(m->period);
+  }
+  if (!std && !frees && n == 1)
+    return 0;
+  if (!(e->extra = json_object()) ||
+      (std && jset(e->extra, "x_pprof_standard_metric", json_string(std))) ||
+      (frees && jset(e->extra, "allocation_tracking", json_pack("{s:b}", "tracks_frees", 1))))
+    return SPAA_E_NOMEM;
+  if (n > 1 && standard_metrics(c, e))
+    return SPAA_E_NOMEM;
+  if (!json_object_size(e->extra)) {
+    json_decref(e->extra);
+    e->extra = NULL;
   }
   return 0;
 }
@@ -281,12 +314,12 @@ static int build_header(struct conv *c, int64_t *start_ns, int64_t *end_ns)
   h->source_tool = "pprof";
   h->frame_order = SPAA_LEAF_TO_ROOT;
   h->id_mode = SPAA_IDS_CONTENT;
-  if (n && (!(c->ev_type = calloc(n, sizeof(*c->ev_type))) ||
-            !(c->ev_name = calloc(n, sizeof(*c->ev_name))) ||
-            !(c->ev_unit = calloc(n, sizeof(*c->ev_unit))) ||
+  if (n && (!(c->met_type = calloc(n, sizeof(*c->met_type))) ||
+            !(c->met_name = calloc(n, sizeof(*c->met_name))) ||
+            !(c->met_unit = calloc(n, sizeof(*c->met_unit))) ||
             !(names = calloc(n, sizeof(*names)))))
     goto out;
-  if ((rc = event_names(c, names)) || (rc = add_events(c, names)) ||
+  if ((rc = metric_names(c, names)) || (rc = add_event(c, names)) ||
       (rc = header_extras(c, &x)))
     goto out;
   h->extra = x;
@@ -576,84 +609,100 @@ nomem:
   return NULL;
 }
 
-/* A one-entry weight list in the profile's arena; metric and unit are the profile's own
- * interned strings. 0 or SPAA_E_NOMEM. */
-static int one_weight(struct spaa_profile *p, struct spaa_weights *w, const char *metric,
-                      int64_t v, const char *unit)
+/* The sample's values in metric order: the primary always (a stack must carry it, SPAA §4.4),
+ * the others when nonzero (a zero adds nothing to a total; sparse multi-type profiles such
+ * as .NET's stay small), in the profile's arena. 0 or SPAA_E_NOMEM. */
+static int sample_weights(struct conv *c, struct spaa_weights *w,
+                          const Perftools__Profiles__Sample *s)
 {
-  if (spaa_weights_alloc(p, w, 1))
+  size_t i, n = 1, k = 0;
+  for (i = 1; i < c->n_met; i++)
+    n += s->value[c->met_type[i]] != 0;
+  if (spaa_weights_alloc(c->p, w, n))
     return SPAA_E_NOMEM;
-  w->v[0].metric = metric;
-  w->v[0].value = spaa_int(v);
-  w->v[0].unit = unit;
+  for (i = 0; i < c->n_met; i++) {
+    int64_t v = s->value[c->met_type[i]];
+    if (i && !v)
+      continue;
+    w->v[k].metric = c->met_name[i];
+    w->v[k].value = spaa_int(v);
+    w->v[k++].unit = c->met_unit[i];
+  }
   return 0;
 }
 
+/* The frame ids of sample si's stack, leaf first, into c->fr; *n their count. 0 or an
+ * error code with err filled. */
+static int sample_frames(struct conv *c, size_t si, size_t *n, struct spaa_err *err)
+{
+  const Perftools__Profiles__Sample *s = c->m->sample[si];
+  size_t j, t;
+  *n = 0;
+  for (j = 0; j < s->n_location_id; j++) {
+    size_t li;
+    spaa_pprof_find(&c->d->loc_ids, s->location_id[j], &li); /* validated */
+    if (c->loc_n[li] > SPAA_PPROF_MAX_DEPTH - *n)
+      return spaa_err_set(err, SPAA_E_TOO_LARGE, 0, 0, "sample %zu: the stack has more than "
+                          "%d frames once inlined frames are expanded", si, SPAA_PPROF_MAX_DEPTH);
+    if (*n + c->loc_n[li] > c->cap_fr) {
+      size_t nc = c->cap_fr ? c->cap_fr * 2 : 256;
+      uint64_t *nf;
+      while (nc < *n + c->loc_n[li])
+        nc *= 2;
+      if (!(nf = realloc(c->fr, nc * sizeof(*nf))))
+        return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
+      c->fr = nf;
+      c->cap_fr = nc;
+    }
+    for (t = 0; t < c->loc_n[li]; t++)
+      c->fr[(*n)++] = c->loc_first[li] + t;
+  }
+  return 0;
+}
+
+/* One stack per sample with a nonzero value, weighing every sample type as a metric of the
+ * one event; spaa_normalize merges the samples of one stack and label set. */
 static int build_stacks(struct conv *c, struct spaa_err *err)
 {
   const Perftools__Profiles__Profile *m = c->m;
-  size_t si, j, t, e, n_events = c->p->header.n_events, want;
+  size_t si, j, n;
   int rc;
-  /* room for one stack per sample and event (fewer when values are 0 or stacks merge) */
-  want = m->n_sample < (1u << 20) / (n_events ? n_events : 1) ? m->n_sample * n_events : 0;
-  if (want > c->p->cap_stacks) {
-    struct spaa_stack *ns = realloc(c->p->stacks, want * sizeof(*ns));
+  /* room for one stack per sample (fewer when values are 0 or stacks merge) */
+  if (m->n_sample > c->p->cap_stacks && m->n_sample < (1u << 20)) {
+    struct spaa_stack *ns = realloc(c->p->stacks, m->n_sample * sizeof(*ns));
     if (!ns)
       return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
     c->p->stacks = ns;
-    c->p->cap_stacks = want;
+    c->p->cap_stacks = m->n_sample;
   }
   for (si = 0; si < m->n_sample; si++) {
     const Perftools__Profiles__Sample *s = m->sample[si];
+    struct spaa_stack *st;
     json_t *ctx;
-    size_t n = 0;
-    for (e = 0; e < n_events && !s->value[c->ev_type[e]]; e++)
+    for (j = 0; j < c->n_met && !s->value[j]; j++)
       ;
-    if (e == n_events)
+    if (j == c->n_met)
       continue; /* every value 0: nothing to weigh (docs/pprof-mapping.md) */
-    for (j = 0; j < s->n_location_id; j++) {
-      size_t li;
-      spaa_pprof_find(&c->d->loc_ids, s->location_id[j], &li); /* validated */
-      if (c->loc_n[li] > SPAA_PPROF_MAX_DEPTH - n)
-        return spaa_err_set(err, SPAA_E_TOO_LARGE, 0, 0, "sample %zu: the stack has more than "
-                            "%d frames once inlined frames are expanded", si, SPAA_PPROF_MAX_DEPTH);
-      if (n + c->loc_n[li] > c->cap_fr) {
-        size_t nc = c->cap_fr ? c->cap_fr * 2 : 256;
-        uint64_t *nf;
-        while (nc < n + c->loc_n[li])
-          nc *= 2;
-        if (!(nf = realloc(c->fr, nc * sizeof(*nf))))
-          return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
-        c->fr = nf;
-        c->cap_fr = nc;
-      }
-      for (t = 0; t < c->loc_n[li]; t++)
-        c->fr[n++] = c->loc_first[li] + t;
-    }
+    if ((rc = sample_frames(c, si, &n, err)))
+      return rc;
     ctx = label_context(c, s, &rc);
     if (rc)
       return spaa_err_set(err, rc, 0, 0, NULL);
-    for (e = 0; e < n_events; e++) {
-      int64_t v = s->value[c->ev_type[e]];
-      struct spaa_stack *st;
-      if (!v)
-        continue; /* a zero weight says nothing; the event's total is unchanged */
-      c->frame_refs += n;
-      if (c->frame_refs > SPAA_PPROF_MAX_FRAME_REFS)
-        return spaa_err_set(err, SPAA_E_TOO_LARGE, 0, 0, "sample %zu: the profile expands to "
-                            "more than %u frame references", si, SPAA_PPROF_MAX_FRAME_REFS);
-      if (!(st = spaa_add_stack(c->p)) || spaa_stack_set_frames(c->p, st, c->fr, n))
+    c->frame_refs += n;
+    if (c->frame_refs > SPAA_PPROF_MAX_FRAME_REFS)
+      return spaa_err_set(err, SPAA_E_TOO_LARGE, 0, 0, "sample %zu: the profile expands to "
+                          "more than %u frame references", si, SPAA_PPROF_MAX_FRAME_REFS);
+    if (!(st = spaa_add_stack(c->p)) || spaa_stack_set_frames(c->p, st, c->fr, n))
+      return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
+    st->event = c->event;
+    st->context = ctx ? json_incref(ctx) : NULL;
+    if (sample_weights(c, &st->weights, s))
+      return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
+    if (n) {
+      st->has_exclusive = 1;
+      st->excl_frame = c->fr[0];
+      if (sample_weights(c, &st->excl_weights, s))
         return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
-      st->event = c->ev_name[e];
-      st->context = ctx ? json_incref(ctx) : NULL;
-      if (one_weight(c->p, &st->weights, c->ev_name[e], v, c->ev_unit[e]))
-        return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
-      if (n) {
-        st->has_exclusive = 1;
-        st->excl_frame = c->fr[0];
-        if (one_weight(c->p, &st->excl_weights, c->ev_name[e], v, c->ev_unit[e]))
-          return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
-      }
     }
   }
   return 0;
@@ -703,9 +752,9 @@ out:
     for (i = 0; i < c.m->n_function; i++)
       json_decref(c.fn_extra[i]);
   free(c.fn_extra);
-  free(c.ev_type);
-  free(c.ev_name);
-  free(c.ev_unit);
+  free(c.met_type);
+  free(c.met_name);
+  free(c.met_unit);
   for (i = 0; i < c.n_label_sets; i++) {
     json_decref(c.label_ctx[i]);
     free(c.label_keys[i]);

@@ -302,28 +302,78 @@ static int jset(json_t *o, const char *k, json_t *v)
   return v && json_object_set_new(o, k, v) == 0 ? 0 : SPAA_E_NOMEM;
 }
 
-/* Copy the sample_type_config entry of each event onto it; for timer events with no period
- * or frequency of their own, the sample rate as sampling frequency. */
+static const char *const stc_keys[][2] = {
+    {"display-name", "x_pyroscope_display_name"}, {"units", "x_pyroscope_units"},
+    {"aggregation", "x_pyroscope_aggregation"},   {"cumulative", "x_pyroscope_cumulative"},
+    {"sampled", "x_pyroscope_sampled"},
+};
+
+/* Copy the keys of one sample_type_config entry into *dst (made when needed) as
+ * x_pyroscope_*. 0 or SPAA_E_NOMEM. */
+static int copy_stc(json_t **dst, const json_t *cfg)
+{
+  size_t k;
+  for (k = 0; k < sizeof(stc_keys) / sizeof(stc_keys[0]); k++) {
+    json_t *v = json_object_get(cfg, stc_keys[k][0]);
+    if (!v)
+      continue;
+    if (!*dst && !(*dst = json_object()))
+      return SPAA_E_NOMEM;
+    if (json_object_set(*dst, stc_keys[k][1], v))
+      return SPAA_E_NOMEM;
+  }
+  return 0;
+}
+
+/* Whether a stack of event `ev` weighs metric `metric`. */
+static int event_has_metric(const struct spaa_profile *p, const char *ev, const char *metric)
+{
+  size_t i;
+  for (i = 0; i < p->n_stacks; i++)
+    if (!strcmp(p->stacks[i].event, ev) && spaa_weights_find(&p->stacks[i].weights, metric))
+      return 1;
+  return 0;
+}
+
+/* The config entries of the event's other metrics (the sample types merged into it), as
+ * x_pyroscope_metrics: {metric: {x_pyroscope_*}}. 0 or SPAA_E_NOMEM. */
+static int annotate_metrics(struct spaa_profile *p, struct spaa_event *e, json_t *stc)
+{
+  const char *k;
+  json_t *cfg, *all = NULL;
+  int rc = 0;
+  json_object_foreach(stc, k, cfg) {
+    json_t *one = NULL;
+    if (!strcmp(k, e->name) || !event_has_metric(p, e->name, k))
+      continue;
+    if ((rc = copy_stc(&one, cfg)) || !one)
+      goto out;
+    if ((!all && !(all = json_object())) || json_object_set_new(all, k, one)) {
+      json_decref(one);
+      rc = SPAA_E_NOMEM;
+      goto out;
+    }
+  }
+  if (all && ((!e->extra && !(e->extra = json_object())) ||
+              json_object_set(e->extra, "x_pyroscope_metrics", all)))
+    rc = SPAA_E_NOMEM;
+out:
+  json_decref(all);
+  return rc;
+}
+
+/* Copy the sample_type_config entry of each event onto it, and those of its other metrics
+ * under x_pyroscope_metrics; for timer events with no period or frequency of their own, the
+ * sample rate as sampling frequency. */
 static int annotate_events(struct spaa_profile *p, const struct spaa_pprof_opts *o)
 {
-  static const char *const keys[][2] = {
-      {"display-name", "x_pyroscope_display_name"}, {"units", "x_pyroscope_units"},
-      {"aggregation", "x_pyroscope_aggregation"},   {"cumulative", "x_pyroscope_cumulative"},
-      {"sampled", "x_pyroscope_sampled"},
-  };
-  size_t i, k;
+  size_t i;
   for (i = 0; i < p->header.n_events; i++) {
     struct spaa_event *e = &p->header.events[i];
     json_t *cfg = o->sample_type_config ? json_object_get(o->sample_type_config, e->name) : NULL;
-    for (k = 0; cfg && k < sizeof(keys) / sizeof(keys[0]); k++) {
-      json_t *v = json_object_get(cfg, keys[k][0]);
-      if (!v)
-        continue;
-      if (!e->extra && !(e->extra = json_object()))
-        return SPAA_E_NOMEM;
-      if (json_object_set(e->extra, keys[k][1], v))
-        return SPAA_E_NOMEM;
-    }
+    if ((cfg && copy_stc(&e->extra, cfg)) ||
+        (o->sample_type_config && annotate_metrics(p, e, o->sample_type_config)))
+      return SPAA_E_NOMEM;
     if (o->sample_rate > 0 && !e->has_sample_period && !e->has_frequency_hz && e->kind &&
         strcmp(e->kind, "timer") == 0) {
       e->mode = "frequency";

@@ -334,10 +334,14 @@ static int add_stacks_samples(struct builder *b)
     struct spaa_sample *o = spaa_add_sample(b->p);
     if (!o)
       goto out;
+    /* all six fields SPAA §5.1 shows and readers require; Sentry has no pid or cpu: 0 */
     o->has_timestamp = 1;
     o->timestamp = spaa_int(in->t_ns);
-    o->has_tid = 1;
+    o->has_pid = o->has_tid = o->has_cpu = 1;
+    o->pid = 0;
     o->tid = sp->threads[in->thread].tid;
+    o->cpu = 0;
+    o->event = EVENT_NAME;
     o->stack_id = ids[in->stack];
     if (in->queue && set_new(&o->context, "x_sentry_queue_address", json_string(in->queue)))
       goto out;

@@ -188,6 +188,7 @@ struct v {
   struct spaa_strmap warned_keys; /* unknown context keys already reported */
   char *warned_pool;            /* their bytes */
   size_t warned_used;
+  unsigned sample_warned;       /* bit i: sample_fields[i] missing already reported */
 };
 
 static void diag(struct v *v, int is_error, const char *rule, const char *field, const char *fmt,
@@ -491,18 +492,25 @@ static int check_thread(struct v *v, const struct spaa_rec *r)
   return 0;
 }
 
-/* Warn about non-positive weight values (once per array). */
+/* Warn about the first negative weight, or zero one unless another weight of the array is
+ * nonzero (a zero beside a nonzero metric is a measurement: a stack that allocated but holds
+ * nothing live); once per array. */
 static void check_values(struct v *v, const struct spaa_weights *w, const char *field)
 {
   size_t i;
+  int nonzero = 0;
   char fb[64];
   for (i = 0; i < w->n; i++)
-    if (spaa_num_as_double(w->v[i].value) <= 0) {
+    nonzero |= spaa_num_as_double(w->v[i].value) != 0;
+  for (i = 0; i < w->n; i++) {
+    double x = spaa_num_as_double(w->v[i].value);
+    if (x < 0 || (x == 0 && !nonzero)) {
       snprintf(fb, sizeof(fb), "%s[%zu].value", field, i);
       diag(v, 0, "suspicious-value", fb, "weight \"%s\" is %s", w->v[i].metric,
-           spaa_num_as_double(w->v[i].value) == 0 ? "zero" : "negative");
+           x == 0 ? "zero" : "negative");
       return;
     }
+  }
 }
 
 /* Unknown context keys: a warning the first time each key is seen. */
@@ -659,11 +667,30 @@ static int stack_ref(struct v *v, const char *id, int is_window)
   return rc < 0 ? rc : 0;
 }
 
+/* Fields of the spec's §5.1 sample example that readers rely on (the reference parser
+ * refuses a file whose samples lack one); `period` (only for period sampling) and `context`
+ * (an empty object there) are optional. A SHOULD: warned once per field, on the first
+ * sample lacking it. */
+static void check_sample_fields(struct v *v, const struct spaa_sample *s)
+{
+  static const char *const names[] = {"timestamp", "pid", "tid", "cpu", "event"};
+  int has[] = {s->has_timestamp, s->has_pid, s->has_tid, s->has_cpu, s->event != NULL};
+  size_t i;
+  for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+    if (!has[i] && !(v->sample_warned & (1u << i))) {
+      v->sample_warned |= 1u << i;
+      diag(v, 0, "sample-field-missing", names[i], "a sample lacks \"%s\" (spec §5.1 shows "
+           "it; readers such as the SPAA reference parser require it); reported once",
+           names[i]);
+    }
+}
+
 static int check_sample(struct v *v, const struct spaa_rec *r)
 {
   const struct spaa_sample *s = &r->sample;
   int rc;
   v->st->samples++;
+  check_sample_fields(v, s);
   if ((rc = stack_ref(v, s->stack_id, 0)))
     return rc;
   if (s->event && v->hdr_ok && !find_event(v, s->event))

@@ -4,7 +4,8 @@
 #                              (an oracle independent of our codec), else from
 #                              `spaa-relay convert --from pprof`
 #   spaa_totals                the same from SPAA NDJSON on stdin (stack weights per metric)
-#   meta_totals JSON           the same from a profile's metadata ("events":[{"totals"}])
+#   meta_totals JSON           the same from a profile's metadata ("events":[{"totals"}]: a
+#                              pprof has one event, its sample types are metrics of it)
 #   push_readback FILE ID      compare a stored profile's metadata and SPAA totals with FILE's,
 #                              and run `spaa-relay validate -` on its SPAA
 command -v jq >/dev/null || fail "jq is not installed (scripts/install-deps.sh installs it)"
@@ -59,6 +60,8 @@ push_readback() {
   assert_eq 200 "$HTTP_CODE" "metadata of $what"
   got=$(meta_totals "$HTTP_BODY")
   assert_eq "$want" "$got" "metadata totals of $what vs $PPROF_ORACLE"
+  # every sample type is a metric of the one event (docs/pprof-mapping.md)
+  assert_eq 1 "$(printf '%s' "$HTTP_BODY" | jq '.events | length')" "events in the metadata of $what"
   http GET "/api/v1/profiles/$id/spaa"
   assert_eq 200 "$HTTP_CODE" "SPAA of $what"
   printf '%s\n' "$HTTP_BODY" >"$E2E_TMP/readback.spaa"

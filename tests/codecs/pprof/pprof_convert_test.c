@@ -61,20 +61,29 @@ static struct spaa_profile *convert_tb(struct tb *b)
   return p;
 }
 
-/* Sum of the weights of `metric` over the stacks of `event`; n_stacks gets their count. */
+/* Sum of the weights of `metric` over the stacks of `event`; n_stacks gets the count of the
+ * event's stacks that carry the metric. The event's primary metric must be on every stack
+ * of it; another metric is written only where its value is nonzero. */
 static int64_t stack_total(const struct spaa_profile *p, const char *event, const char *metric,
                            size_t *n_stacks)
 {
+  const struct spaa_event *e = spaa_find_event(p, event);
   int64_t t = 0;
   size_t i, n = 0;
+  assert_non_null(e);
   for (i = 0; i < p->n_stacks; i++) {
     const struct spaa_weight *w;
     if (strcmp(p->stacks[i].event, event))
       continue;
-    n++;
     w = spaa_weights_find(&p->stacks[i].weights, metric);
-    assert_non_null(w);
+    if (!strcmp(metric, e->primary_metric))
+      assert_non_null(w);
+    if (!w)
+      continue;
+    n++;
     assert_int_equal(w->value.is_float, 0);
+    if (strcmp(metric, e->primary_metric))
+      assert_true(w->value.i != 0);
     t += w->value.i;
   }
   if (n_stacks)
@@ -128,21 +137,24 @@ static void test_fixtures(void **state)
     assert_int_equal(spaa_pprof_decode(buf, len, &d, &err), 0);
     m = d->msg;
     p = convert(buf, len, all_fixtures[i]);
-    assert_int_equal(p->header.n_events, m->n_sample_type);
+    /* one event, every sample type a metric of it (fixtures repeat no type name) */
+    assert_int_equal(p->header.n_events, m->n_sample_type ? 1 : 0);
     for (j = 0; j < m->n_sample_type; j++) {
       const ProtobufCBinaryData *t = &m->string_table[m->sample_type[j]->type];
+      const char *ev = p->header.events[0].name;
       char name[64];
       int64_t want = 0, got;
       size_t n_stacks;
       snprintf(name, sizeof(name), "%.*s", (int)t->len, (const char *)t->data);
       for (k = 0; k < m->n_sample; k++)
         want += m->sample[k]->value[j];
-      assert_non_null(spaa_find_event(p, name));
-      got = stack_total(p, name, name, &n_stacks);
+      got = stack_total(p, ev, name, &n_stacks);
       if (got != want)
         fail_msg("%s: %s total %" PRId64 ", pprof says %" PRId64, all_fixtures[i], name, got, want);
-      if (want == 0)
-        assert_int_equal(n_stacks, 0); /* all-zero columns leave no stacks */
+      if (want == 0 && strcmp(name, p->header.events[0].primary_metric))
+        assert_int_equal(n_stacks, 0); /* an all-zero column is on no stack */
+      else if (!strcmp(name, p->header.events[0].primary_metric))
+        assert_int_equal(n_stacks, p->n_stacks); /* the primary is on every stack */
     }
     for (j = 0; j < p->n_frames; j++) {
       assert_true(p->frames[j].has_dso);
@@ -189,7 +201,7 @@ static void test_fixture_headers(void **state)
 {
   struct spaa_profile *p;
   uint8_t *buf;
-  size_t len;
+  size_t len, i, n4;
   json_t *x;
   (void)state;
   if (!spaa_test_have_fixtures("pprof", __func__))
@@ -205,7 +217,9 @@ static void test_fixture_headers(void **state)
   assert_string_equal(p->header.events[0].primary_metric, "cpu");
   assert_true(p->header.events[0].has_sample_period);
   assert_int_equal(p->header.events[0].sample_period.i, 10000000);
-  assert_string_equal(p->header.events[1].name, "samples");
+  assert_int_equal(p->header.n_events, 1); /* samples is a metric of the cpu event */
+  assert_null(spaa_find_event(p, "samples"));
+  assert_null(p->header.events[0].extra);
   assert_true(p->header.has_time_range);
   assert_string_equal(p->header.time_unit, "nanoseconds");
   assert_int_equal(p->header.start.i, 1506718679257235370LL);
@@ -221,11 +235,33 @@ static void test_fixture_headers(void **state)
   p = convert(buf, len, "heap");
   assert_string_equal(p->header.events[0].name, "alloc_space");
   assert_string_equal(p->header.events[0].kind, "allocation");
-  assert_string_equal(p->header.events[1].name, "alloc_objects");
-  assert_string_equal(p->header.events[2].name, "inuse_objects");
-  assert_string_equal(p->header.events[3].name, "inuse_space");
-  assert_string_equal(json_string_value(json_object_get(p->header.events[3].extra,
-                                                        "x_pprof_standard_metric")), "live_bytes");
+  assert_int_equal(p->header.n_events, 1);
+  assert_string_equal(p->header.events[0].primary_metric, "alloc_space");
+  x = p->header.events[0].extra;
+  assert_string_equal(json_string_value(json_object_get(x, "x_pprof_standard_metric")),
+                      "alloc_bytes");
+  assert_true(json_is_true(json_object_get(json_object_get(x, "allocation_tracking"),
+                                           "tracks_frees")));
+  x = json_object_get(x, "x_pprof_standard_metrics");
+  assert_int_equal(json_object_size(x), 4);
+  assert_string_equal(json_string_value(json_object_get(x, "alloc_space")), "alloc_bytes");
+  assert_string_equal(json_string_value(json_object_get(x, "alloc_objects")), "alloc_count");
+  assert_string_equal(json_string_value(json_object_get(x, "inuse_objects")), "live_count");
+  assert_string_equal(json_string_value(json_object_get(x, "inuse_space")), "live_bytes");
+  /* metrics in order: the primary, then the others in pprof order */
+  for (i = 0, n4 = 0; i < p->n_stacks; i++) {
+    const struct spaa_weights *w = &p->stacks[i].weights;
+    if (w->n != 4)
+      continue;
+    assert_string_equal(w->v[0].metric, "alloc_space");
+    assert_string_equal(w->v[0].unit, "bytes");
+    assert_string_equal(w->v[1].metric, "alloc_objects");
+    assert_string_equal(w->v[2].metric, "inuse_objects");
+    assert_string_equal(w->v[3].metric, "inuse_space");
+    assert_int_equal(p->stacks[i].excl_weights.n, 4);
+    n4++;
+  }
+  assert_true(n4 > 0);
   assert_string_equal(json_string_value(json_object_get(p->header.extra,
                                                         "x_pprof_default_sample_type")), "alloc_space");
   spaa_profile_free(p);
@@ -397,13 +433,14 @@ static void test_inline_order(void **state)
 }
 
 /* Same locations + same labels merge; different labels split; numeric labels keep their
- * unit; a key given twice keeps both values; zero values leave no stack. */
+ * unit; a key given twice keeps both values; both types are metrics of the one event (cpu,
+ * the last type); a zero value leaves no weight but the primary's. */
 static void test_labels(void **state)
 {
   struct tb b;
   struct spaa_profile *p;
   uint64_t f, l, m;
-  size_t i, n_cpu;
+  size_t i, n_cpu, n_samples;
   int seen_a = 0, seen_b = 0, seen_num = 0;
   (void)state;
   tb_init(&b);
@@ -423,23 +460,33 @@ static void test_labels(void **state)
   tb_label(&b, 3, "tag", "x", 0, NULL);
   tb_label(&b, 3, "tag", "y", 0, NULL);
   p = convert_tb(&b);
-  assert_int_equal(stack_total(p, "samples", "samples", NULL), 15);
+  assert_int_equal(p->header.n_events, 1);
+  assert_int_equal(stack_total(p, "cpu", "samples", &n_samples), 15);
+  assert_int_equal(n_samples, 3);
   assert_int_equal(stack_total(p, "cpu", "cpu", &n_cpu), 70);
-  assert_int_equal(n_cpu, 2); /* span=a (merged: 30) and span=b (40) */
+  assert_int_equal(n_cpu, 3); /* span=a (merged: 30), span=b (40), the numeric label (0) */
   for (i = 0; i < p->n_stacks; i++) {
     const struct spaa_stack *s = &p->stacks[i];
     const char *span = json_string_value(json_object_get(s->context, "x_pprof_label_span"));
     json_t *num = json_object_get(s->context, "x_pprof_label_bytes");
     if (!strcmp(s->event, "cpu") && span && !strcmp(span, "a")) {
+      assert_int_equal(s->weights.n, 2);
       assert_int_equal(s->weights.v[0].value.i, 30);
       assert_string_equal(s->weights.v[0].unit, "nanoseconds");
+      assert_string_equal(s->weights.v[1].metric, "samples");
+      assert_int_equal(s->weights.v[1].value.i, 3);
+      assert_string_equal(s->weights.v[1].unit, "count");
       seen_a++;
     }
     if (!strcmp(s->event, "cpu") && span && !strcmp(span, "b"))
       seen_b++;
     if (num) {
       json_t *tag = json_object_get(s->context, "x_pprof_label_tag");
-      assert_string_equal(s->event, "samples");
+      assert_string_equal(s->event, "cpu");
+      assert_int_equal(s->weights.n, 2);
+      assert_string_equal(s->weights.v[0].metric, "cpu");
+      assert_int_equal(s->weights.v[0].value.i, 0);
+      assert_int_equal(s->weights.v[1].value.i, 8);
       assert_int_equal(json_integer_value(json_object_get(num, "value")), 512);
       assert_string_equal(json_string_value(json_object_get(num, "unit")), "bytes");
       assert_int_equal(json_array_size(tag), 2);
@@ -483,12 +530,13 @@ static void test_edges(void **state)
   assert_string_equal(l.v[0].service, "checkout");
   assert_int_equal(l.v[0].start_ns, 0);
   p = l.v[0].profile;
-  /* default unset: the last type is primary */
+  /* default unset: the last type is primary and names the one event; the metrics follow it
+   * in pprof order */
+  assert_int_equal(p->header.n_events, 1);
   assert_string_equal(p->header.events[0].name, "sample_type_2");
-  assert_string_equal(p->header.events[1].name, "cpu");
-  assert_string_equal(p->header.events[2].name, "cpu_1");
-  assert_int_equal(stack_total(p, "cpu", "cpu", NULL), -3);
-  assert_int_equal(stack_total(p, "cpu_1", "cpu_1", NULL), 3);
+  assert_string_equal(p->header.events[0].primary_metric, "sample_type_2");
+  assert_int_equal(stack_total(p, "sample_type_2", "cpu", NULL), -3);
+  assert_int_equal(stack_total(p, "sample_type_2", "cpu_1", NULL), 3);
   assert_int_equal(stack_total(p, "sample_type_2", "sample_type_2", NULL), 1);
   for (i = 0; i < p->n_frames; i++) {
     assert_false(p->frames[i].func_resolved);
@@ -496,8 +544,17 @@ static void test_edges(void **state)
   }
   for (i = 0; i < p->n_stacks; i++)
     if (p->stacks[i].n_frames == 0) {
-      assert_string_equal(p->stacks[i].event, "cpu");
+      assert_string_equal(p->stacks[i].event, "sample_type_2");
       assert_false(p->stacks[i].has_exclusive);
+      assert_int_equal(p->stacks[i].weights.n, 2);
+      assert_int_equal(p->stacks[i].weights.v[0].value.i, 0);
+      assert_string_equal(p->stacks[i].weights.v[1].metric, "cpu");
+      assert_int_equal(p->stacks[i].weights.v[1].value.i, 2);
+    } else {
+      assert_int_equal(p->stacks[i].weights.n, 3);
+      assert_string_equal(p->stacks[i].weights.v[0].metric, "sample_type_2");
+      assert_string_equal(p->stacks[i].weights.v[1].metric, "cpu");
+      assert_string_equal(p->stacks[i].weights.v[2].metric, "cpu_1");
     }
   spaa_conv_list_free(&l);
   free(buf);

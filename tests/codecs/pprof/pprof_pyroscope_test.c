@@ -320,6 +320,8 @@ static void test_convert_pyroscope(void **state)
 {
   static const char stc[] = "{\"cpu\":{\"units\":\"nanoseconds\",\"display-name\":\"cpu_time\","
                             "\"aggregation\":\"sum\",\"cumulative\":false,\"sampled\":true}}";
+  static const char stc2[] = "{\"samples\":{\"display-name\":\"cpu\",\"units\":\"count\"},"
+                             "\"absent\":{\"units\":\"x\"}}";
   struct spaa_pprof_opts po;
   struct spaa_convert_opts o;
   struct spaa_conv_list l;
@@ -357,7 +359,9 @@ static void test_convert_pyroscope(void **state)
   assert_int_equal(c.end_ns, 1700000010000000000LL);
   assert_int_equal(c.profile->header.has_time_range, 1);
   assert_string_equal(c.profile->header.time_unit, "nanoseconds");
-  /* sample_type_config on the cpu event only; the rate on both timer events */
+  /* sample_type_config on the cpu event (samples is a metric of it); the rate on the one
+   * timer event */
+  assert_int_equal(c.profile->header.n_events, 1);
   cpu = spaa_find_event(c.profile, "cpu");
   assert_non_null(cpu);
   assert_string_equal(jstr_at(cpu->extra, "x_pyroscope_display_name"), "cpu_time");
@@ -365,14 +369,28 @@ static void test_convert_pyroscope(void **state)
   assert_string_equal(jstr_at(cpu->extra, "x_pyroscope_aggregation"), "sum");
   assert_true(json_is_false(json_object_get(cpu->extra, "x_pyroscope_cumulative")));
   assert_true(json_is_true(json_object_get(cpu->extra, "x_pyroscope_sampled")));
-  assert_null(json_object_get(spaa_find_event(c.profile, "samples")->extra,
-                              "x_pyroscope_units"));
+  assert_null(spaa_find_event(c.profile, "samples"));
+  assert_null(json_object_get(cpu->extra, "x_pyroscope_metrics"));
   for (i = 0; i < c.profile->header.n_events; i++) {
     const struct spaa_event *e = &c.profile->header.events[i];
     assert_int_equal(e->has_frequency_hz, 1);
     assert_int_equal(e->frequency_hz.i, 100);
     assert_string_equal(e->mode, "frequency");
   }
+  spaa_conv_list_free(&l);
+  /* the entry of a metric merged into the event goes under x_pyroscope_metrics; an entry
+   * naming no type of the profile is only in the attrs */
+  spaa_pprof_opts_clear(&po);
+  memset(&po, 0, sizeof(po));
+  assert_int_equal(spaa_pprof_opts_stc(&po, (const uint8_t *)stc2, strlen(stc2), &err), 0);
+  c = convert_one(buf, len, &o, &l);
+  cpu = spaa_find_event(c.profile, "cpu");
+  assert_non_null(cpu);
+  assert_null(json_object_get(cpu->extra, "x_pyroscope_display_name"));
+  s = json_dumps(json_object_get(cpu->extra, "x_pyroscope_metrics"), JSON_COMPACT | JSON_SORT_KEYS);
+  assert_string_equal(s, "{\"samples\":{\"x_pyroscope_display_name\":\"cpu\","
+                         "\"x_pyroscope_units\":\"count\"}}");
+  free(s);
   spaa_conv_list_free(&l);
   /* a pprof with a time of its own keeps it; a given service wins over the name's */
   b.p.time_nanos = 1600000000000000000LL;

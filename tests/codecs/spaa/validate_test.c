@@ -1,5 +1,6 @@
-/* Validator tests: one invalid file per rule (rule, line and field asserted), the warnings,
- * the spec's own examples assembled into a valid file, and zstd and piecewise input. */
+/* Validator tests: one invalid file per rule (rule, line and field asserted), the warnings
+ * and where they must stay quiet, the spec's own examples assembled into a valid file, and
+ * zstd and piecewise input. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -73,6 +74,8 @@ static void dump(const struct seen *s)
   "{\"type\":\"stack\",\"id\":\"" id "\",\"frames\":[" frames "],\"context\":"               \
   "{\"event\":\"cycles\"},\"weights\":[{\"metric\":\"period\",\"value\":5}]" rest "}\n"
 #define S1 ST("0xa", "10,11", "")
+/* a sample of stack 0xa with the given fields (each followed by a comma) */
+#define SMP(fields) "{\"type\":\"sample\"," fields "\"stack_id\":\"0xa\"}\n"
 
 struct vcase {
   const char *name;
@@ -215,6 +218,19 @@ static const struct vcase cases[] = {
      H DICT "{\"type\":\"stack\",\"id\":\"0xa\",\"frames\":[10],\"context\":{\"event\":"
             "\"cycles\"},\"weights\":[{\"metric\":\"period\",\"value\":0}]}\n",
      "suspicious-value", 6, "weights[0].value", 0},
+    /* a sample lacking a field of the spec's §5.1 example that readers require */
+    {"sample without timestamp", H DICT S1 SMP("\"pid\":1,\"tid\":2,\"cpu\":0,\"event\":\"cycles\","),
+     "sample-field-missing", 7, "timestamp", 0},
+    {"sample without pid", H DICT S1 SMP("\"timestamp\":1,\"tid\":2,\"cpu\":0,\"event\":\"cycles\","),
+     "sample-field-missing", 7, "pid", 0},
+    {"sample without tid", H DICT S1 SMP("\"timestamp\":1,\"pid\":1,\"cpu\":0,\"event\":\"cycles\","),
+     "sample-field-missing", 7, "tid", 0},
+    {"sample without cpu", H DICT S1 SMP("\"timestamp\":1,\"pid\":1,\"tid\":2,\"event\":\"cycles\","),
+     "sample-field-missing", 7, "cpu", 0},
+    {"sample without event", H DICT S1 SMP("\"timestamp\":1,\"pid\":1,\"tid\":2,\"cpu\":0,"),
+     "sample-field-missing", 7, "event", 0},
+    {"sample lacking fields, before its stack", H DICT SMP("\"timestamp\":5,") S1,
+     "sample-field-missing", 6, "cpu", 0},
     {"unknown record type", H "{\"type\":\"annotation\",\"text\":\"hi\"}\n",
      "unknown-record-type", 2, "type", 0},
     {"stack without frames", H DICT ST("0xa", "", ""), "stack-empty", 6, "frames", 0},
@@ -360,12 +376,61 @@ static void test_max_errors(void **state)
   assert_string_equal(s.d[0].rule, "header-missing");
 }
 
+/* Cases that must give no warning of a rule, and counts: a sample with the six fields is
+ * clean; a field missing from many samples is reported once; a zero weight beside a
+ * nonzero metric is a measurement, not suspicious (an all-zero list still is). */
+static void test_quiet(void **state)
+{
+  static const char full[] =
+      H DICT S1 SMP("\"timestamp\":1,\"pid\":0,\"tid\":2,\"cpu\":0,\"event\":\"cycles\",");
+  static const char repeated[] = H DICT S1 SMP("\"timestamp\":1,\"tid\":2,\"event\":\"cycles\",")
+      SMP("\"timestamp\":2,\"tid\":2,\"event\":\"cycles\",")
+      SMP("\"timestamp\":3,\"tid\":2,\"event\":\"cycles\",");
+  static const char zero_beside[] = H DICT
+      "{\"type\":\"stack\",\"id\":\"0xa\",\"frames\":[10],\"context\":{\"event\":\"cycles\"},"
+      "\"weights\":[{\"metric\":\"period\",\"value\":0},{\"metric\":\"samples\",\"value\":3}],"
+      "\"exclusive\":{\"frame\":10,\"weights\":[{\"metric\":\"period\",\"value\":0},"
+      "{\"metric\":\"samples\",\"value\":3}]}}\n";
+  static const char all_zero[] = H DICT
+      "{\"type\":\"stack\",\"id\":\"0xa\",\"frames\":[10],\"context\":{\"event\":\"cycles\"},"
+      "\"weights\":[{\"metric\":\"period\",\"value\":0},{\"metric\":\"samples\",\"value\":0}]}\n";
+  struct seen s;
+  struct spaa_validate_stats st;
+  size_t i;
+  (void)state;
+  memset(&s, 0, sizeof(s));
+  assert_int_equal(spaa_validate_buf(full, strlen(full), collect, &s, 0, &st), 0);
+  if (s.n)
+    dump(&s);
+  assert_int_equal(st.warnings, 0);
+  assert_int_equal(st.samples, 1);
+  memset(&s, 0, sizeof(s));
+  assert_int_equal(spaa_validate_buf(repeated, strlen(repeated), collect, &s, 0, &st), 0);
+  assert_int_equal(st.warnings, 2); /* pid and cpu, once each, on the first sample */
+  for (i = 0; i < s.n; i++) {
+    assert_string_equal(s.d[i].rule, "sample-field-missing");
+    assert_int_equal(s.d[i].line, 7);
+  }
+  assert_string_equal(s.d[0].field, "pid");
+  assert_string_equal(s.d[1].field, "cpu");
+  memset(&s, 0, sizeof(s));
+  assert_int_equal(spaa_validate_buf(zero_beside, strlen(zero_beside), collect, &s, 0, &st), 0);
+  if (s.n)
+    dump(&s);
+  assert_int_equal(st.warnings, 0);
+  memset(&s, 0, sizeof(s));
+  assert_int_equal(spaa_validate_buf(all_zero, strlen(all_zero), collect, &s, 0, &st), 0);
+  assert_int_equal(st.warnings, 1);
+  assert_string_equal(s.d[0].rule, "suspicious-value");
+  assert_string_equal(s.d[0].field, "weights[0].value");
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_rules),         cmocka_unit_test(test_valid_orders),
       cmocka_unit_test(test_spec_examples), cmocka_unit_test(test_zstd),
-      cmocka_unit_test(test_max_errors),
+      cmocka_unit_test(test_max_errors),    cmocka_unit_test(test_quiet),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
