@@ -101,7 +101,7 @@ static void test_cursor_bad(void **state)
                                     "31323a" /* 12: */, "3a61" /* :a */,
                                     "31327a3a61" /* 12z:a */, "3132003a61" /* NUL */,
                                     "4142434445463a61" /* ABCDEF:a */,
-                                    "%21%21not-a-cursor", "3132" "3A61" /* uppercase hex */};
+                                    "%21%21not-a-cursor", "31323A61" /* uppercase hex */};
   char id[SPAA_QUERY_MAX_CURSOR / 2 + 1], long_cur[SPAA_QUERY_MAX_CURSOR + 3];
   struct spaa_err err = {0};
   int64_t recv;
