@@ -7,7 +7,7 @@
 #include "base/hex.h"
 #include "base/limits.h"
 #include "base/rfc3339.h"
-#include "storage/store_int.h"
+#include "storage/sqlite/sqlite_int.h"
 
 #define DEFAULT_LIMIT 100   /* when the query gives none */
 

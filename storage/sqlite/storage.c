@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "storage/store_int.h"
+#include "storage/sqlite/sqlite_int.h"
 
 /* Run one batch of jobs in one transaction. Jobs get rc 0/1/error; nothing is reported
  * as stored unless COMMIT succeeded. */
@@ -12,6 +12,7 @@ static void run_batch(struct spaa_store *s, struct storage__job *jobs)
   struct storage__conn *c = &s->wconn;
   struct storage__job *j;
   struct spaa_err err;
+  size_t mark;
   int rc, broken = 0;
 
   spaa_err_clear(&err);
@@ -32,9 +33,11 @@ static void run_batch(struct spaa_store *s, struct storage__job *jobs)
       broken = 1;
       continue;
     }
-    j->rc = storage__insert(c, j->prep, &j->err);
+    mark = s->cache.n_pending;
+    j->rc = storage__insert(c, &s->cache, j->prep, &j->err);
     if (j->rc < 0) {
       /* undo this profile only; the others in the batch go on */
+      storage__cache_rollback(&s->cache, mark);
       if (sqlite3_get_autocommit(c->db) || storage__exec(c, ST_ROLLBACK_TO, NULL) ||
           storage__exec(c, ST_RELEASE, NULL))
         broken = 1;
@@ -44,6 +47,7 @@ static void run_batch(struct spaa_store *s, struct storage__job *jobs)
     }
   }
   if (broken) {
+    storage__cache_rollback(&s->cache, 0);
     if (!sqlite3_get_autocommit(c->db))
       storage__exec(c, ST_ROLLBACK, NULL);
     for (j = jobs; j; j = j->next)
@@ -52,6 +56,7 @@ static void run_batch(struct spaa_store *s, struct storage__job *jobs)
     return;
   }
   if ((rc = storage__exec(c, ST_COMMIT, &err))) {
+    storage__cache_rollback(&s->cache, 0);
     if (!sqlite3_get_autocommit(c->db))
       storage__exec(c, ST_ROLLBACK, NULL);
     for (j = jobs; j; j = j->next)
@@ -61,6 +66,7 @@ static void run_batch(struct spaa_store *s, struct storage__job *jobs)
       }
     return;
   }
+  storage__cache_commit(&s->cache);
   pthread_mutex_lock(&s->mu);
   s->stats.transactions++;
   pthread_mutex_unlock(&s->mu);
@@ -171,6 +177,7 @@ void spaa_store_close(struct spaa_store *s)
     pthread_cond_wait(&s->cv_done, &s->mu);
   pthread_mutex_unlock(&s->mu);
   storage__conn_close(&s->wconn);
+  storage__cache_free(&s->cache);
   for (i = 0; s->readers && i < s->n_readers; i++)
     storage__conn_close(&s->readers[i]);
   free(s->readers);
