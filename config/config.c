@@ -21,6 +21,8 @@ enum cfg_key {
   K_QUEUE_DEPTH,
   K_IDLE_TIMEOUT,
   K_LOG_LEVEL,
+  K_KEEP_ORIGINAL,
+  K_DURABILITY,
   K_SENTRY_KEY,
   K_INGEST_TOKEN,
   K_READ_TOKEN,
@@ -47,6 +49,8 @@ static const struct cfg_setting {
     {K_QUEUE_DEPTH, "queue_depth", "SPAA_RELAY_QUEUE_DEPTH", "--queue-depth", 0},
     {K_IDLE_TIMEOUT, "idle_timeout", "SPAA_RELAY_IDLE_TIMEOUT", "--idle-timeout", 0},
     {K_LOG_LEVEL, "log_level", "SPAA_RELAY_LOG_LEVEL", "--log-level", 0},
+    {K_KEEP_ORIGINAL, "keep_original", "SPAA_RELAY_KEEP_ORIGINAL", "--keep-original", 0},
+    {K_DURABILITY, "durability", "SPAA_RELAY_DURABILITY", "--durability", 0},
     {K_SENTRY_KEY, "sentry_key", "SPAA_RELAY_SENTRY_KEYS", "--sentry-key", 1},
     {K_INGEST_TOKEN, "ingest_token", "SPAA_RELAY_INGEST_TOKENS", "--ingest-token", 1},
     {K_READ_TOKEN, "read_token", "SPAA_RELAY_READ_TOKENS", "--read-token", 1},
@@ -76,6 +80,8 @@ static const char usage_text[] =
     "  --queue-depth N                SPAA_RELAY_QUEUE_DEPTH queue_depth [256]\n"
     "  --idle-timeout SECONDS         SPAA_RELAY_IDLE_TIMEOUT            [30]\n"
     "  --log-level debug|info|warn|error  SPAA_RELAY_LOG_LEVEL log_level [info]\n"
+    "  --keep-original never|always   SPAA_RELAY_KEEP_ORIGINAL keep_original [never]\n"
+    "  --durability full|normal       SPAA_RELAY_DURABILITY  durability  [full]\n"
     "  --sentry-key PROJECT_ID:KEY... SPAA_RELAY_SENTRY_KEYS sentry_key  (comma-separated)\n"
     "  --ingest-token TOKEN...        SPAA_RELAY_INGEST_TOKENS ingest_token\n"
     "  --read-token TOKEN...          SPAA_RELAY_READ_TOKENS read_token\n"
@@ -424,6 +430,18 @@ static int apply(struct cfg_load *ld, const struct cfg_setting *s, enum cfg_leve
                           "%s: bad log level '%s': expected debug, info, warn or error", where,
                           v);
     c->log_level = (enum spaa_log_level)lv;
+    return 0;
+  case K_KEEP_ORIGINAL:
+    if (strcmp(v, "never") != 0 && strcmp(v, "always") != 0)
+      return spaa_err_set(err, SPAA_E_USAGE, 0, 0,
+                          "%s: bad keep_original '%s': expected never or always", where, v);
+    c->keep_original = strcmp(v, "always") == 0;
+    return 0;
+  case K_DURABILITY:
+    if (strcmp(v, "full") != 0 && strcmp(v, "normal") != 0)
+      return spaa_err_set(err, SPAA_E_USAGE, 0, 0,
+                          "%s: bad durability '%s': expected full or normal", where, v);
+    c->durability_normal = strcmp(v, "normal") == 0;
     return 0;
   default:
     return spaa_err_set(err, SPAA_E_INTERNAL, 0, 0, "%s: unhandled setting", where);

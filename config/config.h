@@ -46,6 +46,11 @@ struct spaa_config {
   size_t queue_depth;           /* store writer queue depth before 503 */
   unsigned idle_timeout;        /* seconds a connection may stay silent */
   enum spaa_log_level log_level;/* lowest level logged */
+  int keep_original;            /* 1 (always): store each upload's original bytes too; 0 (never,
+                                   the default): only the lossless SPAA conversion */
+  int durability_normal;        /* 1 (normal): synchronous=NORMAL, an acknowledged profile
+                                   survives a process crash but not a power loss; 0 (full,
+                                   the default): synchronous=FULL, it survives both */
   struct spaa_sentry_key *sentry_keys; /* n_sentry_keys entries (owned) */
   size_t n_sentry_keys;
   char **ingest_tokens;         /* bearer tokens for ingest routes (owned) */

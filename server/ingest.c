@@ -199,7 +199,7 @@ void spaa_ingest_init(struct spaa_ingest *x, const struct spaa_req *req, struct 
   x->source = source;
   x->body = req->body ? req->body : (const uint8_t *)"";
   x->body_len = req->body_len;
-  x->opts.keep_original = 1;
+  x->opts.keep_original = req->app && req->app->cfg ? req->app->cfg->keep_original : 0;
 }
 
 void spaa_ingest_release(struct spaa_ingest *x)

@@ -281,7 +281,7 @@ static int migrate(struct storage__conn *c, struct spaa_err *err)
 }
 
 int storage__conn_open(struct storage__conn *c, const char *path, int writer,
-                       struct spaa_err *err)
+                       enum spaa_durability durability, struct spaa_err *err)
 {
   int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (writer ? SQLITE_OPEN_CREATE : 0);
   sqlite3_stmt *st = NULL;
@@ -295,8 +295,9 @@ int storage__conn_open(struct storage__conn *c, const char *path, int writer,
   sqlite3_extended_result_codes(c->db, 1);
   sqlite3_busy_timeout(c->db, 5000);
   /* WAL: readers never block the writer nor wait for it. synchronous=FULL syncs the WAL
-   * at every commit, so a profile acknowledged after COMMIT survives a power loss (NORMAL
-   * would only sync at checkpoints and could lose the last commits). */
+   * at every commit, so a profile acknowledged after COMMIT survives a power loss; with
+   * durability = normal, synchronous=NORMAL syncs only at checkpoints: a process crash loses
+   * nothing, a power loss may lose the last commits. */
   if (sqlite3_prepare_v2(c->db, "PRAGMA journal_mode=WAL", -1, &st, NULL) != SQLITE_OK ||
       sqlite3_step(st) != SQLITE_ROW ||
       strcmp((const char *)sqlite3_column_text(st, 0), "wal") != 0) {
@@ -306,7 +307,9 @@ int storage__conn_open(struct storage__conn *c, const char *path, int writer,
   }
   sqlite3_finalize(st);
   st = NULL;
-  if ((rc = exec_text(c, "PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;"
+  if ((rc = exec_text(c, durability == SPAA_DURABILITY_NORMAL ? "PRAGMA synchronous=NORMAL;"
+                                                                : "PRAGMA synchronous=FULL;", err)) ||
+      (rc = exec_text(c, "PRAGMA foreign_keys=ON;"
                          " PRAGMA cache_size=-16384; PRAGMA temp_store=MEMORY;"
                          " PRAGMA journal_size_limit=67108864;", err)))
     goto fail;

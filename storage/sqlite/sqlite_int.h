@@ -42,7 +42,7 @@ extern const size_t storage__n_migrations;
 /* Open `path` with the store's pragmas (WAL, synchronous=FULL, foreign keys, busy timeout).
  * `writer` 1 also creates the file and migrates the schema forward. 0 or SPAA_E_STORE. */
 int storage__conn_open(struct storage__conn *c, const char *path, int writer,
-                       struct spaa_err *err);
+                       enum spaa_durability durability, struct spaa_err *err);
 void storage__conn_close(struct storage__conn *c); /* NULL-safe, idempotent */
 /* The cached statement `id`, reset and with bindings cleared; NULL with err filled. */
 sqlite3_stmt *storage__stmt(struct storage__conn *c, enum storage__st id, struct spaa_err *err);
@@ -349,6 +349,15 @@ struct storage__rdict {
 int storage__block_raw(struct storage__conn *c, struct storage__rdict *dict, int64_t dict_id,
                        const void *z, size_t len, struct spaa_buf *raw, struct spaa_err *err);
 
+/* ---- selections (query.c) ------------------------------------------------------------- */
+/* The query text of a selection: list columns (blocks 0) or "num, id, dict, data" of the
+ * blocks (blocks 1), newest first, with one LIMIT parameter. 0 or SPAA_E_NOMEM. */
+int storage__select_sql(const struct spaa_list_query *q, struct spaa_buf *sql, int blocks);
+/* Bind q's filters, then limit + 1, in storage__select_sql's order. */
+void storage__select_bind(sqlite3_stmt *st, const struct spaa_list_query *q, size_t limit);
+/* Check a selection's limits as spaa_store_list documents them. 0 or SPAA_E_BAD_REQUEST. */
+int storage__check_query(const struct spaa_list_query *q, struct spaa_err *err);
+
 /* ---- the store (storage.c) ----------------------------------------------------------- */
 struct storage__job {
   const struct storage__prep *prep; /* what to insert (owned by the waiting caller) */
@@ -361,6 +370,7 @@ struct storage__job {
 struct spaa_store {
   char *path;                       /* the database file */
   size_t queue_depth, batch_max;    /* from the options */
+  enum spaa_durability durability;  /* from the options */
   pthread_mutex_t mu;               /* guards the queue, flags and stats */
   pthread_cond_t cv_work;           /* signalled when a job is queued or on stop/unpause */
   pthread_cond_t cv_done;           /* broadcast when a batch finished */

@@ -129,6 +129,7 @@ int spaa_store_open(const struct spaa_store_opts *opts, struct spaa_store **out,
   if (!(s = calloc(1, sizeof(*s))))
     return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
   s->queue_depth = opts->queue_depth ? opts->queue_depth : 64;
+  s->durability = opts->durability;
   s->batch_max = opts->batch_max ? opts->batch_max : 32;
   s->n_readers = opts->readers ? opts->readers : 1;
   pthread_mutex_init(&s->mu, NULL);
@@ -143,7 +144,7 @@ int spaa_store_open(const struct spaa_store_opts *opts, struct spaa_store **out,
     goto fail;
   }
   /* the writer connection creates and migrates the database before any reader opens */
-  if ((rc = storage__conn_open(&s->wconn, s->path, 1, err)))
+  if ((rc = storage__conn_open(&s->wconn, s->path, 1, s->durability, err)))
     goto fail;
   s->writer_alive = 1;
   if (pthread_create(&s->writer, NULL, writer_main, s) != 0) {
@@ -372,7 +373,7 @@ struct storage__conn *storage__reader_get(struct spaa_store *s, struct spaa_err 
   pthread_mutex_unlock(&s->rmu);
   c = &s->readers[i];
   /* opened on first use; the slot is ours alone while it is marked busy */
-  if (!c->db && storage__conn_open(c, s->path, 0, err)) {
+  if (!c->db && storage__conn_open(c, s->path, 0, s->durability, err)) {
     storage__reader_put(s, c);
     return NULL;
   }

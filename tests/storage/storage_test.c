@@ -235,6 +235,7 @@ static void test_migration_from_v1(void **state)
   o.path = t.db;
   o.queue_depth = o.batch_max = 4;
   o.readers = 1;
+  o.durability = SPAA_DURABILITY_FULL;
   s = NULL;
   assert_int_equal(spaa_store_open(&o, &s, &err), SPAA_E_STORE);
   assert_null(s);
