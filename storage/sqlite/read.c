@@ -579,12 +579,8 @@ static int read_stack(struct rctx *x)
   memcpy(cid.b, sqlite3_column_blob(st, 0), SPAA_CID_LEN);
   spaa_cid_hex(&cid, s->id);
   rc = spaa_idmap_put(&x->stacks, (uint64_t)row, x->p->n_stacks - 1, NULL);
-  if (rc < 0)
-    rc = nomem(x);
-  else if (rc == 1)
-    rc = corrupt(x, "a stack is named twice");
-  else
-    rc = stack_fields(x, s, st, &xr);
+  /* a row named twice (a profile that was not canonical): samples name the first */
+  rc = rc < 0 ? nomem(x) : stack_fields(x, s, st, &xr);
   sqlite3_reset(st);
   return rc;
 }
