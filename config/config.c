@@ -441,7 +441,7 @@ static int apply(struct cfg_load *ld, const struct cfg_setting *s, enum cfg_leve
     if (strcmp(v, "full") && strcmp(v, "normal"))
       return spaa_err_set(err, SPAA_E_USAGE, 0, 0,
                           "%s: bad value '%s': expected full or normal", where, v);
-    c->durability = strcmp(v, "normal") == 0 ? SPAA_DURABILITY_NORMAL : SPAA_DURABILITY_FULL;
+    c->durability = strcmp(v, "normal") == 0 ? SPAA_CONFIG_DURABILITY_NORMAL : SPAA_CONFIG_DURABILITY_FULL;
     return 0;
   default:
     return spaa_err_set(err, SPAA_E_INTERNAL, 0, 0, "%s: unhandled setting", where);
@@ -618,7 +618,7 @@ int spaa_config_load(int argc, char *const *argv, char *const *envp, struct spaa
   c->idle_timeout = SPAA_CONFIG_DEFAULT_IDLE_TIMEOUT;
   c->log_level = SPAA_LOG_INFO;
   c->keep_original = SPAA_KEEP_NEVER;
-  c->durability = SPAA_DURABILITY_FULL;
+  c->durability = SPAA_CONFIG_DURABILITY_FULL;
   if ((rc = set_str(&c->listen_host, SPAA_CONFIG_DEFAULT_HOST, err)) ||
       (rc = set_str(&c->data_dir, SPAA_CONFIG_DEFAULT_DATA_DIR, err)))
     goto out;

@@ -34,9 +34,9 @@ enum spaa_keep_original {
 };
 
 /* durability: what an acknowledged profile survives. */
-enum spaa_durability {
-  SPAA_DURABILITY_FULL = 0,   /* the default: power loss (synchronous=FULL) */
-  SPAA_DURABILITY_NORMAL = 1, /* a crash of the process, not power loss (synchronous=NORMAL) */
+enum spaa_config_durability {
+  SPAA_CONFIG_DURABILITY_FULL = 0,   /* the default: power loss (synchronous=FULL) */
+  SPAA_CONFIG_DURABILITY_NORMAL = 1, /* a crash of the process, not power loss (synchronous=NORMAL) */
 };
 
 /* One Sentry DSN public key allowed for one project. */
@@ -59,7 +59,7 @@ struct spaa_config {
   unsigned idle_timeout;        /* seconds a connection may stay silent */
   enum spaa_log_level log_level;/* lowest level logged */
   enum spaa_keep_original keep_original; /* store uploads beside their conversion or not */
-  enum spaa_durability durability;       /* commit mode of the store */
+  enum spaa_config_durability durability;     /* commit mode of the store */
   struct spaa_sentry_key *sentry_keys; /* n_sentry_keys entries (owned) */
   size_t n_sentry_keys;
   char **ingest_tokens;         /* bearer tokens for ingest routes (owned) */

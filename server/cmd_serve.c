@@ -75,12 +75,14 @@ static void log_config(const struct spaa_config *c)
   spaa_log(SPAA_LOG_INFO, "configuration",
            "file=\"%s\" listen=%s%s%s:%u data_dir=\"%s\" db=\"%s\" max_body=%zu "
            "max_decompressed=%zu workers=%u queue_depth=%zu idle_timeout=%u log_level=%s "
+           "keep_original=%s durability=%s "
            "sentry_projects=\"%s\" ingest_tokens=%zu read_tokens=%zu",
            c->config_file ? c->config_file : "", c->listen_ipv6 ? "[" : "", c->listen_host,
            c->listen_ipv6 ? "]" : "", c->listen_port, c->data_dir, c->db_path, c->max_body,
            c->max_decompressed, c->workers, c->queue_depth, c->idle_timeout,
-           spaa_config_level_name(c->log_level), projects, c->n_ingest_tokens,
-           c->n_read_tokens);
+           spaa_config_level_name(c->log_level), c->keep_original ? "always" : "never",
+           c->durability == SPAA_CONFIG_DURABILITY_NORMAL ? "normal" : "full", projects,
+           c->n_ingest_tokens, c->n_read_tokens);
   if (spaa_config_is_open(c))
     spaa_log(SPAA_LOG_WARN, "open mode: no sentry keys, ingest tokens or read tokens are "
              "configured; anyone who can reach the port may upload and read profiles", NULL);
@@ -174,7 +176,8 @@ int spaa_cmd_serve(int argc, char **argv)
   so.queue_depth = cfg->queue_depth;
   so.batch_max = SPAA_SERVE_MAX_BATCH;
   so.readers = SERVE_READERS;
-  so.sync_normal = cfg->durability == SPAA_DURABILITY_NORMAL;
+  so.durability = cfg->durability == SPAA_CONFIG_DURABILITY_NORMAL ? SPAA_DURABILITY_NORMAL
+                                                                 : SPAA_DURABILITY_FULL;
   if (spaa_store_open(&so, &store, &err)) {
     spaa_log(SPAA_LOG_ERROR, "cannot open the store", "db=\"%s\" code=%s detail=\"%s\"",
              cfg->db_path, spaa_err_name(err.code), err.msg);

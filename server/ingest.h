@@ -78,13 +78,14 @@ void spaa_ingest_on_error(const struct spaa_req *req, struct spaa_resp *resp, in
 /* ---- the pieces of the flow, for dialects and benchmarks ------------------------------- */
 
 /* Start x for a request (resp may be NULL when nothing is answered): body = the request
- * body, opts zeroed with keep_original = 1, source as given. Allocates nothing. */
+ * body, opts zeroed but keep_original, which is 1 when the configuration says
+ * keep_original = always; source as given. Allocates nothing. */
 void spaa_ingest_init(struct spaa_ingest *x, const struct spaa_req *req, struct spaa_resp *resp,
                       const char *source);
 /* Store every converted entry of x->list that has a profile, all in one spaa_store_put_many
  * (they share group commits), each under its converter id when that is a valid profile id,
  * else a new random one; the request's labels and attrs merged over the converter's; its
- * original kept. Fills x->ids, x->rcs, the counts, and the metrics (profiles stored,
+ * original kept when x->opts.keep_original. Fills x->ids, x->rcs, the counts, and the metrics (profiles stored,
  * duplicate, rejected by reason). Returns 0, or the code of the lowest failing entry
  * (x->failed_at) with err filled (SPAA_E_BUSY / SPAA_E_SHUTDOWN: answer 503); the other
  * entries may have been stored. */

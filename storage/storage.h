@@ -14,13 +14,19 @@
 
 struct spaa_store;
 
+/* When an acknowledged put is safe (docs/storage.md). */
+enum spaa_durability {
+  SPAA_DURABILITY_FULL = 0, /* committed and synced (synchronous=FULL): survives power loss */
+  SPAA_DURABILITY_NORMAL    /* committed, synced at checkpoints (synchronous=NORMAL): survives
+                               a process crash, may lose the last commits on power loss */
+};
+
 struct spaa_store_opts {
   const char *path;       /* the SQLite file; its directory must exist */
   size_t queue_depth;     /* pending inserts before spaa_store_put answers SPAA_E_BUSY */
   size_t batch_max;       /* most profiles grouped into one transaction */
   size_t readers;         /* reader connections kept open (>= 1) */
-  int sync_normal;        /* 0: synchronous=FULL, a commit survives power loss (default);
-                           * 1: synchronous=NORMAL, survives a process crash only */
+  enum spaa_durability durability; /* zeroed (or left out of an initializer) = full */
 };
 
 /* What the ingest side knows of a profile besides its SPAA model. Borrowed by the store
@@ -168,6 +174,37 @@ void spaa_store_page_free(struct spaa_store_page *pg);
 int spaa_store_list(struct spaa_store *s, const struct spaa_list_query *q,
                     struct spaa_store_page *out, struct spaa_err *err);
 
+/* ---- scanning stack weights -------------------------------------------------------------- */
+
+/* One weight of a scanned stack. */
+struct spaa_store_scan_weight {
+  const char *metric;     /* the metric name (borrowed for the callback) */
+  struct spaa_num value;  /* as stored: integer or double */
+};
+
+/* One stack of one stored profile, as a scan hands it over. Everything is borrowed for the
+ * duration of the callback. */
+struct spaa_store_scan_stack {
+  int64_t profile;        /* the profile's number in this store (stable, unique) */
+  const char *profile_id; /* the profile's id */
+  int64_t stack;          /* the stack's number in this store: equal numbers = the same stack
+                             (same content id) in whatever profile */
+  const struct spaa_store_scan_weight *weights; /* n_weights, in the stack's order */
+  size_t n_weights;
+};
+
+/* Called once per stack; a non-zero return stops the scan, which then returns that value. */
+typedef int (*spaa_store_scan_cb)(void *ctx, const struct spaa_store_scan_stack *st);
+
+/* Iterate the stack weights of every profile `sel` selects (its filters as for
+ * spaa_store_list; sel->after honoured; sel->limit 0 = every profile, else at most that
+ * many), newest profile first, stacks in stored order, without building profiles: one
+ * decompressed block in memory at a time. 0 when all were visited, the callback's value
+ * when it stopped, SPAA_E_BAD_REQUEST (as list), SPAA_E_STORE (database error or a corrupt
+ * block), SPAA_E_NOMEM. */
+int spaa_store_scan(struct spaa_store *s, const struct spaa_list_query *sel,
+                    spaa_store_scan_cb cb, void *ctx, struct spaa_err *err);
+
 /* Row counts, for tests and /metrics. */
 struct spaa_store_counts {
   int64_t profiles, dsos, frames, stacks, profile_stacks, samples;
@@ -182,8 +219,8 @@ struct spaa_store_stats {
   uint64_t failed;       /* puts that failed inside the writer */
   uint64_t busy;         /* puts refused with SPAA_E_BUSY */
   size_t queued;         /* profiles waiting in the queue now */
-  int synchronous;       /* the writer connection's PRAGMA synchronous as read back at open:
-                          * 2 FULL (survives power loss), 1 NORMAL (survives a crash) */
+  int synchronous;       /* the writer connection's PRAGMA synchronous, read back at open
+                            (2 FULL, 1 NORMAL) */
 };
 /* Fill *out. Never fails; NULL-safe on s (zeros). */
 void spaa_store_stats(struct spaa_store *s, struct spaa_store_stats *out);

@@ -48,6 +48,10 @@
 #define SPAA_STORE_MAX_ID 256         /* bytes of a profile id */
 #define SPAA_STORE_MAX_LABELS 256     /* labels of one profile */
 #define SPAA_STORE_MAX_LABEL_LEN 4096 /* bytes of a label key or value */
+#define SPAA_STORE_MAX_BLOCK ((size_t)1 << 30) /* bytes of a raw per-profile block */
+#define SPAA_STORE_MAX_DICT ((size_t)4 << 20) /* bytes of a service's block dictionary */
+#define SPAA_STORE_CID_CACHE 250000 /* content id -> row id entries the writer keeps (~16 MiB) */
+#define SPAA_STORE_DICT_CACHE 64 /* service dictionaries the writer keeps in memory */
 #define SPAA_QUERY_MAX_CURSOR 600     /* hex characters of a list cursor */
 
 /* ---- the query API (server/api.c, storage/query.c) ------------------------------------------ */

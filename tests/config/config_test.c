@@ -58,7 +58,7 @@ static void test_defaults(void **state)
   assert_int_equal(c->idle_timeout, 30);
   assert_int_equal(c->log_level, SPAA_LOG_INFO);
   assert_int_equal(c->keep_original, SPAA_KEEP_NEVER);
-  assert_int_equal(c->durability, SPAA_DURABILITY_FULL);
+  assert_int_equal(c->durability, SPAA_CONFIG_DURABILITY_FULL);
   assert_int_equal(c->n_sentry_keys, 0);
   assert_int_equal(c->n_ingest_tokens, 0);
   assert_int_equal(c->n_read_tokens, 0);
@@ -79,6 +79,8 @@ static void test_precedence(void **state)
                                 "queue_depth = 4\n"
                                 "idle_timeout = 5\n"
                                 "log_level = debug\n"
+                                "keep_original = always\n"
+                                "durability = full\n"
                                 "sentry_key = 1:filekey\n"
                                 "ingest_token = file-ingest\n"
                                 "read_token = file-read\n");
@@ -87,7 +89,8 @@ static void test_precedence(void **state)
                   "--read-token", "flag-read-1", "--read-token", "flag-read-2", NULL};
   char *env[] = {"SPAA_RELAY_LISTEN=127.0.0.3:2000", "SPAA_RELAY_DATA_DIR=/env/data",
                  "SPAA_RELAY_WORKERS=7", "SPAA_RELAY_INGEST_TOKENS=env-a, env-b",
-                 "SPAA_RELAY_LOG_LEVEL=warn", "SPAA_RELAY_MAX_BODY=", NULL};
+                 "SPAA_RELAY_LOG_LEVEL=warn", "SPAA_RELAY_MAX_BODY=",
+                 "SPAA_RELAY_DURABILITY=normal", NULL};
   struct spaa_config *c;
   struct spaa_err err;
   snprintf(cfgflag, sizeof(cfgflag), "--config=%s", file);
@@ -101,6 +104,8 @@ static void test_precedence(void **state)
   assert_string_equal(c->data_dir, "/env/data");
   assert_string_equal(c->db_path, "/env/data/spaa-relay.db");
   assert_int_equal(c->log_level, SPAA_LOG_WARN);
+  assert_int_equal(c->durability_normal, 1);
+  assert_int_equal(c->keep_original, 1); /* the file's */
   /* file over defaults; an empty env variable counts as unset */
   assert_int_equal(c->max_body, 1024 * 1024);
   assert_int_equal(c->max_decompressed, 2 * 1024 * 1024);
@@ -232,7 +237,7 @@ static void test_storage_settings(void **state)
   (void)state;
   assert_int_equal(load(argv, env, &c, &err), 0);
   assert_int_equal(c->keep_original, SPAA_KEEP_ALWAYS);
-  assert_int_equal(c->durability, SPAA_DURABILITY_NORMAL);
+  assert_int_equal(c->durability, SPAA_CONFIG_DURABILITY_NORMAL);
   spaa_config_free(c);
   assert_int_equal(load(argv0, env, &c, &err), 0);
   assert_int_equal(c->keep_original, SPAA_KEEP_NEVER);
@@ -268,6 +273,9 @@ static void test_flag_errors(void **state)
       {"--idle-timeout", "forever", "--idle-timeout: bad timeout 'forever'"},
       {"--log-level", "loud", "--log-level: bad log level 'loud': expected debug, info, warn "
                               "or error"},
+      {"--keep-original", "sometimes", "--keep-original: bad keep_original 'sometimes': "
+                                       "expected never or always"},
+      {"--durability", "max", "--durability: bad durability 'max': expected full or normal"},
       {"--sentry-key", "abc", "--sentry-key: bad sentry key 'abc': expected "
                               "PROJECT_ID:PUBLIC_KEY"},
       {"--sentry-key", "x1:abc", "--sentry-key: bad sentry key 'x1:abc'"},

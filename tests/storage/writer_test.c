@@ -186,7 +186,7 @@ static void test_failure_does_not_poison_batch(void **state)
   s = topen(t.db, 8, 8);
   /* make the database itself refuse one profile id, inside the writer's transaction */
   assert_int_equal(sqlite3_open(t.db, &db), SQLITE_OK);
-  assert_int_equal(sqlite3_exec(db, "CREATE TRIGGER poison BEFORE INSERT ON profile_stack"
+  assert_int_equal(sqlite3_exec(db, "CREATE TRIGGER poison BEFORE INSERT ON profile_block"
                                     " WHEN (SELECT id FROM profile WHERE num = NEW.profile) = 'p1'"
                                     " BEGIN SELECT RAISE(ABORT, 'poisoned'); END;",
                                 NULL, NULL, NULL), SQLITE_OK);

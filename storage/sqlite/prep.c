@@ -9,7 +9,7 @@
 #include "base/idmap.h"
 #include "base/limits.h"
 #include "spaa/canon.h"
-#include "storage/store_int.h"
+#include "storage/sqlite/sqlite_int.h"
 
 #define TRY(x)                                                                                \
   do {                                                                                        \
@@ -278,7 +278,8 @@ static int cid_idx_cmp(const void *a, const void *b, void *arg)
   return c ? c : (x < y ? -1 : x > y);
 }
 
-/* canon[k] = the first frame index with the same content id as frame k. */
+/* canon[k] = the rank of frame k among the frames with its content id, in profile order
+ * (0 for the first). */
 static int frame_canon(const struct spaa_cid *cids, size_t n, size_t *canon)
 {
   size_t *ord, i, first = 0;
@@ -292,38 +293,90 @@ static int frame_canon(const struct spaa_cid *cids, size_t n, size_t *canon)
   for (i = 0; i < n; i++) {
     if (i == 0 || memcmp(cids[ord[i]].b, cids[ord[first]].b, SPAA_CID_LEN) != 0)
       first = i;
-    canon[ord[i]] = ord[first];
+    canon[ord[i]] = i - first;
   }
   free(ord);
   return 0;
 }
 
-/* Frames of every stack, content-id check, profile_stack blobs. */
+/* The header position of a stack's event (n_events when the header has none such). */
+static size_t event_pos(const struct spaa_profile *p, const char *ev)
+{
+  size_t i;
+  for (i = 0; i < p->header.n_events; i++)
+    if (ev && p->header.events[i].name && strcmp(p->header.events[i].name, ev) == 0)
+      return i;
+  return p->header.n_events;
+}
+
+/* The stack's value of its event's primary metric (0 when none). */
+static struct spaa_num primary_of(const struct spaa_profile *p, size_t pos,
+                                  const struct spaa_stack *s)
+{
+  const struct spaa_weight *w = NULL;
+  if (pos < p->header.n_events && p->header.events[pos].primary_metric)
+    w = spaa_weights_find(&s->weights, p->header.events[pos].primary_metric);
+  return w ? w->value : spaa_int(0);
+}
+
+int storage__stack_order_cmp(const struct spaa_profile *p, const struct spaa_stack *a,
+                             const struct spaa_stack *b)
+{
+  size_t pa = event_pos(p, a->event), pb = event_pos(p, b->event);
+  struct spaa_num x, y;
+  if (pa != pb)
+    return pa < pb ? -1 : 1;
+  x = primary_of(p, pa, a);
+  y = primary_of(p, pb, b);
+  if (!x.is_float && !y.is_float) {
+    if (x.i != y.i)
+      return x.i > y.i ? -1 : 1; /* heaviest first */
+  } else {
+    double dx = spaa_num_as_double(x), dy = spaa_num_as_double(y);
+    if (dx < dy || dx > dy)
+      return dx > dy ? -1 : 1;
+  }
+  return strcmp(a->id, b->id);
+}
+
+/* 1 when both lists hold the same weights in the same order, bit for bit. */
+static int weights_same(const struct spaa_weights *a, const struct spaa_weights *b)
+{
+  size_t i;
+  if (a->n != b->n)
+    return 0;
+  for (i = 0; i < a->n; i++) {
+    const struct spaa_weight *x = &a->v[i], *y = &b->v[i];
+    if (strcmp(x->metric, y->metric) != 0 || (!x->unit != !y->unit) ||
+        (x->unit && strcmp(x->unit, y->unit) != 0) || x->value.is_float != y->value.is_float ||
+        (x->value.is_float ? memcmp(&x->value.f, &y->value.f, sizeof(double)) != 0
+                           : x->value.i != y->value.i))
+      return 0;
+  }
+  return 1;
+}
+
+/* Frames of every stack, stack ids, canonical order, the per-stack blobs. */
 static int prep_stacks(struct storage__prep *pr, struct strtab *t, const struct spaa_idmap *fmap,
                        const size_t *canon, struct spaa_err *err)
 {
   const struct spaa_profile *p = pr->p;
-  struct spaa_cid *leaf = NULL;
-  size_t i, j, k, total = 0, maxf = 0;
+  size_t i, j, k, total = 0;
   int rc = 0;
-  for (i = 0; i < p->n_stacks; i++) {
+  for (i = 0; i < p->n_stacks; i++)
     total += p->stacks[i].n_frames;
-    if (p->stacks[i].n_frames > maxf)
-      maxf = p->stacks[i].n_frames;
-  }
+  pr->sorted = 1;
   if (!(pr->stack_frames = malloc((total ? total : 1) * sizeof(size_t))) ||
       !(pr->stack_frames_off = malloc((p->n_stacks + 1) * sizeof(size_t))) ||
       !(pr->stack_cid = malloc((p->n_stacks ? p->n_stacks : 1) * sizeof(struct spaa_cid))) ||
       !(pr->stack_ctx = calloc(p->n_stacks ? p->n_stacks : 1, sizeof(char *))) ||
-      !(pr->pstack_w = malloc((2 * p->n_stacks + 1) * sizeof(size_t))) ||
-      !(leaf = malloc((maxf ? maxf : 1) * sizeof(*leaf)))) {
+      !(pr->pstack_w = malloc((2 * p->n_stacks + 1) * sizeof(size_t)))) {
     rc = SPAA_E_NOMEM;
     goto out;
   }
   total = 0;
   for (i = 0; i < p->n_stacks; i++) {
     const struct spaa_stack *s = &p->stacks[i];
-    char hex[SPAA_CID_HEXLEN + 1];
     struct spaa_cid c;
     unsigned flags = 0;
     pr->stack_frames_off[i] = total;
@@ -334,18 +387,19 @@ static int prep_stacks(struct storage__prep *pr, struct strtab *t, const struct 
                           ", which does not exist", s->id, s->frames[pos]);
         goto out;
       }
-      if (canon[k] != k)
-        flags |= PS_FRAMES;
+      if (canon[k])
+        flags |= PS_DUPS;
       pr->stack_frames[total++] = k;
-      leaf[j] = pr->frame_cid[k];
     }
-    TRY(spaa_stack_cid(s->event, s->stack_type, leaf, s->n_frames, s->context, &c));
-    spaa_cid_hex(&c, hex);
-    if (strcmp(hex, s->id) != 0) {
-      rc = spaa_err_set(err, SPAA_E_INVALID, 0, 0, "stack %zu has id \"%.40s\" but its content "
-                        "id is %s: normalize the profile before storing it", i, s->id, hex);
+    /* the id is trusted here (a known stack costs no hashing); the writer checks the content
+     * id of every stack it has to insert */
+    if (spaa_cid_parse(s->id, &c)) {
+      rc = spaa_err_set(err, SPAA_E_INVALID, 0, 0, "stack %zu has id \"%.40s\", not a content "
+                        "id: normalize the profile before storing it", i, s->id);
       goto out;
     }
+    if (i && storage__stack_order_cmp(p, &p->stacks[i - 1], s) >= 0)
+      pr->sorted = 0;
     pr->stack_cid[i] = c;
     pr->stack_ctx[i] = stack_context_text(s->context, &rc);
     if (rc)
@@ -356,16 +410,33 @@ static int prep_stacks(struct storage__prep *pr, struct strtab *t, const struct 
     pr->pstack_w[2 * i + 1] = pr->blobs.len;
     flags |= (s->has_exclusive ? PS_EXCLUSIVE : 0) | (s->stack_type ? 0 : PS_NO_TYPE) |
              (s->n_related ? PS_RELATED : 0) | (s->extra ? PS_EXTRA : 0);
+    if (s->has_exclusive && s->n_frames &&
+        s->excl_frame == s->frames[p->header.frame_order == SPAA_ROOT_TO_LEAF ? s->n_frames - 1 : 0])
+      flags |= PS_EXCL_LEAF;
+    if (s->has_exclusive && weights_same(&s->weights, &s->excl_weights))
+      flags |= PS_EXCL_SAME;
     if (flags) {
       TRY(storage__put_uv(&pr->blobs, flags));
       if (flags & PS_EXCLUSIVE) {
-        TRY(storage__put_uv(&pr->blobs, s->excl_frame));
-        TRY(put_weights(&pr->blobs, t, &s->excl_weights));
+        if (!(flags & PS_EXCL_LEAF))
+          TRY(storage__put_uv(&pr->blobs, s->excl_frame));
+        if (!(flags & PS_EXCL_SAME))
+          TRY(put_weights(&pr->blobs, t, &s->excl_weights));
       }
-      if (flags & PS_FRAMES) {
-        TRY(storage__put_uv(&pr->blobs, s->n_frames));
+      if (flags & PS_DUPS) {
+        /* (position leaf first, rank) of each frame that is not the first of its content id
+         * in the profile: the shared row alone names the first */
+        const size_t *sf = pr->stack_frames + pr->stack_frames_off[i];
+        size_t n_dups = 0, last = 0;
         for (j = 0; j < s->n_frames; j++)
-          TRY(storage__put_uv(&pr->blobs, s->frames[j]));
+          n_dups += canon[sf[j]] != 0;
+        TRY(storage__put_uv(&pr->blobs, n_dups));
+        for (j = 0; j < s->n_frames; j++)
+          if (canon[sf[j]]) {
+            TRY(storage__put_uv(&pr->blobs, j - last));
+            TRY(storage__put_uv(&pr->blobs, canon[sf[j]]));
+            last = j;
+          }
       }
       if (flags & PS_RELATED) {
         TRY(storage__put_uv(&pr->blobs, s->n_related));
@@ -381,7 +452,6 @@ static int prep_stacks(struct storage__prep *pr, struct strtab *t, const struct 
 out:
   if (rc && rc != SPAA_E_INVALID)
     spaa_err_set(err, rc, 0, 0, "preparing the stacks: %s", spaa_err_default(rc));
-  free(leaf);
   return rc;
 }
 
@@ -504,7 +574,7 @@ static int prep_dsos(struct storage__prep *pr, struct spaa_idmap *dmap, struct s
 }
 
 /* Content ids, dsos and extras of the frames (fmap gets frame id -> index), canon[k] the
- * first frame with frame k's content id, and the threads' extras. */
+ * rank of frame k among the frames with its content id, and the threads' extras. */
 static int prep_frames(struct storage__prep *pr, const struct spaa_idmap *dmap,
                        struct spaa_idmap *fmap, size_t *canon, struct spaa_err *err)
 {

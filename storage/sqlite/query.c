@@ -7,7 +7,7 @@
 #include "base/hex.h"
 #include "base/limits.h"
 #include "base/rfc3339.h"
-#include "storage/store_int.h"
+#include "storage/sqlite/sqlite_int.h"
 
 #define DEFAULT_LIMIT 100   /* when the query gives none */
 
@@ -228,7 +228,7 @@ out:
 
 /* ---- the list -------------------------------------------------------------------------------- */
 
-static int check_query(const struct spaa_list_query *q, struct spaa_err *err)
+int storage__check_query(const struct spaa_list_query *q, struct spaa_err *err)
 {
   size_t i;
   if (q->limit > SPAA_QUERY_MAX_PAGE)
@@ -248,11 +248,14 @@ static int check_query(const struct spaa_list_query *q, struct spaa_err *err)
 
 /* The list query's SQL into sql, from fixed fragments only: every value is bound (bind_list
  * binds them in the same order). 0 or SPAA_E_NOMEM. */
-static int list_sql(const struct spaa_list_query *q, struct spaa_buf *sql)
+int storage__select_sql(const struct spaa_list_query *q, struct spaa_buf *sql, int blocks)
 {
   size_t i;
-  int rc = spaa_buf_adds(sql, "SELECT num, id, service, source, received_ns, start_ns, end_ns,"
-                         " samples, payload_bytes, labels, attrs FROM profile p WHERE 1");
+  int rc = spaa_buf_adds(sql, blocks ? "SELECT p.num, p.id, b.dict, b.data FROM profile p"
+                                       " JOIN profile_block b ON b.profile = p.num WHERE 1"
+                                     : "SELECT num, id, service, source, received_ns, start_ns,"
+                                       " end_ns, samples, payload_bytes, labels, attrs"
+                                       " FROM profile p WHERE 1");
   if (!rc && q->service)
     rc = spaa_buf_adds(sql, " AND p.service = ?");
   if (!rc && q->source)
@@ -274,7 +277,7 @@ static int list_sql(const struct spaa_list_query *q, struct spaa_buf *sql)
   return rc;
 }
 
-static void bind_list(sqlite3_stmt *st, const struct spaa_list_query *q, size_t limit)
+void storage__select_bind(sqlite3_stmt *st, const struct spaa_list_query *q, size_t limit)
 {
   size_t i;
   int bi = 1;
@@ -334,11 +337,11 @@ int spaa_store_list(struct spaa_store *s, const struct spaa_list_query *q,
     memset(out, 0, sizeof(*out));
   if (!s || !q || !out)
     return spaa_err_set(err, SPAA_E_INTERNAL, 0, 0, "no store, no query or no answer");
-  if ((rc = check_query(q, err)))
+  if ((rc = storage__check_query(q, err)))
     return rc;
   limit = q->limit ? q->limit : DEFAULT_LIMIT;
   spaa_buf_init(&sql, 16 * 1024);
-  if (list_sql(q, &sql)) {
+  if (storage__select_sql(q, &sql, 0)) {
     rc = spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
     goto out;
   }
@@ -351,7 +354,7 @@ int spaa_store_list(struct spaa_store *s, const struct spaa_list_query *q,
   if (sqlite3_prepare_v2(c->db, sql.p, (int)sql.len, &st, NULL) != SQLITE_OK)
     rc = storage__db_err(c, err, "preparing the list query");
   if (!rc) {
-    bind_list(st, q, limit);
+    storage__select_bind(st, q, limit);
     rc = collect_page(c, st, limit, out, err);
   }
   sqlite3_finalize(st);

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "storage/store_int.h"
+#include "storage/sqlite/sqlite_int.h"
 
 /* Shared rows (dso, frame, stack) are keyed by content id and referenced by row id. The
  * per-profile tables cascade from profile only: deleting a profile never touches shared
@@ -71,7 +71,7 @@ static const char MIGRATION_1[] =
   " frame INTEGER NOT NULL REFERENCES frame(id),"
   " dso_local INTEGER,"              /* local dso id, NULL without a dso */
   " ip INTEGER,"                     /* as recorded, NULL when absent */
-  " flags INTEGER NOT NULL,"         /* PF_* in store_int.h */
+  " flags INTEGER NOT NULL,"         /* PF_* in sqlite_int.h */
   " func TEXT,"                      /* the raw text of an unresolved func */
   " symoff TEXT, srcline TEXT,"      /* srcline only with PF_SRC_HERE */
   " extra TEXT,"                     /* canonical JSON of other keys, or NULL */
@@ -108,7 +108,26 @@ static const char MIGRATION_2[] =
   "CREATE INDEX profile_label_kv ON profile_label(key, value);"
   "CREATE INDEX profile_event_name ON profile_event(name);";
 
-const char *const storage__migrations[] = {MIGRATION_1, MIGRATION_2};
+/* Per-profile data as one block (docs/storage.md): the rows of profile_dso, profile_frame,
+ * profile_thread, profile_stack and sample, and the profile's header, string table and
+ * windows, move into profile_block; migrate.c converts what is there and drops the old
+ * tables and columns. block_dict holds each service's zstd dictionary (raw content: the
+ * first block stored for the service, at most SPAA_STORE_MAX_DICT bytes), itself
+ * zstd-compressed. Shared rows are no longer protected by foreign keys from per-profile
+ * rows: what still references a stack is found by scanning blocks. */
+static const char MIGRATION_3[] =
+  "CREATE TABLE block_dict("
+  " id INTEGER PRIMARY KEY,"
+  " service TEXT NOT NULL UNIQUE,"
+  " data BLOB NOT NULL);"
+  "CREATE TABLE profile_block("
+  " profile INTEGER PRIMARY KEY REFERENCES profile(num) ON DELETE CASCADE,"
+  " dict INTEGER REFERENCES block_dict(id),"  /* NULL: compressed without a dictionary */
+  " stacks INTEGER NOT NULL,"                 /* stack records in the block */
+  " samples INTEGER NOT NULL,"                /* sample records in the block */
+  " data BLOB NOT NULL);";                    /* the zstd-compressed block */
+
+const char *const storage__migrations[] = {MIGRATION_1, MIGRATION_2, MIGRATION_3};
 const size_t storage__n_migrations = sizeof(storage__migrations) / sizeof(storage__migrations[0]);
 
 static const char *const SQL[ST__N] = {
@@ -129,33 +148,19 @@ static const char *const SQL[ST__N] = {
                    " VALUES(?1, ?2, ?3, ?4, ?5)",
   [ST_PROFILE_EXISTS] = "SELECT 1 FROM profile WHERE id = ?1",
   [ST_PROFILE_ADD] = "INSERT INTO profile(id, service, source, received_ns, start_ns, end_ns,"
-                     " samples, payload_bytes, header, strings, windows, labels, attrs, original)"
-                     " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                     " samples, payload_bytes, labels, attrs, original)"
+                     " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
   [ST_LABEL_ADD] = "INSERT OR REPLACE INTO profile_label(profile, key, value) VALUES(?1, ?2, ?3)",
   [ST_EVENT_ADD] = "INSERT INTO profile_event(profile, seq, name, totals) VALUES(?1, ?2, ?3, ?4)",
-  [ST_PDSO_ADD] = "INSERT INTO profile_dso(profile, seq, local_id, dso, inst)"
-                  " VALUES(?1, ?2, ?3, ?4, ?5)",
-  [ST_PFRAME_ADD] = "INSERT INTO profile_frame(profile, seq, local_id, frame, dso_local, ip,"
-                    " flags, func, symoff, srcline, extra)"
-                    " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-  [ST_THREAD_ADD] = "INSERT INTO profile_thread(profile, seq, pid, tid, comm, extra)"
-                    " VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
-  [ST_PSTACK_ADD] = "INSERT INTO profile_stack(profile, seq, stack, weights, x)"
-                    " VALUES(?1, ?2, ?3, ?4, ?5)",
-  [ST_SAMPLE_ADD] = "INSERT INTO sample(profile, seq, ts, tid, stack, rest)"
-                    " VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
-  [ST_R_PROFILE] = "SELECT num, header, strings, windows FROM profile WHERE id = ?1",
-  [ST_R_DSOS] = "SELECT local_id, inst FROM profile_dso WHERE profile = ?1 ORDER BY seq",
-  [ST_R_FRAMES] = "SELECT pf.local_id, pf.frame, pf.dso_local, pf.ip, pf.flags, pf.func,"
-                  " pf.symoff, pf.srcline, pf.extra, f.func, f.srcline, f.inline_depth, f.kind"
-                  " FROM profile_frame pf JOIN frame f ON f.id = pf.frame"
-                  " WHERE pf.profile = ?1 ORDER BY pf.seq",
-  [ST_R_THREADS] = "SELECT pid, tid, comm, extra FROM profile_thread WHERE profile = ?1"
-                   " ORDER BY seq",
-  [ST_R_STACKS] = "SELECT s.id, s.cid, s.event, s.stack_type, s.frames, s.context, ps.weights,"
-                  " ps.x FROM profile_stack ps JOIN stack s ON s.id = ps.stack"
-                  " WHERE ps.profile = ?1 ORDER BY ps.seq",
-  [ST_R_SAMPLES] = "SELECT ts, tid, stack, rest FROM sample WHERE profile = ?1 ORDER BY seq",
+  [ST_BLOCK_ADD] = "INSERT INTO profile_block(profile, dict, stacks, samples, data)"
+                   " VALUES(?1, ?2, ?3, ?4, ?5)",
+  [ST_DICT_GET] = "SELECT id, data FROM block_dict WHERE service = ?1",
+  [ST_DICT_ADD] = "INSERT INTO block_dict(service, data) VALUES(?1, ?2)",
+  [ST_R_DICT] = "SELECT data FROM block_dict WHERE id = ?1",
+  [ST_R_PROFILE] = "SELECT b.dict, b.data FROM profile p JOIN profile_block b ON b.profile = p.num"
+                   " WHERE p.id = ?1",
+  [ST_R_FRAME] = "SELECT func, srcline, inline_depth, kind FROM frame WHERE id = ?1",
+  [ST_R_STACK] = "SELECT cid, event, stack_type, frames, context FROM stack WHERE id = ?1",
   [ST_R_META] = "SELECT num, id, service, source, received_ns, start_ns, end_ns, samples,"
                 " payload_bytes, labels, attrs FROM profile WHERE id = ?1",
   [ST_R_EVENTS] = "SELECT name, totals FROM profile_event WHERE profile = ?1 ORDER BY seq",
@@ -163,8 +168,8 @@ static const char *const SQL[ST__N] = {
   [ST_C_DSOS] = "SELECT count(*) FROM dso",
   [ST_C_FRAMES] = "SELECT count(*) FROM frame",
   [ST_C_STACKS] = "SELECT count(*) FROM stack",
-  [ST_C_PSTACKS] = "SELECT count(*) FROM profile_stack",
-  [ST_C_SAMPLES] = "SELECT count(*) FROM sample",
+  [ST_C_PSTACKS] = "SELECT coalesce(sum(stacks), 0) FROM profile_block",
+  [ST_C_SAMPLES] = "SELECT coalesce(sum(samples), 0) FROM profile_block",
 };
 
 int storage__db_err(struct storage__conn *c, struct spaa_err *err, const char *what)
@@ -249,6 +254,8 @@ static int migrate(struct storage__conn *c, struct spaa_err *err)
       return rc;
     if ((rc = exec_text(c, storage__migrations[v], err)))
       goto fail;
+    if (v + 1 == 3 && (rc = storage__migrate_blocks(c, err)))
+      goto fail;
     if ((rc = exec_text(c, "DELETE FROM schema_version", err)))
       goto fail;
     if (sqlite3_prepare_v2(c->db, "INSERT INTO schema_version(version) VALUES(?1)", -1, &st,
@@ -273,8 +280,8 @@ static int migrate(struct storage__conn *c, struct spaa_err *err)
   return 0;
 }
 
-int storage__conn_open(struct storage__conn *c, const char *path, int writer, int sync_normal,
-                       struct spaa_err *err)
+int storage__conn_open(struct storage__conn *c, const char *path, int writer,
+                       enum spaa_durability durability, struct spaa_err *err)
 {
   int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (writer ? SQLITE_OPEN_CREATE : 0);
   sqlite3_stmt *st = NULL;
@@ -288,9 +295,9 @@ int storage__conn_open(struct storage__conn *c, const char *path, int writer, in
   sqlite3_extended_result_codes(c->db, 1);
   sqlite3_busy_timeout(c->db, 5000);
   /* WAL: readers never block the writer nor wait for it. synchronous=FULL syncs the WAL
-   * at every commit, so a profile acknowledged after COMMIT survives a power loss (NORMAL
-   * would only sync at checkpoints and could lose the last commits to a power loss, not to a
-   * crash of the process: the `durability = normal` setting). */
+   * at every commit, so a profile acknowledged after COMMIT survives a power loss; with
+   * durability = normal, synchronous=NORMAL syncs only at checkpoints: a process crash loses
+   * nothing, a power loss may lose the last commits. */
   if (sqlite3_prepare_v2(c->db, "PRAGMA journal_mode=WAL", -1, &st, NULL) != SQLITE_OK ||
       sqlite3_step(st) != SQLITE_ROW ||
       strcmp((const char *)sqlite3_column_text(st, 0), "wal") != 0) {
@@ -300,8 +307,8 @@ int storage__conn_open(struct storage__conn *c, const char *path, int writer, in
   }
   sqlite3_finalize(st);
   st = NULL;
-  if ((rc = exec_text(c, sync_normal ? "PRAGMA synchronous=NORMAL;" : "PRAGMA synchronous=FULL;",
-                      err)) ||
+  if ((rc = exec_text(c, durability == SPAA_DURABILITY_NORMAL ? "PRAGMA synchronous=NORMAL;"
+                                                                : "PRAGMA synchronous=FULL;", err)) ||
       (rc = exec_text(c, "PRAGMA foreign_keys=ON;"
                          " PRAGMA cache_size=-16384; PRAGMA temp_store=MEMORY;"
                          " PRAGMA journal_size_limit=67108864;", err)))

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "storage/store_int.h"
+#include "storage/sqlite/sqlite_int.h"
 
 /* Run one batch of jobs in one transaction. Jobs get rc 0/1/error; nothing is reported
  * as stored unless COMMIT succeeded. */
@@ -12,6 +12,7 @@ static void run_batch(struct spaa_store *s, struct storage__job *jobs)
   struct storage__conn *c = &s->wconn;
   struct storage__job *j;
   struct spaa_err err;
+  size_t mark;
   int rc, broken = 0;
 
   spaa_err_clear(&err);
@@ -32,9 +33,11 @@ static void run_batch(struct spaa_store *s, struct storage__job *jobs)
       broken = 1;
       continue;
     }
-    j->rc = storage__insert(c, j->prep, &j->err);
+    mark = s->cache.n_pending;
+    j->rc = storage__insert(c, &s->cache, j->prep, &j->err);
     if (j->rc < 0) {
       /* undo this profile only; the others in the batch go on */
+      storage__cache_rollback(&s->cache, mark);
       if (sqlite3_get_autocommit(c->db) || storage__exec(c, ST_ROLLBACK_TO, NULL) ||
           storage__exec(c, ST_RELEASE, NULL))
         broken = 1;
@@ -44,6 +47,7 @@ static void run_batch(struct spaa_store *s, struct storage__job *jobs)
     }
   }
   if (broken) {
+    storage__cache_rollback(&s->cache, 0);
     if (!sqlite3_get_autocommit(c->db))
       storage__exec(c, ST_ROLLBACK, NULL);
     for (j = jobs; j; j = j->next)
@@ -52,6 +56,7 @@ static void run_batch(struct spaa_store *s, struct storage__job *jobs)
     return;
   }
   if ((rc = storage__exec(c, ST_COMMIT, &err))) {
+    storage__cache_rollback(&s->cache, 0);
     if (!sqlite3_get_autocommit(c->db))
       storage__exec(c, ST_ROLLBACK, NULL);
     for (j = jobs; j; j = j->next)
@@ -61,6 +66,7 @@ static void run_batch(struct spaa_store *s, struct storage__job *jobs)
       }
     return;
   }
+  storage__cache_commit(&s->cache);
   pthread_mutex_lock(&s->mu);
   s->stats.transactions++;
   pthread_mutex_unlock(&s->mu);
@@ -110,6 +116,18 @@ static void *writer_main(void *arg)
   return NULL;
 }
 
+/* What the connection really runs with, for the stats (-1 when it cannot be read). */
+static int read_synchronous(sqlite3 *db)
+{
+  sqlite3_stmt *st = NULL;
+  int v = -1;
+  if (sqlite3_prepare_v2(db, "PRAGMA synchronous", -1, &st, NULL) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW)
+    v = sqlite3_column_int(st, 0);
+  sqlite3_finalize(st);
+  return v;
+}
+
 int spaa_store_open(const struct spaa_store_opts *opts, struct spaa_store **out,
                     struct spaa_err *err)
 {
@@ -123,6 +141,7 @@ int spaa_store_open(const struct spaa_store_opts *opts, struct spaa_store **out,
   if (!(s = calloc(1, sizeof(*s))))
     return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
   s->queue_depth = opts->queue_depth ? opts->queue_depth : 64;
+  s->durability = opts->durability;
   s->batch_max = opts->batch_max ? opts->batch_max : 32;
   s->n_readers = opts->readers ? opts->readers : 1;
   pthread_mutex_init(&s->mu, NULL);
@@ -130,7 +149,6 @@ int spaa_store_open(const struct spaa_store_opts *opts, struct spaa_store **out,
   pthread_cond_init(&s->cv_done, NULL);
   pthread_mutex_init(&s->rmu, NULL);
   pthread_cond_init(&s->rcv, NULL);
-  s->sync_normal = opts->sync_normal ? 1 : 0;
   if (!(s->path = strdup(opts->path)) ||
       !(s->readers = calloc(s->n_readers, sizeof(*s->readers))) ||
       !(s->rbusy = calloc(s->n_readers, 1))) {
@@ -138,15 +156,9 @@ int spaa_store_open(const struct spaa_store_opts *opts, struct spaa_store **out,
     goto fail;
   }
   /* the writer connection creates and migrates the database before any reader opens */
-  if ((rc = storage__conn_open(&s->wconn, s->path, 1, s->sync_normal, err)))
+  if ((rc = storage__conn_open(&s->wconn, s->path, 1, s->durability, err)))
     goto fail;
-  {
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(s->wconn.db, "PRAGMA synchronous", -1, &st, NULL) == SQLITE_OK &&
-        sqlite3_step(st) == SQLITE_ROW)
-      s->stats.synchronous = sqlite3_column_int(st, 0);
-    sqlite3_finalize(st);
-  }
+  s->stats.synchronous = read_synchronous(s->wconn.db);
   s->writer_alive = 1;
   if (pthread_create(&s->writer, NULL, writer_main, s) != 0) {
     s->writer_alive = 0;
@@ -179,6 +191,7 @@ void spaa_store_close(struct spaa_store *s)
     pthread_cond_wait(&s->cv_done, &s->mu);
   pthread_mutex_unlock(&s->mu);
   storage__conn_close(&s->wconn);
+  storage__cache_free(&s->cache);
   for (i = 0; s->readers && i < s->n_readers; i++)
     storage__conn_close(&s->readers[i]);
   free(s->readers);
@@ -373,7 +386,7 @@ struct storage__conn *storage__reader_get(struct spaa_store *s, struct spaa_err 
   pthread_mutex_unlock(&s->rmu);
   c = &s->readers[i];
   /* opened on first use; the slot is ours alone while it is marked busy */
-  if (!c->db && storage__conn_open(c, s->path, 0, s->sync_normal, err)) {
+  if (!c->db && storage__conn_open(c, s->path, 0, s->durability, err)) {
     storage__reader_put(s, c);
     return NULL;
   }

@@ -1,0 +1,175 @@
+/* The writer's content-id cache: committed content id -> row id of dsos, frames and stacks
+ * in one open-addressing map, a pending list for the open transaction, and the service
+ * dictionaries (sqlite_int.h). Used by the writer thread only. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/limits.h"
+#include "storage/sqlite/sqlite_int.h"
+
+void storage__cache_free(struct storage__cache *c)
+{
+  size_t i;
+  if (!c)
+    return;
+  free(c->slots);
+  free(c->pending);
+  for (i = 0; i < c->n_dicts; i++) {
+    free(c->dicts[i].service);
+    free(c->dicts[i].raw);
+  }
+  for (i = 0; i < c->n_pdicts; i++) {
+    free(c->pdicts[i].service);
+    free(c->pdicts[i].raw);
+  }
+  memset(c, 0, sizeof(*c));
+}
+
+/* The slot of (kind, cid): the entry holding it, or the empty slot where it would go. */
+static size_t slot_of(const struct storage__cache *c, enum storage__kind kind, const uint8_t *cid)
+{
+  uint64_t h;
+  size_t i;
+  memcpy(&h, cid, sizeof(h)); /* content ids are hashes: their bytes are spread already */
+  i = (size_t)(h ^ (uint64_t)kind * 0x9e3779b97f4a7c15ull) & (c->cap - 1);
+  while (c->slots[i].kind &&
+         (c->slots[i].kind != kind + 1 || memcmp(c->slots[i].cid, cid, SPAA_CID_LEN) != 0))
+    i = (i + 1) & (c->cap - 1);
+  return i;
+}
+
+int storage__cache_get(const struct storage__cache *c, enum storage__kind kind,
+                       const struct spaa_cid *cid, int64_t *row)
+{
+  size_t i;
+  if (!c->n)
+    return 0;
+  i = slot_of(c, kind, cid->b);
+  if (!c->slots[i].kind)
+    return 0;
+  *row = c->slots[i].row;
+  return 1;
+}
+
+int storage__cache_pending(struct storage__cache *c, enum storage__kind kind,
+                           const struct spaa_cid *cid, int64_t row)
+{
+  struct storage__cent *e;
+  if (c->n_pending == c->cap_pending) {
+    size_t nc = c->cap_pending ? 2 * c->cap_pending : 1024;
+    struct storage__cent *nv;
+    if (nc > SPAA_STORE_CID_CACHE)
+      return 0; /* a huge transaction: the rest is simply not cached */
+    if (!(nv = realloc(c->pending, nc * sizeof(*nv))))
+      return SPAA_E_NOMEM;
+    c->pending = nv;
+    c->cap_pending = nc;
+  }
+  e = &c->pending[c->n_pending++];
+  memcpy(e->cid, cid->b, SPAA_CID_LEN);
+  e->kind = (uint8_t)(kind + 1);
+  e->row = row;
+  return 0;
+}
+
+void storage__cache_rollback(struct storage__cache *c, size_t mark)
+{
+  if (mark < c->n_pending)
+    c->n_pending = mark;
+  while (c->n_pdicts && c->pdict_mark[c->n_pdicts - 1] >= mark) {
+    c->n_pdicts--;
+    free(c->pdicts[c->n_pdicts].service);
+    free(c->pdicts[c->n_pdicts].raw);
+  }
+}
+
+/* Keep d (owned) among the committed dictionaries. */
+static void dict_keep(struct storage__cache *c, struct storage__dict d)
+{
+  size_t at;
+  if (c->n_dicts < SPAA_STORE_DICT_CACHE) {
+    at = c->n_dicts++;
+  } else {
+    at = c->next_dict;
+    c->next_dict = (c->next_dict + 1) % SPAA_STORE_DICT_CACHE;
+    free(c->dicts[at].service);
+    free(c->dicts[at].raw);
+  }
+  c->dicts[at] = d;
+}
+
+/* An empty map of the full size; 0 or SPAA_E_NOMEM. */
+static int cache_reset(struct storage__cache *c)
+{
+  size_t cap = 1;
+  while (cap < 2 * (size_t)SPAA_STORE_CID_CACHE)
+    cap <<= 1;
+  if (!c->slots && !(c->slots = malloc(cap * sizeof(*c->slots))))
+    return SPAA_E_NOMEM;
+  memset(c->slots, 0, cap * sizeof(*c->slots));
+  c->cap = cap;
+  c->n = 0;
+  return 0;
+}
+
+void storage__cache_commit(struct storage__cache *c)
+{
+  size_t i;
+  if (!c->slots && cache_reset(c)) {
+    c->n_pending = 0;
+    return;
+  }
+  for (i = 0; i < c->n_pending; i++) {
+    const struct storage__cent *e = &c->pending[i];
+    size_t at;
+    if (c->n >= SPAA_STORE_CID_CACHE && cache_reset(c))
+      break;
+    at = slot_of(c, (enum storage__kind)(e->kind - 1), e->cid);
+    if (!c->slots[at].kind) {
+      c->slots[at] = *e;
+      c->n++;
+    }
+  }
+  c->n_pending = 0;
+  for (i = 0; i < c->n_pdicts; i++)
+    dict_keep(c, c->pdicts[i]);
+  c->n_pdicts = 0;
+}
+
+const struct storage__dict *storage__cache_dict(const struct storage__cache *c,
+                                                const char *service)
+{
+  size_t i;
+  for (i = 0; i < c->n_dicts; i++)
+    if (strcmp(c->dicts[i].service, service) == 0)
+      return &c->dicts[i];
+  for (i = 0; i < c->n_pdicts; i++)
+    if (strcmp(c->pdicts[i].service, service) == 0)
+      return &c->pdicts[i];
+  return NULL;
+}
+
+int storage__cache_dict_put(struct storage__cache *c, const char *service, int64_t id,
+                            const void *raw, size_t len, int pending)
+{
+  struct storage__dict d;
+  if (storage__cache_dict(c, service) || (pending && c->n_pdicts == STORAGE_PENDING_DICTS))
+    return 0;
+  d.service = strdup(service);
+  d.raw = malloc(len ? len : 1);
+  d.id = id;
+  d.len = len;
+  if (!d.service || !d.raw) {
+    free(d.service);
+    free(d.raw);
+    return SPAA_E_NOMEM;
+  }
+  memcpy(d.raw, raw, len);
+  if (pending) {
+    c->pdict_mark[c->n_pdicts] = c->n_pending;
+    c->pdicts[c->n_pdicts++] = d;
+  } else {
+    dict_keep(c, d);
+  }
+  return 0;
+}

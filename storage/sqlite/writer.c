@@ -1,0 +1,477 @@
+/* Inserting one prepared profile on the writer connection: shared dso, frame and stack rows
+ * found by content id (the cache, else SQL) and inserted only when new, then the profile
+ * row, its labels and events, and its block. Runs in the writer thread inside the batch
+ * transaction, under a savepoint (storage.c). */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/limits.h"
+#include "storage/sqlite/sqlite_int.h"
+
+/* Bound pointers (SQLITE_STATIC) all point into the profile, its meta or its preparation,
+ * which the waiting caller keeps alive until the batch is over; every statement is stepped
+ * and reset inside this file, and its bindings are cleared before its next use. */
+
+static int step_done(struct storage__conn *c, sqlite3_stmt *st, struct spaa_err *err,
+                     const char *what)
+{
+  int rc = sqlite3_step(st);
+  if (rc != SQLITE_DONE) {
+    storage__db_err(c, err, what);
+    sqlite3_reset(st);
+    return SPAA_E_STORE;
+  }
+  sqlite3_reset(st);
+  return 0;
+}
+
+static void bind_text_or_null(sqlite3_stmt *st, int i, const char *s)
+{
+  if (s)
+    sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
+  else
+    sqlite3_bind_null(st, i);
+}
+
+/* The row id of content id `cid` of `kind`: 1 found (the cache, else SQL), 0 absent, or an
+ * error. */
+static int lookup(struct storage__conn *c, struct storage__cache *cache, enum storage__kind kind,
+                  const struct spaa_cid *cid, int64_t *row, struct spaa_err *err)
+{
+  static const enum storage__st get[] = {ST_DSO_GET, ST_FRAME_GET, ST_STACK_GET};
+  sqlite3_stmt *st;
+  int rc;
+  if (storage__cache_get(cache, kind, cid, row)) {
+    cache->hits++;
+    return 1;
+  }
+  cache->misses++;
+  if (!(st = storage__stmt(c, get[kind], err)))
+    return SPAA_E_STORE;
+  sqlite3_bind_blob(st, 1, cid->b, SPAA_CID_LEN, SQLITE_STATIC);
+  rc = sqlite3_step(st);
+  if (rc == SQLITE_ROW) {
+    *row = sqlite3_column_int64(st, 0);
+    sqlite3_reset(st);
+    if (storage__cache_pending(cache, kind, cid, *row))
+      return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
+    return 1;
+  }
+  if (rc != SQLITE_DONE) {
+    storage__db_err(c, err, "looking a content id up");
+    sqlite3_reset(st);
+    return SPAA_E_STORE;
+  }
+  sqlite3_reset(st);
+  return 0;
+}
+
+static int add_dsos(struct storage__conn *c, struct storage__cache *cache,
+                    const struct storage__prep *pr, int64_t *rows, struct spaa_err *err)
+{
+  const struct spaa_profile *p = pr->p;
+  char small[512];
+  size_t i;
+  int rc;
+  for (i = 0; i < p->n_dsos; i++) {
+    sqlite3_stmt *st;
+    char *key = small;
+    size_t n;
+    if ((rc = lookup(c, cache, SK_DSO, &pr->dso_cid[i], &rows[i], err)))
+      if (rc < 0)
+        return rc;
+    if (rc == 1)
+      continue;
+    n = spaa_dso_key(&p->dsos[i], small, sizeof(small));
+    if (n >= sizeof(small)) {
+      if (!(key = malloc(n + 1)))
+        return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
+      spaa_dso_key(&p->dsos[i], key, n + 1);
+    }
+    if (!(st = storage__stmt(c, ST_DSO_ADD, err))) {
+      if (key != small)
+        free(key);
+      return SPAA_E_STORE;
+    }
+    sqlite3_bind_blob(st, 1, pr->dso_cid[i].b, SPAA_CID_LEN, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, key, (int)n, SQLITE_TRANSIENT);
+    rc = step_done(c, st, err, "inserting a dso");
+    if (key != small)
+      free(key);
+    if (rc)
+      return rc;
+    rows[i] = sqlite3_last_insert_rowid(c->db);
+    if (storage__cache_pending(cache, SK_DSO, &pr->dso_cid[i], rows[i]))
+      return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
+  }
+  return 0;
+}
+
+static int add_frames(struct storage__conn *c, struct storage__cache *cache,
+                      const struct storage__prep *pr, const int64_t *dso_rows, int64_t *rows,
+                      struct spaa_err *err)
+{
+  const struct spaa_profile *p = pr->p;
+  size_t i;
+  int rc;
+  for (i = 0; i < p->n_frames; i++) {
+    const struct spaa_frame *f = &p->frames[i];
+    const struct spaa_dso *d = pr->frame_dso[i] == SIZE_MAX ? NULL : &p->dsos[pr->frame_dso[i]];
+    sqlite3_stmt *st;
+    if ((rc = lookup(c, cache, SK_FRAME, &pr->frame_cid[i], &rows[i], err)))
+      if (rc < 0)
+        return rc;
+    if (rc == 1)
+      continue;
+    if (!(st = storage__stmt(c, ST_FRAME_ADD, err)))
+      return SPAA_E_STORE;
+    sqlite3_bind_blob(st, 1, pr->frame_cid[i].b, SPAA_CID_LEN, SQLITE_STATIC);
+    if (d)
+      sqlite3_bind_int64(st, 2, dso_rows[pr->frame_dso[i]]);
+    /* the identity fields, as spaa_frame_identity reads them */
+    sqlite3_bind_text(st, 3, f->func_resolved && f->func ? f->func : "", -1, SQLITE_STATIC);
+    bind_text_or_null(st, 4, f->srcline_resolved && f->srcline && f->srcline[0] ? f->srcline : NULL);
+    sqlite3_bind_int64(st, 5, f->has_inline_depth ? f->inline_depth : 0);
+    sqlite3_bind_text(st, 6, f->kind ? f->kind : "unknown", -1, SQLITE_STATIC);
+    if (!f->func_resolved && f->has_ip) {
+      uint64_t a = f->ip;
+      if (d && d->has_mapping && a >= d->map_start && a < d->map_limit)
+        a = a - d->map_start + d->map_offset;
+      sqlite3_bind_int64(st, 7, (int64_t)a);
+    }
+    if ((rc = step_done(c, st, err, "inserting a frame")))
+      return rc;
+    rows[i] = sqlite3_last_insert_rowid(c->db);
+    if (storage__cache_pending(cache, SK_FRAME, &pr->frame_cid[i], rows[i]))
+      return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
+  }
+  return 0;
+}
+
+/* A new stack's id must be its content id (prep.c trusts the ids of known stacks). */
+static int check_new_stack(const struct storage__prep *pr, size_t i, struct spaa_err *err)
+{
+  const struct spaa_stack *s = &pr->p->stacks[i];
+  size_t from = pr->stack_frames_off[i], n = pr->stack_frames_off[i + 1] - from, j;
+  struct spaa_cid small[64] = {{{0}}}, *leaf = small, c;
+  int rc;
+  if (n > 64 && !(leaf = malloc(n * sizeof(*leaf))))
+    return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
+  for (j = 0; j < n; j++)
+    leaf[j] = pr->frame_cid[pr->stack_frames[from + j]];
+  rc = spaa_stack_cid(s->event, s->stack_type, leaf, n, s->context, &c);
+  if (leaf != small)
+    free(leaf);
+  if (rc)
+    return spaa_err_set(err, rc, 0, 0, "computing a stack's content id failed");
+  if (memcmp(c.b, pr->stack_cid[i].b, SPAA_CID_LEN) != 0) {
+    char hex[SPAA_CID_HEXLEN + 1];
+    spaa_cid_hex(&c, hex);
+    return spaa_err_set(err, SPAA_E_INVALID, 0, 0, "stack %zu has id \"%.40s\" but its content "
+                        "id is %s: normalize the profile before storing it", i, s->id, hex);
+  }
+  return 0;
+}
+
+static int add_stacks(struct storage__conn *c, struct storage__cache *cache,
+                      const struct storage__prep *pr, const int64_t *frame_rows, int64_t *rows,
+                      struct spaa_err *err)
+{
+  const struct spaa_profile *p = pr->p;
+  struct spaa_buf fb;
+  size_t i, j;
+  int rc = 0;
+  spaa_buf_init(&fb, 0);
+  for (i = 0; i < p->n_stacks && !rc; i++) {
+    const struct spaa_stack *s = &p->stacks[i];
+    sqlite3_stmt *st;
+    if ((rc = lookup(c, cache, SK_STACK, &pr->stack_cid[i], &rows[i], err)) == 1) {
+      rc = 0;
+      continue;
+    }
+    if (rc || (rc = check_new_stack(pr, i, err)))
+      break;
+    fb.len = 0;
+    for (j = pr->stack_frames_off[i]; j < pr->stack_frames_off[i + 1] && !rc; j++)
+      rc = storage__put_uv(&fb, (uint64_t)frame_rows[pr->stack_frames[j]]);
+    if (rc) {
+      rc = spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
+      break;
+    }
+    if (!(st = storage__stmt(c, ST_STACK_ADD, err))) {
+      rc = SPAA_E_STORE;
+      break;
+    }
+    sqlite3_bind_blob(st, 1, pr->stack_cid[i].b, SPAA_CID_LEN, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, s->event ? s->event : "", -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, s->stack_type ? s->stack_type : "unified", -1, SQLITE_STATIC);
+    sqlite3_bind_blob(st, 4, fb.p ? fb.p : "", (int)fb.len, SQLITE_STATIC);
+    bind_text_or_null(st, 5, pr->stack_ctx[i]);
+    if ((rc = step_done(c, st, err, "inserting a stack")))
+      break;
+    rows[i] = sqlite3_last_insert_rowid(c->db);
+    if (storage__cache_pending(cache, SK_STACK, &pr->stack_cid[i], rows[i]))
+      rc = spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
+  }
+  spaa_buf_free(&fb);
+  return rc;
+}
+
+static int add_profile_row(struct storage__conn *c, const struct storage__prep *pr,
+                           int64_t *num, struct spaa_err *err)
+{
+  const struct spaa_meta *m = pr->m;
+  sqlite3_stmt *st = storage__stmt(c, ST_PROFILE_ADD, err);
+  int rc;
+  if (!st)
+    return SPAA_E_STORE;
+  sqlite3_bind_text(st, 1, m->id, -1, SQLITE_STATIC);
+  sqlite3_bind_text(st, 2, m->service, -1, SQLITE_STATIC);
+  sqlite3_bind_text(st, 3, m->source, -1, SQLITE_STATIC);
+  sqlite3_bind_int64(st, 4, m->received_ns);
+  if (m->start_ns)
+    sqlite3_bind_int64(st, 5, m->start_ns);
+  if (m->end_ns)
+    sqlite3_bind_int64(st, 6, m->end_ns);
+  sqlite3_bind_int64(st, 7, pr->samples);
+  sqlite3_bind_int64(st, 8, (int64_t)m->payload_bytes);
+  bind_text_or_null(st, 9, pr->labels_text);
+  bind_text_or_null(st, 10, pr->attrs_text);
+  if (pr->original)
+    sqlite3_bind_blob(st, 11, pr->original, (int)pr->original_len, SQLITE_STATIC);
+  if ((rc = step_done(c, st, err, "inserting the profile")))
+    return rc;
+  *num = sqlite3_last_insert_rowid(c->db);
+  return 0;
+}
+
+static int add_labels_events(struct storage__conn *c, const struct storage__prep *pr,
+                             int64_t num, struct spaa_err *err)
+{
+  sqlite3_stmt *st;
+  const char *k;
+  json_t *v;
+  size_t i;
+  int rc;
+  if (pr->m->labels) {
+    json_object_foreach((json_t *)pr->m->labels, k, v) {
+      if (!(st = storage__stmt(c, ST_LABEL_ADD, err)))
+        return SPAA_E_STORE;
+      sqlite3_bind_int64(st, 1, num);
+      sqlite3_bind_text(st, 2, k, -1, SQLITE_STATIC);
+      sqlite3_bind_text(st, 3, json_string_value(v), (int)json_string_length(v), SQLITE_STATIC);
+      if ((rc = step_done(c, st, err, "inserting a label")))
+        return rc;
+    }
+  }
+  for (i = 0; i < pr->n_events_out; i++) {
+    if (!(st = storage__stmt(c, ST_EVENT_ADD, err)))
+      return SPAA_E_STORE;
+    sqlite3_bind_int64(st, 1, num);
+    sqlite3_bind_int64(st, 2, (int64_t)i);
+    sqlite3_bind_text(st, 3, pr->event_names[i], -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, pr->event_totals[i], -1, SQLITE_STATIC);
+    if ((rc = step_done(c, st, err, "inserting an event")))
+      return rc;
+  }
+  return 0;
+}
+
+/* The profile's instances, in its order, into a raw block. */
+static int build_block(const struct storage__prep *pr, const int64_t *dso_rows,
+                       const int64_t *frame_rows, const int64_t *stack_rows, struct spaa_buf *raw)
+{
+  const struct spaa_profile *p = pr->p;
+  struct storage__blk_tables t;
+  struct storage__blk b;
+  size_t i;
+  int rc = 0;
+  storage__blk_init(&b);
+  for (i = 0; i < p->n_dsos && !rc; i++)
+    rc = storage__blk_dso(&b, p->dsos[i].id, dso_rows[i], pr->blobs.p + pr->dso_inst[i],
+                          pr->dso_inst[i + 1] - pr->dso_inst[i]);
+  for (i = 0; i < p->n_frames && !rc; i++) {
+    const struct spaa_frame *f = &p->frames[i];
+    struct storage__blk_frame bf;
+    int src_here = !f->srcline_resolved || (f->srcline && !f->srcline[0]);
+    bf.local_id = f->id;
+    bf.row = frame_rows[i];
+    bf.flags = (f->func_resolved ? 0 : PF_UNRESOLVED) | (f->srcline_resolved ? 0 : PF_SRC_UNRESOLVED) |
+               (f->inlined ? PF_INLINED : 0) | (f->has_inline_depth ? 0 : PF_NO_DEPTH) |
+               (src_here ? PF_SRC_HERE : 0);
+    bf.has_dso = f->has_dso;
+    bf.dso_local = f->dso;
+    bf.has_ip = f->has_ip;
+    bf.ip = f->ip;
+    bf.func = f->func_resolved ? NULL : f->func;
+    bf.symoff = f->symoff;
+    bf.srcline = src_here ? f->srcline : NULL;
+    bf.extra = pr->frame_extra[i];
+    rc = storage__blk_frame(&b, &bf);
+  }
+  for (i = 0; i < p->n_threads && !rc; i++)
+    rc = storage__blk_thread(&b, p->threads[i].pid, p->threads[i].tid, p->threads[i].comm,
+                             pr->thread_extra[i]);
+  for (i = 0; i < p->n_stacks && !rc; i++)
+    rc = storage__blk_stack(&b, stack_rows[i], pr->blobs.p + pr->pstack_w[2 * i],
+                            pr->pstack_w[2 * i + 1] - pr->pstack_w[2 * i],
+                            pr->blobs.p + pr->pstack_w[2 * i + 1],
+                            pr->pstack_w[2 * i + 2] - pr->pstack_w[2 * i + 1]);
+  for (i = 0; i < p->n_samples && !rc; i++) {
+    const struct spaa_sample *s = &p->samples[i];
+    struct storage__blk_sample sm;
+    memset(&sm, 0, sizeof(sm));
+    sm.ts_kind = !s->has_timestamp ? BT_NONE : s->timestamp.is_float ? BT_FLOAT : BT_INT;
+    sm.ts = s->timestamp;
+    sm.has_tid = s->has_tid;
+    sm.tid = s->tid;
+    sm.has_stack = pr->sample_stack[i] != SIZE_MAX;
+    sm.stack_row = sm.has_stack ? stack_rows[pr->sample_stack[i]] : 0;
+    sm.rest = pr->blobs.p + pr->sample_rest[i];
+    sm.rest_len = pr->sample_rest[i + 1] - pr->sample_rest[i];
+    rc = storage__blk_sample(&b, &sm);
+  }
+  memset(&t, 0, sizeof(t));
+  t.header = pr->blobs.p + pr->header_off[0];
+  t.header_len = pr->header_off[1] - pr->header_off[0];
+  t.strings = pr->blobs.p + pr->strings_off[0];
+  t.strings_len = pr->strings_off[1] - pr->strings_off[0];
+  t.windows = pr->blobs.p + pr->windows_off[0];
+  t.windows_len = pr->windows_off[1] - pr->windows_off[0];
+  t.sorted = pr->sorted;
+  if (!rc)
+    rc = storage__blk_finish(&b, &t, raw);
+  storage__blk_free(&b);
+  return rc;
+}
+
+/* The service's block dictionary: cached, else read, else made of this raw block (its first
+ * SPAA_STORE_MAX_DICT bytes) and inserted. *d NULL when none can be had (out of memory). */
+static int service_dict(struct storage__conn *c, struct storage__cache *cache,
+                        const char *service, const struct spaa_buf *raw,
+                        const struct storage__dict **d, struct spaa_err *err)
+{
+  struct spaa_buf z, dz;
+  sqlite3_stmt *st;
+  int64_t id;
+  int rc, step;
+  if ((*d = storage__cache_dict(cache, service)))
+    return 0;
+  spaa_buf_init(&z, 0);
+  spaa_buf_init(&dz, 0);
+  if (!(st = storage__stmt(c, ST_DICT_GET, err)))
+    return SPAA_E_STORE;
+  sqlite3_bind_text(st, 1, service, -1, SQLITE_STATIC);
+  step = sqlite3_step(st);
+  if (step == SQLITE_ROW) {
+    id = sqlite3_column_int64(st, 0);
+    rc = storage__blk_decompress(sqlite3_column_blob(st, 1), (size_t)sqlite3_column_bytes(st, 1),
+                                 NULL, 0, &dz);
+    sqlite3_reset(st);
+    if (rc)
+      return spaa_err_set(err, SPAA_E_STORE, 0, 0, "the block dictionary of %.64s is corrupt",
+                          service);
+  } else {
+    size_t len = raw->len < SPAA_STORE_MAX_DICT ? raw->len : SPAA_STORE_MAX_DICT;
+    sqlite3_reset(st);
+    if (step != SQLITE_DONE)
+      return storage__db_err(c, err, "reading a block dictionary");
+    if ((rc = spaa_buf_add(&dz, raw->p, len)) ||
+        (rc = storage__blk_compress(raw->p, len, NULL, 0, &z)))
+      goto out;
+    if (!(st = storage__stmt(c, ST_DICT_ADD, err))) {
+      rc = SPAA_E_STORE;
+      goto out;
+    }
+    sqlite3_bind_text(st, 1, service, -1, SQLITE_STATIC);
+    sqlite3_bind_blob(st, 2, z.p, (int)z.len, SQLITE_STATIC);
+    if ((rc = step_done(c, st, err, "inserting a block dictionary")))
+      goto out;
+    id = sqlite3_last_insert_rowid(c->db);
+  }
+  if ((rc = storage__cache_dict_put(cache, service, id, dz.p, dz.len, 1)))
+    goto out;
+  *d = storage__cache_dict(cache, service);
+out:
+  spaa_buf_free(&z);
+  spaa_buf_free(&dz);
+  if (rc && rc != SPAA_E_STORE)
+    spaa_err_set(err, rc, 0, 0, "making a block dictionary failed");
+  return rc;
+}
+
+/* The profile's block, compressed with its service's dictionary, into profile_block. */
+static int add_block(struct storage__conn *c, struct storage__cache *cache,
+                     const struct storage__prep *pr, int64_t num, const int64_t *frame_rows,
+                     const int64_t *stack_rows, const int64_t *dso_rows, struct spaa_err *err)
+{
+  const struct storage__dict *d = NULL;
+  struct spaa_buf raw, z;
+  sqlite3_stmt *st;
+  int rc;
+  spaa_buf_init(&raw, 0);
+  spaa_buf_init(&z, 0);
+  if ((rc = build_block(pr, dso_rows, frame_rows, stack_rows, &raw))) {
+    rc = spaa_err_set(err, rc, 0, 0, "packing the profile's block failed");
+    goto out;
+  }
+  if ((rc = service_dict(c, cache, pr->m->service, &raw, &d, err)))
+    goto out;
+  if ((rc = storage__blk_compress(raw.p, raw.len, d ? d->raw : NULL, d ? d->len : 0, &z))) {
+    rc = spaa_err_set(err, rc, 0, 0, "compressing the profile's block failed");
+    goto out;
+  }
+  if (!(st = storage__stmt(c, ST_BLOCK_ADD, err))) {
+    rc = SPAA_E_STORE;
+    goto out;
+  }
+  sqlite3_bind_int64(st, 1, num);
+  if (d)
+    sqlite3_bind_int64(st, 2, d->id);
+  sqlite3_bind_int64(st, 3, (int64_t)pr->p->n_stacks);
+  sqlite3_bind_int64(st, 4, (int64_t)pr->p->n_samples);
+  sqlite3_bind_blob(st, 5, z.p, (int)z.len, SQLITE_STATIC);
+  rc = step_done(c, st, err, "inserting the profile's block");
+out:
+  spaa_buf_free(&raw);
+  spaa_buf_free(&z);
+  return rc;
+}
+
+int storage__insert(struct storage__conn *c, struct storage__cache *cache,
+                    const struct storage__prep *pr, struct spaa_err *err)
+{
+  const struct spaa_profile *p = pr->p;
+  int64_t *dso_rows = NULL, *frame_rows = NULL, *stack_rows = NULL, num = 0;
+  sqlite3_stmt *st;
+  int rc;
+
+  if (!(st = storage__stmt(c, ST_PROFILE_EXISTS, err)))
+    return SPAA_E_STORE;
+  sqlite3_bind_text(st, 1, pr->m->id, -1, SQLITE_STATIC);
+  rc = sqlite3_step(st);
+  sqlite3_reset(st);
+  if (rc == SQLITE_ROW)
+    return 1;
+  if (rc != SQLITE_DONE)
+    return storage__db_err(c, err, "checking the profile id");
+
+  if (!(dso_rows = malloc((p->n_dsos + 1) * sizeof(int64_t))) ||
+      !(frame_rows = malloc((p->n_frames + 1) * sizeof(int64_t))) ||
+      !(stack_rows = malloc((p->n_stacks + 1) * sizeof(int64_t)))) {
+    rc = spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
+    goto out;
+  }
+  if ((rc = add_dsos(c, cache, pr, dso_rows, err)) ||
+      (rc = add_frames(c, cache, pr, dso_rows, frame_rows, err)) ||
+      (rc = add_stacks(c, cache, pr, frame_rows, stack_rows, err)) ||
+      (rc = add_profile_row(c, pr, &num, err)) || (rc = add_labels_events(c, pr, num, err)) ||
+      (rc = add_block(c, cache, pr, num, frame_rows, stack_rows, dso_rows, err)))
+    goto out;
+out:
+  free(dso_rows);
+  free(frame_rows);
+  free(stack_rows);
+  return rc;
+}
