@@ -1,6 +1,7 @@
-/* The profile store: SQLite in WAL mode, dsos/frames/stacks deduplicated by content id,
- * one writer thread fed by a bounded queue, readers on their own connections.
- * Knows SPAA and SQL, nothing of HTTP or wire formats. */
+/* The profile store: profiles in, profiles, lists and stack weights out, dsos/frames/stacks
+ * deduplicated by content id. One interface over interchangeable engines (storage/backend.h;
+ * SQLite in storage/sqlite/ is the embedded default). Knows SPAA, nothing of HTTP or wire
+ * formats; nothing outside storage/ knows the engine's query language. */
 #ifndef SPAA_STORAGE_H
 #define SPAA_STORAGE_H
 
@@ -22,7 +23,8 @@ enum spaa_durability {
 };
 
 struct spaa_store_opts {
-  const char *path;       /* the SQLite file; its directory must exist */
+  const char *path;       /* where: "sqlite:FILE" or a plain FILE path (the directory must
+                             exist); the scheme picks the backend (storage/backend.h) */
   size_t queue_depth;     /* pending inserts before spaa_store_put answers SPAA_E_BUSY */
   size_t batch_max;       /* most profiles grouped into one transaction */
   size_t readers;         /* reader connections kept open (>= 1) */
@@ -204,6 +206,26 @@ typedef int (*spaa_store_scan_cb)(void *ctx, const struct spaa_store_scan_stack 
  * block), SPAA_E_NOMEM. */
 int spaa_store_scan(struct spaa_store *s, const struct spaa_list_query *sel,
                     spaa_store_scan_cb cb, void *ctx, struct spaa_err *err);
+
+/* ---- deleting ---------------------------------------------------------------------------- */
+
+/* What a delete removed. */
+struct spaa_store_deleted {
+  uint64_t profiles;             /* profiles deleted, with their labels, totals and blocks */
+  uint64_t dsos, frames, stacks; /* shared rows that no remaining profile referenced */
+  uint64_t dicts;                /* block dictionaries no remaining block used */
+};
+
+/* Delete the profiles `sel` selects (its filters as for spaa_store_list; sel->after must be
+ * NULL; sel->limit 0 = every match, else at most that many, the oldest received first), in
+ * transactions of at most SPAA_STORE_DELETE_BATCH profiles, then the dsos, frames, stacks and
+ * dictionaries nothing left references. Runs on the store's writer, between batches of puts,
+ * so a concurrent put never references a row being swept. *out (zeroed first) says what went.
+ * 0, SPAA_E_BAD_REQUEST (as list, or a cursor given), SPAA_E_SHUTDOWN, SPAA_E_STORE,
+ * SPAA_E_NOMEM. A failure after some transactions committed leaves those deletions done
+ * (out counts them) and nothing half-deleted: a profile goes with all its rows or not. */
+int spaa_store_delete(struct spaa_store *s, const struct spaa_list_query *sel,
+                      struct spaa_store_deleted *out, struct spaa_err *err);
 
 /* Row counts, for tests and /metrics. */
 struct spaa_store_counts {

@@ -11,48 +11,6 @@
 
 #define DEFAULT_LIMIT 100   /* when the query gives none */
 
-/* ---- freeing ------------------------------------------------------------------------------ */
-
-static void event_free(struct spaa_store_event *e)
-{
-  size_t i;
-  for (i = 0; i < e->n_totals; i++)
-    free(e->totals[i].metric);
-  free(e->totals);
-  free(e->name);
-}
-
-void spaa_store_profile_info_free(struct spaa_store_profile_info *pi)
-{
-  size_t i;
-  if (!pi)
-    return;
-  for (i = 0; i < pi->n_events; i++)
-    event_free(&pi->events[i]);
-  for (i = 0; i < pi->n_labels; i++) {
-    free(pi->labels[i].key);
-    free(pi->labels[i].value);
-  }
-  free(pi->events);
-  free(pi->labels);
-  free(pi->attrs_json);
-  free(pi->id);
-  free(pi->service);
-  free(pi->source);
-  memset(pi, 0, sizeof(*pi));
-}
-
-void spaa_store_page_free(struct spaa_store_page *pg)
-{
-  size_t i;
-  if (!pg)
-    return;
-  for (i = 0; i < pg->n; i++)
-    spaa_store_profile_info_free(&pg->profiles[i]);
-  free(pg->profiles);
-  memset(pg, 0, sizeof(*pg));
-}
-
 /* ---- one row into a struct ------------------------------------------------------------------ */
 
 /* A copy of text column i into *out (NULL for SQL NULL). 0 or SPAA_E_NOMEM. */
@@ -192,7 +150,7 @@ static int info_of_row(struct storage__conn *c, sqlite3_stmt *st,
   return events_of_profile(c, sqlite3_column_int64(st, 0), pi, err);
 }
 
-int spaa_store_meta(struct spaa_store *s, const char *id, struct spaa_store_profile_info *out,
+int storage__sq_meta(struct storage__sqlite *s, const char *id, struct spaa_store_profile_info *out,
                     struct spaa_err *err)
 {
   struct storage__conn *c;
@@ -325,7 +283,7 @@ static int collect_page(struct storage__conn *c, sqlite3_stmt *st, size_t limit,
   return 0;
 }
 
-int spaa_store_list(struct spaa_store *s, const struct spaa_list_query *q,
+int storage__sq_list(struct storage__sqlite *s, const struct spaa_list_query *q,
                     struct spaa_store_page *out, struct spaa_err *err)
 {
   struct storage__conn *c = NULL;
@@ -366,7 +324,7 @@ out:
   return rc;
 }
 
-int spaa_store_counts(struct spaa_store *s, struct spaa_store_counts *out, struct spaa_err *err)
+int storage__sq_counts(struct storage__sqlite *s, struct spaa_store_counts *out, struct spaa_err *err)
 {
   static const enum storage__st q[6] = {ST_C_PROFILES, ST_C_DSOS, ST_C_FRAMES,
                                         ST_C_STACKS, ST_C_PSTACKS, ST_C_SAMPLES};

@@ -677,7 +677,7 @@ out:
   return rc;
 }
 
-int spaa_store_get(struct spaa_store *s, const char *id, struct spaa_profile **out,
+int storage__sq_get(struct storage__sqlite *s, const char *id, struct spaa_profile **out,
                    struct spaa_err *err)
 {
   struct rctx x;

@@ -128,7 +128,7 @@ static int scan_rows(struct scan *x, sqlite3_stmt *st)
   return step == SQLITE_DONE ? 0 : storage__db_err(x->c, x->err, "scanning profiles");
 }
 
-int spaa_store_scan(struct spaa_store *s, const struct spaa_list_query *sel,
+int storage__sq_scan(struct storage__sqlite *s, const struct spaa_list_query *sel,
                     spaa_store_scan_cb cb, void *ctx, struct spaa_err *err)
 {
   struct scan x;

@@ -16,6 +16,7 @@
 #include "base/err.h"
 #include "base/limits.h"
 #include "spaa/spaa.h"
+#include "storage/backend.h"
 #include "storage/storage.h"
 
 /* ---- statements (schema.c) ------------------------------------------------------------
@@ -360,14 +361,18 @@ int storage__check_query(const struct spaa_list_query *q, struct spaa_err *err);
 
 /* ---- the store (storage.c) ----------------------------------------------------------- */
 struct storage__job {
-  const struct storage__prep *prep; /* what to insert (owned by the waiting caller) */
+  const struct storage__prep *prep; /* what to insert (owned by the waiting caller), or NULL
+                                       for a delete: */
+  const struct spaa_list_query *del; /* what to delete (a job of its own, never batched) */
+  struct spaa_store_deleted *deleted; /* its outcome */
   int rc;                           /* 0, 1 or SPAA_E_* once done */
   int done;                         /* set by the writer under the store mutex */
   struct spaa_err err;              /* the failure, when rc < 0 */
   struct storage__job *next;        /* queue link */
 };
 
-struct spaa_store {
+struct storage__sqlite {
+  struct spaa_store base;           /* the interface's head: names the backend */
   char *path;                       /* the database file */
   size_t queue_depth, batch_max;    /* from the options */
   enum spaa_durability durability;  /* from the options */
@@ -392,9 +397,38 @@ struct spaa_store {
   size_t n_readers;
 };
 
+/* Queue one job and wait until the writer ran it. 0, or SPAA_E_SHUTDOWN / SPAA_E_BUSY
+ * (not queued). */
+int storage__sq_submit(struct storage__sqlite *s, struct storage__job *j);
+/* A delete job, run by the writer thread (delete.c). */
+void storage__run_delete(struct storage__sqlite *s, struct storage__job *j);
+
+/* The backend's operations (storage/backend.h has their contracts). */
+int storage__sq_open(const struct spaa_store_opts *opts, struct storage__sqlite **out,
+                     struct spaa_err *err);
+void storage__sq_close(struct storage__sqlite *s);
+int storage__sq_ready(struct storage__sqlite *s);
+int storage__sq_put_many(struct storage__sqlite *s, size_t n,
+                         const struct spaa_profile *const *p, const struct spaa_meta *meta,
+                         int *rcs, struct spaa_err *errs);
+int storage__sq_get(struct storage__sqlite *s, const char *id, struct spaa_profile **out,
+                    struct spaa_err *err);
+int storage__sq_meta(struct storage__sqlite *s, const char *id,
+                     struct spaa_store_profile_info *out, struct spaa_err *err);
+int storage__sq_list(struct storage__sqlite *s, const struct spaa_list_query *q,
+                     struct spaa_store_page *out, struct spaa_err *err);
+int storage__sq_scan(struct storage__sqlite *s, const struct spaa_list_query *sel,
+                     spaa_store_scan_cb cb, void *ctx, struct spaa_err *err);
+int storage__sq_delete(struct storage__sqlite *s, const struct spaa_list_query *sel,
+                       struct spaa_store_deleted *out, struct spaa_err *err);
+int storage__sq_counts(struct storage__sqlite *s, struct spaa_store_counts *out,
+                       struct spaa_err *err);
+void storage__sq_stats(struct storage__sqlite *s, struct spaa_store_stats *out);
+void storage__sq_pause(struct storage__sqlite *s, int on);
+
 /* Borrow a reader connection (waits for a free one, never for the writer); give it back
  * with storage__reader_put. NULL with err filled when none could be opened. */
-struct storage__conn *storage__reader_get(struct spaa_store *s, struct spaa_err *err);
-void storage__reader_put(struct spaa_store *s, struct storage__conn *c);
+struct storage__conn *storage__reader_get(struct storage__sqlite *s, struct spaa_err *err);
+void storage__reader_put(struct storage__sqlite *s, struct storage__conn *c);
 
 #endif

@@ -7,7 +7,7 @@
 
 /* Run one batch of jobs in one transaction. Jobs get rc 0/1/error; nothing is reported
  * as stored unless COMMIT succeeded. */
-static void run_batch(struct spaa_store *s, struct storage__job *jobs)
+static void run_batch(struct storage__sqlite *s, struct storage__job *jobs)
 {
   struct storage__conn *c = &s->wconn;
   struct storage__job *j;
@@ -74,7 +74,7 @@ static void run_batch(struct spaa_store *s, struct storage__job *jobs)
 
 static void *writer_main(void *arg)
 {
-  struct spaa_store *s = arg;
+  struct storage__sqlite *s = arg;
   pthread_mutex_lock(&s->mu);
   for (;;) {
     struct storage__job *batch, *last, *j;
@@ -83,9 +83,9 @@ static void *writer_main(void *arg)
       pthread_cond_wait(&s->cv_work, &s->mu);
     if (!s->head)
       break; /* stopping and drained */
-    /* take up to batch_max jobs */
+    /* take up to batch_max puts, or one delete alone */
     batch = last = s->head;
-    for (n = 1; n < s->batch_max && last->next; n++)
+    for (n = 1; !batch->del && n < s->batch_max && last->next && !last->next->del; n++)
       last = last->next;
     s->head = last->next;
     if (!s->head)
@@ -94,12 +94,17 @@ static void *writer_main(void *arg)
     s->queued -= n;
     pthread_mutex_unlock(&s->mu);
 
-    run_batch(s, batch);
+    if (batch->del)
+      storage__run_delete(s, batch);
+    else
+      run_batch(s, batch);
 
     pthread_mutex_lock(&s->mu);
     for (j = batch; j;) {
       struct storage__job *next = j->next;
-      if (j->rc == 0)
+      if (j->del)
+        ; /* not a put */
+      else if (j->rc == 0)
         s->stats.stored++;
       else if (j->rc == 1)
         s->stats.duplicates++;
@@ -128,10 +133,10 @@ static int read_synchronous(sqlite3 *db)
   return v;
 }
 
-int spaa_store_open(const struct spaa_store_opts *opts, struct spaa_store **out,
+int storage__sq_open(const struct spaa_store_opts *opts, struct storage__sqlite **out,
                     struct spaa_err *err)
 {
-  struct spaa_store *s;
+  struct storage__sqlite *s;
   int rc;
   *out = NULL;
   if (!opts || !opts->path)
@@ -166,14 +171,15 @@ int spaa_store_open(const struct spaa_store_opts *opts, struct spaa_store **out,
     goto fail;
   }
   s->writer_started = 1;
+  s->base.be = &storage__sqlite_backend;
   *out = s;
   return 0;
 fail:
-  spaa_store_close(s);
+  storage__sq_close(s);
   return rc;
 }
 
-void spaa_store_close(struct spaa_store *s)
+void storage__sq_close(struct storage__sqlite *s)
 {
   size_t i;
   if (!s)
@@ -205,7 +211,7 @@ void spaa_store_close(struct spaa_store *s)
   free(s);
 }
 
-int spaa_store_ready(struct spaa_store *s)
+int storage__sq_ready(struct storage__sqlite *s)
 {
   int r;
   if (!s)
@@ -218,7 +224,7 @@ int spaa_store_ready(struct spaa_store *s)
 
 /* Queue jobs[0..n) (their preps built) at once and wait until every one is done. The
  * caller holds s->mu; returns with it held. */
-static void queue_and_wait(struct spaa_store *s, struct storage__job *jobs, size_t n)
+static void queue_and_wait(struct storage__sqlite *s, struct storage__job *jobs, size_t n)
 {
   size_t i, done;
   for (i = 0; i < n; i++) {
@@ -240,8 +246,26 @@ static void queue_and_wait(struct spaa_store *s, struct storage__job *jobs, size
   }
 }
 
+int storage__sq_submit(struct storage__sqlite *s, struct storage__job *j)
+{
+  int rc = 0;
+  pthread_mutex_lock(&s->mu);
+  if (s->stopping || !s->writer_alive)
+    rc = SPAA_E_SHUTDOWN;
+  else if (s->queued >= s->queue_depth)
+    rc = SPAA_E_BUSY;
+  if (!rc) {
+    s->inflight++;
+    queue_and_wait(s, j, 1);
+    s->inflight--;
+    pthread_cond_broadcast(&s->cv_done);
+  }
+  pthread_mutex_unlock(&s->mu);
+  return rc;
+}
+
 /* One piece of spaa_store_put_many: n is at most the queue depth. */
-static int put_batch(struct spaa_store *s, size_t n, const struct spaa_profile *const *p,
+static int put_batch(struct storage__sqlite *s, size_t n, const struct spaa_profile *const *p,
                      const struct spaa_meta *meta, int *rcs, struct spaa_err *errs)
 {
   struct storage__prep *pr = NULL;
@@ -319,7 +343,7 @@ out:
   return rc;
 }
 
-int spaa_store_put_many(struct spaa_store *s, size_t n, const struct spaa_profile *const *p,
+int storage__sq_put_many(struct storage__sqlite *s, size_t n, const struct spaa_profile *const *p,
                         const struct spaa_meta *meta, int *rcs, struct spaa_err *errs)
 {
   size_t from, chunk;
@@ -337,20 +361,7 @@ int spaa_store_put_many(struct spaa_store *s, size_t n, const struct spaa_profil
   return rc;
 }
 
-int spaa_store_put(struct spaa_store *s, const struct spaa_profile *p,
-                   const struct spaa_meta *meta, struct spaa_err *err)
-{
-  struct spaa_err e;
-  int rc = 0;
-  if (!s || !p || !meta)
-    return spaa_err_set(err, SPAA_E_INTERNAL, 0, 0, "no store or no profile");
-  spaa_store_put_many(s, 1, &p, meta, &rc, &e);
-  if (rc < 0 && err)
-    *err = e;
-  return rc;
-}
-
-void spaa_store_stats(struct spaa_store *s, struct spaa_store_stats *out)
+void storage__sq_stats(struct storage__sqlite *s, struct spaa_store_stats *out)
 {
   memset(out, 0, sizeof(*out));
   if (!s)
@@ -361,7 +372,7 @@ void spaa_store_stats(struct spaa_store *s, struct spaa_store_stats *out)
   pthread_mutex_unlock(&s->mu);
 }
 
-void spaa_store__pause(struct spaa_store *s, int on)
+void storage__sq_pause(struct storage__sqlite *s, int on)
 {
   pthread_mutex_lock(&s->mu);
   s->paused = on ? 1 : 0;
@@ -369,7 +380,7 @@ void spaa_store__pause(struct spaa_store *s, int on)
   pthread_mutex_unlock(&s->mu);
 }
 
-struct storage__conn *storage__reader_get(struct spaa_store *s, struct spaa_err *err)
+struct storage__conn *storage__reader_get(struct storage__sqlite *s, struct spaa_err *err)
 {
   struct storage__conn *c = NULL;
   size_t i;
@@ -393,7 +404,7 @@ struct storage__conn *storage__reader_get(struct spaa_store *s, struct spaa_err 
   return c;
 }
 
-void storage__reader_put(struct spaa_store *s, struct storage__conn *c)
+void storage__reader_put(struct storage__sqlite *s, struct storage__conn *c)
 {
   size_t i = (size_t)(c - s->readers);
   pthread_mutex_lock(&s->rmu);

@@ -1,0 +1,43 @@
+/* The backend interface: what one storage engine implements so that storage.h's functions
+ * can run on it. storage/store.c picks a backend from the location given to
+ * spaa_store_open and forwards every call; each backend's store begins with a
+ * `struct spaa_store` naming its operations. A second engine (PostgreSQL) adds a folder
+ * beside storage/sqlite/ and one entry in store.c: server/ and codecs/ do not change.
+ * Every operation has the contract of the storage.h function of the same name; the
+ * dispatcher has already checked the arguments storage.h says must not be NULL. */
+#ifndef SPAA_STORAGE_BACKEND_H
+#define SPAA_STORAGE_BACKEND_H
+
+#include "storage/storage.h"
+
+struct spaa_store_backend {
+  const char *name; /* "sqlite", as in the location's scheme */
+  /* opts->path is the location without its scheme */
+  int (*open)(const struct spaa_store_opts *opts, struct spaa_store **out, struct spaa_err *err);
+  void (*close)(struct spaa_store *s);
+  int (*ready)(struct spaa_store *s);
+  int (*put_many)(struct spaa_store *s, size_t n, const struct spaa_profile *const *p,
+                  const struct spaa_meta *meta, int *rcs, struct spaa_err *errs);
+  int (*get)(struct spaa_store *s, const char *id, struct spaa_profile **out,
+             struct spaa_err *err);
+  int (*meta)(struct spaa_store *s, const char *id, struct spaa_store_profile_info *out,
+              struct spaa_err *err);
+  int (*list)(struct spaa_store *s, const struct spaa_list_query *q,
+              struct spaa_store_page *out, struct spaa_err *err);
+  int (*scan)(struct spaa_store *s, const struct spaa_list_query *sel, spaa_store_scan_cb cb,
+              void *ctx, struct spaa_err *err);
+  int (*remove)(struct spaa_store *s, const struct spaa_list_query *sel,
+                struct spaa_store_deleted *out, struct spaa_err *err);
+  int (*counts)(struct spaa_store *s, struct spaa_store_counts *out, struct spaa_err *err);
+  void (*stats)(struct spaa_store *s, struct spaa_store_stats *out);
+  void (*pause)(struct spaa_store *s, int on); /* the test hook */
+};
+
+/* The head of every backend's store. */
+struct spaa_store {
+  const struct spaa_store_backend *be;
+};
+
+extern const struct spaa_store_backend storage__sqlite_backend;
+
+#endif

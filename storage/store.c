@@ -1,0 +1,193 @@
+/* The storage interface's dispatcher: picks the backend named by the location's scheme and
+ * forwards each call to it (storage/backend.h); also what every backend shares: freeing the
+ * plain structs that list and meta return, and spaa_store_put on top of put_many. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "storage/backend.h"
+
+/* The backends this build knows, by scheme. */
+static const struct spaa_store_backend *const backends[] = {&storage__sqlite_backend};
+
+/* The backend for `path` and the location it gets (path without "SCHEME:"). A path with no
+ * known scheme is a SQLite file (so "data/x.db" and "/abs/x.db" keep working). NULL with err
+ * filled for a scheme this build does not have. */
+static const struct spaa_store_backend *pick(const char *path, const char **loc,
+                                             struct spaa_err *err)
+{
+  size_t i, n;
+  const char *colon = strchr(path, ':');
+  *loc = path;
+  for (i = 0; i < sizeof(backends) / sizeof(backends[0]); i++) {
+    n = strlen(backends[i]->name);
+    if (strncmp(path, backends[i]->name, n) == 0 && path[n] == ':') {
+      *loc = path + n + 1;
+      return backends[i];
+    }
+  }
+  /* "postgres://…" and the like name an engine; "C:\x" or "./a:b" are files */
+  if (colon && colon > path && strncmp(colon, "://", 3) == 0) {
+    spaa_err_set(err, SPAA_E_STORE, 0, 0, "store '%.*s': no such backend in this build",
+                 (int)(colon - path), path);
+    return NULL;
+  }
+  return &storage__sqlite_backend;
+}
+
+int spaa_store_open(const struct spaa_store_opts *opts, struct spaa_store **out,
+                    struct spaa_err *err)
+{
+  struct spaa_store_opts o;
+  const struct spaa_store_backend *be;
+  *out = NULL;
+  if (!opts || !opts->path || !*opts->path)
+    return spaa_err_set(err, SPAA_E_STORE, 0, 0, "no store location given");
+  o = *opts;
+  if (!(be = pick(opts->path, &o.path, err)))
+    return SPAA_E_STORE;
+  if (!*o.path)
+    return spaa_err_set(err, SPAA_E_STORE, 0, 0, "store '%s': empty location", opts->path);
+  return be->open(&o, out, err);
+}
+
+void spaa_store_close(struct spaa_store *s)
+{
+  if (s)
+    s->be->close(s);
+}
+
+int spaa_store_ready(struct spaa_store *s)
+{
+  return s ? s->be->ready(s) : 0;
+}
+
+int spaa_store_put_many(struct spaa_store *s, size_t n, const struct spaa_profile *const *p,
+                        const struct spaa_meta *meta, int *rcs, struct spaa_err *errs)
+{
+  if (!s || !p || !meta || !rcs || !errs)
+    return SPAA_E_INTERNAL;
+  return s->be->put_many(s, n, p, meta, rcs, errs);
+}
+
+int spaa_store_put(struct spaa_store *s, const struct spaa_profile *p,
+                   const struct spaa_meta *meta, struct spaa_err *err)
+{
+  struct spaa_err e;
+  int rc = 0;
+  if (!s || !p || !meta)
+    return spaa_err_set(err, SPAA_E_INTERNAL, 0, 0, "no store or no profile");
+  spaa_store_put_many(s, 1, &p, meta, &rc, &e);
+  if (rc < 0 && err)
+    *err = e;
+  return rc;
+}
+
+int spaa_store_get(struct spaa_store *s, const char *id, struct spaa_profile **out,
+                   struct spaa_err *err)
+{
+  *out = NULL;
+  if (!s || !id)
+    return spaa_err_set(err, SPAA_E_INTERNAL, 0, 0, "no store or no id");
+  return s->be->get(s, id, out, err);
+}
+
+int spaa_store_meta(struct spaa_store *s, const char *id, struct spaa_store_profile_info *out,
+                    struct spaa_err *err)
+{
+  memset(out, 0, sizeof(*out));
+  if (!s || !id)
+    return spaa_err_set(err, SPAA_E_INTERNAL, 0, 0, "no store or no id");
+  return s->be->meta(s, id, out, err);
+}
+
+int spaa_store_list(struct spaa_store *s, const struct spaa_list_query *q,
+                    struct spaa_store_page *out, struct spaa_err *err)
+{
+  memset(out, 0, sizeof(*out));
+  if (!s || !q)
+    return spaa_err_set(err, SPAA_E_INTERNAL, 0, 0, "no store or no query");
+  return s->be->list(s, q, out, err);
+}
+
+int spaa_store_scan(struct spaa_store *s, const struct spaa_list_query *sel,
+                    spaa_store_scan_cb cb, void *ctx, struct spaa_err *err)
+{
+  if (!s || !sel || !cb)
+    return spaa_err_set(err, SPAA_E_INTERNAL, 0, 0, "no store, selection or callback");
+  return s->be->scan(s, sel, cb, ctx, err);
+}
+
+int spaa_store_delete(struct spaa_store *s, const struct spaa_list_query *sel,
+                      struct spaa_store_deleted *out, struct spaa_err *err)
+{
+  memset(out, 0, sizeof(*out));
+  if (!s || !sel)
+    return spaa_err_set(err, SPAA_E_INTERNAL, 0, 0, "no store or no selection");
+  if (sel->after)
+    return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "a delete takes no cursor");
+  return s->be->remove(s, sel, out, err);
+}
+
+int spaa_store_counts(struct spaa_store *s, struct spaa_store_counts *out, struct spaa_err *err)
+{
+  memset(out, 0, sizeof(*out));
+  if (!s)
+    return spaa_err_set(err, SPAA_E_INTERNAL, 0, 0, "no store");
+  return s->be->counts(s, out, err);
+}
+
+void spaa_store_stats(struct spaa_store *s, struct spaa_store_stats *out)
+{
+  memset(out, 0, sizeof(*out));
+  if (s)
+    s->be->stats(s, out);
+}
+
+void spaa_store__pause(struct spaa_store *s, int on)
+{
+  if (s && s->be->pause)
+    s->be->pause(s, on);
+}
+
+/* ---- freeing ------------------------------------------------------------------------------ */
+
+static void event_free(struct spaa_store_event *e)
+{
+  size_t i;
+  for (i = 0; i < e->n_totals; i++)
+    free(e->totals[i].metric);
+  free(e->totals);
+  free(e->name);
+}
+
+void spaa_store_profile_info_free(struct spaa_store_profile_info *pi)
+{
+  size_t i;
+  if (!pi)
+    return;
+  for (i = 0; i < pi->n_events; i++)
+    event_free(&pi->events[i]);
+  for (i = 0; i < pi->n_labels; i++) {
+    free(pi->labels[i].key);
+    free(pi->labels[i].value);
+  }
+  free(pi->events);
+  free(pi->labels);
+  free(pi->attrs_json);
+  free(pi->id);
+  free(pi->service);
+  free(pi->source);
+  memset(pi, 0, sizeof(*pi));
+}
+
+void spaa_store_page_free(struct spaa_store_page *pg)
+{
+  size_t i;
+  if (!pg)
+    return;
+  for (i = 0; i < pg->n; i++)
+    spaa_store_profile_info_free(&pg->profiles[i]);
+  free(pg->profiles);
+  memset(pg, 0, sizeof(*pg));
+}
+
