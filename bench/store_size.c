@@ -32,215 +32,15 @@
 #include "storage/storage.h"
 
 #include "fixture.h"
+#include "variants.h"
 
 #define N_UPLOADS 100
-#define KEEP_PERCENT 80    /* share of a source's samples each variant keeps */
-#define JITTER_PERMILLE 40 /* each value moves by up to +-4% */
 #define GO_RUNS 4          /* real Go profiles the variants are derived from */
 #define GO_SECONDS "4"     /* of work under the profiler per run: ~2.7 KB of gzip */
-#define MAX_ENTRIES 16     /* profiles one converted upload may hold */
-
-static double now(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* splitmix64: a fixed seed gives the same variants on every machine. */
-static uint64_t rnd(uint64_t *state)
-{
-  uint64_t x = (*state += 0x9e3779b97f4a7c15ull);
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
 
 static double mb(uint64_t bytes)
 {
   return (double)bytes / 1e6;
-}
-
-/* ---- variants of a pprof profile --------------------------------------------------------- */
-
-/* A decoded pprof from which variants are made: its samples and their values are kept aside
- * so that each variant starts from the original. */
-struct src {
-  struct spaa_pprof *d;                   /* decoded and validated (owns the message) */
-  Perftools__Profiles__Sample **all;      /* the message's own sample array */
-  Perftools__Profiles__Sample **kept;     /* n_all slots: a variant's samples */
-  size_t n_all;                           /* samples of the original */
-  int64_t *vals;                          /* every sample's values, in sample order */
-  int64_t time0;                          /* the original's time_nanos */
-};
-
-static void src_close(struct src *s)
-{
-  if (s->d && s->all) { /* give the message its samples back before it is freed */
-    s->d->msg->sample = s->all;
-    s->d->msg->n_sample = s->n_all;
-  }
-  spaa_pprof_free(s->d);
-  free(s->kept);
-  free(s->vals);
-  memset(s, 0, sizeof(*s));
-}
-
-/* Decode buf (gzip or not) through the pprof codec; 0 or -1 with a line on stderr. */
-static int src_open(struct src *s, const uint8_t *buf, size_t len)
-{
-  struct spaa_err err = {0};
-  size_t i, j, n = 0;
-  memset(s, 0, sizeof(*s));
-  if (spaa_pprof_decode(buf, len, &s->d, &err)) {
-    fprintf(stderr, "decode: %s\n", err.msg);
-    return -1;
-  }
-  s->all = s->d->msg->sample;
-  s->n_all = s->d->msg->n_sample;
-  s->time0 = s->d->msg->time_nanos;
-  for (i = 0; i < s->n_all; i++)
-    n += s->all[i]->n_value;
-  s->kept = malloc((s->n_all + 1) * sizeof(*s->kept));
-  s->vals = malloc((n + 1) * sizeof(*s->vals));
-  if (!s->kept || !s->vals) {
-    src_close(s);
-    return -1;
-  }
-  for (i = 0, n = 0; i < s->n_all; i++)
-    for (j = 0; j < s->all[i]->n_value; j++)
-      s->vals[n++] = s->all[i]->value[j];
-  return 0;
-}
-
-/* Variant number `seq` (seeded by `seed`): KEEP_PERCENT of the samples, each value jittered,
- * time_nanos moved on by 10 s per variant; re-encoded by protobuf-c and gzipped (zlib's
- * default level) into gz (emptied first). 0 or -1. */
-static int src_variant(struct src *s, uint64_t seed, unsigned seq, struct spaa_buf *gz)
-{
-  Perftools__Profiles__Profile *m = s->d->msg;
-  struct spaa_csink *cs = NULL;
-  struct spaa_err err = {0};
-  uint64_t r = seed;
-  size_t i, j, k = 0, v = 0, plen;
-  uint8_t *packed = NULL;
-  int rc = -1;
-  for (i = 0; i < s->n_all; i++) {
-    Perftools__Profiles__Sample *sm = s->all[i];
-    for (j = 0; j < sm->n_value; j++) {
-      double f = 1.0 + ((double)(rnd(&r) % (2 * JITTER_PERMILLE + 1)) - JITTER_PERMILLE) / 1000.0;
-      sm->value[j] = (int64_t)llround((double)s->vals[v++] * f);
-    }
-    if (rnd(&r) % 100 < KEEP_PERCENT)
-      s->kept[k++] = sm;
-  }
-  m->sample = s->kept;
-  m->n_sample = k;
-  m->time_nanos = s->time0 + (int64_t)seq * 10000000000LL;
-  plen = perftools__profiles__profile__get_packed_size(m);
-  gz->len = 0;
-  if (!(packed = malloc(plen + 1)))
-    goto out;
-  perftools__profiles__profile__pack(m, packed);
-  if (spaa_csink_open(SPAA_CODING_GZIP, -1, spaa_buf_sink, gz, &cs, &err) ||
-      spaa_csink_write(cs, packed, plen) || spaa_csink_finish(cs, &err)) {
-    fprintf(stderr, "gzip: %s\n", err.msg[0] ? err.msg : "failed");
-    goto out;
-  }
-  rc = 0;
-out:
-  m->sample = s->all;
-  m->n_sample = s->n_all;
-  spaa_csink_free(cs);
-  free(packed);
-  return rc;
-}
-
-/* ---- the server's pprof path ------------------------------------------------------------- */
-
-/* What one series of uploads goes through: the converter and the store, and what the
- * collector dialect (POST /v1/pprof?service=...&label=...) adds to each upload. */
-struct ingest {
-  struct spaa_store *store; /* open store (borrowed) */
-  spaa_convert_fn conv;     /* spaa_converter("pprof") */
-  const char *service;      /* the request's service name */
-  json_t *labels;           /* the request's labels (owned) */
-  int originals;            /* 1: each profile's original reaches the store, as in the server */
-  uint64_t ids;             /* state of the id generator */
-  int64_t received_ns;      /* the next upload's arrival time */
-  double secs;              /* time spent converting and storing (committed) */
-};
-
-/* The request's labels merged over the converter's, as the server merges them (owned). */
-static json_t *merged_labels(json_t *conv, json_t *req)
-{
-  json_t *all;
-  if (!conv || !req)
-    return json_incref(conv ? conv : req);
-  if ((all = json_deep_copy(conv)))
-    json_object_update(all, req);
-  return all;
-}
-
-/* Convert and store one upload, committed. 0, or -1 with a line on stderr. */
-static int ingest_one(struct ingest *g, const uint8_t *buf, size_t len)
-{
-  struct spaa_convert_opts o;
-  struct spaa_conv_list l = {0};
-  struct spaa_meta meta[MAX_ENTRIES];
-  const struct spaa_profile *p[MAX_ENTRIES];
-  json_t *labels[MAX_ENTRIES] = {0};
-  struct spaa_err err = {0}, errs[MAX_ENTRIES];
-  char ids[MAX_ENTRIES][40];
-  int rcs[MAX_ENTRIES], rc = -1;
-  size_t i, n = 0;
-  double t0 = now();
-  memset(&o, 0, sizeof(o));
-  o.keep_original = g->originals;
-  o.service = g->service;
-  if (g->conv(buf, len, &o, &l, &err)) {
-    fprintf(stderr, "convert: %s\n", err.msg);
-    goto out;
-  }
-  for (i = 0; i < l.n && n < MAX_ENTRIES; i++) {
-    struct spaa_converted *c = &l.v[i];
-    if (!c->profile)
-      continue;
-    memset(&meta[n], 0, sizeof(meta[n]));
-    snprintf(ids[n], sizeof(ids[n]), "%016" PRIx64 "%016" PRIx64, rnd(&g->ids), rnd(&g->ids));
-    labels[n] = merged_labels(c->labels, g->labels);
-    meta[n].id = ids[n];
-    meta[n].service = c->service ? c->service : g->service;
-    meta[n].source = "pprof";
-    meta[n].received_ns = g->received_ns;
-    meta[n].start_ns = c->start_ns;
-    meta[n].end_ns = c->end_ns;
-    if (!c->start_ns && !c->end_ns)
-      spaa_header_range_ns(c->profile, &meta[n].start_ns, &meta[n].end_ns);
-    meta[n].payload_bytes = len;
-    meta[n].labels = labels[n];
-    meta[n].attrs = c->attrs;
-    meta[n].original = g->originals ? c->original : NULL;
-    meta[n].original_len = g->originals ? c->original_len : 0;
-    p[n++] = c->profile;
-  }
-  if (n == 0 || spaa_store_put_many(g->store, n, p, meta, rcs, errs)) {
-    fprintf(stderr, "store: %s\n", n ? errs[0].msg : "the upload converted to no profile");
-    goto out;
-  }
-  for (i = 0; i < n; i++)
-    if (rcs[i] != 0) {
-      fprintf(stderr, "store: profile %zu: %d %s\n", i, rcs[i], errs[i].msg);
-      goto out;
-    }
-  rc = 0;
-out:
-  g->secs += now() - t0;
-  g->received_ns += 10000000000LL;
-  for (i = 0; i < n; i++)
-    json_decref(labels[i]);
-  spaa_conv_list_free(&l);
-  return rc;
 }
 
 /* ---- measuring the data directory -------------------------------------------------------- */
@@ -436,11 +236,11 @@ struct series {
 
 /* Upload N_UPLOADS variants, variant i made from srcs[i % n_src], into a fresh store; print
  * what the directory grew by and where. */
-static void run_series(struct series *se, struct src *srcs, size_t n_src, uint64_t salt)
+static void run_series(struct series *se, struct bench_src *srcs, size_t n_src, uint64_t salt)
 {
   char dir[1024], db[1100];
   const char *tmp = getenv("TMPDIR");
-  struct ingest g;
+  struct bench_ingest g;
   struct usage u0, u1, u2;
   struct spaa_buf gz;
   uint64_t gz_total = 0, gz_first = 0, growth;
@@ -467,12 +267,12 @@ static void run_series(struct series *se, struct src *srcs, size_t n_src, uint64
   if (!g.conv || !g.labels || !(g.store = store_open(db)))
     goto out;
   for (i = 0; i < N_UPLOADS; i++) {
-    t = now();
-    if (src_variant(&srcs[i % n_src], salt + i * 0x100000001b3ull, i, &gz))
+    t = bench_now();
+    if (bench_src_variant(&srcs[i % n_src], salt + i * 0x100000001b3ull, i, &gz))
       goto out;
-    gen += now() - t;
+    gen += bench_now() - t;
     gz_total += gz.len;
-    if (ingest_one(&g, (const uint8_t *)gz.p, gz.len))
+    if (bench_ingest_one(&g, (const uint8_t *)gz.p, gz.len))
       goto out;
     if (i == 0) { /* the first upload brings the dictionaries: measure it apart */
       gz_first = gz.len;
@@ -574,7 +374,7 @@ static size_t go_profiles(const char *tmp, uint8_t **out, size_t *lens)
 
 static void series_large(struct series *se)
 {
-  struct src s;
+  struct bench_src s;
   size_t len;
   uint8_t *buf = spaa_test_fixture("pprof/google-pprof_large.cpu", &len);
   se->ratio = -1;
@@ -582,12 +382,12 @@ static void series_large(struct series *se)
     printf("  large.cpu: skipped, no fixtures/pprof/google-pprof_large.cpu (set SPAA_SHARED)\n");
     return;
   }
-  if (src_open(&s, buf, len) == 0) {
+  if (bench_src_open(&s, buf, len) == 0) {
     printf("  large.cpu: %zu samples, %zu locations; each variant keeps %d%% of the samples, "
-           "values jittered by up to %.1f%%\n", s.n_all, s.d->msg->n_location, KEEP_PERCENT,
-           JITTER_PERMILLE / 10.0);
+           "values jittered by up to %.1f%%\n", s.n_all, s.d->msg->n_location, BENCH_KEEP_PERCENT,
+           BENCH_JITTER_PERMILLE / 10.0);
     run_series(se, &s, 1, 0x5eed1a26eull);
-    src_close(&s);
+    bench_src_close(&s);
   }
   free(buf);
 }
@@ -596,7 +396,7 @@ static void series_go(struct series *se)
 {
   uint8_t *raw[GO_RUNS];
   size_t lens[GO_RUNS], n, i, ok = 0, raw_total = 0;
-  struct src s[GO_RUNS];
+  struct bench_src s[GO_RUNS];
   char tmp[4096];
   const char *t = getenv("TMPDIR");
   se->ratio = -1;
@@ -609,19 +409,19 @@ static void series_go(struct series *se)
   rmdir(tmp);
   for (i = 0; i < n; i++) {
     raw_total += lens[i];
-    if (src_open(&s[ok], raw[i], lens[i]) == 0)
+    if (bench_src_open(&s[ok], raw[i], lens[i]) == 0)
       ok++;
   }
   if (n) {
     printf("  Go profiles: %zu real runs of tests/e2e/go (" GO_SECONDS " s of work each), %.0f bytes gzip "
            "each on average as Go wrote them, %zu samples in the first; variants keep %d%% of "
            "the samples, values jittered by up to %.1f%%\n", n, (double)raw_total / (double)n,
-           ok ? s[0].n_all : 0, KEEP_PERCENT, JITTER_PERMILLE / 10.0);
+           ok ? s[0].n_all : 0, BENCH_KEEP_PERCENT, BENCH_JITTER_PERMILLE / 10.0);
   }
   if (ok == n && n > 0)
     run_series(se, s, ok, 0x90c0ffeeull);
   for (i = 0; i < ok; i++)
-    src_close(&s[i]);
+    bench_src_close(&s[i]);
   for (i = 0; i < n; i++)
     free(raw[i]);
 }
@@ -640,7 +440,7 @@ int main(int argc, char **argv)
   struct series large = {"large.cpu variants", "bench-large", 0, 0, -1};
   struct series go = {"Go CPU profile variants", "bench-go", 0, 0, -1};
   const char *only = NULL;
-  double t0 = now();
+  double t0 = bench_now();
   int i;
   for (i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--originals") == 0)
@@ -667,7 +467,7 @@ int main(int argc, char **argv)
     series_large(&large);
   if (!only || strcmp(only, "go") == 0)
     series_go(&go);
-  printf("\nsummary (%.0f s in all, originals %s)\n", now() - t0,
+  printf("\nsummary (%.0f s in all, originals %s)\n", bench_now() - t0,
          large.originals ? "passed" : "not passed");
   verdict("stored size / gzip, 100 large.cpu variants:", large.ratio, 0.15);
   verdict("stored size / gzip, 100 Go CPU profiles:", go.ratio, 0.5);
