@@ -23,6 +23,9 @@ enum cfg_key {
   K_LOG_LEVEL,
   K_KEEP_ORIGINAL,
   K_DURABILITY,
+  K_RETENTION,
+  K_RETENTION_INTERVAL,
+  K_MAX_DB_SIZE,
   K_SENTRY_KEY,
   K_INGEST_TOKEN,
   K_READ_TOKEN,
@@ -51,6 +54,10 @@ static const struct cfg_setting {
     {K_LOG_LEVEL, "log_level", "SPAA_RELAY_LOG_LEVEL", "--log-level", 0},
     {K_KEEP_ORIGINAL, "keep_original", "SPAA_RELAY_KEEP_ORIGINAL", "--keep-original", 0},
     {K_DURABILITY, "durability", "SPAA_RELAY_DURABILITY", "--durability", 0},
+    {K_RETENTION, "retention", "SPAA_RELAY_RETENTION", "--retention", 0},
+    {K_RETENTION_INTERVAL, "retention_interval", "SPAA_RELAY_RETENTION_INTERVAL",
+     "--retention-interval", 0},
+    {K_MAX_DB_SIZE, "max_db_size", "SPAA_RELAY_MAX_DB_SIZE", "--max-db-size", 0},
     {K_SENTRY_KEY, "sentry_key", "SPAA_RELAY_SENTRY_KEYS", "--sentry-key", 1},
     {K_INGEST_TOKEN, "ingest_token", "SPAA_RELAY_INGEST_TOKENS", "--ingest-token", 1},
     {K_READ_TOKEN, "read_token", "SPAA_RELAY_READ_TOKENS", "--read-token", 1},
@@ -82,10 +89,14 @@ static const char usage_text[] =
     "  --log-level debug|info|warn|error  SPAA_RELAY_LOG_LEVEL log_level [info]\n"
     "  --keep-original never|always   SPAA_RELAY_KEEP_ORIGINAL keep_original [never]\n"
     "  --durability full|normal       SPAA_RELAY_DURABILITY  durability  [full]\n"
+    "  --retention DURATION           SPAA_RELAY_RETENTION   retention   [30d] (0 = forever)\n"
+    "  --retention-interval DURATION  SPAA_RELAY_RETENTION_INTERVAL      [60s]\n"
+    "  --max-db-size BYTES            SPAA_RELAY_MAX_DB_SIZE max_db_size [0 = no cap]\n"
     "  --sentry-key PROJECT_ID:KEY... SPAA_RELAY_SENTRY_KEYS sentry_key  (comma-separated)\n"
     "  --ingest-token TOKEN...        SPAA_RELAY_INGEST_TOKENS ingest_token\n"
     "  --read-token TOKEN...          SPAA_RELAY_READ_TOKENS read_token\n"
-    "sizes take k, m or g (binary: 1k = 1024); flags override the environment, which\n"
+    "sizes take k, m, g or t (binary: 1k = 1024); durations s, m, h, d or w (30d);\n"
+    "flags override the environment, which\n"
     "overrides the file; with no keys or tokens the server is open to everyone.\n";
 
 const char *spaa_config_usage(void) { return usage_text; }
@@ -142,6 +153,86 @@ int spaa_config_parse_size(const char *s, size_t *out)
   if (v > (unsigned long long)SPAA_CONFIG_MAX_SIZE / mult)
     return -1;
   *out = (size_t)(v * mult);
+  return 0;
+}
+
+int spaa_config_parse_duration(const char *s, uint64_t *seconds)
+{
+  static const struct {
+    char unit;
+    uint64_t secs;
+  } units[] = {{'s', 1}, {'m', 60}, {'h', 3600}, {'d', 86400}, {'w', 7 * 86400}};
+  uint64_t v = 0, mult = 1;
+  const char *p = s;
+  size_t i;
+  if (!s || !isdigit((unsigned char)*p))
+    return -1;
+  for (; isdigit((unsigned char)*p); p++) {
+    if (v > SPAA_CONFIG_MAX_DURATION)
+      return -1;
+    v = v * 10 + (uint64_t)(*p - '0');
+  }
+  if (*p) {
+    for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+      if (tolower((unsigned char)*p) == units[i].unit)
+        mult = units[i].secs;
+    if (mult == 1 && tolower((unsigned char)*p) != 's')
+      return -1;
+    if (p[1])
+      return -1;
+  }
+  if (v > SPAA_CONFIG_MAX_DURATION / mult)
+    return -1;
+  *seconds = v * mult;
+  return 0;
+}
+
+/* A store size: digits with an optional k, m, g or t (binary); 0 allowed. 0 or -1. */
+static int parse_db_size(const char *s, uint64_t *out)
+{
+  char *end;
+  unsigned long long v;
+  uint64_t mult = 1;
+  if (!s || !isdigit((unsigned char)*s))
+    return -1;
+  errno = 0;
+  v = strtoull(s, &end, 10);
+  if (errno)
+    return -1;
+  if (*end) {
+    const char *u = "kmgt";
+    const char *f = strchr(u, tolower((unsigned char)*end));
+    if (!f || !*f || (end[1] && strcasecmp(end + 1, "b") && strcasecmp(end + 1, "ib")))
+      return -1;
+    mult = (uint64_t)1 << (10 * (f - u + 1));
+  }
+  if (v > (1ull << 60) / mult)
+    return -1;
+  *out = (uint64_t)v * mult;
+  return 0;
+}
+
+/* The retention settings (apply's share). */
+static int apply_retention(struct spaa_config *c, enum cfg_key key, const char *v,
+                           const char *where, struct spaa_err *err)
+{
+  uint64_t n;
+  if (key == K_MAX_DB_SIZE) {
+    if (parse_db_size(v, &n))
+      return spaa_err_set(err, SPAA_E_USAGE, 0, 0,
+                          "%s: bad size '%s': expected bytes with an optional k, m, g or t "
+                          "suffix (0 = no cap)", where, v);
+    c->max_db_size = n;
+    return 0;
+  }
+  if (spaa_config_parse_duration(v, &n) || (key == K_RETENTION_INTERVAL && n == 0))
+    return spaa_err_set(err, SPAA_E_USAGE, 0, 0,
+                        "%s: bad duration '%s': expected a number with s, m, h, d or w "
+                        "(30d)%s", where, v, key == K_RETENTION ? "; 0 keeps forever" : "");
+  if (key == K_RETENTION)
+    c->retention = n;
+  else
+    c->retention_interval = n;
   return 0;
 }
 
@@ -437,11 +528,16 @@ static int apply(struct cfg_load *ld, const struct cfg_setting *s, enum cfg_leve
                           "%s: bad value '%s': expected never or always", where, v);
     c->keep_original = strcmp(v, "always") == 0 ? SPAA_KEEP_ALWAYS : SPAA_KEEP_NEVER;
     return 0;
+  case K_RETENTION:
+  case K_RETENTION_INTERVAL:
+  case K_MAX_DB_SIZE:
+    return apply_retention(c, s->key, v, where, err);
   case K_DURABILITY:
     if (strcmp(v, "full") && strcmp(v, "normal"))
       return spaa_err_set(err, SPAA_E_USAGE, 0, 0,
                           "%s: bad value '%s': expected full or normal", where, v);
-    c->durability = strcmp(v, "normal") == 0 ? SPAA_CONFIG_DURABILITY_NORMAL : SPAA_CONFIG_DURABILITY_FULL;
+    c->durability =
+        strcmp(v, "normal") == 0 ? SPAA_CONFIG_DURABILITY_NORMAL : SPAA_CONFIG_DURABILITY_FULL;
     return 0;
   default:
     return spaa_err_set(err, SPAA_E_INTERNAL, 0, 0, "%s: unhandled setting", where);
@@ -619,6 +715,8 @@ int spaa_config_load(int argc, char *const *argv, char *const *envp, struct spaa
   c->log_level = SPAA_LOG_INFO;
   c->keep_original = SPAA_KEEP_NEVER;
   c->durability = SPAA_CONFIG_DURABILITY_FULL;
+  c->retention = SPAA_CONFIG_DEFAULT_RETENTION;
+  c->retention_interval = SPAA_CONFIG_DEFAULT_RETENTION_INTERVAL;
   if ((rc = set_str(&c->listen_host, SPAA_CONFIG_DEFAULT_HOST, err)) ||
       (rc = set_str(&c->data_dir, SPAA_CONFIG_DEFAULT_DATA_DIR, err)))
     goto out;

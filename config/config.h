@@ -19,6 +19,8 @@
 #define SPAA_CONFIG_DEFAULT_WORKERS 32
 #define SPAA_CONFIG_DEFAULT_QUEUE_DEPTH 256
 #define SPAA_CONFIG_DEFAULT_IDLE_TIMEOUT 30 /* seconds */
+#define SPAA_CONFIG_DEFAULT_RETENTION (30 * 86400) /* seconds: 30 days */
+#define SPAA_CONFIG_DEFAULT_RETENTION_INTERVAL 60  /* seconds between retention passes */
 
 enum spaa_log_level {
   SPAA_LOG_DEBUG = 0,
@@ -60,6 +62,11 @@ struct spaa_config {
   enum spaa_log_level log_level;/* lowest level logged */
   enum spaa_keep_original keep_original; /* store uploads beside their conversion or not */
   enum spaa_config_durability durability;     /* commit mode of the store */
+  uint64_t retention;           /* seconds a profile is kept after it was received; 0 =
+                                   forever */
+  uint64_t retention_interval;  /* seconds between retention passes (>= 1) */
+  uint64_t max_db_size;         /* bytes the store may take on disk before the oldest
+                                   profiles go; 0 = no cap */
   struct spaa_sentry_key *sentry_keys; /* n_sentry_keys entries (owned) */
   size_t n_sentry_keys;
   char **ingest_tokens;         /* bearer tokens for ingest routes (owned) */
@@ -67,6 +74,10 @@ struct spaa_config {
   char **read_tokens;           /* bearer tokens for query routes (owned) */
   size_t n_read_tokens;
 };
+
+/* A duration: digits with an optional unit s, m, h, d or w ("30d"; none = seconds) into
+ * *seconds. 0 or -1. */
+int spaa_config_parse_duration(const char *s, uint64_t *seconds);
 
 /* Build the configuration from the serve command's arguments (argv[0] is skipped: it is the
  * subcommand name) and an environment given as "NAME=VALUE" strings (NULL-terminated;

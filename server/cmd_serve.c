@@ -15,6 +15,7 @@
 #include "server/http.h"
 #include "server/log.h"
 #include "server/metrics.h"
+#include "server/retention.h"
 #include "server/routes.h"
 #include "storage/storage.h"
 
@@ -75,13 +76,16 @@ static void log_config(const struct spaa_config *c)
   spaa_log(SPAA_LOG_INFO, "configuration",
            "file=\"%s\" listen=%s%s%s:%u data_dir=\"%s\" db=\"%s\" max_body=%zu "
            "max_decompressed=%zu workers=%u queue_depth=%zu idle_timeout=%u log_level=%s "
-           "keep_original=%s durability=%s "
+           "keep_original=%s durability=%s retention=%llus retention_interval=%llus "
+           "max_db_size=%llu "
            "sentry_projects=\"%s\" ingest_tokens=%zu read_tokens=%zu",
            c->config_file ? c->config_file : "", c->listen_ipv6 ? "[" : "", c->listen_host,
            c->listen_ipv6 ? "]" : "", c->listen_port, c->data_dir, c->db_path, c->max_body,
            c->max_decompressed, c->workers, c->queue_depth, c->idle_timeout,
            spaa_config_level_name(c->log_level), c->keep_original ? "always" : "never",
-           c->durability == SPAA_CONFIG_DURABILITY_NORMAL ? "normal" : "full", projects,
+           c->durability == SPAA_CONFIG_DURABILITY_NORMAL ? "normal" : "full",
+           (unsigned long long)c->retention, (unsigned long long)c->retention_interval,
+           (unsigned long long)c->max_db_size, projects,
            c->n_ingest_tokens, c->n_read_tokens);
   if (spaa_config_is_open(c))
     spaa_log(SPAA_LOG_WARN, "open mode: no sentry keys, ingest tokens or read tokens are "
@@ -129,6 +133,7 @@ int spaa_cmd_serve(int argc, char **argv)
 {
   struct spaa_config *cfg = NULL;
   struct spaa_store *store = NULL;
+  struct spaa_retention *retention = NULL;
   struct spaa_http *http = NULL;
   struct spaa_metrics *metrics = NULL;
   struct spaa_store_opts so;
@@ -187,6 +192,13 @@ int spaa_cmd_serve(int argc, char **argv)
     spaa_log(SPAA_LOG_ERROR, "cannot create the metrics registry", "detail=\"out of memory\"");
     goto out;
   }
+  {
+    struct spaa_retention_opts ro = {cfg->retention, cfg->max_db_size, cfg->retention_interval};
+    if (spaa_retention_start(store, &ro, &retention)) {
+      spaa_log(SPAA_LOG_ERROR, "cannot start the retention thread", NULL);
+      goto out;
+    }
+  }
   app.cfg = cfg;
   app.store = store;
   app.metrics = metrics;
@@ -211,6 +223,7 @@ int spaa_cmd_serve(int argc, char **argv)
   rc = 0;
 out:
   spaa_http_stop(http);
+  spaa_retention_stop(retention);
   if (store) {
     spaa_store_close(store); /* commits or fails whatever is queued */
     spaa_log(SPAA_LOG_INFO, "store closed", NULL);

@@ -150,6 +150,7 @@ struct spaa_list_query {
   const char *source;       /* exact match, or NULL */
   const char *event;        /* profiles having this event, or NULL */
   int64_t from_ns, to_ns;   /* profiles overlapping [from, to]; 0 = open */
+  int64_t received_before_ns; /* profiles received before this unix time (ns); 0 = open */
   const struct spaa_store_label_filter *labels; /* n_labels filters, all must match */
   size_t n_labels;
   size_t limit;             /* page size, 1..1000 (0 = 100) */
@@ -214,12 +215,15 @@ struct spaa_store_deleted {
   uint64_t profiles;             /* profiles deleted, with their labels, totals and blocks */
   uint64_t dsos, frames, stacks; /* shared rows that no remaining profile referenced */
   uint64_t dicts;                /* block dictionaries no remaining block used */
+  int64_t bytes_before, bytes_after; /* the store on disk (as counts.bytes) before the
+                                        delete and after its space was given back */
 };
 
 /* Delete the profiles `sel` selects (its filters as for spaa_store_list; sel->after must be
  * NULL; sel->limit 0 = every match, else at most that many, the oldest received first), in
  * transactions of at most SPAA_STORE_DELETE_BATCH profiles, then the dsos, frames, stacks and
- * dictionaries nothing left references. Runs on the store's writer, between batches of puts,
+ * dictionaries nothing left references, then gives the freed space back to the file system
+ * in short steps. Runs on the store's writer, between batches of puts,
  * so a concurrent put never references a row being swept. *out (zeroed first) says what went.
  * 0, SPAA_E_BAD_REQUEST (as list, or a cursor given), SPAA_E_SHUTDOWN, SPAA_E_STORE,
  * SPAA_E_NOMEM. A failure after some transactions committed leaves those deletions done
@@ -230,6 +234,7 @@ int spaa_store_delete(struct spaa_store *s, const struct spaa_list_query *sel,
 /* Row counts, for tests and /metrics. */
 struct spaa_store_counts {
   int64_t profiles, dsos, frames, stacks, profile_stacks, samples;
+  int64_t bytes;          /* what the store takes on disk now (database and its log) */
 };
 int spaa_store_counts(struct spaa_store *s, struct spaa_store_counts *out, struct spaa_err *err);
 

@@ -7,6 +7,7 @@
 #define SPAA_BASE_LIMITS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* ---- the product's cap ---------------------------------------------------------------------
  * 50 MB (MiB), as Sentry's Relay: a body as received, the same body once decompressed, a
@@ -98,6 +99,7 @@
 #define SPAA_CONFIG_DEFAULT_MAX_BODY ((size_t)SPAA_MAX_PAYLOAD)         /* max_body, unset */
 #define SPAA_CONFIG_DEFAULT_MAX_DECOMPRESSED ((size_t)SPAA_MAX_PAYLOAD) /* max_decompressed */
 #define SPAA_CONFIG_MAX_SIZE ((size_t)16 * 1024 * 1024 * 1024)        /* any size setting */
+#define SPAA_CONFIG_MAX_DURATION ((uint64_t)100 * 366 * 86400) /* any duration setting: 100 years */
 #define SPAA_CONFIG_MAX_WORKERS 4096
 #define SPAA_CONFIG_MAX_QUEUE_DEPTH 1000000
 #define SPAA_CONFIG_MAX_IDLE_TIMEOUT 86400 /* seconds */

@@ -6,6 +6,7 @@
  * transaction. It runs where puts run, so no put can take a row being swept, and it empties
  * the writer's content-id cache, whose rows may be gone. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -88,6 +89,18 @@ static int delete_profiles(struct storage__conn *c, const int64_t *nums, size_t 
   }
   sqlite3_finalize(st);
   return rc;
+}
+
+/* 1 when the database gives free pages back on request (auto_vacuum = INCREMENTAL). */
+static int auto_vacuum_on(struct storage__conn *c)
+{
+  sqlite3_stmt *st = NULL;
+  int on = 0;
+  if (sqlite3_prepare_v2(c->db, "PRAGMA auto_vacuum", -1, &st, NULL) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW)
+    on = sqlite3_column_int(st, 0) == 2;
+  sqlite3_finalize(st);
+  return on;
 }
 
 /* ---- the sweep ---------------------------------------------------------------------------- */
@@ -256,6 +269,33 @@ static int sweep(struct storage__sqlite *s, struct spaa_store_deleted *out, stru
   return rc;
 }
 
+/* Give free pages back to the file system, STORAGE_VACUUM_STEP pages per transaction so
+ * that puts wait at most one step, then checkpoint the log and truncate it (a passive
+ * checkpoint when readers hold it). Databases created before auto_vacuum=INCREMENTAL was
+ * set keep their free pages for reuse: nothing to give back then. */
+static int reclaim(struct storage__conn *c, struct spaa_err *err)
+{
+  char sql[64];
+  int64_t free_pages;
+  int rc = 0, guard;
+  snprintf(sql, sizeof(sql), "PRAGMA incremental_vacuum(%d)", STORAGE_VACUUM_STEP);
+  for (guard = 0; guard < 1 << 20 && !rc; guard++) {
+    sqlite3_stmt *st = NULL;
+    free_pages = 0;
+    if (sqlite3_prepare_v2(c->db, "PRAGMA freelist_count", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+      free_pages = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    if (free_pages <= 0 || !auto_vacuum_on(c))
+      break;
+    rc = run(c, sql, err);
+  }
+  if (!rc && sqlite3_wal_checkpoint_v2(c->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL) !=
+                 SQLITE_OK)
+    sqlite3_wal_checkpoint_v2(c->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+  return rc;
+}
+
 void storage__run_delete(struct storage__sqlite *s, struct storage__job *j)
 {
   const struct spaa_list_query *sel = j->del;
@@ -268,8 +308,12 @@ void storage__run_delete(struct storage__sqlite *s, struct storage__job *j)
     skip = n - sel->limit;
   if (!j->rc)
     j->rc = delete_profiles(&s->wconn, nums + skip, n - skip, &out->profiles, &j->err);
+  out->bytes_before = storage__disk_bytes(s->path);
   if (!j->rc && out->profiles)
     j->rc = sweep(s, out, &j->err);
+  if (!j->rc && out->profiles)
+    j->rc = reclaim(&s->wconn, &j->err);
+  out->bytes_after = storage__disk_bytes(s->path);
   free(nums);
 }
 

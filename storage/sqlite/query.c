@@ -225,6 +225,8 @@ int storage__select_sql(const struct spaa_list_query *q, struct spaa_buf *sql, i
     rc = spaa_buf_adds(sql, " AND p.end_ns >= ?");
   if (!rc && q->to_ns)
     rc = spaa_buf_adds(sql, " AND p.start_ns <= ?");
+  if (!rc && q->received_before_ns)
+    rc = spaa_buf_adds(sql, " AND p.received_ns < ?");
   for (i = 0; !rc && i < q->n_labels; i++)
     rc = spaa_buf_adds(sql, " AND EXISTS(SELECT 1 FROM profile_label l"
                             " WHERE l.profile = p.num AND l.key = ? AND l.value = ?)");
@@ -249,6 +251,8 @@ void storage__select_bind(sqlite3_stmt *st, const struct spaa_list_query *q, siz
     sqlite3_bind_int64(st, bi++, q->from_ns);
   if (q->to_ns)
     sqlite3_bind_int64(st, bi++, q->to_ns);
+  if (q->received_before_ns)
+    sqlite3_bind_int64(st, bi++, q->received_before_ns);
   for (i = 0; i < q->n_labels; i++) {
     sqlite3_bind_text(st, bi++, q->labels[i].key, -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(st, bi++, q->labels[i].value, -1, SQLITE_TRANSIENT);
@@ -357,6 +361,7 @@ int storage__sq_counts(struct storage__sqlite *s, struct spaa_store_counts *out,
     sqlite3_reset(st);
   }
   storage__exec(c, ST_COMMIT, NULL);
+  out->bytes = storage__disk_bytes(s->path);
 out:
   storage__reader_put(s, c);
   return rc;

@@ -294,6 +294,11 @@ int storage__conn_open(struct storage__conn *c, const char *path, int writer,
   }
   sqlite3_extended_result_codes(c->db, 1);
   sqlite3_busy_timeout(c->db, 5000);
+  /* a new database gives the pages deletes free back to the file system on request
+   * (storage/sqlite/delete.c); the mode can only be chosen before the file is first written (WAL mode writes it) */
+  if (writer && query_int(c, "SELECT count(*) FROM sqlite_master") == 0 &&
+      (rc = exec_text(c, "PRAGMA auto_vacuum=INCREMENTAL;", err)))
+    goto fail;
   /* WAL: readers never block the writer nor wait for it. synchronous=FULL syncs the WAL
    * at every commit, so a profile acknowledged after COMMIT survives a power loss; with
    * durability = normal, synchronous=NORMAL syncs only at checkpoints: a process crash loses

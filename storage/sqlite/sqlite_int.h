@@ -277,6 +277,7 @@ int storage__blk_decompress(const void *z, size_t len, const void *dict, size_t 
  * a full map is emptied and warms again from lookups. */
 enum storage__kind { SK_DSO, SK_FRAME, SK_STACK };
 #define STORAGE_PENDING_DICTS 8 /* new service dictionaries cached per transaction */
+#define STORAGE_VACUUM_STEP 2048 /* pages given back per step after a delete (8 MiB) */
 #define STORAGE_BLOCK_LEVEL 9   /* zstd level of blocks (docs/storage.md has the measurements) */
 
 struct storage__cent {
@@ -400,6 +401,8 @@ struct storage__sqlite {
 /* Queue one job and wait until the writer ran it. 0, or SPAA_E_SHUTDOWN / SPAA_E_BUSY
  * (not queued). */
 int storage__sq_submit(struct storage__sqlite *s, struct storage__job *j);
+/* Bytes the database, its WAL and shared-memory files take on disk (as du counts them). */
+int64_t storage__disk_bytes(const char *path);
 /* A delete job, run by the writer thread (delete.c). */
 void storage__run_delete(struct storage__sqlite *s, struct storage__job *j);
 

@@ -1,7 +1,9 @@
 /* The store: open and close, the bounded queue and the one writer thread that inserts
  * whatever is queued in one transaction (a savepoint per profile), and the reader pool. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "storage/sqlite/sqlite_int.h"
 
@@ -119,6 +121,22 @@ static void *writer_main(void *arg)
   pthread_cond_broadcast(&s->cv_done);
   pthread_mutex_unlock(&s->mu);
   return NULL;
+}
+
+int64_t storage__disk_bytes(const char *path)
+{
+  static const char *const suffix[] = {"", "-wal", "-shm"};
+  char name[4096];
+  struct stat st;
+  int64_t total = 0;
+  size_t i;
+  for (i = 0; i < sizeof(suffix) / sizeof(suffix[0]); i++) {
+    if ((size_t)snprintf(name, sizeof(name), "%s%s", path, suffix[i]) >= sizeof(name))
+      continue;
+    if (stat(name, &st) == 0)
+      total += (int64_t)st.st_blocks * 512;
+  }
+  return total;
 }
 
 /* What the connection really runs with, for the stats (-1 when it cannot be read). */

@@ -241,7 +241,42 @@ static void test_storage_settings(void **state)
   spaa_config_free(c);
   assert_int_equal(load(argv0, env, &c, &err), 0);
   assert_int_equal(c->keep_original, SPAA_KEEP_NEVER);
+  assert_int_equal(c->retention, 30 * 86400);
+  assert_int_equal(c->retention_interval, 60);
+  assert_int_equal(c->max_db_size, 0);
   spaa_config_free(c);
+}
+
+/* retention, its interval and the store's cap: units, 0, and the largest values. */
+static void test_retention_settings(void **state)
+{
+  char *argv[] = {"serve", "--retention", "2w", "--retention-interval=90",
+                  "--max-db-size", "2t", NULL};
+  char *env[] = {"SPAA_RELAY_RETENTION=0", "SPAA_RELAY_MAX_DB_SIZE=512m", NULL};
+  char *argv0[] = {"serve", NULL};
+  struct spaa_config *c;
+  struct spaa_err err;
+  uint64_t secs;
+  (void)state;
+  assert_int_equal(load(argv, env, &c, &err), 0);
+  assert_int_equal(c->retention, 14 * 86400);
+  assert_int_equal(c->retention_interval, 90);
+  assert_int_equal(c->max_db_size, 2ull << 40);
+  spaa_config_free(c);
+  assert_int_equal(load(argv0, env, &c, &err), 0);
+  assert_int_equal(c->retention, 0); /* forever */
+  assert_int_equal(c->max_db_size, 512ull << 20);
+  spaa_config_free(c);
+  assert_int_equal(spaa_config_parse_duration("36h", &secs), 0);
+  assert_int_equal(secs, 36 * 3600);
+  assert_int_equal(spaa_config_parse_duration("15m", &secs), 0);
+  assert_int_equal(secs, 900);
+  assert_int_equal(spaa_config_parse_duration("7", &secs), 0);
+  assert_int_equal(secs, 7);
+  assert_int_equal(spaa_config_parse_duration("1y", &secs), -1);
+  assert_int_equal(spaa_config_parse_duration("3dd", &secs), -1);
+  assert_int_equal(spaa_config_parse_duration("", &secs), -1);
+  assert_int_equal(spaa_config_parse_duration("99999999999999999999d", &secs), -1);
 }
 
 static void test_flag_errors(void **state)
@@ -274,6 +309,10 @@ static void test_flag_errors(void **state)
       {"--log-level", "loud", "--log-level: bad log level 'loud': expected debug, info, warn "
                               "or error"},
       {"--durability", "max", "--durability: bad value 'max': expected full or normal"},
+      {"--retention", "-1d", "--retention: bad duration '-1d'"},
+      {"--retention-interval", "0", "--retention-interval: bad duration '0'"},
+      {"--max-db-size", "10x", "--max-db-size: bad size '10x'"},
+      {"--max-db-size", "99999999t", "--max-db-size: bad size '99999999t'"},
       {"--sentry-key", "abc", "--sentry-key: bad sentry key 'abc': expected "
                               "PROJECT_ID:PUBLIC_KEY"},
       {"--sentry-key", "x1:abc", "--sentry-key: bad sentry key 'x1:abc'"},
@@ -429,6 +468,7 @@ int main(void)
       cmocka_unit_test(test_flag_errors),  cmocka_unit_test(test_env_errors),
       cmocka_unit_test(test_file_errors),  cmocka_unit_test(test_long_line),
       cmocka_unit_test(test_example_file), cmocka_unit_test(test_storage_settings),
+      cmocka_unit_test(test_retention_settings),
   };
   int rc;
   snprintf(tmpdir, sizeof(tmpdir), "/tmp/spaa-config-test-XXXXXX");

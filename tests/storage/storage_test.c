@@ -470,11 +470,25 @@ static void test_delete_oldest(void **state)
   assert_int_equal(spaa_store_delete(s, &q, &d, &err), SPAA_E_BAD_REQUEST);
   q.after = NULL;
   q.limit = 0;
+  q.received_before_ns = 30; /* p2 came at 30: not before */
+  d = del(s, &q);
+  assert_int_equal(d.profiles, 0);
+  q.received_before_ns = 31;
   d = del(s, &q);
   assert_int_equal(d.profiles, 1);
   c = counts(s);
   assert_int_equal(c.profiles + c.stacks + c.frames + c.dsos, 0);
+  /* the space went back: the log was checkpointed and truncated */
+  assert_true(d.bytes_before > 0 && d.bytes_after < d.bytes_before);
+  assert_int_equal(c.bytes, d.bytes_after);
   spaa_store_close(s);
+  {
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(t.db, &db), SQLITE_OK);
+    assert_int_equal(q_int(db, "PRAGMA auto_vacuum"), 2); /* incremental, set at creation */
+    assert_int_equal(q_int(db, "PRAGMA freelist_count"), 0);
+    sqlite3_close(db);
+  }
   tdir_rm(&t);
   spaa_profile_free(p);
 }

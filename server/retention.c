@@ -1,0 +1,175 @@
+/* The retention thread: a pass every `every_s` seconds, woken early only to stop. A pass
+ * deletes by age first (one delete of everything received before now - keep_s), then, while
+ * the store is over its cap, the oldest twentieth of what is left (at least
+ * RETENTION_MIN_STEP profiles), measuring again after each step. Each delete runs on the
+ * store's writer between batches of puts, in short transactions. */
+#include "server/retention.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "server/log.h"
+
+#define RETENTION_MIN_STEP 1    /* profiles deleted at least per step over the cap */
+#define RETENTION_MAX_STEPS 64  /* steps over the cap per pass (the next pass goes on) */
+
+struct spaa_retention {
+  struct spaa_store *store;
+  struct spaa_retention_opts o;
+  pthread_t thread;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int stop;
+  struct spaa_retention_stats stats; /* under mu */
+};
+
+static int64_t now_ns(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void add(struct spaa_retention_stats *st, const struct spaa_store_deleted *d, int size)
+{
+  if (size)
+    st->deleted_size += d->profiles;
+  else
+    st->deleted_age += d->profiles;
+  st->swept += d->dsos + d->frames + d->stacks;
+}
+
+static void log_deleted(const char *why, const struct spaa_store_deleted *d)
+{
+  spaa_log(SPAA_LOG_INFO, "retention deleted profiles",
+           "reason=%s profiles=%llu stacks=%llu frames=%llu dsos=%llu bytes_before=%lld "
+           "bytes_after=%lld", why, (unsigned long long)d->profiles,
+           (unsigned long long)d->stacks, (unsigned long long)d->frames,
+           (unsigned long long)d->dsos, (long long)d->bytes_before, (long long)d->bytes_after);
+}
+
+/* While over the cap: delete the oldest share. 0 or a SPAA_E_*. */
+static int pass_size(struct spaa_store *store, const struct spaa_retention_opts *o,
+                     struct spaa_retention_stats *stats, struct spaa_err *err)
+{
+  struct spaa_store_counts c;
+  struct spaa_store_deleted d;
+  struct spaa_list_query q;
+  int step, rc;
+  for (step = 0; step < RETENTION_MAX_STEPS; step++) {
+    if ((rc = spaa_store_counts(store, &c, err)))
+      return rc;
+    if (c.bytes <= 0 || (uint64_t)c.bytes <= o->max_bytes || c.profiles == 0)
+      return 0;
+    memset(&q, 0, sizeof(q));
+    q.limit = (size_t)(c.profiles / 20 > RETENTION_MIN_STEP ? c.profiles / 20
+                                                              : RETENTION_MIN_STEP);
+    if ((rc = spaa_store_delete(store, &q, &d, err)))
+      return rc;
+    add(stats, &d, 1);
+    log_deleted("max_db_size", &d);
+    if (d.profiles == 0)
+      return 0;
+  }
+  return 0;
+}
+
+int spaa_retention_pass(struct spaa_store *store, const struct spaa_retention_opts *o,
+                        struct spaa_retention_stats *stats)
+{
+  struct spaa_store_deleted d;
+  struct spaa_list_query q;
+  struct spaa_err err = {0};
+  int rc = 0;
+  stats->passes++;
+  if (o->keep_s) {
+    memset(&q, 0, sizeof(q));
+    q.received_before_ns = now_ns() - (int64_t)o->keep_s * 1000000000LL;
+    if (q.received_before_ns > 0 && !(rc = spaa_store_delete(store, &q, &d, &err))) {
+      add(stats, &d, 0);
+      if (d.profiles)
+        log_deleted("retention", &d);
+    }
+  }
+  if (!rc && o->max_bytes)
+    rc = pass_size(store, o, stats, &err);
+  if (rc) {
+    stats->failures++;
+    spaa_log(SPAA_LOG_WARN, "retention pass failed", "code=%s detail=\"%s\"",
+             spaa_err_name(err.code ? err.code : rc), err.msg);
+  }
+  return rc;
+}
+
+static void *run(void *arg)
+{
+  struct spaa_retention *r = arg;
+  struct spaa_retention_stats st;
+  struct timespec until;
+  pthread_mutex_lock(&r->mu);
+  while (!r->stop) {
+    st = r->stats;
+    pthread_mutex_unlock(&r->mu);
+    spaa_retention_pass(r->store, &r->o, &st);
+    pthread_mutex_lock(&r->mu);
+    r->stats = st;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += (time_t)r->o.every_s;
+    while (!r->stop && pthread_cond_timedwait(&r->cv, &r->mu, &until) != ETIMEDOUT)
+      ;
+  }
+  pthread_mutex_unlock(&r->mu);
+  return NULL;
+}
+
+int spaa_retention_start(struct spaa_store *store, const struct spaa_retention_opts *o,
+                         struct spaa_retention **out)
+{
+  struct spaa_retention *r;
+  *out = NULL;
+  if (!o->keep_s && !o->max_bytes)
+    return 0;
+  if (!(r = calloc(1, sizeof(*r))))
+    return -1;
+  r->store = store;
+  r->o = *o;
+  if (!r->o.every_s)
+    r->o.every_s = 60;
+  pthread_mutex_init(&r->mu, NULL);
+  pthread_cond_init(&r->cv, NULL);
+  if (pthread_create(&r->thread, NULL, run, r) != 0) {
+    pthread_mutex_destroy(&r->mu);
+    pthread_cond_destroy(&r->cv);
+    free(r);
+    return -1;
+  }
+  *out = r;
+  return 0;
+}
+
+void spaa_retention_stop(struct spaa_retention *r)
+{
+  if (!r)
+    return;
+  pthread_mutex_lock(&r->mu);
+  r->stop = 1;
+  pthread_cond_signal(&r->cv);
+  pthread_mutex_unlock(&r->mu);
+  pthread_join(r->thread, NULL);
+  pthread_mutex_destroy(&r->mu);
+  pthread_cond_destroy(&r->cv);
+  free(r);
+}
+
+void spaa_retention_stats(struct spaa_retention *r, struct spaa_retention_stats *out)
+{
+  memset(out, 0, sizeof(*out));
+  if (!r)
+    return;
+  pthread_mutex_lock(&r->mu);
+  *out = r->stats;
+  pthread_mutex_unlock(&r->mu);
+}
