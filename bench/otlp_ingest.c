@@ -28,6 +28,7 @@
 #include "otlp_profiles_service.pb-c.h"
 
 #include "fixture.h"
+#include "variants.h"
 
 #define REQ_DESC opentelemetry__proto__collector__profiles__v1development__export_profiles_service_request__descriptor
 #define P(x) Opentelemetry__Proto__Profiles__V1development__##x
@@ -121,6 +122,7 @@ static void store_open(void)
   o.queue_depth = 256;
   o.batch_max = 64;
   o.readers = 1;
+  o.durability = bench_durability();
   if (spaa_store_open(&o, &g_store, &e)) {
     fprintf(stderr, "store open failed: %s\n", e.msg);
     abort();

@@ -29,6 +29,7 @@
 #include "storage/storage.h"
 
 #include "fixture.h"
+#include "variants.h"
 
 static double now(void)
 {
@@ -363,6 +364,7 @@ static void ingest_bench(const char *name, const uint8_t *buf, size_t len, int i
   o.path = db;
   o.queue_depth = 4;
   o.batch_max = 4;
+  o.durability = bench_durability();
   o.readers = 1;
   if (spaa_store_open(&o, &g_store, &err)) {
     fprintf(stderr, "store open: %s\n", err.msg);

@@ -11,6 +11,12 @@
 #include "base/compress.h"
 #include "spaa/convert.h"
 
+enum spaa_durability bench_durability(void)
+{
+  const char *d = getenv("SPAA_BENCH_DURABILITY");
+  return d && strcmp(d, "normal") == 0 ? SPAA_DURABILITY_NORMAL : SPAA_DURABILITY_FULL;
+}
+
 double bench_now(void)
 {
   struct timespec ts;

@@ -20,6 +20,10 @@
 #define BENCH_JITTER_PERMILLE 40 /* each value moves by up to +-4% */
 #define BENCH_MAX_ENTRIES 16     /* profiles one converted upload may hold */
 
+/* The durability the benchmarks open their stores with: SPAA_BENCH_DURABILITY=normal for
+ * synchronous=NORMAL, anything else (or unset) full, the server's default. */
+enum spaa_durability bench_durability(void);
+
 /* Monotonic seconds. */
 double bench_now(void);
 /* splitmix64: a fixed seed gives the same sequence on every machine. */

@@ -421,12 +421,16 @@ int storage__blk_compress(const void *raw, size_t len, const void *dict, size_t 
 {
   ZSTD_CCtx *cc = ZSTD_createCCtx();
   size_t bound = ZSTD_compressBound(len), n;
+  /* a prefix is indexed anew for every block: past a megabyte of history, level 9's
+   * indexing costs more time than its smaller output is worth (docs/storage.md) */
+  int level = dict_len + len > STORAGE_LEVEL_SWITCH ? STORAGE_BLOCK_LEVEL_LARGE
+                                                    : STORAGE_BLOCK_LEVEL;
   int rc = 0;
   if (!cc || spaa_buf_reserve(out, bound)) {
     rc = SPAA_E_NOMEM;
     goto out;
   }
-  if (ZSTD_isError(ZSTD_CCtx_setParameter(cc, ZSTD_c_compressionLevel, STORAGE_BLOCK_LEVEL)) ||
+  if (ZSTD_isError(ZSTD_CCtx_setParameter(cc, ZSTD_c_compressionLevel, level)) ||
       ZSTD_isError(ZSTD_CCtx_setParameter(cc, ZSTD_c_windowLog, window_log(dict_len + len))) ||
       (dict_len && ZSTD_isError(ZSTD_CCtx_refPrefix(cc, dict, dict_len)))) {
     rc = SPAA_E_STORE;

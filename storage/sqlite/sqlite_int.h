@@ -279,6 +279,8 @@ enum storage__kind { SK_DSO, SK_FRAME, SK_STACK };
 #define STORAGE_PENDING_DICTS 8 /* new service dictionaries cached per transaction */
 #define STORAGE_VACUUM_STEP 2048 /* pages given back per step after a delete (8 MiB) */
 #define STORAGE_BLOCK_LEVEL 9   /* zstd level of blocks (docs/storage.md has the measurements) */
+#define STORAGE_BLOCK_LEVEL_LARGE 3 /* ... when dictionary + block pass STORAGE_LEVEL_SWITCH */
+#define STORAGE_LEVEL_SWITCH ((size_t)1 << 20)
 
 struct storage__cent {
   uint8_t cid[SPAA_CID_LEN];
