@@ -168,9 +168,10 @@ int pg__err(struct pg__conn *c, const PGresult *r, struct spaa_err *err, const c
   while (n && (msg[n - 1] == '\n' || msg[n - 1] == ' '))
     n--;
   c->retry = state && (strcmp(state, "40P01") == 0 || strcmp(state, "40001") == 0);
-  /* class 08 (connection), 57P0x (shutdown, crash), or a dead connection */
-  c->lost = !c->db || PQstatus(c->db) != CONNECTION_OK ||
-            (state && (strncmp(state, "08", 2) == 0 || strncmp(state, "57P0", 4) == 0));
+  /* class 08 (connection), 57P0x (shutdown, crash), a dead connection, or an error libpq
+   * made itself (no SQLSTATE: the server closed the connection, a timeout) */
+  c->lost = !c->db || PQstatus(c->db) != CONNECTION_OK || !state ||
+            strncmp(state, "08", 2) == 0 || strncmp(state, "57P0", 4) == 0;
   return spaa_err_set(err, c->lost ? SPAA_E_BUSY : SPAA_E_STORE, 0, 0, "%s: %s%.*s", what,
                       c->lost ? "the database is unavailable: " : "", (int)n, msg);
 }
