@@ -306,7 +306,8 @@ int pg__connect(struct pg__conn *c, const char *conninfo, int do_migrate, struct
   /* rows other relays inserted while this one was away may have been swept */
   storage__cache_free(&c->cache);
   c->gen = -1;
-  if (pg__exec(c, "SET client_min_messages = warning", err))
+  if (pg__exec(c, "SET client_min_messages = warning", err) ||
+      (c->sync_off && pg__exec(c, "SET synchronous_commit = off", err)))
     return SPAA_E_STORE;
   return do_migrate ? migrate(c, err) : 0;
 }

@@ -51,6 +51,7 @@ struct pg__conn {
   int64_t gen;                /* the sweep generation the cache belongs to (-1: none) */
   int lost;                   /* the last failure was the connection (down, restarting) */
   int retry;                  /* the last failure was a deadlock or serialization failure */
+  int sync_off;               /* durability = normal: synchronous_commit off */
 };
 
 /* Run a prepared statement / fixed text. The result (PGRES_COMMAND_OK or PGRES_TUPLES_OK,

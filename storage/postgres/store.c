@@ -94,8 +94,10 @@ static int pg_open(const struct spaa_store_opts *opts, struct spaa_store **out,
     return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
   }
   s->n_conns = n;
-  for (i = 0; i < n; i++)
+  for (i = 0; i < n; i++) {
     s->conns[i].gen = -1;
+    s->conns[i].sync_off = opts->durability == SPAA_DURABILITY_NORMAL;
+  }
   if ((rc = pg__connect(&s->conns[0], s->conninfo, 1, err))) {
     pg_close(&s->base);
     return rc == SPAA_E_BUSY ? SPAA_E_STORE : rc;
