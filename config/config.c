@@ -15,6 +15,7 @@ enum cfg_key {
   K_LISTEN,
   K_DATA_DIR,
   K_DB,
+  K_STORE,
   K_MAX_BODY,
   K_MAX_DECOMPRESSED,
   K_WORKERS,
@@ -45,6 +46,7 @@ static const struct cfg_setting {
     {K_LISTEN, "listen", "SPAA_RELAY_LISTEN", "--listen", 0},
     {K_DATA_DIR, "data_dir", "SPAA_RELAY_DATA_DIR", "--data-dir", 0},
     {K_DB, "db", "SPAA_RELAY_DB", "--db", 0},
+    {K_STORE, "store", "SPAA_RELAY_STORE", "--store", 0},
     {K_MAX_BODY, "max_body", "SPAA_RELAY_MAX_BODY", "--max-body", 0},
     {K_MAX_DECOMPRESSED, "max_decompressed", "SPAA_RELAY_MAX_DECOMPRESSED", "--max-decompressed",
      0},
@@ -81,6 +83,8 @@ static const char usage_text[] =
     "  --listen ADDR:PORT             SPAA_RELAY_LISTEN      listen      [127.0.0.1:8080]\n"
     "  --data-dir DIR                 SPAA_RELAY_DATA_DIR    data_dir    [./data]\n"
     "  --db PATH                      SPAA_RELAY_DB          db          [DATA_DIR/spaa-relay.db]\n"
+    "  --store LOCATION               SPAA_RELAY_STORE       store       [sqlite:DB]\n"
+    "                                 (or postgres://USER@HOST:PORT/DB?...)\n"
     "  --max-body BYTES               SPAA_RELAY_MAX_BODY    max_body    [50m]\n"
     "  --max-decompressed BYTES       SPAA_RELAY_MAX_DECOMPRESSED        [50m]\n"
     "  --workers N                    SPAA_RELAY_WORKERS     workers     [32]\n"
@@ -474,6 +478,8 @@ static int apply(struct cfg_load *ld, const struct cfg_setting *s, enum cfg_leve
   case K_DB:
     ld->db_set = 1;
     return set_str(&c->db_path, v, err);
+  case K_STORE:
+    return set_str(&c->store, v, err);
   case K_MAX_BODY:
   case K_MAX_DECOMPRESSED:
     if (spaa_config_parse_size(v, &sz) || sz == 0)
@@ -682,6 +688,7 @@ void spaa_config_free(struct spaa_config *c)
   free(c->listen_host);
   free(c->data_dir);
   free(c->db_path);
+  free(c->store);
   free_keys(c->sentry_keys, c->n_sentry_keys);
   free_tokens(c->ingest_tokens, c->n_ingest_tokens);
   free_tokens(c->read_tokens, c->n_read_tokens);
@@ -794,6 +801,14 @@ int spaa_config_load(int argc, char *const *argv, char *const *envp, struct spaa
       goto out;
     }
     snprintf(c->db_path, n, "%s%s%s", c->data_dir, slash ? "" : "/", SPAA_CONFIG_DB_NAME);
+  }
+  if (!c->store) { /* the default store: the SQLite file db names */
+    size_t n = strlen(c->db_path) + sizeof("sqlite:");
+    if (!(c->store = malloc(n))) {
+      rc = spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
+      goto out;
+    }
+    snprintf(c->store, n, "sqlite:%s", c->db_path);
   }
 out:
   if (rc) {

@@ -54,6 +54,8 @@ struct spaa_config {
   int listen_ipv6;              /* 1 when listen_host is an IPv6 address */
   char *data_dir;               /* data directory, created at start (owned) */
   char *db_path;                /* SQLite file; default DATA_DIR/spaa-relay.db (owned) */
+  char *store;                  /* the store's location (storage.h): default "sqlite:" + db_path,
+                                   or postgres://... (owned) */
   size_t max_body;              /* cap on a request body as received, bytes */
   size_t max_decompressed;      /* cap on a request body after Content-Encoding, bytes */
   unsigned workers;             /* connections served at once, one thread each */

@@ -26,7 +26,7 @@ static const char serve_usage[] =
     "usage: spaa-relay serve [--config FILE] [--listen ADDR:PORT] [--data-dir DIR]\n"
     "                        [--sentry-key PROJECT_ID:PUBLIC_KEY]... [--ingest-token TOKEN]...\n"
     "                        [--read-token TOKEN]... [--log-level debug|info|warn|error]\n"
-    "                        [--db PATH] [--max-body BYTES] [--max-decompressed BYTES]\n"
+    "                        [--db PATH] [--store LOCATION] [--max-body BYTES] [--max-decompressed BYTES]\n"
     "                        [--workers N] [--queue-depth N] [--idle-timeout SECONDS]\n";
 
 /* mkdir -p; 0 or -1 with errno set. */
@@ -170,22 +170,28 @@ int spaa_cmd_serve(int argc, char **argv)
              cfg->data_dir, strerror(errno));
     goto out;
   }
-  dir_of(cfg->db_path, dir, sizeof(dir));
+  /* a SQLite store's folder is made here; a database server's location names no folder */
+  if (strncmp(cfg->store, "sqlite:", 7) == 0)
+    dir_of(cfg->store + 7, dir, sizeof(dir));
+  else if (!strstr(cfg->store, "://"))
+    dir_of(cfg->store, dir, sizeof(dir));
+  else
+    snprintf(dir, sizeof(dir), ".");
   if (mkdir_p(dir)) {
     spaa_log(SPAA_LOG_ERROR, "cannot create the database directory", "dir=\"%s\" error=\"%s\"",
              dir, strerror(errno));
     goto out;
   }
   memset(&so, 0, sizeof(so));
-  so.path = cfg->db_path;
+  so.path = cfg->store;
   so.queue_depth = cfg->queue_depth;
   so.batch_max = SPAA_SERVE_MAX_BATCH;
   so.readers = SERVE_READERS;
   so.durability = cfg->durability == SPAA_CONFIG_DURABILITY_NORMAL ? SPAA_DURABILITY_NORMAL
                                                                  : SPAA_DURABILITY_FULL;
   if (spaa_store_open(&so, &store, &err)) {
-    spaa_log(SPAA_LOG_ERROR, "cannot open the store", "db=\"%s\" code=%s detail=\"%s\"",
-             cfg->db_path, spaa_err_name(err.code), err.msg);
+    spaa_log(SPAA_LOG_ERROR, "cannot open the store", "store=\"%s\" code=%s detail=\"%s\"",
+             cfg->store, spaa_err_name(err.code), err.msg);
     goto out;
   }
   if (spaa_metrics_new(&metrics)) {

@@ -39,5 +39,8 @@ struct spaa_store {
 };
 
 extern const struct spaa_store_backend storage__sqlite_backend;
+/* PostgreSQL (storage/postgres/), under both URI schemes libpq knows */
+extern const struct spaa_store_backend storage__postgres_backend;
+extern const struct spaa_store_backend storage__postgresql_backend;
 
 #endif

@@ -7,7 +7,8 @@
 #include "storage/backend.h"
 
 /* The backends this build knows, by scheme. */
-static const struct spaa_store_backend *const backends[] = {&storage__sqlite_backend};
+static const struct spaa_store_backend *const backends[] = {
+  &storage__sqlite_backend, &storage__postgres_backend, &storage__postgresql_backend};
 
 /* The backend for `path` and the location it gets (path without "SCHEME:"). A path with no
  * known scheme is a SQLite file (so "data/x.db" and "/abs/x.db" keep working). NULL with err

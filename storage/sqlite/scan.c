@@ -159,7 +159,9 @@ int storage__sq_scan(struct storage__sqlite *s, const struct spaa_list_query *se
   if (sqlite3_prepare_v2(x.c->db, sql.p, (int)sql.len, &st, NULL) != SQLITE_OK)
     rc = storage__db_err(x.c, err, "preparing the scan");
   if (!rc) {
-    storage__select_bind(st, sel, sel->limit ? sel->limit : (size_t)INT64_MAX - 1);
+    /* select_bind asks for one row more than it is given (a list's "is there a next
+     * page"): a scan visits at most sel->limit profiles */
+    storage__select_bind(st, sel, sel->limit ? sel->limit - 1 : (size_t)INT64_MAX - 1);
     rc = scan_rows(&x, st);
   }
   sqlite3_finalize(st);

@@ -340,10 +340,14 @@ static void test_location(void **state)
   s = topen(t.db, 8, 8); /* the plain path: the same file */
   assert_round_trip(s, "loc", want);
   spaa_store_close(s);
-  o.path = "postgres://relay@db.invalid/spaa";
+  o.path = "mysql://relay@db.invalid/spaa"; /* an engine this build lacks */
   assert_int_equal(spaa_store_open(&o, &s, &err), SPAA_E_STORE);
   assert_null(s);
-  assert_non_null(strstr(err.msg, "'postgres'"));
+  assert_non_null(strstr(err.msg, "'mysql'"));
+  o.path = "postgres://relay@db.invalid/spaa"; /* an engine it has, unreachable */
+  assert_int_equal(spaa_store_open(&o, &s, &err), SPAA_E_STORE);
+  assert_null(s);
+  assert_non_null(strstr(err.msg, "PostgreSQL"));
   o.path = "sqlite:";
   assert_int_equal(spaa_store_open(&o, &s, &err), SPAA_E_STORE);
   assert_non_null(strstr(err.msg, "empty location"));

@@ -1,0 +1,129 @@
+/* Internals of the PostgreSQL backend (storage/postgres/): a pool of libpq connections, the
+ * statements every connection prepares lazily, the schema and its migrations, and the store.
+ * The per-profile block, its packing and the content-id cache are the SQLite engine's
+ * (storage/sqlite/sqlite_int.h: they are engine-neutral), so that both engines write the
+ * same blocks and read back the same SPAA. docs/storage.md has the design. */
+#ifndef SPAA_STORAGE_PG_INT_H
+#define SPAA_STORAGE_PG_INT_H
+
+#include <libpq-fe.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "storage/backend.h"
+#include "storage/sqlite/sqlite_int.h"
+
+/* ---- statements (conn.c) -------------------------------------------------------------
+ * Fixed SQL text, prepared once per connection. Parameters are sent in binary with their
+ * type cast in the text; results come back in binary (int8 big-endian, bytea raw). */
+enum pg__st {
+  PS_LOCK_SHARED, PS_DSO_GET, PS_DSO_ADD, PS_FRAME_GET, PS_FRAME_ADD, PS_STACK_GET,
+  PS_STACK_ADD, PS_PROFILE_ADD, PS_LABEL_ADD, PS_EVENT_ADD, PS_BLOCK_ADD, PS_DICT_GET,
+  PS_DICT_ADD, PS_R_DICT, PS_R_PROFILE, PS_R_FRAMES, PS_R_STACKS, PS_R_META, PS_R_EVENTS,
+  PS_COUNTS, PS__N
+};
+
+/* The advisory lock keys: migrations, and puts (shared) vs the sweep (exclusive). */
+#define PG_LOCK_MIGRATE 0x73706161001LL
+#define PG_LOCK_SWEEP 0x73706161002LL
+#define PG_MAXP 160 /* parameters of one statement: 2 per label filter, and a few */
+
+struct pg__params {
+  int n;
+  const char *v[PG_MAXP];
+  int len[PG_MAXP];
+  int fmt[PG_MAXP];
+  unsigned char ib[PG_MAXP][8]; /* big-endian integers */
+};
+void pg__p_int(struct pg__params *p, int64_t v);
+/* Bytes (b may be NULL with len 0: the empty value); NULL-valued with pg__p_null. */
+void pg__p_bytes(struct pg__params *p, const void *b, size_t len);
+void pg__p_str(struct pg__params *p, const char *s); /* NULL -> SQL NULL */
+void pg__p_null(struct pg__params *p);
+/* Text format (for int8[] literals "{1,2}"). */
+void pg__p_text(struct pg__params *p, const char *s);
+
+struct pg__conn {
+  PGconn *db;                 /* NULL or broken until (re)connected */
+  uint64_t prepared;          /* bit per pg__st prepared on this connection */
+  struct storage__cache cache; /* content id -> row, rows committed through this connection */
+  int64_t gen;                /* the sweep generation the cache belongs to (-1: none) */
+  int lost;                   /* the last failure was the connection (down, restarting) */
+  int retry;                  /* the last failure was a deadlock or serialization failure */
+  int sync_off;               /* durability = normal: synchronous_commit off */
+};
+
+/* Run a prepared statement / fixed text. The result (PGRES_COMMAND_OK or PGRES_TUPLES_OK,
+ * caller PQclear()s it), or NULL with err filled (SPAA_E_BUSY when the connection is lost,
+ * else SPAA_E_STORE) and c->lost / c->retry set. */
+PGresult *pg__run(struct pg__conn *c, enum pg__st id, const struct pg__params *p,
+                  struct spaa_err *err);
+PGresult *pg__sql(struct pg__conn *c, const char *sql, const struct pg__params *p,
+                  struct spaa_err *err);
+/* pg__sql without a result. 0, SPAA_E_BUSY or SPAA_E_STORE. */
+int pg__exec(struct pg__conn *c, const char *sql, struct spaa_err *err);
+/* Fill err from the connection and classify. Returns SPAA_E_BUSY or SPAA_E_STORE. */
+int pg__err(struct pg__conn *c, const PGresult *r, struct spaa_err *err, const char *what);
+/* An int8/int4 column in binary (0 for NULL). */
+int64_t pg__int(const PGresult *r, int row, int col);
+int pg__null(const PGresult *r, int row, int col);
+
+/* Connect (or reconnect) c and migrate when `migrate`. 0, SPAA_E_BUSY (unreachable),
+ * SPAA_E_STORE. */
+int pg__connect(struct pg__conn *c, const char *conninfo, int migrate, struct spaa_err *err);
+void pg__disconnect(struct pg__conn *c);
+
+/* The schema version this build writes. */
+extern const size_t pg__n_migrations;
+
+/* ---- the store (store.c) ---------------------------------------------------------------- */
+struct storage__pg {
+  struct spaa_store base;
+  char *conninfo;              /* "postgresql://..." */
+  size_t queue_depth;          /* puts waiting or running before SPAA_E_BUSY */
+  pthread_mutex_t mu;          /* guards what follows */
+  pthread_cond_t cv;           /* a connection returned, unpaused, stopping */
+  struct pg__conn *conns;      /* the pool */
+  char *cbusy;                 /* 1 while lent out */
+  size_t n_conns;
+  size_t inflight;             /* puts inside put_many */
+  int paused, stopping;
+  int healthy;                 /* the last use of a connection worked */
+  struct spaa_store_stats stats;
+};
+
+/* Borrow a connected connection (waits for a free one; reconnects a broken one). NULL with
+ * err filled (SPAA_E_BUSY when the database cannot be reached). */
+struct pg__conn *pg__get(struct storage__pg *s, struct spaa_err *err);
+void pg__put(struct storage__pg *s, struct pg__conn *c);
+
+/* Insert one prepared profile inside the open transaction (writer.c). 0 stored, 1 already
+ * stored, or an error with err filled. */
+int pg__insert(struct pg__conn *c, const struct storage__prep *pr, struct spaa_err *err);
+
+/* Decompress a stored block with dictionary dict_id (0 none) into raw (read.c). */
+int pg__block_raw(struct pg__conn *c, struct storage__rdict *dict, int64_t dict_id,
+                  const void *z, size_t len, struct spaa_buf *raw, struct spaa_err *err);
+
+/* A selection's query (query.c): list columns (blocks 0) or "num, id, dict, data" (blocks 1),
+ * with its parameters, newest first, at most `limit` rows. */
+int pg__select(const struct spaa_list_query *q, int blocks, size_t limit, struct spaa_buf *sql,
+               struct pg__params *p);
+
+int pg__get_profile(struct storage__pg *s, const char *id, struct spaa_profile **out,
+                    struct spaa_err *err);
+int pg__meta(struct storage__pg *s, const char *id, struct spaa_store_profile_info *out,
+             struct spaa_err *err);
+int pg__list(struct storage__pg *s, const struct spaa_list_query *q,
+             struct spaa_store_page *out, struct spaa_err *err);
+int pg__scan(struct storage__pg *s, const struct spaa_list_query *sel, spaa_store_scan_cb cb,
+             void *ctx, struct spaa_err *err);
+int pg__delete(struct storage__pg *s, const struct spaa_list_query *sel,
+               struct spaa_store_deleted *out, struct spaa_err *err);
+int pg__counts(struct storage__pg *s, struct spaa_store_counts *out, struct spaa_err *err);
+
+extern const struct spaa_store_backend storage__postgres_backend;
+extern const struct spaa_store_backend storage__postgresql_backend;
+
+#endif

@@ -1,0 +1,404 @@
+/* The storage contract, the same on every engine: put, get byte-identical, meta, list with
+ * every filter and the keyset cursor, scan, delete and sweep, dedup counts (also with several
+ * stores on one database putting the same new stacks at once), and opening (migrating) a
+ * database from several stores together. The location comes from SPAA_TEST_STORE (CTest
+ * runs this program a second time with a throwaway PostgreSQL, tests/support/pg.sh); without
+ * it, a SQLite file in a temporary directory. */
+#include <pthread.h>
+
+#include "tprofiles.h"
+
+#include "base/limits.h"
+
+static struct tdir g_dir;
+static char g_loc[512];
+
+/* A store on the location, emptied first (a PostgreSQL database outlives a case). */
+static struct spaa_store *open_empty(void)
+{
+  struct spaa_store *s = topen(g_loc, 64, 16);
+  struct spaa_list_query all;
+  struct spaa_store_deleted del;
+  struct spaa_store_counts c;
+  struct spaa_err err = {0};
+  memset(&all, 0, sizeof(all));
+  if (spaa_store_delete(s, &all, &del, &err))
+    fail_msg("emptying the store: %s", err.msg);
+  assert_int_equal(spaa_store_counts(s, &c, &err), 0);
+  assert_int_equal(c.profiles, 0);
+  return s;
+}
+
+static int setup(void **state)
+{
+  const char *env = getenv("SPAA_TEST_STORE");
+  (void)state;
+  tdir_make(&g_dir);
+  snprintf(g_loc, sizeof(g_loc), "%s", env && *env ? env : g_dir.db);
+  return 0;
+}
+
+static int teardown(void **state)
+{
+  (void)state;
+  tdir_rm(&g_dir);
+  return 0;
+}
+
+static void put_ok(struct spaa_store *s, const struct spaa_profile *p, const char *id,
+                   const char *service, int64_t received, const char *labels, int want)
+{
+  struct spaa_meta m = {0};
+  struct spaa_err err = {0};
+  json_t *l = labels ? tjson(labels) : NULL;
+  int rc;
+  m.id = id;
+  m.service = service;
+  m.source = strcmp(service, "api") == 0 ? "otlp" : "pprof";
+  m.received_ns = received;
+  m.start_ns = received * 10;
+  m.end_ns = received * 10 + 5;
+  m.payload_bytes = 42;
+  m.labels = l;
+  rc = spaa_store_put(s, p, &m, &err);
+  if (rc != want)
+    fail_msg("put %s: %d (want %d) %s", id, rc, want, err.msg);
+  json_decref(l);
+}
+
+static void assert_same(struct spaa_store *s, const char *id, const char *want)
+{
+  struct spaa_profile *q = NULL;
+  struct spaa_err err = {0};
+  char *got;
+  if (spaa_store_get(s, id, &q, &err))
+    fail_msg("get %s: %s", id, err.msg);
+  got = twrite(q);
+  assert_string_equal(got, want);
+  free(got);
+  spaa_profile_free(q);
+}
+
+static struct spaa_store_counts counts(struct spaa_store *s)
+{
+  struct spaa_store_counts c;
+  struct spaa_err err = {0};
+  assert_int_equal(spaa_store_counts(s, &c, &err), 0);
+  return c;
+}
+
+static void test_put_get_identical(void **state)
+{
+  struct spaa_store *s = open_empty();
+  struct spaa_profile *p[3] = {tp_rich(SPAA_LEAF_TO_ROOT, 0), tp_rich(SPAA_ROOT_TO_LEAF, 1),
+                               tp_small(7, 20)};
+  static const char *const ids[3] = {"r1", "r2", "small"};
+  struct spaa_profile *q = NULL;
+  struct spaa_store_profile_info pi;
+  struct spaa_err err = {0};
+  (void)state;
+  for (size_t i = 0; i < 3; i++) {
+    char *want = twrite(p[i]);
+    put_ok(s, p[i], ids[i], "web", 100 + (int64_t)i, "{\"env\":\"prod\"}", 0);
+    assert_same(s, ids[i], want);
+    free(want);
+  }
+  put_ok(s, p[0], "r1", "web", 100, NULL, 1); /* the id again: nothing written */
+  assert_int_equal(counts(s).profiles, 3);
+  assert_int_equal(spaa_store_get(s, "nope", &q, &err), SPAA_E_NOT_FOUND);
+  assert_int_equal(spaa_store_meta(s, "small", &pi, &err), 0);
+  assert_string_equal(pi.service, "web");
+  assert_string_equal(pi.source, "pprof");
+  assert_int_equal(pi.received_ns, 102);
+  assert_int_equal(pi.start_ns, 1020);
+  assert_int_equal(pi.samples, 20);
+  assert_int_equal(pi.n_labels, 1);
+  assert_string_equal(pi.labels[0].value, "prod");
+  assert_int_equal(pi.n_events, 1);
+  assert_string_equal(pi.events[0].name, "cpu");
+  spaa_store_profile_info_free(&pi);
+  for (size_t i = 0; i < 3; i++)
+    spaa_profile_free(p[i]);
+  spaa_store_close(s);
+}
+
+static void expect_list(struct spaa_store *s, const struct spaa_list_query *q, const char *want)
+{
+  struct spaa_store_page pg;
+  struct spaa_err err = {0};
+  char buf[256];
+  size_t n = 0;
+  buf[0] = 0;
+  if (spaa_store_list(s, q, &pg, &err))
+    fail_msg("list: %s", err.msg);
+  for (size_t i = 0; i < pg.n; i++)
+    n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%s", i ? "," : "", pg.profiles[i].id);
+  assert_string_equal(buf, want);
+  spaa_store_page_free(&pg);
+}
+
+#define FILTERS(...) ((const struct spaa_store_label_filter[]){__VA_ARGS__})
+
+static void test_list_filters(void **state)
+{
+  struct spaa_store *s = open_empty();
+  struct spaa_profile *p = tp_small(3, 2);
+  struct spaa_list_query q;
+  struct spaa_store_page pg;
+  struct spaa_err err = {0};
+  (void)state;
+  put_ok(s, p, "a", "web", 10, "{\"env\":\"prod\",\"region\":\"eu\"}", 0);
+  put_ok(s, p, "b", "web", 20, "{\"env\":\"prod\"}", 0);
+  put_ok(s, p, "c", "api", 20, "{\"env\":\"dev\",\"region\":\"eu\"}", 0);
+  put_ok(s, p, "d", "api", 30, NULL, 0);
+  memset(&q, 0, sizeof(q));
+  expect_list(s, &q, "d,c,b,a");
+  q.service = "web";
+  expect_list(s, &q, "b,a");
+  q.service = NULL;
+  q.source = "otlp";
+  expect_list(s, &q, "d,c");
+  q.source = NULL;
+  q.event = "cpu";
+  expect_list(s, &q, "d,c,b,a");
+  q.event = "wall";
+  expect_list(s, &q, "");
+  q.event = NULL;
+  q.labels = FILTERS({"env", "prod"}, {"region", "eu"});
+  q.n_labels = 2;
+  expect_list(s, &q, "a");
+  q.labels = FILTERS({"region", "eu"});
+  q.n_labels = 1;
+  expect_list(s, &q, "c,a");
+  q.n_labels = 0;
+  q.from_ns = 200; /* a: 100-105, b and c: 200-205, d: 300-305 */
+  q.to_ns = 205;
+  expect_list(s, &q, "c,b");
+  q.to_ns = 0;
+  expect_list(s, &q, "d,c,b");
+  /* keyset pages of one: the received tie (b, c) broken by id descending */
+  memset(&q, 0, sizeof(q));
+  q.limit = 2;
+  assert_int_equal(spaa_store_list(s, &q, &pg, &err), 0);
+  assert_int_equal(pg.n, 2);
+  assert_true(pg.has_next);
+  assert_string_equal(pg.next.id, "c");
+  {
+    struct spaa_store_cursor after = {pg.next.received_ns, strdup(pg.next.id)};
+    spaa_store_page_free(&pg);
+    q.after = &after;
+    expect_list(s, &q, "b,a");
+    free((char *)after.id);
+  }
+  q.after = NULL;
+  q.limit = SPAA_QUERY_MAX_PAGE + 1;
+  assert_int_equal(spaa_store_list(s, &q, &pg, &err), SPAA_E_BAD_REQUEST);
+  spaa_profile_free(p);
+  spaa_store_close(s);
+}
+
+struct scan_sum {
+  int64_t samples;
+  size_t stacks;
+  int64_t stack[8]; /* the first 8 stack numbers seen */
+};
+
+static int sum_stack(void *ctx, const struct spaa_store_scan_stack *st)
+{
+  struct scan_sum *x = ctx;
+  for (size_t i = 0; i < st->n_weights; i++)
+    if (strcmp(st->weights[i].metric, "samples") == 0)
+      x->samples += st->weights[i].value.i;
+  if (x->stacks < 8)
+    x->stack[x->stacks] = st->stack;
+  x->stacks++;
+  return 0;
+}
+
+static void test_scan(void **state)
+{
+  struct spaa_store *s = open_empty();
+  struct spaa_profile *p = tp_small(4, 0), *one = tp_small(1, 0);
+  struct spaa_list_query q;
+  struct scan_sum x;
+  struct spaa_err err = {0};
+  (void)state;
+  put_ok(s, p, "p1", "web", 10, NULL, 0);
+  put_ok(s, one, "p2", "web", 20, NULL, 0);
+  put_ok(s, p, "p3", "api", 30, NULL, 0);
+  memset(&q, 0, sizeof(q));
+  memset(&x, 0, sizeof(x));
+  q.service = "web";
+  assert_int_equal(spaa_store_scan(s, &q, sum_stack, &x, &err), 0);
+  assert_int_equal(x.stacks, 5);
+  assert_int_equal(x.samples, 1 + (1 + 2 + 3 + 4));
+  memset(&x, 0, sizeof(x));
+  q.service = NULL;
+  q.limit = 2; /* the two newest: p3 then p2 */
+  assert_int_equal(spaa_store_scan(s, &q, sum_stack, &x, &err), 0);
+  assert_int_equal(x.stacks, 5);
+  /* p2's only stack is one of p3's: the same stack number */
+  memset(&q, 0, sizeof(q));
+  q.source = "pprof";
+  q.limit = 1;
+  memset(&x, 0, sizeof(x));
+  assert_int_equal(spaa_store_scan(s, &q, sum_stack, &x, &err), 0);
+  assert_int_equal(x.stacks, 1);
+  {
+    int64_t stack = x.stack[0], seen = 0;
+    struct scan_sum y;
+    memset(&y, 0, sizeof(y));
+    q.source = "otlp";
+    assert_int_equal(spaa_store_scan(s, &q, sum_stack, &y, &err), 0);
+    assert_int_equal(y.stacks, 4);
+    for (size_t i = 0; i < y.stacks; i++)
+      seen += y.stack[i] == stack;
+    assert_int_equal(seen, 1);
+  }
+  spaa_profile_free(p);
+  spaa_profile_free(one);
+  spaa_store_close(s);
+}
+
+static void test_dedup_delete_sweep(void **state)
+{
+  struct spaa_store *s = open_empty();
+  struct spaa_profile *p = tp_rich(SPAA_LEAF_TO_ROOT, 0), *small = tp_small(5, 3);
+  struct spaa_store_counts c1, c2, c3;
+  struct spaa_list_query q;
+  struct spaa_store_deleted del;
+  struct spaa_err err = {0};
+  char *want = twrite(p);
+  (void)state;
+  put_ok(s, p, "x1", "web", 10, NULL, 0);
+  c1 = counts(s);
+  put_ok(s, p, "x2", "api", 20, NULL, 0);
+  c2 = counts(s);
+  assert_int_equal(c2.profiles, 2);
+  assert_int_equal(c2.stacks, c1.stacks);
+  assert_int_equal(c2.frames, c1.frames);
+  assert_int_equal(c2.dsos, c1.dsos);
+  assert_int_equal(c2.profile_stacks, 2 * c1.profile_stacks);
+  put_ok(s, small, "y", "web", 30, NULL, 0);
+  c3 = counts(s);
+  assert_true(c3.stacks > c2.stacks);
+  memset(&q, 0, sizeof(q));
+  q.service = "web";
+  assert_int_equal(spaa_store_delete(s, &q, &del, &err), 0);
+  assert_int_equal(del.profiles, 2);
+  assert_int_equal(del.stacks, (uint64_t)(c3.stacks - c2.stacks)); /* small's own stacks */
+  assert_int_equal(counts(s).stacks, c1.stacks);
+  assert_same(s, "x2", want);
+  memset(&q, 0, sizeof(q));
+  assert_int_equal(spaa_store_delete(s, &q, &del, &err), 0);
+  assert_int_equal(del.profiles, 1);
+  c3 = counts(s);
+  assert_int_equal(c3.stacks, 0);
+  assert_int_equal(c3.frames, 0);
+  assert_int_equal(c3.dsos, 0);
+  /* a put after the sweep writes its rows again and reads back the same */
+  put_ok(s, p, "x3", "web", 40, NULL, 0);
+  assert_same(s, "x3", want);
+  assert_int_equal(counts(s).stacks, c1.stacks);
+  free(want);
+  spaa_profile_free(p);
+  spaa_profile_free(small);
+  spaa_store_close(s);
+}
+
+/* ---- several stores on one database at once ------------------------------------------------ */
+
+#define RELAYS 4
+
+struct relay {
+  struct spaa_store *s;
+  const struct spaa_profile *p;
+  int idx, rc;
+};
+
+static void *relay_put(void *arg)
+{
+  struct relay *r = arg;
+  char id[16];
+  struct spaa_meta m = {0};
+  struct spaa_err err = {0};
+  snprintf(id, sizeof(id), "c%d", r->idx);
+  m.id = id;
+  m.service = "web";
+  m.source = "spaa";
+  m.received_ns = r->idx + 1;
+  r->rc = spaa_store_put(r->s, r->p, &m, &err);
+  if (r->rc)
+    print_error("relay %d: %s\n", r->idx, err.msg);
+  return NULL;
+}
+
+static void *relay_open(void *arg)
+{
+  struct relay *r = arg;
+  r->s = topen(g_loc, 64, 16);
+  return NULL;
+}
+
+static void test_concurrent_stores(void **state)
+{
+  struct spaa_store *s = open_empty();
+  struct spaa_profile *p = tp_rich(SPAA_ROOT_TO_LEAF, 1);
+  struct relay r[RELAYS];
+  pthread_t t[RELAYS];
+  struct spaa_store_counts c, c2;
+  char *want = twrite(p);
+  (void)state;
+  /* opening together: the schema migrated once, every open succeeds */
+  for (int i = 0; i < RELAYS; i++) {
+    memset(&r[i], 0, sizeof(r[i]));
+    r[i].idx = i;
+    r[i].p = p;
+    assert_int_equal(pthread_create(&t[i], NULL, relay_open, &r[i]), 0);
+  }
+  for (int i = 0; i < RELAYS; i++)
+    pthread_join(t[i], NULL);
+  /* the same new stacks from every store at once: one row each, every put stored */
+  for (int i = 0; i < RELAYS; i++)
+    assert_int_equal(pthread_create(&t[i], NULL, relay_put, &r[i]), 0);
+  for (int i = 0; i < RELAYS; i++)
+    pthread_join(t[i], NULL);
+  for (int i = 0; i < RELAYS; i++)
+    assert_int_equal(r[i].rc, 0);
+  c = counts(s);
+  assert_int_equal(c.profiles, RELAYS);
+  assert_int_equal(c.stacks, (int64_t)p->n_stacks);
+  assert_true(c.frames <= (int64_t)p->n_frames);
+  {
+    struct relay again = r[0];
+    again.idx = RELAYS; /* once more alone: nothing new */
+    relay_put(&again);
+    assert_int_equal(again.rc, 0);
+    c2 = counts(s);
+    assert_int_equal(c2.stacks, c.stacks);
+    assert_int_equal(c2.frames, c.frames);
+    assert_int_equal(c2.dsos, c.dsos);
+  }
+  for (int i = 0; i < RELAYS; i++) {
+    char id[16];
+    snprintf(id, sizeof(id), "c%d", i);
+    assert_same(r[(i + 1) % RELAYS].s, id, want);
+  }
+  for (int i = 0; i < RELAYS; i++)
+    spaa_store_close(r[i].s);
+  free(want);
+  spaa_profile_free(p);
+  spaa_store_close(s);
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test_setup_teardown(test_put_get_identical, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_list_filters, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_scan, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_dedup_delete_sweep, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_concurrent_stores, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
