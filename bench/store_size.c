@@ -336,10 +336,26 @@ static int run_cmd(const char *cwd, char *const *argv, int quiet)
 static size_t go_profiles(const char *tmp, uint8_t **out, size_t *lens)
 {
   char src[4096], bin[4200], cpu[4200], heap[4200];
+  const char *saved = getenv("SPAA_BENCH_GO_PROFILES");
   char *version[] = {"go", "version", NULL};
   char *build[] = {"go", "build", "-buildvcs=false", "-o", bin, ".", NULL};
   char *run[] = {bin, "-cpu", cpu, "-heap", heap, "-seconds", GO_SECONDS, NULL};
   size_t n = 0;
+  /* SPAA_BENCH_GO_PROFILES=DIR: the profiles of an earlier run (DIR/cpu0.pprof...), so that
+   * two builds can be compared on the same uploads; written there when DIR has none */
+  if (saved && *saved) {
+    for (n = 0; n < GO_RUNS; n++) {
+      snprintf(cpu, sizeof(cpu), "%s/cpu%zu.pprof", saved, n);
+      if (!(out[n] = spaa_test_read_file(cpu, &lens[n])))
+        break;
+    }
+    if (n == GO_RUNS) {
+      printf("  Go profiles: read from %s\n", saved);
+      return n;
+    }
+    while (n > 0)
+      free(out[--n]);
+  }
   if (run_cmd(NULL, version, 1) != 0) {
     printf("  Go profiles: skipped, `go` is not on PATH (Debian: golang-go)\n");
     return 0;
@@ -358,6 +374,12 @@ static size_t go_profiles(const char *tmp, uint8_t **out, size_t *lens)
     if (run_cmd(NULL, run, 0) != 0 || !(out[n] = spaa_test_read_file(cpu, &lens[n]))) {
       printf("  Go profiles: skipped, %s failed\n", bin);
       break;
+    }
+    if (saved && *saved) {
+      char keep[4200];
+      snprintf(keep, sizeof(keep), "%s/cpu%zu.pprof", saved, n);
+      if (rename(cpu, keep) != 0)
+        perror(keep);
     }
     unlink(cpu);
   }

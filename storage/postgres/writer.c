@@ -361,7 +361,7 @@ static int dict_read(struct pg__conn *c, const char *service, int64_t *id, struc
 /* The service's block dictionary: cached, else read, else made of this raw block and
  * inserted (a relay that lost the race reads the winner's). */
 static int service_dict(struct pg__conn *c, const char *service, const struct spaa_buf *raw,
-                        const struct storage__dict **d, struct spaa_err *err)
+                        struct storage__dict **d, struct spaa_err *err)
 {
   struct spaa_buf z, dz;
   struct pg__params p;
@@ -374,7 +374,7 @@ static int service_dict(struct pg__conn *c, const char *service, const struct sp
   if ((rc = dict_read(c, service, &id, &dz, err)) == 0) {
     size_t len = raw->len < SPAA_STORE_MAX_DICT ? raw->len : SPAA_STORE_MAX_DICT;
     if ((rc = spaa_buf_add(&dz, raw->p, len)) ||
-        (rc = storage__blk_compress(raw->p, len, NULL, 0, &z))) {
+        (rc = storage__blk_compress(raw->p, len, NULL, 0, NULL, &z))) {
       spaa_err_set(err, rc, 0, 0, "making a block dictionary failed");
       goto out;
     }
@@ -403,7 +403,7 @@ static int add_block(struct pg__conn *c, const struct storage__prep *pr, int64_t
                      const int64_t *dso_rows, const int64_t *frame_rows,
                      const int64_t *stack_rows, struct spaa_err *err)
 {
-  const struct storage__dict *d = NULL;
+  struct storage__dict *d = NULL;
   struct spaa_buf raw, z;
   struct pg__params p;
   PGresult *r;
@@ -416,7 +416,8 @@ static int add_block(struct pg__conn *c, const struct storage__prep *pr, int64_t
   }
   if ((rc = service_dict(c, pr->m->service, &raw, &d, err)))
     goto out;
-  if ((rc = storage__blk_compress(raw.p, raw.len, d ? d->raw : NULL, d ? d->len : 0, &z))) {
+  if ((rc = storage__blk_compress(raw.p, raw.len, d ? d->raw : NULL, d ? d->len : 0,
+                                   d ? &d->cdict : NULL, &z))) {
     rc = spaa_err_set(err, rc, 0, 0, "compressing the profile's block failed");
     goto out;
   }

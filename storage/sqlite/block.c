@@ -417,22 +417,35 @@ static int window_log(size_t total)
 }
 
 int storage__blk_compress(const void *raw, size_t len, const void *dict, size_t dict_len,
-                          struct spaa_buf *out)
+                          void **cdict, struct spaa_buf *out)
 {
   ZSTD_CCtx *cc = ZSTD_createCCtx();
   size_t bound = ZSTD_compressBound(len), n;
-  /* a prefix is indexed anew for every block: past a megabyte of history, level 9's
-   * indexing costs more time than its smaller output is worth (docs/storage.md) */
-  int level = dict_len + len > STORAGE_LEVEL_SWITCH ? STORAGE_BLOCK_LEVEL_LARGE
-                                                    : STORAGE_BLOCK_LEVEL;
   int rc = 0;
   if (!cc || spaa_buf_reserve(out, bound)) {
     rc = SPAA_E_NOMEM;
     goto out;
   }
-  if (ZSTD_isError(ZSTD_CCtx_setParameter(cc, ZSTD_c_compressionLevel, level)) ||
-      ZSTD_isError(ZSTD_CCtx_setParameter(cc, ZSTD_c_windowLog, window_log(dict_len + len))) ||
-      (dict_len && ZSTD_isError(ZSTD_CCtx_refPrefix(cc, dict, dict_len)))) {
+  if (dict_len && cdict) {
+    /* the dictionary digested once (raw content: a block never starts with zstd's dictionary
+     * magic), then referenced by every block of the service; its parameters rule. A large
+     * dictionary is digested at a lower level: level 9's tables for megabytes of history
+     * cost tens of MiB per service kept. */
+    if (!*cdict && !(*cdict = ZSTD_createCDict(dict, dict_len, dict_len > STORAGE_LEVEL_SWITCH
+                                                                   ? STORAGE_BLOCK_LEVEL_LARGE
+                                                                   : STORAGE_BLOCK_LEVEL))) {
+      rc = SPAA_E_NOMEM;
+      goto out;
+    }
+    if (ZSTD_isError(ZSTD_CCtx_refCDict(cc, (ZSTD_CDict *)*cdict))) {
+      rc = SPAA_E_STORE;
+      goto out;
+    }
+  } else if (ZSTD_isError(ZSTD_CCtx_setParameter(cc, ZSTD_c_compressionLevel,
+                                                 STORAGE_BLOCK_LEVEL)) ||
+             ZSTD_isError(ZSTD_CCtx_setParameter(cc, ZSTD_c_windowLog,
+                                                 window_log(dict_len + len))) ||
+             (dict_len && ZSTD_isError(ZSTD_CCtx_refPrefix(cc, dict, dict_len)))) {
     rc = SPAA_E_STORE;
     goto out;
   }
@@ -445,6 +458,11 @@ int storage__blk_compress(const void *raw, size_t len, const void *dict, size_t 
 out:
   ZSTD_freeCCtx(cc);
   return rc;
+}
+
+void storage__blk_cdict_free(void *cdict)
+{
+  ZSTD_freeCDict((ZSTD_CDict *)cdict);
 }
 
 int storage__blk_decompress(const void *z, size_t len, const void *dict, size_t dict_len,

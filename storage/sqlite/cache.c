@@ -17,10 +17,12 @@ void storage__cache_free(struct storage__cache *c)
   for (i = 0; i < c->n_dicts; i++) {
     free(c->dicts[i].service);
     free(c->dicts[i].raw);
+    storage__blk_cdict_free(c->dicts[i].cdict);
   }
   for (i = 0; i < c->n_pdicts; i++) {
     free(c->pdicts[i].service);
     free(c->pdicts[i].raw);
+    storage__blk_cdict_free(c->pdicts[i].cdict);
   }
   memset(c, 0, sizeof(*c));
 }
@@ -80,6 +82,7 @@ void storage__cache_rollback(struct storage__cache *c, size_t mark)
     c->n_pdicts--;
     free(c->pdicts[c->n_pdicts].service);
     free(c->pdicts[c->n_pdicts].raw);
+    storage__blk_cdict_free(c->pdicts[c->n_pdicts].cdict);
   }
 }
 
@@ -94,6 +97,7 @@ static void dict_keep(struct storage__cache *c, struct storage__dict d)
     c->next_dict = (c->next_dict + 1) % SPAA_STORE_DICT_CACHE;
     free(c->dicts[at].service);
     free(c->dicts[at].raw);
+    storage__blk_cdict_free(c->dicts[at].cdict);
   }
   c->dicts[at] = d;
 }
@@ -136,7 +140,7 @@ void storage__cache_commit(struct storage__cache *c)
   c->n_pdicts = 0;
 }
 
-const struct storage__dict *storage__cache_dict(const struct storage__cache *c,
+struct storage__dict *storage__cache_dict(struct storage__cache *c,
                                                 const char *service)
 {
   size_t i;
@@ -159,6 +163,7 @@ int storage__cache_dict_put(struct storage__cache *c, const char *service, int64
   d.raw = malloc(len ? len : 1);
   d.id = id;
   d.len = len;
+  d.cdict = NULL;
   if (!d.service || !d.raw) {
     free(d.service);
     free(d.raw);

@@ -105,7 +105,7 @@ static int migrate_one(struct storage__conn *c, sqlite3_stmt **q, sqlite3_stmt *
   t.windows_len = (size_t)sqlite3_column_bytes(prow, 3);
   raw->len = z->len = 0;
   if (!rc && ((rc = storage__blk_finish(&b, &t, raw)) ||
-              (rc = storage__blk_compress(raw->p, raw->len, NULL, 0, z))))
+              (rc = storage__blk_compress(raw->p, raw->len, NULL, 0, NULL, z))))
     rc = spaa_err_set(err, rc, 0, 0, "packing profile %lld into a block failed", (long long)num);
   if (!rc && (ins = storage__stmt(c, ST_BLOCK_ADD, err))) {
     sqlite3_bind_int64(ins, 1, num);

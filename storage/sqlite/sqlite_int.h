@@ -265,7 +265,11 @@ int storage__blk_next_sample(struct storage__blk_rd *r, struct storage__blk_samp
  * into out; decompress one into out (cap SPAA_STORE_MAX_BLOCK). 0, SPAA_E_NOMEM,
  * SPAA_E_STORE (corrupt, too large). */
 int storage__blk_compress(const void *raw, size_t len, const void *dict, size_t dict_len,
-                          struct spaa_buf *out);
+                          void **cdict, struct spaa_buf *out);
+/* With a dictionary, cdict (when not NULL) keeps it digested for the next blocks: *cdict is
+ * made on first use and freed with storage__blk_cdict_free (NULL-safe). The output is the
+ * same format either way: it decompresses with the dictionary as a prefix. */
+void storage__blk_cdict_free(void *cdict);
 int storage__blk_decompress(const void *z, size_t len, const void *dict, size_t dict_len,
                             struct spaa_buf *out);
 
@@ -279,7 +283,7 @@ enum storage__kind { SK_DSO, SK_FRAME, SK_STACK };
 #define STORAGE_PENDING_DICTS 8 /* new service dictionaries cached per transaction */
 #define STORAGE_VACUUM_STEP 2048 /* pages given back per step after a delete (8 MiB) */
 #define STORAGE_BLOCK_LEVEL 9   /* zstd level of blocks (docs/storage.md has the measurements) */
-#define STORAGE_BLOCK_LEVEL_LARGE 3 /* ... when dictionary + block pass STORAGE_LEVEL_SWITCH */
+#define STORAGE_BLOCK_LEVEL_LARGE 3 /* ... for a service dictionary over STORAGE_LEVEL_SWITCH */
 #define STORAGE_LEVEL_SWITCH ((size_t)1 << 20)
 
 struct storage__cent {
@@ -293,6 +297,7 @@ struct storage__dict {
   int64_t id;              /* block_dict row */
   void *raw;               /* the dictionary bytes (owned) */
   size_t len;
+  void *cdict;             /* raw digested for compression, made on first use (owned) */
 };
 
 struct storage__cache {
@@ -320,7 +325,7 @@ void storage__cache_rollback(struct storage__cache *c, size_t mark);
 /* The transaction committed: pending rows into the map. */
 void storage__cache_commit(struct storage__cache *c);
 /* The cached dictionary of a service, or NULL. */
-const struct storage__dict *storage__cache_dict(const struct storage__cache *c,
+struct storage__dict *storage__cache_dict(struct storage__cache *c,
                                                 const char *service);
 /* Keep a service dictionary (raw is copied): committed (pending 0), or added in the open
  * transaction (pending 1: kept once it commits). 0 or SPAA_E_NOMEM. */

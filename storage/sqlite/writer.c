@@ -350,7 +350,7 @@ static int build_block(const struct storage__prep *pr, const int64_t *dso_rows,
  * SPAA_STORE_MAX_DICT bytes) and inserted. *d NULL when none can be had (out of memory). */
 static int service_dict(struct storage__conn *c, struct storage__cache *cache,
                         const char *service, const struct spaa_buf *raw,
-                        const struct storage__dict **d, struct spaa_err *err)
+                        struct storage__dict **d, struct spaa_err *err)
 {
   struct spaa_buf z, dz;
   sqlite3_stmt *st;
@@ -378,7 +378,7 @@ static int service_dict(struct storage__conn *c, struct storage__cache *cache,
     if (step != SQLITE_DONE)
       return storage__db_err(c, err, "reading a block dictionary");
     if ((rc = spaa_buf_add(&dz, raw->p, len)) ||
-        (rc = storage__blk_compress(raw->p, len, NULL, 0, &z)))
+        (rc = storage__blk_compress(raw->p, len, NULL, 0, NULL, &z)))
       goto out;
     if (!(st = storage__stmt(c, ST_DICT_ADD, err))) {
       rc = SPAA_E_STORE;
@@ -406,7 +406,7 @@ static int add_block(struct storage__conn *c, struct storage__cache *cache,
                      const struct storage__prep *pr, int64_t num, const int64_t *frame_rows,
                      const int64_t *stack_rows, const int64_t *dso_rows, struct spaa_err *err)
 {
-  const struct storage__dict *d = NULL;
+  struct storage__dict *d = NULL;
   struct spaa_buf raw, z;
   sqlite3_stmt *st;
   int rc;
@@ -418,7 +418,8 @@ static int add_block(struct storage__conn *c, struct storage__cache *cache,
   }
   if ((rc = service_dict(c, cache, pr->m->service, &raw, &d, err)))
     goto out;
-  if ((rc = storage__blk_compress(raw.p, raw.len, d ? d->raw : NULL, d ? d->len : 0, &z))) {
+  if ((rc = storage__blk_compress(raw.p, raw.len, d ? d->raw : NULL, d ? d->len : 0,
+                                   d ? &d->cdict : NULL, &z))) {
     rc = spaa_err_set(err, rc, 0, 0, "compressing the profile's block failed");
     goto out;
   }
