@@ -6,6 +6,7 @@
 #include "server/routes.h"
 
 #include "server/api.h"
+#include "server/api_discover.h"
 #include "server/api_views.h"
 #include "server/ingest.h"
 #include "base/limits.h"
@@ -39,6 +40,11 @@ const struct spaa_route spaa_routes[] = {
     {"GET", "/api/v1/flamegraph", spaa_api_merged_flamegraph, .auth = SPAA_AUTH_READ},
     {"GET", "/api/v1/collapsed", spaa_api_merged_collapsed, .auth = SPAA_AUTH_READ},
     {"GET", "/api/v1/summary", spaa_api_merged_summary, .auth = SPAA_AUTH_READ},
+    {"GET", "/api/v1/diff", spaa_api_diff, .auth = SPAA_AUTH_READ},
+    {"GET", "/api/v1/services", spaa_api_services, .auth = SPAA_AUTH_READ},
+    {"GET", "/api/v1/labels", spaa_api_labels, .auth = SPAA_AUTH_READ},
+    {"GET", "/api/v1/labels/{name}/values", spaa_api_label_values, .auth = SPAA_AUTH_READ},
+    {"GET", "/api/v1/stacks/{stack_id}", spaa_api_stack, .auth = SPAA_AUTH_READ},
     /* ingest (ingest token) */
     {"POST", "/api/v1/spaa", INGEST("spaa", spaa_dialect_spaa), .auth = SPAA_AUTH_INGEST},
     /* Sentry (its own credentials: X-Sentry-Auth, query string or dsn; Relay-shaped errors) */

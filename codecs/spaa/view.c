@@ -183,8 +183,10 @@ int spaa_vset_from_profile(struct spaa_vset *v, const struct spaa_profile *p,
     const struct spaa_weight *w;
     if (!s->event || strcmp(s->event, e->name) || !(w = spaa_weights_find(&s->weights, metric)))
       continue;
-    if (!seen++)
-      v->unit = w->unit;
+    if (!seen++ && w->unit) { /* the set outlives the profile: keep a copy */
+      snprintf(v->unit_buf, sizeof(v->unit_buf), "%s", w->unit);
+      v->unit = v->unit_buf;
+    }
     if (s->n_frames > cap) {
       free(names);
       free(tmp);
@@ -210,7 +212,8 @@ int spaa_vset_from_profile(struct spaa_vset *v, const struct spaa_profile *p,
   free(names);
   free(tmp);
   spaa_idmap_free(&ids);
-  v->metric = metric;
+  snprintf(v->metric_buf, sizeof(v->metric_buf), "%s", metric);
+  v->metric = v->metric_buf;
   if (rc && !err->code)
     spaa_err_set(err, rc, 0, 0, NULL);
   return rc;

@@ -35,6 +35,7 @@ struct spaa_vset {
   double total;            /* sum of every stack's value */
   const char *metric;      /* the metric's name (borrowed, or metric_buf) */
   char metric_buf[128];    /* a metric name the set keeps itself */
+  char unit_buf[64];       /* a unit the set keeps itself */
   const char *unit;        /* its unit, or NULL (borrowed) */
   int has_focus, has_ignore; /* the filters below are compiled */
   regex_t focus, ignore;   /* focus=: keep stacks through a matching frame; ignore=: drop them */
@@ -98,6 +99,23 @@ int spaa_view_speedscope(const struct spaa_vset *v, const char *name, spaa_sink_
  * out, and the answer says how many were. Deterministic. */
 int spaa_view_summary(const struct spaa_vset *v, size_t budget, int json, const char *name,
                       spaa_sink_cb sink, void *ctx, struct spaa_err *err);
+
+enum spaa_diff_format {
+  SPAA_DIFF_JSON = 0, /* {"metric","base_total","target_total","delta","n_functions",
+                         "functions":[{"name","base","target","delta","base_pct","target_pct",
+                         "delta_pct","status":"new|gone|changed|same"}],"n_stacks","stacks":[{"id",
+                         "path",...}]} sorted by |delta| (then key), at most `limit` of each */
+  SPAA_DIFF_COLLAPSED, /* "path base target\n" per folded path, sorted by path */
+  SPAA_DIFF_SUMMARY    /* text: totals, then the 10 largest movers of each kind, <= budget */
+};
+
+/* The diff of two sets of the same metric: per function (self weight) and per stack id
+ * (base, target, delta; percentages of each side's total). Stacks are matched by id, which
+ * is a content id: the same stack from two sources matches. A set diffed with itself gives
+ * zero deltas. 0, the sink's error, SPAA_E_NOMEM. */
+int spaa_view_diff(const struct spaa_vset *base, const struct spaa_vset *target, int format,
+                   size_t limit, size_t budget, spaa_sink_cb sink, void *ctx,
+                   struct spaa_err *err);
 
 /* One function of a top answer (internal to the views, shared with the summary). */
 struct spaa_top_row {

@@ -276,7 +276,7 @@ int spaa_store_services(struct spaa_store *s, struct spaa_store_name_count **out
                    "SELECT p.service, count(*), (SELECT group_concat(src, ',') FROM (SELECT"
                    " DISTINCT source AS src FROM profile WHERE service = p.service ORDER BY"
                    " src)), min(p.received_ns), max(p.received_ns), (SELECT json_group_object("
-                   "name, metrics) FROM (SELECT e.name AS name, json_group_array(DISTINCT"
+                   "name, json(metrics)) FROM (SELECT e.name AS name, json_group_array(DISTINCT"
                    " m.key) AS metrics FROM profile q JOIN profile_event e ON e.profile ="
                    " q.num, json_each(e.totals) m WHERE q.service = p.service GROUP BY"
                    " e.name ORDER BY e.name)) FROM profile p GROUP BY p.service ORDER BY"
