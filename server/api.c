@@ -241,8 +241,8 @@ static int label_filters(const json_t *labels, struct spaa_store_label_filter *f
 
 void spaa_query_list(const struct spaa_req *req, struct spaa_resp *resp)
 {
-  static const char *const page[] = {"limit", "cursor", NULL};
-  static const char *const *const lists[] = {spaa_api_filter_params, page, NULL};
+  static const char *const paging[] = {"limit", "cursor", NULL};
+  static const char *const *const lists[] = {spaa_api_filter_params, paging, NULL};
   struct spaa_store_label_filter filters[SPAA_QUERY_MAX_LABELS];
   char cur_id[SPAA_QUERY_MAX_CURSOR / 2 + 1];
   struct spaa_store_cursor after;
