@@ -331,7 +331,13 @@ static int resolve_cb(void *ctx, const struct spaa_store_stack_info *st)
   for (j = 0; j < st->n_frames; j++) /* leaf first -> root first */
     r->names[j] = stored_name(&st->frames[st->n_frames - 1 - j], r->by_frame, r->tmp + j * 512,
                               512);
-  return spaa_vset_add(r->v, r->names, st->n_frames, r->g->values[k], st->id);
+  {
+    size_t before = r->v->n_stacks;
+    int rc = spaa_vset_add(r->v, r->names, st->n_frames, r->g->values[k], st->id);
+    if (!rc && r->v->n_stacks > before)
+      r->v->stacks[before].tag = st->number;
+    return rc;
+  }
 }
 
 int spaa_api_merged_vset(struct spaa_store *store, const struct spaa_list_query *q,

@@ -41,6 +41,9 @@ void spaa_api_merged_top(const struct spaa_req *req, struct spaa_resp *resp);
 void spaa_api_merged_flamegraph(const struct spaa_req *req, struct spaa_resp *resp);
 void spaa_api_merged_collapsed(const struct spaa_req *req, struct spaa_resp *resp);
 void spaa_api_merged_summary(const struct spaa_req *req, struct spaa_resp *resp);
+/* GET /api/v1/pprof (api_pprof.c): the selection's stacks summed by id as one gzipped pprof
+ * of one sample type (metric=, else the first metric met); focus=/ignore= apply. */
+void spaa_api_merged_pprof(const struct spaa_req *req, struct spaa_resp *resp);
 void spaa_api_merged_view(const struct spaa_req *req, struct spaa_resp *resp,
                           enum spaa_api_view kind);
 

@@ -40,6 +40,7 @@ const struct spaa_route spaa_routes[] = {
     {"GET", "/api/v1/flamegraph", spaa_api_merged_flamegraph, .auth = SPAA_AUTH_READ},
     {"GET", "/api/v1/collapsed", spaa_api_merged_collapsed, .auth = SPAA_AUTH_READ},
     {"GET", "/api/v1/summary", spaa_api_merged_summary, .auth = SPAA_AUTH_READ},
+    {"GET", "/api/v1/pprof", spaa_api_merged_pprof, .auth = SPAA_AUTH_READ},
     {"GET", "/api/v1/diff", spaa_api_diff, .auth = SPAA_AUTH_READ},
     {"GET", "/api/v1/services", spaa_api_services, .auth = SPAA_AUTH_READ},
     {"GET", "/api/v1/labels", spaa_api_labels, .auth = SPAA_AUTH_READ},

@@ -247,10 +247,15 @@ static int mappings(struct pw *w)
     mp->file_offset = d->map_offset;
     mp->filename = pw_str(w, d->name);
     mp->build_id = pw_str(w, bid);
-    mp->has_functions = json_is_true(jget(x, "x_pprof_has_functions"));
-    mp->has_filenames = json_is_true(jget(x, "x_pprof_has_filenames"));
-    mp->has_line_numbers = json_is_true(jget(x, "x_pprof_has_line_numbers"));
-    mp->has_inline_frames = json_is_true(jget(x, "x_pprof_has_inline_frames"));
+    if (jget(x, "x_pprof_mapping_id")) { /* from pprof: its own flags */
+      mp->has_functions = json_is_true(jget(x, "x_pprof_has_functions"));
+      mp->has_filenames = json_is_true(jget(x, "x_pprof_has_filenames"));
+      mp->has_line_numbers = json_is_true(jget(x, "x_pprof_has_line_numbers"));
+      mp->has_inline_frames = json_is_true(jget(x, "x_pprof_has_inline_frames"));
+    } else { /* symbolized by its source: pprof tools need not try again */
+      mp->has_functions = mp->has_filenames = mp->has_line_numbers = 1;
+      mp->has_inline_frames = 1;
+    }
     w->m.mapping[w->m.n_mapping++] = mp;
     if (spaa_idmap_put(&w->dso_map, d->id, mp->id, NULL) < 0)
       return SPAA_E_NOMEM;

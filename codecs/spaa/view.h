@@ -23,6 +23,7 @@ struct spaa_vstack {
   size_t n;
   double value;     /* the chosen metric's weight */
   char id[48];      /* the stack id when there is one stack behind it, else "" */
+  int64_t tag;      /* the caller's (the store's stack number in merged views), 0 else */
 };
 
 /* A set of stacks of one metric. Start with spaa_vset_init, release with spaa_vset_free. */

@@ -114,6 +114,11 @@ http GET '/api/v1/top?service=shop&limit=3'
 assert_eq 200 "$HTTP_CODE" "merged top"
 want=$(($(total_of "$PPROF" cpu) + $(total_of "$SMALL" cpu)))
 assert_eq "$want" "$(jq -r .total <<<"$HTTP_BODY")" "merged top total"
+if command -v go >/dev/null; then
+  raw=$(go tool pprof -raw "$SERVER_URL/api/v1/pprof?service=shop" 2>/dev/null)
+  sum=$(printf '%s\n' "$raw" | awk '/^Samples:/{s=1; next} s && /^ *[0-9-]+:/ {a+=$1} /^Locations/{s=0} END {printf "%.0f", a}')
+  assert_eq "$want" "$sum" "merged pprof total (go tool pprof -raw)"
+fi
 http GET '/api/v1/top?service=shop&label=env:prod'
 assert_eq "$(total_of "$PPROF" cpu)" "$(jq -r .total <<<"$HTTP_BODY")" "merged top by label"
 http GET '/api/v1/flamegraph?service=shop&max_nodes=10&focus=%5Emain%5C.next%24'
