@@ -103,7 +103,7 @@ int spaa_api_parse_relative(const char *s, int64_t now_ns, int64_t *ns)
   case 'd': unit = 86400; break;
   default: return -1;
   }
-  if (s[i + 1] || n * unit * 1000000000LL > now_ns)
+  if (s[i + 1] || n > now_ns / (unit * 1000000000LL)) /* no overflow, not before 1970 */
     return -1;
   *ns = now_ns - n * unit * 1000000000LL;
   return 0;
