@@ -22,6 +22,8 @@ static const struct {
 static const struct spaa_exporter exporters[] = {
     {"spaa", spaa_export_spaa, ".spaa", "application/x-ndjson"},
     {"collapsed", spaa_export_folded, ".folded", "text/plain; charset=utf-8"},
+    {"pprof", spaa_export_pprof, ".pb.gz", "application/octet-stream"},
+    {"speedscope", spaa_export_speedscope, ".speedscope.json", "application/json"},
 };
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))

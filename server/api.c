@@ -11,6 +11,7 @@
 #include "base/rfc3339.h"
 #include "codecs/registry.h"
 #include "server/api_json.h"
+#include "server/api_select.h"
 #include "storage/storage.h"
 
 /* ".123456789" -> ns; advances. */
@@ -192,12 +193,14 @@ static int list_filters(const struct spaa_req *req, struct spaa_list_query *q,
     q->service = spaa_req_query(req, "project");
   q->source = spaa_req_query(req, "source");
   q->event = spaa_req_query(req, "event");
-  if ((v = spaa_req_query(req, "from")) && spaa_query_parse_time(v, &q->from_ns)) {
+  if ((v = spaa_req_query(req, "from")) && spaa_query_parse_time(v, &q->from_ns) &&
+      spaa_api_parse_relative(v, req->received_ns, &q->from_ns)) {
     spaa_resp_error(resp, SPAA_E_BAD_REQUEST, "bad 'from' time '%.64s': expected unix "
                     "seconds or RFC 3339", v);
     return -1;
   }
-  if ((v = spaa_req_query(req, "to")) && spaa_query_parse_time(v, &q->to_ns)) {
+  if ((v = spaa_req_query(req, "to")) && spaa_query_parse_time(v, &q->to_ns) &&
+      spaa_api_parse_relative(v, req->received_ns, &q->to_ns)) {
     spaa_resp_error(resp, SPAA_E_BAD_REQUEST, "bad 'to' time '%.64s': expected unix seconds "
                     "or RFC 3339", v);
     return -1;
@@ -238,6 +241,8 @@ static int label_filters(const json_t *labels, struct spaa_store_label_filter *f
 
 void spaa_query_list(const struct spaa_req *req, struct spaa_resp *resp)
 {
+  static const char *const paging[] = {"limit", "cursor", NULL};
+  static const char *const *const lists[] = {spaa_api_filter_params, paging, NULL};
   struct spaa_store_label_filter filters[SPAA_QUERY_MAX_LABELS];
   char cur_id[SPAA_QUERY_MAX_CURSOR / 2 + 1];
   struct spaa_store_cursor after;
@@ -250,7 +255,7 @@ void spaa_query_list(const struct spaa_req *req, struct spaa_resp *resp)
   memset(&q, 0, sizeof(q));
   memset(&page, 0, sizeof(page));
   spaa_err_clear(&err);
-  if (list_filters(req, &q, resp))
+  if (spaa_api_params_check(req, lists, NULL, resp) || list_filters(req, &q, resp))
     return;
   if ((rc = spaa_query_labels(req, &labels, &err)) ||
       (rc = label_filters(labels, filters, SPAA_QUERY_MAX_LABELS, &q.n_labels, &err)))

@@ -10,7 +10,9 @@ static const char usage[] =
     "                   [--sentry-key PROJECT_ID:PUBLIC_KEY]... [--ingest-token TOKEN]...\n"
     "                   [--read-token TOKEN]... [--log-level debug|info|warn|error]\n"
     "  spaa-relay validate FILE...      exit 0 valid, 1 invalid, 2 usage or I/O error\n"
-    "  spaa-relay convert --from FORMAT [--to spaa] IN [-o OUT] [--zstd]\n"
+    "  spaa-relay convert --from FORMAT [--to spaa|collapsed|pprof|speedscope] IN [-o OUT]\n"
+    "                     [--zstd]\n"
+    "  spaa-relay top [--from FORMAT] [--event E] [--metric M] [--limit N] FILE\n"
     "  spaa-relay --version | --help\n";
 
 int spaa_cli_main(int argc, char **argv)
@@ -34,6 +36,8 @@ int spaa_cli_main(int argc, char **argv)
     return spaa_cmd_validate(argc - 1, argv + 1);
   if (strcmp(argv[1], "convert") == 0)
     return spaa_cmd_convert(argc - 1, argv + 1);
+  if (strcmp(argv[1], "top") == 0)
+    return spaa_cmd_top(argc - 1, argv + 1);
   fprintf(stderr, "spaa-relay: unknown command '%s'\n%s", argv[1], usage);
   return 2;
 }

@@ -1,4 +1,4 @@
-/* The command line of spaa-relay: subcommands serve, validate and convert. Each returns the
+/* The command line of spaa-relay: subcommands serve, validate, convert and top. Each returns the
  * process exit code: 0 ok, 1 invalid input, 2 usage or I/O error. */
 #ifndef SPAA_SERVER_CLI_H
 #define SPAA_SERVER_CLI_H
@@ -8,5 +8,6 @@ int spaa_cli_main(int argc, char **argv);
 int spaa_cmd_serve(int argc, char **argv);
 int spaa_cmd_validate(int argc, char **argv);
 int spaa_cmd_convert(int argc, char **argv);
+int spaa_cmd_top(int argc, char **argv);
 
 #endif

@@ -20,12 +20,14 @@
 #define CONVERT_ZSTD_LEVEL 3
 
 static const char convert_usage[] =
-    "usage: spaa-relay convert --from FORMAT [--to spaa|collapsed] [--zstd] [--event NAME]\n"
+    "usage: spaa-relay convert --from FORMAT [--to spaa|collapsed|pprof|speedscope] [--zstd]\n"
+    "                          [--event NAME]\n"
     "                          [--service NAME] IN [-o OUT]\n"
     "  IN may be '-' for stdin. Without -o the result goes to stdout. When the input holds\n"
     "  several profiles, OUT is a directory receiving one file per profile.\n"
     "  --to collapsed writes folded stacks (root;...;leaf weight) of one event (the first\n"
-    "  declared, or --event NAME), weighted by its primary metric.\n"
+    "  declared, or --event NAME), weighted by its primary metric. --to pprof writes that\n"
+    "  event as gzipped pprof (a sample type per metric), --to speedscope speedscope's JSON.\n"
     "  With --from pprof, what a Pyroscope push sends beside the profile (the SPAA is then\n"
     "  what POST /ingest stores with the same query and sample_type_config):\n"
     "  --name 'APP.TYPE{k=v,...}'     application name: service, profile type, labels\n"

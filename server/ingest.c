@@ -220,6 +220,27 @@ static const char *route_label(const struct spaa_req *req)
   return req->route && req->route->pattern ? req->route->pattern : "-";
 }
 
+/* X-Spaa-Profile-Ids: the ids of the entries stored (or already stored), comma-separated,
+ * as many as fit in one header value; on every answer of the flow, "" when none. */
+static void ids_header(struct spaa_ingest *x)
+{
+  char v[sizeof(x->resp->headers[0].value)];
+  size_t i, len = 0;
+  v[0] = 0;
+  for (i = 0; x->ids && x->rcs && i < x->list.n; i++) {
+    size_t n = strlen(x->ids[i]);
+    if ((x->rcs[i] != 0 && x->rcs[i] != 1) || !n)
+      continue;
+    if (len + n + 2 > sizeof(v))
+      break;
+    if (len)
+      v[len++] = ',';
+    memcpy(v + len, x->ids[i], n + 1);
+    len += n;
+  }
+  spaa_resp_header(x->resp, "X-Spaa-Profile-Ids", v);
+}
+
 /* Count the answer: spaa_relay_requests_total{route, status}. */
 static void count_answer(const struct spaa_req *req, const struct spaa_resp *resp)
 {
@@ -271,6 +292,7 @@ void spaa_ingest(const struct spaa_req *req, struct spaa_resp *resp)
     x.dialect->fail(&x, stage, rc, err.msg);
   else
     x.dialect->answer(&x);
+  ids_header(&x);
   count_answer(req, resp);
   if (x.dialect->done)
     x.dialect->done(&x);

@@ -6,6 +6,8 @@
 #include "server/routes.h"
 
 #include "server/api.h"
+#include "server/api_discover.h"
+#include "server/api_views.h"
 #include "server/ingest.h"
 #include "base/limits.h"
 #include "server/ingest_spaa.h"
@@ -28,6 +30,22 @@ const struct spaa_route spaa_routes[] = {
     {"GET", "/api/v1/profiles", spaa_query_list, .auth = SPAA_AUTH_READ},
     {"GET", "/api/v1/profiles/{id}", spaa_query_meta, .auth = SPAA_AUTH_READ},
     {"GET", "/api/v1/profiles/{id}/spaa", spaa_query_spaa, .auth = SPAA_AUTH_READ},
+    {"GET", "/api/v1/profiles/{id}/pprof", spaa_api_pprof, .auth = SPAA_AUTH_READ},
+    {"GET", "/api/v1/profiles/{id}/collapsed", spaa_api_collapsed, .auth = SPAA_AUTH_READ},
+    {"GET", "/api/v1/profiles/{id}/speedscope", spaa_api_speedscope, .auth = SPAA_AUTH_READ},
+    {"GET", "/api/v1/profiles/{id}/top", spaa_api_top, .auth = SPAA_AUTH_READ},
+    {"GET", "/api/v1/profiles/{id}/flamegraph", spaa_api_flamegraph, .auth = SPAA_AUTH_READ},
+    {"GET", "/api/v1/profiles/{id}/summary", spaa_api_summary, .auth = SPAA_AUTH_READ},
+    {"GET", "/api/v1/top", spaa_api_merged_top, .auth = SPAA_AUTH_READ},
+    {"GET", "/api/v1/flamegraph", spaa_api_merged_flamegraph, .auth = SPAA_AUTH_READ},
+    {"GET", "/api/v1/collapsed", spaa_api_merged_collapsed, .auth = SPAA_AUTH_READ},
+    {"GET", "/api/v1/summary", spaa_api_merged_summary, .auth = SPAA_AUTH_READ},
+    {"GET", "/api/v1/pprof", spaa_api_merged_pprof, .auth = SPAA_AUTH_READ},
+    {"GET", "/api/v1/diff", spaa_api_diff, .auth = SPAA_AUTH_READ},
+    {"GET", "/api/v1/services", spaa_api_services, .auth = SPAA_AUTH_READ},
+    {"GET", "/api/v1/labels", spaa_api_labels, .auth = SPAA_AUTH_READ},
+    {"GET", "/api/v1/labels/{name}/values", spaa_api_label_values, .auth = SPAA_AUTH_READ},
+    {"GET", "/api/v1/stacks/{stack_id}", spaa_api_stack, .auth = SPAA_AUTH_READ},
     /* ingest (ingest token) */
     {"POST", "/api/v1/spaa", INGEST("spaa", spaa_dialect_spaa), .auth = SPAA_AUTH_INGEST},
     /* Sentry (its own credentials: X-Sentry-Auth, query string or dsn; Relay-shaped errors) */

@@ -28,6 +28,17 @@ struct spaa_store_backend {
               void *ctx, struct spaa_err *err);
   int (*remove)(struct spaa_store *s, const struct spaa_list_query *sel,
                 struct spaa_store_deleted *out, struct spaa_err *err);
+  /* discovery: an engine may leave these NULL (the call then fails with a message) */
+  int (*stacks)(struct spaa_store *s, const int64_t *numbers, size_t n, spaa_store_stack_cb cb,
+                void *ctx, struct spaa_err *err);
+  int (*stack_by_id)(struct spaa_store *s, const char *id, spaa_store_stack_cb cb, void *ctx,
+                     struct spaa_err *err);
+  int (*services)(struct spaa_store *s, struct spaa_store_name_count **out, size_t *n,
+                  struct spaa_err *err);
+  int (*label_keys)(struct spaa_store *s, struct spaa_store_name_count **out, size_t *n,
+                    struct spaa_err *err);
+  int (*label_values)(struct spaa_store *s, const char *key, struct spaa_store_name_count **out,
+                      size_t *n, struct spaa_err *err);
   int (*counts)(struct spaa_store *s, struct spaa_store_counts *out, struct spaa_err *err);
   void (*stats)(struct spaa_store *s, struct spaa_store_stats *out);
   void (*pause)(struct spaa_store *s, int on); /* the test hook */

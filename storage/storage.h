@@ -231,6 +231,65 @@ struct spaa_store_deleted {
 int spaa_store_delete(struct spaa_store *s, const struct spaa_list_query *sel,
                       struct spaa_store_deleted *out, struct spaa_err *err);
 
+/* ---- discovery (storage/sqlite/discover.c) --------------------------------------------- */
+
+/* One frame of a stored stack, from the shared frame dictionary (what identifies it). */
+struct spaa_store_frame_info {
+  const char *func;     /* resolved function name; "" for an unresolved frame */
+  const char *srcline;  /* "file:line", or NULL */
+  const char *dso;      /* the dso's build id, else its name; NULL without a dso */
+  const char *kind;     /* user | kernel | unknown */
+  int inline_depth;     /* 0 physical, 1+ inlined */
+  int has_addr;         /* 1 when addr is set (unresolved frames) */
+  int64_t addr;         /* dso-relative address of an unresolved frame */
+};
+
+/* A stored stack with its frames. Borrowed for the duration of the callback. */
+struct spaa_store_stack_info {
+  int64_t number;        /* the stack's number in this store (as scans give it) */
+  char id[48];           /* its content id, "0x" + 32 hex digits */
+  const char *event;     /* the event it belongs to */
+  const char *stack_type;/* unified | user | kernel */
+  const struct spaa_store_frame_info *frames; /* n_frames, leaf first */
+  size_t n_frames;
+};
+
+/* Called once per stack found; a non-zero return stops and is returned. */
+typedef int (*spaa_store_stack_cb)(void *ctx, const struct spaa_store_stack_info *st);
+
+/* The stacks numbered numbers[0..n) (as spaa_store_scan names them), in that order, each
+ * with its frames, in one read transaction (frames read once per call). A number that names
+ * no stack is skipped. 0, the callback's value, SPAA_E_STORE, SPAA_E_NOMEM. */
+int spaa_store_stacks(struct spaa_store *s, const int64_t *numbers, size_t n,
+                      spaa_store_stack_cb cb, void *ctx, struct spaa_err *err);
+
+/* The stack whose content id is `id` ("0x" + 32 hex digits) to cb. SPAA_E_NOT_FOUND when the
+ * text is not such an id or no stack has it; else as spaa_store_stacks. */
+int spaa_store_stack_by_id(struct spaa_store *s, const char *id, spaa_store_stack_cb cb,
+                           void *ctx, struct spaa_err *err);
+
+/* A name with a count (and, for services, what else the answer knows of it). */
+struct spaa_store_name_count {
+  char *name;          /* service, label key or label value (owned) */
+  int64_t count;       /* profiles */
+  char *sources;       /* services: the sources, comma-separated, sorted (owned), else NULL */
+  int64_t first_ns, last_ns; /* services: first and last received time */
+  char *events_json;   /* services: {"event":["metric",...]} as JSON text (owned), else NULL */
+};
+/* Free n entries and the array. NULL-safe. */
+void spaa_store_names_free(struct spaa_store_name_count *v, size_t n);
+
+/* Every service, sorted by name, into *out (n entries; the caller frees them with
+ * spaa_store_names_free, also after a failure). 0, SPAA_E_STORE, SPAA_E_NOMEM. */
+int spaa_store_services(struct spaa_store *s, struct spaa_store_name_count **out, size_t *n,
+                        struct spaa_err *err);
+/* Every label key with the count of profiles carrying it, sorted; as spaa_store_services. */
+int spaa_store_label_keys(struct spaa_store *s, struct spaa_store_name_count **out, size_t *n,
+                          struct spaa_err *err);
+/* Every value of label `key` with its count of profiles, sorted; as spaa_store_services. */
+int spaa_store_label_values(struct spaa_store *s, const char *key,
+                            struct spaa_store_name_count **out, size_t *n, struct spaa_err *err);
+
 /* Row counts, for tests and /metrics. */
 struct spaa_store_counts {
   int64_t profiles, dsos, frames, stacks, profile_stacks, samples;

@@ -129,6 +129,61 @@ int spaa_store_delete(struct spaa_store *s, const struct spaa_list_query *sel,
   return s->be->remove(s, sel, out, err);
 }
 
+/* An operation this engine lacks. */
+static int lacking(struct spaa_store *s, const char *what, struct spaa_err *err)
+{
+  return spaa_err_set(err, SPAA_E_STORE, 0, 0, "the %s store cannot list %s yet", s->be->name,
+                      what);
+}
+
+int spaa_store_stacks(struct spaa_store *s, const int64_t *numbers, size_t n,
+                      spaa_store_stack_cb cb, void *ctx, struct spaa_err *err)
+{
+  if (!s || (n && !numbers) || !cb)
+    return spaa_err_set(err, SPAA_E_INTERNAL, 0, 0, "no store, numbers or callback");
+  return s->be->stacks ? s->be->stacks(s, numbers, n, cb, ctx, err) : lacking(s, "stacks", err);
+}
+
+int spaa_store_stack_by_id(struct spaa_store *s, const char *id, spaa_store_stack_cb cb,
+                           void *ctx, struct spaa_err *err)
+{
+  if (!s || !id || !cb)
+    return spaa_err_set(err, SPAA_E_INTERNAL, 0, 0, "no store, id or callback");
+  return s->be->stack_by_id ? s->be->stack_by_id(s, id, cb, ctx, err)
+                            : lacking(s, "stacks", err);
+}
+
+int spaa_store_services(struct spaa_store *s, struct spaa_store_name_count **out, size_t *n,
+                        struct spaa_err *err)
+{
+  *out = NULL;
+  *n = 0;
+  if (!s)
+    return spaa_err_set(err, SPAA_E_INTERNAL, 0, 0, "no store");
+  return s->be->services ? s->be->services(s, out, n, err) : lacking(s, "services", err);
+}
+
+int spaa_store_label_keys(struct spaa_store *s, struct spaa_store_name_count **out, size_t *n,
+                          struct spaa_err *err)
+{
+  *out = NULL;
+  *n = 0;
+  if (!s)
+    return spaa_err_set(err, SPAA_E_INTERNAL, 0, 0, "no store");
+  return s->be->label_keys ? s->be->label_keys(s, out, n, err) : lacking(s, "labels", err);
+}
+
+int spaa_store_label_values(struct spaa_store *s, const char *key,
+                            struct spaa_store_name_count **out, size_t *n, struct spaa_err *err)
+{
+  *out = NULL;
+  *n = 0;
+  if (!s || !key)
+    return spaa_err_set(err, SPAA_E_INTERNAL, 0, 0, "no store or no key");
+  return s->be->label_values ? s->be->label_values(s, key, out, n, err)
+                             : lacking(s, "label values", err);
+}
+
 int spaa_store_counts(struct spaa_store *s, struct spaa_store_counts *out, struct spaa_err *err)
 {
   memset(out, 0, sizeof(*out));
@@ -192,3 +247,14 @@ void spaa_store_page_free(struct spaa_store_page *pg)
   memset(pg, 0, sizeof(*pg));
 }
 
+
+void spaa_store_names_free(struct spaa_store_name_count *v, size_t n)
+{
+  size_t i;
+  for (i = 0; v && i < n; i++) {
+    free(v[i].name);
+    free(v[i].sources);
+    free(v[i].events_json);
+  }
+  free(v);
+}

@@ -388,6 +388,8 @@ static int run_zlib(struct spaa_csink *s, const void *data, size_t len, int end)
       if ((rc = pass(s, sizeof(s->tmp) - s->zs.avail_out)))
         return rc;
     } while (last ? zrc != Z_STREAM_END : s->zs.avail_in || !s->zs.avail_out);
+    if (!give) /* finishing: no data, maybe no pointer either */
+      return 0;
     p += give;
     len -= give;
     if (!len)

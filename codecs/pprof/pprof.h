@@ -10,6 +10,7 @@
 #include <jansson.h>
 
 #include "spaa/convert.h"
+#include "spaa/export.h"
 #include "base/err.h"
 #include "base/limits.h"
 #include "spaa/spaa.h"
@@ -123,5 +124,20 @@ void spaa_pprof_opts_clear(struct spaa_pprof_opts *o);
  * spaa_pprof_to_spaa, or SPAA_E_NOMEM; nothing is appended on error. */
 int spaa_convert_pprof(const uint8_t *buf, size_t len, const struct spaa_convert_opts *o,
                        struct spaa_conv_list *out, struct spaa_err *err);
+
+/* ---- the exporter (pprof_export.c) ----------------------------------------------------- */
+
+/* "pprof" (spaa_export_fn): the chosen event (o->event, else the first declared) as one
+ * gzipped perftools.profiles.Profile: one sample type per metric (the source's types, units
+ * and order from x_pprof_sample_types when the profile came from pprof, else the metrics of
+ * the event's stacks in order of first appearance), default_sample_type the primary metric,
+ * a mapping per dso (the converter's "[unknown]" stand-in left out), a function per resolved
+ * name, file and start line, a location per physical frame with its inline frames folded back
+ * as lines, one sample per stack with its x_pprof_label_* context as labels, period, time
+ * and comments from the header. Converting the output back gives the same stacks (ids and
+ * weights) for a profile that came from pprof. Returns 0, SPAA_E_USAGE (no such event), the
+ * sink's error, SPAA_E_NOMEM. */
+int spaa_export_pprof(const struct spaa_profile *p, const struct spaa_export_opts *o,
+                      spaa_sink_cb sink, void *sink_ctx, struct spaa_err *err);
 
 #endif

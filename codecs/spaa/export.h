@@ -46,6 +46,11 @@ int spaa_export_spaa(const struct spaa_profile *p, const struct spaa_export_opts
 int spaa_export_folded(const struct spaa_profile *p, const struct spaa_export_opts *o,
                        spaa_sink_cb sink, void *sink_ctx, struct spaa_err *err);
 
+/* "speedscope": speedscope's file format (spaa_view_speedscope), one sampled profile of the
+ * chosen event weighed by the chosen metric. SPAA_E_USAGE as "collapsed". */
+int spaa_export_speedscope(const struct spaa_profile *p, const struct spaa_export_opts *o,
+                           spaa_sink_cb sink, void *sink_ctx, struct spaa_err *err);
+
 /* Export into `out` (appending), zstd-compressed at `zstd_level` when > 0, else plain.
  * Returns as `fn` does, SPAA_E_TOO_LARGE past out's cap, SPAA_E_INTERNAL when compression
  * fails. (Lives in spaa_write.c beside the zstd sink it shares with spaa_write_buf.) */

@@ -347,8 +347,9 @@ static int pg_counts(struct spaa_store *s, struct spaa_store_counts *out, struct
 }
 
 #define PG_OPS                                                                               \
-  pg_open, pg_close, pg_ready, pg_put_many, pg_get, pg_meta, pg_list, pg_scan, pg_remove,   \
-      pg_counts, pg_stats, pg_pause
+  .open = pg_open, .close = pg_close, .ready = pg_ready, .put_many = pg_put_many,            \
+  .get = pg_get, .meta = pg_meta, .list = pg_list, .scan = pg_scan, .remove = pg_remove,     \
+  .counts = pg_counts, .stats = pg_stats, .pause = pg_pause
 
-const struct spaa_store_backend storage__postgres_backend = {"postgres", PG_OPS};
-const struct spaa_store_backend storage__postgresql_backend = {"postgresql", PG_OPS};
+const struct spaa_store_backend storage__postgres_backend = {.name = "postgres", PG_OPS};
+const struct spaa_store_backend storage__postgresql_backend = {.name = "postgresql", PG_OPS};

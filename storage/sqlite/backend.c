@@ -59,6 +59,36 @@ static int be_remove(struct spaa_store *b, const struct spaa_list_query *sel,
   return storage__sq_delete(SQ(b), sel, out, err);
 }
 
+static int be_stacks(struct spaa_store *b, const int64_t *numbers, size_t n,
+                     spaa_store_stack_cb cb, void *ctx, struct spaa_err *err)
+{
+  return storage__sq_stacks(SQ(b), numbers, n, cb, ctx, err);
+}
+
+static int be_stack_by_id(struct spaa_store *b, const char *id, spaa_store_stack_cb cb,
+                          void *ctx, struct spaa_err *err)
+{
+  return storage__sq_stack_by_id(SQ(b), id, cb, ctx, err);
+}
+
+static int be_services(struct spaa_store *b, struct spaa_store_name_count **out, size_t *n,
+                       struct spaa_err *err)
+{
+  return storage__sq_services(SQ(b), out, n, err);
+}
+
+static int be_label_keys(struct spaa_store *b, struct spaa_store_name_count **out, size_t *n,
+                         struct spaa_err *err)
+{
+  return storage__sq_label_keys(SQ(b), out, n, err);
+}
+
+static int be_label_values(struct spaa_store *b, const char *key,
+                           struct spaa_store_name_count **out, size_t *n, struct spaa_err *err)
+{
+  return storage__sq_label_values(SQ(b), key, out, n, err);
+}
+
 static int be_counts(struct spaa_store *b, struct spaa_store_counts *out, struct spaa_err *err)
 {
   return storage__sq_counts(SQ(b), out, err);
@@ -85,6 +115,11 @@ const struct spaa_store_backend storage__sqlite_backend = {
     .list = be_list,
     .scan = be_scan,
     .remove = be_remove,
+    .stacks = be_stacks,
+    .stack_by_id = be_stack_by_id,
+    .services = be_services,
+    .label_keys = be_label_keys,
+    .label_values = be_label_values,
     .counts = be_counts,
     .stats = be_stats,
     .pause = be_pause,

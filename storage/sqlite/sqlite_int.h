@@ -431,6 +431,17 @@ int storage__sq_scan(struct storage__sqlite *s, const struct spaa_list_query *se
                      spaa_store_scan_cb cb, void *ctx, struct spaa_err *err);
 int storage__sq_delete(struct storage__sqlite *s, const struct spaa_list_query *sel,
                        struct spaa_store_deleted *out, struct spaa_err *err);
+int storage__sq_stacks(struct storage__sqlite *s, const int64_t *numbers, size_t n,
+                       spaa_store_stack_cb cb, void *ctx, struct spaa_err *err);
+int storage__sq_stack_by_id(struct storage__sqlite *s, const char *id, spaa_store_stack_cb cb,
+                            void *ctx, struct spaa_err *err);
+int storage__sq_services(struct storage__sqlite *s, struct spaa_store_name_count **out,
+                         size_t *n, struct spaa_err *err);
+int storage__sq_label_keys(struct storage__sqlite *s, struct spaa_store_name_count **out,
+                           size_t *n, struct spaa_err *err);
+int storage__sq_label_values(struct storage__sqlite *s, const char *key,
+                             struct spaa_store_name_count **out, size_t *n,
+                             struct spaa_err *err);
 int storage__sq_counts(struct storage__sqlite *s, struct spaa_store_counts *out,
                        struct spaa_err *err);
 void storage__sq_stats(struct storage__sqlite *s, struct spaa_store_stats *out);

@@ -11,6 +11,7 @@
 #include <zstd.h>
 
 #include "codecs/registry.h"
+#include "pprof/pprof.h"
 #include "spaa/spaa_io.h"
 
 static void test_exporter_lookup(void **state)
@@ -22,8 +23,10 @@ static void test_exporter_lookup(void **state)
   } known[] = {
       {"spaa", spaa_export_spaa, ".spaa"},
       {"collapsed", spaa_export_folded, ".folded"},
+      {"pprof", spaa_export_pprof, ".pb.gz"},
+      {"speedscope", spaa_export_speedscope, ".speedscope.json"},
   };
-  static const char *const unknown[] = {"", "SPAA", "folded", "pprof", "spaa ", "collapse"};
+  static const char *const unknown[] = {"", "SPAA", "folded", "PPROF", "spaa ", "collapse", "otlp"};
   size_t i;
   for (i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
     const struct spaa_exporter *x = spaa_exporter(known[i].name);
@@ -46,8 +49,8 @@ static void test_exporter_lookup(void **state)
 static void test_names(void **state)
 {
   char buf[256], *save = NULL, *tok;
-  assert_string_equal(spaa_exporter_names(), "spaa, collapsed");
-  assert_string_equal(spaa_exporter_names(), "spaa, collapsed"); /* built once, kept */
+  assert_string_equal(spaa_exporter_names(), "spaa, collapsed, pprof, speedscope");
+  assert_string_equal(spaa_exporter_names(), "spaa, collapsed, pprof, speedscope"); /* kept */
   assert_string_equal(spaa_converter_names(), "spaa, sentry, otlp, pprof");
   snprintf(buf, sizeof(buf), "%s", spaa_exporter_names());
   for (tok = strtok_r(buf, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save))

@@ -1,0 +1,244 @@
+/* The stack set behind every view (names interned, frame filters, profile reader) and the
+ * small JSON writing helpers the views share. The views themselves: view_out.c. */
+#include "spaa/view.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void spaa_vset_init(struct spaa_vset *v)
+{
+  memset(v, 0, sizeof(*v));
+  spaa_strmap_init(&v->name_ix);
+}
+
+void spaa_vset_free(struct spaa_vset *v)
+{
+  size_t i;
+  if (!v)
+    return;
+  for (i = 0; i < v->n_names; i++)
+    free(v->names[i]);
+  free(v->names);
+  for (i = 0; i < v->n_stacks; i++)
+    free(v->stacks[i].path);
+  free(v->stacks);
+  free(v->match);
+  spaa_strmap_free(&v->name_ix);
+  if (v->has_focus)
+    regfree(&v->focus);
+  if (v->has_ignore)
+    regfree(&v->ignore);
+  memset(v, 0, sizeof(*v));
+}
+
+static int compile_one(regex_t *re, int *has, const char *pat, const char *what,
+                       struct spaa_err *err)
+{
+  char msg[96];
+  int rc;
+  if (!pat)
+    return 0;
+  if (strlen(pat) > SPAA_VIEW_MAX_REGEX)
+    return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "bad '%s': longer than %d bytes", what,
+                        SPAA_VIEW_MAX_REGEX);
+  if ((rc = regcomp(re, pat, REG_EXTENDED | REG_NOSUB))) {
+    regerror(rc, re, msg, sizeof(msg));
+    return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "bad '%s' regex '%.64s': %s", what, pat,
+                        msg);
+  }
+  *has = 1;
+  return 0;
+}
+
+int spaa_vset_filters(struct spaa_vset *v, const char *focus, const char *ignore,
+                      struct spaa_err *err)
+{
+  int rc = compile_one(&v->focus, &v->has_focus, focus, "focus", err);
+  return rc ? rc : compile_one(&v->ignore, &v->has_ignore, ignore, "ignore", err);
+}
+
+/* The name's index, interning it. SIZE_MAX on OOM. */
+static size_t name_id(struct spaa_vset *v, const char *s)
+{
+  size_t len = strlen(s), ix;
+  if (spaa_strmap_get(&v->name_ix, s, len, &ix))
+    return ix;
+  if (v->n_names == v->cap_names) {
+    size_t cap = v->cap_names ? v->cap_names * 2 : 64;
+    char **n = realloc(v->names, cap * sizeof(*n));
+    signed char *m = realloc(v->match, cap);
+    if (n)
+      v->names = n;
+    if (m)
+      v->match = m;
+    if (!n || !m)
+      return SIZE_MAX;
+    v->cap_names = cap;
+  }
+  if (!(v->names[v->n_names] = strdup(s)))
+    return SIZE_MAX;
+  v->match[v->n_names] = 0;
+  if (spaa_strmap_put(&v->name_ix, v->names[v->n_names], len, v->n_names, NULL) < 0) {
+    free(v->names[v->n_names]);
+    return SIZE_MAX;
+  }
+  return v->n_names++;
+}
+
+/* The filters' verdict on one name (cached per name): bit 1 focus, bit 2 ignore. */
+static int name_match(struct spaa_vset *v, size_t ix)
+{
+  if (!v->match[ix]) {
+    int m = 0;
+    if (v->has_focus && regexec(&v->focus, v->names[ix], 0, NULL, 0) == 0)
+      m |= 1;
+    if (v->has_ignore && regexec(&v->ignore, v->names[ix], 0, NULL, 0) == 0)
+      m |= 2;
+    v->match[ix] = (signed char)(m ? m : 4);
+  }
+  return v->match[ix] & 3;
+}
+
+int spaa_vset_add(struct spaa_vset *v, const char *const *names, size_t n, double value,
+                  const char *id)
+{
+  struct spaa_vstack *s;
+  uint32_t *path = malloc((n ? n : 1) * sizeof(*path));
+  int hit = 0;
+  size_t i;
+  if (!path)
+    return SPAA_E_NOMEM;
+  for (i = 0; i < n; i++) {
+    size_t ix = name_id(v, names[i]);
+    if (ix == SIZE_MAX || ix > UINT32_MAX) {
+      free(path);
+      return SPAA_E_NOMEM;
+    }
+    path[i] = (uint32_t)ix;
+    if (v->has_focus || v->has_ignore)
+      hit |= name_match(v, ix);
+  }
+  if ((v->has_focus && !(hit & 1)) || (hit & 2)) {
+    free(path);
+    v->dropped++;
+    return 0;
+  }
+  if (v->n_stacks == v->cap_stacks) {
+    size_t cap = v->cap_stacks ? v->cap_stacks * 2 : 64;
+    struct spaa_vstack *a = realloc(v->stacks, cap * sizeof(*a));
+    if (!a) {
+      free(path);
+      return SPAA_E_NOMEM;
+    }
+    v->stacks = a;
+    v->cap_stacks = cap;
+  }
+  s = &v->stacks[v->n_stacks++];
+  memset(s, 0, sizeof(*s));
+  s->path = path;
+  s->n = n;
+  s->value = value;
+  if (id)
+    snprintf(s->id, sizeof(s->id), "%s", id);
+  v->total += value;
+  return 0;
+}
+
+/* The name of frame f in a view: its function, and its source line when by_frame. */
+static const char *frame_name(const struct spaa_frame *f, int by_frame, char *tmp, size_t cap)
+{
+  const char *fn = f->func && f->func[0] ? f->func : "[unknown]";
+  if (!by_frame || !f->srcline)
+    return fn;
+  snprintf(tmp, cap, "%s (%s)", fn, f->srcline);
+  return tmp;
+}
+
+int spaa_vset_from_profile(struct spaa_vset *v, const struct spaa_profile *p,
+                           const char *event, const char *metric, int by_frame,
+                           struct spaa_err *err)
+{
+  const struct spaa_event *e = event ? spaa_find_event(p, event)
+                                     : (p->header.n_events ? &p->header.events[0] : NULL);
+  struct spaa_idmap ids;
+  const char **names = NULL;
+  char *tmp = NULL;
+  size_t i, j, k, cap = 0;
+  int rc = 0, seen = 0, asked = metric != NULL;
+  if (!e)
+    return spaa_err_set(err, SPAA_E_USAGE, 0, 0, "no event '%.64s' in the profile",
+                        event ? event : "");
+  if (!metric)
+    metric = e->primary_metric;
+  if (!metric)
+    return spaa_err_set(err, SPAA_E_USAGE, 0, 0, "event '%.64s' has no primary metric",
+                        e->name);
+  spaa_idmap_init(&ids);
+  for (i = 0; i < p->n_frames && !rc; i++)
+    rc = spaa_idmap_put(&ids, p->frames[i].id, i, NULL) < 0 ? SPAA_E_NOMEM : 0;
+  for (i = 0; i < p->n_stacks && !rc; i++) {
+    const struct spaa_stack *s = &p->stacks[i];
+    const struct spaa_weight *w;
+    if (!s->event || strcmp(s->event, e->name) || !(w = spaa_weights_find(&s->weights, metric)))
+      continue;
+    if (!seen++ && w->unit) { /* the set outlives the profile: keep a copy */
+      snprintf(v->unit_buf, sizeof(v->unit_buf), "%s", w->unit);
+      v->unit = v->unit_buf;
+    }
+    if (s->n_frames > cap) {
+      free(names);
+      free(tmp);
+      cap = s->n_frames;
+      names = malloc(cap * sizeof(*names));
+      tmp = malloc(cap * 512);
+      if (!names || !tmp) {
+        rc = SPAA_E_NOMEM;
+        break;
+      }
+    }
+    for (j = 0; j < s->n_frames; j++) {
+      size_t pos = p->header.frame_order == SPAA_ROOT_TO_LEAF ? j : s->n_frames - 1 - j;
+      names[j] = spaa_idmap_get(&ids, s->frames[pos], &k)
+                     ? frame_name(&p->frames[k], by_frame, tmp + j * 512, 512)
+                     : "[unknown]";
+    }
+    rc = spaa_vset_add(v, names, s->n_frames, spaa_num_as_double(w->value), s->id);
+  }
+  if (!rc && !seen && asked)
+    rc = spaa_err_set(err, SPAA_E_USAGE, 0, 0, "no stack of event '%.64s' has metric '%.64s'",
+                      e->name, metric);
+  free(names);
+  free(tmp);
+  spaa_idmap_free(&ids);
+  snprintf(v->metric_buf, sizeof(v->metric_buf), "%s", metric);
+  v->metric = v->metric_buf;
+  if (rc && !err->code)
+    spaa_err_set(err, rc, 0, 0, NULL);
+  return rc;
+}
+
+int spaa_view_num(struct spaa_buf *b, double x)
+{
+  if (x == floor(x) && fabs(x) < 9007199254740992.0)
+    return spaa_buf_addf(b, "%.0f", x);
+  if (!isfinite(x))
+    return spaa_buf_adds(b, "0");
+  return spaa_buf_addf(b, "%.17g", x);
+}
+
+int spaa_view_jstr(struct spaa_buf *b, const char *s)
+{
+  int rc = spaa_buf_add(b, "\"", 1);
+  const unsigned char *p = (const unsigned char *)s;
+  for (; *p && !rc; p++) {
+    if (*p == '"' || *p == '\\')
+      rc = spaa_buf_addf(b, "\\%c", *p);
+    else if (*p < 0x20)
+      rc = spaa_buf_addf(b, "\\u%04x", *p);
+    else
+      rc = spaa_buf_add(b, p, 1);
+  }
+  return rc ? rc : spaa_buf_add(b, "\"", 1);
+}

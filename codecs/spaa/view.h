@@ -1,0 +1,135 @@
+/* Views of stack weights: a set of aggregated stacks (frame names root first and one value
+ * each) filled from a profile or from any other source (the store's merged scans), and the
+ * answers written from it: top functions, a flamegraph tree, folded stacks, speedscope.
+ * Pure: bytes out through a sink, no I/O. Numbers are doubles (exact for integer sums up to
+ * 2^53) and written as integers when they are whole. */
+#ifndef SPAA_VIEW_H
+#define SPAA_VIEW_H
+
+#include <regex.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/buf.h"
+#include "base/err.h"
+#include "base/idmap.h"
+#include "spaa/spaa.h"
+
+#define SPAA_VIEW_MAX_REGEX 256 /* longest focus= / ignore= pattern, bytes */
+
+/* One aggregated stack: name ids (indexes in the set's name table), root first. */
+struct spaa_vstack {
+  uint32_t *path;   /* n name ids (owned by the set) */
+  size_t n;
+  double value;     /* the chosen metric's weight */
+  char id[48];      /* the stack id when there is one stack behind it, else "" */
+  int64_t tag;      /* the caller's (the store's stack number in merged views), 0 else */
+};
+
+/* A set of stacks of one metric. Start with spaa_vset_init, release with spaa_vset_free. */
+struct spaa_vset {
+  char **names;            /* name table (owned strings) */
+  size_t n_names, cap_names;
+  struct spaa_strmap name_ix; /* name -> index in names */
+  struct spaa_vstack *stacks; /* n_stacks (owned) */
+  size_t n_stacks, cap_stacks;
+  double total;            /* sum of every stack's value */
+  const char *metric;      /* the metric's name (borrowed, or metric_buf) */
+  char metric_buf[128];    /* a metric name the set keeps itself */
+  char unit_buf[64];       /* a unit the set keeps itself */
+  const char *unit;        /* its unit, or NULL (borrowed) */
+  int has_focus, has_ignore; /* the filters below are compiled */
+  regex_t focus, ignore;   /* focus=: keep stacks through a matching frame; ignore=: drop them */
+  signed char *match;      /* per name: 0 unknown, 1 focus hit, 2 ignore hit, 3 both, 4 none */
+  size_t dropped;          /* stacks the filters left out */
+};
+
+void spaa_vset_init(struct spaa_vset *v);
+void spaa_vset_free(struct spaa_vset *v); /* NULL-safe */
+
+/* Compile the frame filters (either may be NULL). 0, or SPAA_E_BAD_REQUEST naming the
+ * parameter ("focus" or "ignore") for a pattern longer than SPAA_VIEW_MAX_REGEX or one
+ * regcomp (POSIX extended) refuses. */
+int spaa_vset_filters(struct spaa_vset *v, const char *focus, const char *ignore,
+                      struct spaa_err *err);
+
+/* Add a stack: n names root first (copied), its value and its id (may be NULL). A stack the
+ * filters leave out is counted in v->dropped and not added. 0 or SPAA_E_NOMEM. */
+int spaa_vset_add(struct spaa_vset *v, const char *const *names, size_t n, double value,
+                  const char *id);
+
+/* The stacks of one event of a profile, weighed by one metric: names are the frames'
+ * functions ("[unknown]" when empty), with " (file:line)" appended when by_frame and the
+ * frame has a source line. event NULL = the first declared; metric NULL = its primary.
+ * 0, SPAA_E_USAGE (no such event or metric; err names it), SPAA_E_NOMEM. */
+int spaa_vset_from_profile(struct spaa_vset *v, const struct spaa_profile *p,
+                           const char *event, const char *metric, int by_frame,
+                           struct spaa_err *err);
+
+/* Top functions as JSON: {"metric","unit","total","functions":N,"top":[{"name","self",
+ * "self_pct","total","total_pct"}...]} sorted by self (then total, then name), at most
+ * `limit` entries (0 = all). A function's total counts each stack once however often the
+ * function appears in it (recursion). Percentages of v->total, 2 decimals. */
+int spaa_view_top(const struct spaa_vset *v, size_t limit, spaa_sink_cb sink, void *ctx,
+                  struct spaa_err *err);
+
+/* A flamegraph tree as JSON: {"metric","unit","total","nodes":N,"trimmed_nodes":M,
+ * "trimmed_value":X,"tree":{"name":"root","self","total","children":[...]}}. Children are
+ * sorted by total (then name). At most max_nodes nodes besides the root are kept (0 = no
+ * limit), the heaviest first; the rest of a parent's children are merged into one child named
+ * "other" whose self is their total, so every node's total is still its self plus its
+ * children's totals. */
+int spaa_view_flamegraph(const struct spaa_vset *v, size_t max_nodes, spaa_sink_cb sink,
+                         void *ctx, struct spaa_err *err);
+
+/* Folded stacks of the set: "a;b;c value\n" per distinct path (stacks with the same names
+ * summed), sorted by value descending then path. ';' in a name becomes ':', CR/LF a space. */
+int spaa_view_collapsed(const struct spaa_vset *v, spaa_sink_cb sink, void *ctx,
+                        struct spaa_err *err);
+
+/* speedscope's file format: one "sampled" profile named `name` whose samples are the stacks
+ * (frame indexes root first) and weights their values; the unit from v->unit when speedscope
+ * knows it ("nanoseconds", "microseconds", "milliseconds", "seconds", "bytes"), else "none". */
+int spaa_view_speedscope(const struct spaa_vset *v, const char *name, spaa_sink_cb sink,
+                         void *ctx, struct spaa_err *err);
+
+/* A summary for agents, never longer than `budget` bytes: plain text (or JSON when `json`),
+ * in a fixed order: the name, metric and total, the top self functions with percentages,
+ * then the hottest stacks (root;...;leaf, shortened in the middle past 8 frames) each with
+ * its stack id to drill down with. Lines (JSON entries) that would pass the budget are left
+ * out, and the answer says how many were. Deterministic. */
+int spaa_view_summary(const struct spaa_vset *v, size_t budget, int json, const char *name,
+                      spaa_sink_cb sink, void *ctx, struct spaa_err *err);
+
+enum spaa_diff_format {
+  SPAA_DIFF_JSON = 0, /* {"metric","base_total","target_total","delta","n_functions",
+                         "functions":[{"name","base","target","delta","base_pct","target_pct",
+                         "delta_pct","status":"new|gone|changed|same"}],"n_stacks","stacks":[{"id",
+                         "path",...}]} sorted by |delta| (then key), at most `limit` of each */
+  SPAA_DIFF_COLLAPSED, /* "path base target\n" per folded path, sorted by path */
+  SPAA_DIFF_SUMMARY    /* text: totals, then the 10 largest movers of each kind, <= budget */
+};
+
+/* The diff of two sets of the same metric: per function (self weight) and per stack id
+ * (base, target, delta; percentages of each side's total). Stacks are matched by id, which
+ * is a content id: the same stack from two sources matches. A set diffed with itself gives
+ * zero deltas. 0, the sink's error, SPAA_E_NOMEM. */
+int spaa_view_diff(const struct spaa_vset *base, const struct spaa_vset *target, int format,
+                   size_t limit, size_t budget, spaa_sink_cb sink, void *ctx,
+                   struct spaa_err *err);
+
+/* One function of a top answer (internal to the views, shared with the summary). */
+struct spaa_top_row {
+  const char *name; /* borrowed from the set */
+  double self, total;
+};
+/* Every function of v with self and total, sorted as spaa_view_top sorts (*out malloc'ed).
+ * 0 or SPAA_E_NOMEM. */
+int spaa_view__top_rows(const struct spaa_vset *v, struct spaa_top_row **out, size_t *n);
+
+/* A number as the views write it: whole values as integers, others with %.17g. */
+int spaa_view_num(struct spaa_buf *b, double x);
+/* A JSON string (quotes and escapes) into b. */
+int spaa_view_jstr(struct spaa_buf *b, const char *s);
+
+#endif

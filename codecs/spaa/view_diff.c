@@ -1,0 +1,266 @@
+/* The diff of two stack sets (view.h): per function (self) and per stack id, base, target,
+ * delta and each normalized by its side's total; as JSON, as flamegraph.pl's two-column
+ * folded input, or as a budgeted text summary of the largest movers. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "spaa/view.h"
+
+/* One compared key (a function name or a stack id). */
+struct drow {
+  const char *key;   /* borrowed from a set */
+  const char *path;  /* stacks: the folded path (owned), else NULL */
+  double base, target;
+};
+
+struct dtab {
+  struct drow *r;
+  size_t n, cap;
+  struct spaa_strmap ix;
+};
+
+static int dtab_add(struct dtab *t, const char *key, double x, int target, struct drow **out)
+{
+  size_t k;
+  if (!spaa_strmap_get(&t->ix, key, strlen(key), &k)) {
+    if (t->n == t->cap) {
+      size_t cap = t->cap ? t->cap * 2 : 256;
+      struct drow *a = realloc(t->r, cap * sizeof(*a));
+      if (!a)
+        return SPAA_E_NOMEM;
+      t->r = a;
+      t->cap = cap;
+    }
+    k = t->n++;
+    memset(&t->r[k], 0, sizeof(t->r[k]));
+    t->r[k].key = key;
+    if (spaa_strmap_put(&t->ix, key, strlen(key), k, NULL) < 0)
+      return SPAA_E_NOMEM;
+  }
+  if (target)
+    t->r[k].target += x;
+  else
+    t->r[k].base += x;
+  if (out)
+    *out = &t->r[k];
+  return 0;
+}
+
+static void dtab_free(struct dtab *t)
+{
+  size_t i;
+  for (i = 0; i < t->n; i++)
+    free((char *)t->r[i].path);
+  free(t->r);
+  spaa_strmap_free(&t->ix);
+}
+
+static int delta_cmp(const void *a, const void *b)
+{
+  const struct drow *x = a, *y = b;
+  double dx = fabs(x->target - x->base), dy = fabs(y->target - y->base);
+  if (dx != dy)
+    return dx < dy ? 1 : -1;
+  return strcmp(x->key, y->key);
+}
+
+/* The folded path of a stack (malloc'ed). */
+static char *fold(const struct spaa_vset *v, const struct spaa_vstack *s)
+{
+  struct spaa_buf b;
+  size_t j;
+  int rc = 0;
+  spaa_buf_init(&b, 0);
+  for (j = 0; j < s->n && !rc; j++) {
+    size_t start = b.len;
+    rc = j ? spaa_buf_add(&b, ";", 1) : 0;
+    start = b.len;
+    rc = rc ? rc : spaa_buf_adds(&b, v->names[s->path[j]]);
+    for (; !rc && start < b.len; start++)
+      if (b.p[start] == ';' || b.p[start] == '\n' || b.p[start] == '\r' || b.p[start] == ' ')
+        b.p[start] = b.p[start] == ';' ? ':' : '_';
+  }
+  rc = rc ? rc : spaa_buf_add(&b, "", 1);
+  return rc ? (spaa_buf_free(&b), NULL) : spaa_buf_steal(&b, NULL);
+}
+
+/* Functions (by self) or stacks (by id; by folded path when `by_path`) of both sets. */
+static int collect(struct dtab *t, const struct spaa_vset *v, int target, int stacks, int by_path)
+{
+  size_t i;
+  int rc = 0;
+  if (!stacks) {
+    struct spaa_top_row *rows;
+    size_t n;
+    if ((rc = spaa_view__top_rows(v, &rows, &n)))
+      return rc;
+    for (i = 0; i < n && !rc; i++)
+      rc = dtab_add(t, rows[i].name, rows[i].self, target, NULL);
+    free(rows);
+    return rc;
+  }
+  for (i = 0; i < v->n_stacks && !rc; i++) {
+    struct drow *r;
+    char *path = fold(v, &v->stacks[i]);
+    if (!path)
+      return SPAA_E_NOMEM;
+    rc = dtab_add(t, by_path ? path : v->stacks[i].id, v->stacks[i].value, target, &r);
+    if (!rc && !r->path)
+      r->path = path; /* the row keeps it (and, by path, its key points into it) */
+    else
+      free(path);
+  }
+  return rc;
+}
+
+static int row_json(struct spaa_buf *b, const struct drow *r, double bt, double tt, int stacks)
+{
+  const char *status = r->base == 0 && r->target != 0 ? "new"
+                     : r->target == 0 && r->base != 0 ? "gone" : "changed";
+  int rc = spaa_buf_adds(b, stacks ? "{\"id\":" : "{\"name\":");
+  rc = rc ? rc : spaa_view_jstr(b, r->key);
+  if (stacks && r->path) {
+    rc = rc ? rc : spaa_buf_adds(b, ",\"path\":");
+    rc = rc ? rc : spaa_view_jstr(b, r->path);
+  }
+  rc = rc ? rc : spaa_buf_adds(b, ",\"base\":");
+  rc = rc ? rc : spaa_view_num(b, r->base);
+  rc = rc ? rc : spaa_buf_adds(b, ",\"target\":");
+  rc = rc ? rc : spaa_view_num(b, r->target);
+  rc = rc ? rc : spaa_buf_adds(b, ",\"delta\":");
+  rc = rc ? rc : spaa_view_num(b, r->target - r->base);
+  rc = rc ? rc : spaa_buf_addf(b, ",\"base_pct\":%.2f,\"target_pct\":%.2f,\"delta_pct\":%.2f",
+                               bt ? 100 * r->base / bt : 0.0, tt ? 100 * r->target / tt : 0.0,
+                               (tt ? 100 * r->target / tt : 0.0) - (bt ? 100 * r->base / bt : 0.0));
+  return rc ? rc : spaa_buf_addf(b, ",\"status\":\"%s\"}", r->base == r->target ? "same" : status);
+}
+
+static int diff_json(struct spaa_buf *b, const struct spaa_vset *base, const struct spaa_vset *target,
+                     struct dtab *fn, struct dtab *st, size_t limit)
+{
+  size_t i;
+  int rc = spaa_buf_adds(b, "{\"metric\":");
+  rc = rc ? rc : spaa_view_jstr(b, base->metric ? base->metric : target->metric ? target->metric : "");
+  rc = rc ? rc : spaa_buf_adds(b, ",\"base_total\":");
+  rc = rc ? rc : spaa_view_num(b, base->total);
+  rc = rc ? rc : spaa_buf_adds(b, ",\"target_total\":");
+  rc = rc ? rc : spaa_view_num(b, target->total);
+  rc = rc ? rc : spaa_buf_adds(b, ",\"delta\":");
+  rc = rc ? rc : spaa_view_num(b, target->total - base->total);
+  rc = rc ? rc : spaa_buf_addf(b, ",\"n_functions\":%zu,\"functions\":[", fn->n);
+  for (i = 0; i < fn->n && (!limit || i < limit) && !rc; i++) {
+    rc = i ? spaa_buf_add(b, ",", 1) : 0;
+    rc = rc ? rc : row_json(b, &fn->r[i], base->total, target->total, 0);
+  }
+  rc = rc ? rc : spaa_buf_addf(b, "],\"n_stacks\":%zu,\"stacks\":[", st->n);
+  for (i = 0; i < st->n && (!limit || i < limit) && !rc; i++) {
+    rc = i ? spaa_buf_add(b, ",", 1) : 0;
+    rc = rc ? rc : row_json(b, &st->r[i], base->total, target->total, 1);
+  }
+  return rc ? rc : spaa_buf_adds(b, "]}\n");
+}
+
+/* "path base target" lines (flamegraph.pl's difffolded input), sorted by path. */
+static int path_cmp(const void *a, const void *b)
+{
+  return strcmp(((const struct drow *)a)->key, ((const struct drow *)b)->key);
+}
+
+/* Keep `line` in b when it fits under the budget (40 bytes kept back for the closing note),
+ * else count it as left out. */
+static int sum_line(struct spaa_buf *b, struct spaa_buf *line, size_t budget, size_t *left)
+{
+  int rc = 0;
+  if (b->len + line->len + 40 <= budget)
+    rc = spaa_buf_add(b, line->p, line->len);
+  else
+    (*left)++;
+  line->len = 0;
+  return rc;
+}
+
+static int diff_summary(struct spaa_buf *b, const struct spaa_vset *base,
+                        const struct spaa_vset *target, struct dtab *fn, struct dtab *st,
+                        size_t budget)
+{
+  struct spaa_buf line;
+  size_t i, left = 0;
+  int rc, pass;
+  spaa_buf_init(&line, 0);
+  rc = spaa_buf_addf(&line, "diff of %.64s: base total ", base->metric ? base->metric : "?");
+  rc = rc ? rc : spaa_view_num(&line, base->total);
+  rc = rc ? rc : spaa_buf_adds(&line, ", target total ");
+  rc = rc ? rc : spaa_view_num(&line, target->total);
+  rc = rc ? rc : spaa_buf_adds(&line, "\n");
+  rc = rc ? rc : sum_line(b, &line, budget, &left);
+  for (pass = 0; pass < 2 && !rc; pass++) {
+    struct dtab *t = pass ? st : fn;
+    rc = spaa_buf_adds(&line, pass ? "largest movers by stack (delta id path):\n"
+                                   : "largest movers by function (delta base% -> target% name):\n");
+    rc = rc ? rc : sum_line(b, &line, budget, &left);
+    for (i = 0; i < t->n && i < 10 && !rc; i++) {
+      const struct drow *r = &t->r[i];
+      rc = spaa_buf_adds(&line, r->target - r->base > 0 ? "  +" : "  ");
+      rc = rc ? rc : spaa_view_num(&line, r->target - r->base);
+      if (pass)
+        rc = rc ? rc : spaa_buf_addf(&line, " %s %.300s\n", r->key, r->path ? r->path : "");
+      else
+        rc = rc ? rc : spaa_buf_addf(&line, " %.2f%% -> %.2f%% %.300s\n",
+                                     base->total ? 100 * r->base / base->total : 0.0,
+                                     target->total ? 100 * r->target / target->total : 0.0,
+                                     r->key);
+      rc = rc ? rc : sum_line(b, &line, budget, &left);
+    }
+  }
+  if (!rc && left)
+    rc = spaa_buf_addf(b, "(%zu entries left out)\n", left);
+  spaa_buf_free(&line);
+  return rc;
+}
+
+int spaa_view_diff(const struct spaa_vset *base, const struct spaa_vset *target, int format,
+                   size_t limit, size_t budget, spaa_sink_cb sink, void *ctx,
+                   struct spaa_err *err)
+{
+  struct dtab fn, st;
+  struct spaa_buf b;
+  size_t i;
+  int rc;
+  memset(&fn, 0, sizeof(fn));
+  memset(&st, 0, sizeof(st));
+  spaa_strmap_init(&fn.ix);
+  spaa_strmap_init(&st.ix);
+  spaa_buf_init(&b, 0);
+  rc = collect(&fn, base, 0, 0, 0);
+  rc = rc ? rc : collect(&fn, target, 1, 0, 0);
+  rc = rc ? rc : collect(&st, base, 0, 1, format == SPAA_DIFF_COLLAPSED);
+  rc = rc ? rc : collect(&st, target, 1, 1, format == SPAA_DIFF_COLLAPSED);
+  if (!rc && format == SPAA_DIFF_COLLAPSED) {
+    qsort(st.r, st.n, sizeof(*st.r), path_cmp);
+    for (i = 0; i < st.n && !rc; i++) {
+      rc = spaa_buf_addf(&b, "%s ", st.r[i].key);
+      rc = rc ? rc : spaa_view_num(&b, st.r[i].base);
+      rc = rc ? rc : spaa_buf_add(&b, " ", 1);
+      rc = rc ? rc : spaa_view_num(&b, st.r[i].target);
+      rc = rc ? rc : spaa_buf_add(&b, "\n", 1);
+      if (!rc && b.len >= (1 << 16)) {
+        rc = sink(ctx, b.p, b.len);
+        b.len = 0;
+      }
+    }
+  } else if (!rc) {
+    qsort(fn.r, fn.n, sizeof(*fn.r), delta_cmp);
+    qsort(st.r, st.n, sizeof(*st.r), delta_cmp);
+    rc = format == SPAA_DIFF_SUMMARY ? diff_summary(&b, base, target, &fn, &st, budget)
+                                     : diff_json(&b, base, target, &fn, &st, limit);
+  }
+  if (!rc && b.len)
+    rc = sink(ctx, b.p, b.len);
+  spaa_buf_free(&b);
+  dtab_free(&fn);
+  dtab_free(&st);
+  if (rc && !err->code)
+    spaa_err_set(err, rc, 0, 0, "writing the diff: %s", spaa_err_default(rc));
+  return rc;
+}

@@ -1,0 +1,500 @@
+/* The views written from a stack set (view.h): top functions, flamegraph tree, folded
+ * stacks, speedscope. Each streams its answer to a sink in bounded pieces. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "spaa/view.h"
+
+#define VIEW_FLUSH (1 << 16)
+
+/* An output in progress: a buffer handed to the sink whenever it holds VIEW_FLUSH bytes. */
+struct vout {
+  struct spaa_buf b;
+  spaa_sink_cb sink;
+  void *ctx;
+};
+
+static int vout_flush(struct vout *o, int force)
+{
+  int rc = 0;
+  if (o->b.len && (force || o->b.len >= VIEW_FLUSH)) {
+    rc = o->sink(o->ctx, o->b.p, o->b.len);
+    o->b.len = 0;
+  }
+  return rc;
+}
+
+static int vout_end(struct vout *o, int rc, struct spaa_err *err, const char *what)
+{
+  if (!rc)
+    rc = vout_flush(o, 1);
+  spaa_buf_free(&o->b);
+  if (rc && !err->code)
+    spaa_err_set(err, rc, 0, 0, "writing %s: %s", what, spaa_err_default(rc));
+  return rc;
+}
+
+/* {"metric":..,"unit":..,"total":.. shared by the JSON views. */
+static int head(struct spaa_buf *b, const struct spaa_vset *v)
+{
+  int rc = spaa_buf_adds(b, "{\"metric\":");
+  if (!rc)
+    rc = v->metric ? spaa_view_jstr(b, v->metric) : spaa_buf_adds(b, "null");
+  if (!rc)
+    rc = spaa_buf_adds(b, ",\"unit\":");
+  if (!rc)
+    rc = v->unit ? spaa_view_jstr(b, v->unit) : spaa_buf_adds(b, "null");
+  if (!rc)
+    rc = spaa_buf_adds(b, ",\"total\":");
+  return rc ? rc : spaa_view_num(b, v->total);
+}
+
+static int pct(struct spaa_buf *b, double x, double total)
+{
+  return spaa_buf_addf(b, "%.2f", total != 0 ? 100.0 * x / total : 0.0);
+}
+
+/* ---- top --------------------------------------------------------------------------------- */
+
+static int top_cmp(const void *a, const void *b)
+{
+  const struct spaa_top_row *x = a, *y = b;
+  if (x->self != y->self)
+    return x->self < y->self ? 1 : -1;
+  if (x->total != y->total)
+    return x->total < y->total ? 1 : -1;
+  return strcmp(x->name, y->name);
+}
+
+int spaa_view__top_rows(const struct spaa_vset *v, struct spaa_top_row **out, size_t *n_out)
+{
+  struct spaa_top_row *rows = calloc(v->n_names ? v->n_names : 1, sizeof(*rows));
+  size_t *stamp = calloc(v->n_names ? v->n_names : 1, sizeof(*stamp));
+  size_t i, j, n = 0;
+  *out = NULL;
+  *n_out = 0;
+  if (!rows || !stamp) {
+    free(rows);
+    free(stamp);
+    return SPAA_E_NOMEM;
+  }
+  for (i = 0; i < v->n_names; i++)
+    rows[i].name = v->names[i];
+  for (i = 0; i < v->n_stacks; i++) {
+    const struct spaa_vstack *s = &v->stacks[i];
+    if (s->n)
+      rows[s->path[s->n - 1]].self += s->value;
+    for (j = 0; j < s->n; j++)
+      if (stamp[s->path[j]] != i + 1) { /* once per stack: recursion counted once */
+        stamp[s->path[j]] = i + 1;
+        rows[s->path[j]].total += s->value;
+      }
+  }
+  for (i = 0; i < v->n_names; i++) /* names only the filters saw are not functions here */
+    if (stamp[i])
+      rows[n++] = rows[i];
+  free(stamp);
+  qsort(rows, n, sizeof(*rows), top_cmp);
+  *out = rows;
+  *n_out = n;
+  return 0;
+}
+
+int spaa_view_top(const struct spaa_vset *v, size_t limit, spaa_sink_cb sink, void *ctx,
+                  struct spaa_err *err)
+{
+  struct vout o = {.sink = sink, .ctx = ctx};
+  struct spaa_top_row *rows = NULL;
+  size_t i, n = 0;
+  int rc;
+  spaa_buf_init(&o.b, 0);
+  if ((rc = spaa_view__top_rows(v, &rows, &n)))
+    goto out;
+  rc = head(&o.b, v);
+  if (!rc)
+    rc = spaa_buf_addf(&o.b, ",\"functions\":%zu,\"top\":[", n);
+  for (i = 0; i < n && (!limit || i < limit) && !rc; i++) {
+    rc = spaa_buf_adds(&o.b, i ? ",{\"name\":" : "{\"name\":");
+    rc = rc ? rc : spaa_view_jstr(&o.b, rows[i].name);
+    rc = rc ? rc : spaa_buf_adds(&o.b, ",\"self\":");
+    rc = rc ? rc : spaa_view_num(&o.b, rows[i].self);
+    rc = rc ? rc : spaa_buf_adds(&o.b, ",\"self_pct\":");
+    rc = rc ? rc : pct(&o.b, rows[i].self, v->total);
+    rc = rc ? rc : spaa_buf_adds(&o.b, ",\"total\":");
+    rc = rc ? rc : spaa_view_num(&o.b, rows[i].total);
+    rc = rc ? rc : spaa_buf_adds(&o.b, ",\"total_pct\":");
+    rc = rc ? rc : pct(&o.b, rows[i].total, v->total);
+    rc = rc ? rc : spaa_buf_adds(&o.b, "}");
+    rc = rc ? rc : vout_flush(&o, 0);
+  }
+  if (!rc)
+    rc = spaa_buf_adds(&o.b, "]}\n");
+out:
+  free(rows);
+  return vout_end(&o, rc, err, "top functions");
+}
+
+/* ---- flamegraph -------------------------------------------------------------------------- */
+
+struct fnode {
+  uint32_t name;
+  uint32_t depth;
+  size_t parent;     /* index of the parent; the root is node 0 (its own parent) */
+  double self, total;
+  double other;      /* total of the children that were trimmed */
+  size_t first, count; /* kept children: order[first .. first + count) */
+  int kept;
+  int trimmed_kids;  /* 1 when some child was trimmed */
+};
+
+struct ftree {
+  struct fnode *n;
+  size_t len, cap;
+  const struct spaa_vset *v;
+};
+
+static int tree_child(struct ftree *t, struct spaa_idmap *ix, size_t parent, uint32_t name,
+                      size_t *out)
+{
+  uint64_t key = ((uint64_t)parent << 32) | name;
+  if (spaa_idmap_get(ix, key, out))
+    return 0;
+  if (t->len == t->cap) {
+    size_t cap = t->cap * 2;
+    struct fnode *a = realloc(t->n, cap * sizeof(*a));
+    if (!a)
+      return SPAA_E_NOMEM;
+    t->n = a;
+    t->cap = cap;
+  }
+  memset(&t->n[t->len], 0, sizeof(t->n[t->len]));
+  t->n[t->len].name = name;
+  t->n[t->len].parent = parent;
+  t->n[t->len].depth = t->n[parent].depth + 1;
+  if (parent > UINT32_MAX || spaa_idmap_put(ix, key, t->len, NULL) < 0)
+    return SPAA_E_NOMEM;
+  *out = t->len++;
+  return 0;
+}
+
+static int tree_build(struct ftree *t)
+{
+  struct spaa_idmap ix;
+  size_t i, j, at;
+  int rc = 0;
+  spaa_idmap_init(&ix);
+  t->cap = 256;
+  if (!(t->n = calloc(t->cap, sizeof(*t->n))))
+    return SPAA_E_NOMEM;
+  t->len = 1;
+  for (i = 0; i < t->v->n_stacks && !rc; i++) {
+    const struct spaa_vstack *s = &t->v->stacks[i];
+    at = 0;
+    t->n[0].total += s->value;
+    for (j = 0; j < s->n && !rc; j++) {
+      rc = tree_child(t, &ix, at, s->path[j], &at);
+      if (!rc)
+        t->n[at].total += s->value;
+    }
+    if (!rc)
+      t->n[at].self += s->value;
+  }
+  spaa_idmap_free(&ix);
+  return rc;
+}
+
+/* A node as the trimming sorts it (qsort has no context: the keys travel with the index). */
+struct fkey {
+  size_t ix;         /* node index */
+  size_t parent;
+  double total;
+  uint32_t depth;
+  const char *name;
+};
+
+/* Heaviest first; a parent before its children at equal totals; then by name. */
+static int heavy_cmp(const void *a, const void *b)
+{
+  const struct fkey *x = a, *y = b;
+  int c;
+  if (x->total != y->total)
+    return x->total < y->total ? 1 : -1;
+  if (x->depth != y->depth)
+    return x->depth < y->depth ? -1 : 1;
+  if ((c = strcmp(x->name, y->name)))
+    return c;
+  return x->ix < y->ix ? -1 : 1;
+}
+
+/* Siblings together (by parent), each family heaviest first. */
+static int family_cmp(const void *a, const void *b)
+{
+  const struct fkey *x = a, *y = b;
+  if (x->parent != y->parent)
+    return x->parent < y->parent ? -1 : 1;
+  return heavy_cmp(a, b);
+}
+
+/* Mark the kept nodes, sum the trimmed ones into their parent's `other`, and lay the kept
+ * children out in `order` family by family. Returns the count of trimmed nodes. */
+static size_t tree_trim(struct ftree *t, size_t max_nodes, size_t *order, double *trimmed)
+{
+  struct fkey *k = malloc((t->len ? t->len : 1) * sizeof(*k));
+  size_t i, kept = 0, n = 0;
+  if (!k)
+    return SIZE_MAX;
+  for (i = 1; i < t->len; i++) {
+    struct fkey e = {i, t->n[i].parent, t->n[i].total, t->n[i].depth, t->v->names[t->n[i].name]};
+    k[i - 1] = e;
+  }
+  qsort(k, t->len - 1, sizeof(*k), heavy_cmp);
+  t->n[0].kept = 1;
+  for (i = 0; i + 1 < t->len; i++) {
+    struct fnode *f = &t->n[k[i].ix];
+    if ((!max_nodes || kept < max_nodes) && t->n[f->parent].kept) {
+      f->kept = 1;
+      kept++;
+    } else if (t->n[f->parent].kept) {
+      t->n[f->parent].other += f->total;
+      t->n[f->parent].trimmed_kids = 1;
+      *trimmed += f->total;
+    }
+  }
+  for (i = 0; i + 1 < t->len; i++)
+    if (t->n[k[i].ix].kept)
+      k[n++] = k[i];
+  qsort(k, n, sizeof(*k), family_cmp);
+  for (i = 0; i < n; i++) {
+    struct fnode *p = &t->n[k[i].parent];
+    order[i] = k[i].ix;
+    if (!p->count)
+      p->first = i;
+    p->count++;
+  }
+  free(k);
+  return t->len - 1 - kept;
+}
+
+static int node_open(struct spaa_buf *b, const char *name, double self, double total)
+{
+  int rc = spaa_buf_adds(b, "{\"name\":");
+  rc = rc ? rc : spaa_view_jstr(b, name);
+  rc = rc ? rc : spaa_buf_adds(b, ",\"self\":");
+  rc = rc ? rc : spaa_view_num(b, self);
+  rc = rc ? rc : spaa_buf_adds(b, ",\"total\":");
+  rc = rc ? rc : spaa_view_num(b, total);
+  return rc ? rc : spaa_buf_adds(b, ",\"children\":[");
+}
+
+/* Depth first without recursion: pos[d] is the next child to write at depth d. */
+static int tree_write(const struct ftree *t, const size_t *order, struct vout *o)
+{
+  size_t *stack = malloc((t->len + 1) * sizeof(*stack)), *pos = malloc((t->len + 1) * sizeof(*pos));
+  size_t d = 0;
+  int rc = 0;
+  if (!stack || !pos) {
+    free(stack);
+    free(pos);
+    return SPAA_E_NOMEM;
+  }
+  stack[0] = 0;
+  pos[0] = 0;
+  rc = node_open(&o->b, "root", t->n[0].self, t->n[0].total);
+  while (!rc) {
+    const struct fnode *f = &t->n[stack[d]];
+    if (pos[d] < f->count) {
+      size_t c = order[f->first + pos[d]];
+      if (pos[d]++)
+        rc = spaa_buf_adds(&o->b, ",");
+      rc = rc ? rc : node_open(&o->b, t->v->names[t->n[c].name], t->n[c].self, t->n[c].total);
+      stack[++d] = c;
+      pos[d] = 0;
+    } else {
+      if (f->trimmed_kids) {
+        rc = spaa_buf_adds(&o->b, f->count ? "," : "");
+        rc = rc ? rc : node_open(&o->b, "other", f->other, f->other);
+        rc = rc ? rc : spaa_buf_adds(&o->b, "]}");
+      }
+      rc = rc ? rc : spaa_buf_adds(&o->b, "]}");
+      if (!d)
+        break;
+      d--;
+    }
+    rc = rc ? rc : vout_flush(o, 0);
+  }
+  free(stack);
+  free(pos);
+  return rc;
+}
+
+int spaa_view_flamegraph(const struct spaa_vset *v, size_t max_nodes, spaa_sink_cb sink,
+                         void *ctx, struct spaa_err *err)
+{
+  struct vout o = {.sink = sink, .ctx = ctx};
+  struct ftree t = {.v = v};
+  size_t *order = NULL, trimmed = 0;
+  double trimmed_value = 0;
+  int rc;
+  spaa_buf_init(&o.b, 0);
+  if ((rc = tree_build(&t)))
+    goto out;
+  if (!(order = malloc(t.len * sizeof(*order)))) {
+    rc = SPAA_E_NOMEM;
+    goto out;
+  }
+  if ((trimmed = tree_trim(&t, max_nodes, order, &trimmed_value)) == SIZE_MAX) {
+    rc = SPAA_E_NOMEM;
+    goto out;
+  }
+  rc = head(&o.b, v);
+  rc = rc ? rc : spaa_buf_addf(&o.b, ",\"nodes\":%zu,\"trimmed_nodes\":%zu,\"trimmed_value\":",
+                               t.len - 1 - trimmed, trimmed);
+  rc = rc ? rc : spaa_view_num(&o.b, trimmed_value);
+  rc = rc ? rc : spaa_buf_adds(&o.b, ",\"tree\":");
+  rc = rc ? rc : tree_write(&t, order, &o);
+  rc = rc ? rc : spaa_buf_adds(&o.b, "}\n");
+out:
+  free(order);
+  free(t.n);
+  return vout_end(&o, rc, err, "the flamegraph");
+}
+
+/* ---- collapsed --------------------------------------------------------------------------- */
+
+struct fline {
+  char *path;
+  double value;
+};
+
+static int line_path_cmp(const void *a, const void *b)
+{
+  return strcmp(((const struct fline *)a)->path, ((const struct fline *)b)->path);
+}
+
+static int line_value_cmp(const void *a, const void *b)
+{
+  const struct fline *x = a, *y = b;
+  if (x->value != y->value)
+    return x->value < y->value ? 1 : -1;
+  return strcmp(x->path, y->path);
+}
+
+/* The folded path of stack s (malloc'ed), NULL on OOM. */
+static char *fold_path(const struct spaa_vset *v, const struct spaa_vstack *s)
+{
+  struct spaa_buf b;
+  size_t j, start;
+  char *out;
+  int rc = 0;
+  spaa_buf_init(&b, 0);
+  for (j = 0; j < s->n && !rc; j++) {
+    if (j)
+      rc = spaa_buf_add(&b, ";", 1);
+    start = b.len;
+    rc = rc ? rc : spaa_buf_adds(&b, v->names[s->path[j]]);
+    for (; !rc && start < b.len; start++)
+      if (b.p[start] == ';' || b.p[start] == '\n' || b.p[start] == '\r')
+        b.p[start] = b.p[start] == ';' ? ':' : ' ';
+  }
+  rc = rc ? rc : spaa_buf_add(&b, "", 1);
+  out = rc ? NULL : spaa_buf_steal(&b, NULL);
+  spaa_buf_free(&b);
+  return out;
+}
+
+int spaa_view_collapsed(const struct spaa_vset *v, spaa_sink_cb sink, void *ctx,
+                        struct spaa_err *err)
+{
+  struct vout o = {.sink = sink, .ctx = ctx};
+  struct fline *l = calloc(v->n_stacks ? v->n_stacks : 1, sizeof(*l));
+  size_t i, n = 0;
+  int rc = 0;
+  spaa_buf_init(&o.b, 0);
+  for (i = 0; l && i < v->n_stacks && !rc; i++) {
+    l[i].value = v->stacks[i].value;
+    if (!(l[i].path = fold_path(v, &v->stacks[i])))
+      rc = SPAA_E_NOMEM;
+  }
+  if (!l || rc) {
+    rc = SPAA_E_NOMEM;
+    goto out;
+  }
+  qsort(l, v->n_stacks, sizeof(*l), line_path_cmp);
+  for (i = 0; i < v->n_stacks; i++) { /* merge equal paths */
+    if (n && strcmp(l[n - 1].path, l[i].path) == 0) {
+      l[n - 1].value += l[i].value;
+      free(l[i].path);
+    } else {
+      l[n++] = l[i];
+    }
+    if (i >= n)
+      l[i].path = NULL;
+  }
+  qsort(l, n, sizeof(*l), line_value_cmp);
+  for (i = 0; i < n && !rc; i++) {
+    rc = spaa_buf_adds(&o.b, l[i].path);
+    rc = rc ? rc : spaa_buf_add(&o.b, " ", 1);
+    rc = rc ? rc : spaa_view_num(&o.b, l[i].value);
+    rc = rc ? rc : spaa_buf_add(&o.b, "\n", 1);
+    rc = rc ? rc : vout_flush(&o, 0);
+  }
+out:
+  for (i = 0; l && i < v->n_stacks; i++)
+    free(l[i].path);
+  free(l);
+  return vout_end(&o, rc, err, "folded stacks");
+}
+
+/* ---- speedscope -------------------------------------------------------------------------- */
+
+static const char *speedscope_unit(const char *u)
+{
+  static const char *const known[] = {"nanoseconds", "microseconds", "milliseconds", "seconds",
+                                      "bytes"};
+  size_t i;
+  for (i = 0; u && i < sizeof(known) / sizeof(known[0]); i++)
+    if (strcmp(u, known[i]) == 0)
+      return known[i];
+  return "none";
+}
+
+int spaa_view_speedscope(const struct spaa_vset *v, const char *name, spaa_sink_cb sink,
+                         void *ctx, struct spaa_err *err)
+{
+  struct vout o = {.sink = sink, .ctx = ctx};
+  size_t i, j;
+  int rc;
+  spaa_buf_init(&o.b, 0);
+  rc = spaa_buf_adds(&o.b, "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\","
+                           "\"exporter\":\"spaa-relay\",\"name\":");
+  rc = rc ? rc : spaa_view_jstr(&o.b, name);
+  rc = rc ? rc : spaa_buf_adds(&o.b, ",\"activeProfileIndex\":0,\"shared\":{\"frames\":[");
+  for (i = 0; i < v->n_names && !rc; i++) {
+    rc = spaa_buf_adds(&o.b, i ? ",{\"name\":" : "{\"name\":");
+    rc = rc ? rc : spaa_view_jstr(&o.b, v->names[i]);
+    rc = rc ? rc : spaa_buf_adds(&o.b, "}");
+    rc = rc ? rc : vout_flush(&o, 0);
+  }
+  rc = rc ? rc : spaa_buf_adds(&o.b, "]},\"profiles\":[{\"type\":\"sampled\",\"name\":");
+  rc = rc ? rc : spaa_view_jstr(&o.b, v->metric ? v->metric : name);
+  rc = rc ? rc : spaa_buf_addf(&o.b, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":",
+                               speedscope_unit(v->unit));
+  rc = rc ? rc : spaa_view_num(&o.b, v->total);
+  rc = rc ? rc : spaa_buf_adds(&o.b, ",\"samples\":[");
+  for (i = 0; i < v->n_stacks && !rc; i++) {
+    rc = spaa_buf_adds(&o.b, i ? ",[" : "[");
+    for (j = 0; j < v->stacks[i].n && !rc; j++)
+      rc = spaa_buf_addf(&o.b, j ? ",%u" : "%u", (unsigned)v->stacks[i].path[j]);
+    rc = rc ? rc : spaa_buf_adds(&o.b, "]");
+    rc = rc ? rc : vout_flush(&o, 0);
+  }
+  rc = rc ? rc : spaa_buf_adds(&o.b, "],\"weights\":[");
+  for (i = 0; i < v->n_stacks && !rc; i++) {
+    rc = i ? spaa_buf_adds(&o.b, ",") : 0;
+    rc = rc ? rc : spaa_view_num(&o.b, v->stacks[i].value);
+    rc = rc ? rc : vout_flush(&o, 0);
+  }
+  rc = rc ? rc : spaa_buf_adds(&o.b, "]}]}\n");
+  return vout_end(&o, rc, err, "speedscope");
+}

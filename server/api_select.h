@@ -1,0 +1,50 @@
+/* Query parameters of the read API: strict checking (an unknown parameter is a 400 that
+ * names it), numbers in a range, and a selection of stored profiles from the list's filters
+ * (optionally under a prefix such as "base." or "target." for diffs). */
+#ifndef SPAA_SERVER_API_SELECT_H
+#define SPAA_SERVER_API_SELECT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "base/limits.h"
+#include "server/http.h"
+#include "storage/storage.h"
+
+/* The filters every merged view and the list take (without prefix), NULL-terminated. */
+extern const char *const spaa_api_filter_params[];
+
+/* 0 when every query parameter of req is named in one of the NULL-terminated lists (each
+ * also accepted under each prefix of `prefixes`, NULL-terminated, when given); else answers
+ * 400 "unknown parameter 'X'" in resp and returns -1. */
+int spaa_api_params_check(const struct spaa_req *req, const char *const *const *lists,
+                          const char *const *prefixes, struct spaa_resp *resp);
+
+/* The size parameter `name`: *out = def when absent, else decimal digits in [min, max].
+ * 0, or answers 400 naming the parameter and returns -1. */
+int spaa_api_size_param(const struct spaa_req *req, const char *name, size_t min, size_t max,
+                        size_t def, size_t *out, struct spaa_resp *resp);
+
+/* A selection of stored profiles: the list query and the storage its strings need. */
+struct spaa_api_sel {
+  struct spaa_list_query q;      /* filters (strings borrowed from the request or labels) */
+  struct spaa_store_label_filter filters[SPAA_QUERY_MAX_LABELS];
+  json_t *labels;                /* the label filters as an object (owned), or NULL */
+  int any;                       /* 1 when some filter was given */
+};
+
+/* Read the selection's filters, each named prefix + filter ("" for none): service (or
+ * project), source, event, from, to (unix seconds, RFC 3339, "now", "now-90s", "now-15m",
+ * "now-1h", "now-7d"), label=k:v (repeatable), labels=k:v,... , time=profile (the only
+ * time base the store filters on). now_ns is the request's arrival. 0, or answers 400
+ * naming the parameter and returns -1. Release with spaa_api_sel_free. */
+int spaa_api_sel_parse(const struct spaa_req *req, const char *prefix, int64_t now_ns,
+                       struct spaa_api_sel *sel, struct spaa_resp *resp);
+void spaa_api_sel_free(struct spaa_api_sel *sel); /* NULL-safe */
+
+/* Parse a relative time "now" or "now-<N><s|m|h|d>" against now_ns. 0 or -1. */
+int spaa_api_parse_relative(const char *s, int64_t now_ns, int64_t *ns);
+
+#endif

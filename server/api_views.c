@@ -1,0 +1,435 @@
+/* Views over stored profiles: exports of one profile (/pprof, /collapsed, /speedscope, /top,
+ * /flamegraph under /api/v1/profiles/{id}) and the same views merged over a selection
+ * (/api/v1/top, /flamegraph, /collapsed). The writers live in codecs/ (spaa/view.h,
+ * pprof/pprof.h); this file reads parameters, the store, and shapes the answer. */
+#include "server/api_views.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/compress.h"
+#include "base/idmap.h"
+#include "codecs/registry.h"
+#include "server/api.h"
+#include "server/api_select.h"
+#include "spaa/view.h"
+
+/* ---- answers ------------------------------------------------------------------------------ */
+
+int spaa_api_out_open(const struct spaa_req *req, struct spaa_api_out *o, int compress,
+                      struct spaa_err *err)
+{
+  memset(o, 0, sizeof(*o));
+  spaa_buf_init(&o->body, SPAA_HTTP_RESP_MAX);
+  o->enc = compress ? spaa_query_pick_encoding(spaa_req_header(req, "Accept-Encoding")) : 0;
+  if (o->enc && spaa_csink_open(o->enc == 2 ? SPAA_CODING_ZSTD : SPAA_CODING_GZIP,
+                                o->enc == 2 ? 3 : 6, spaa_buf_sink, &o->body, &o->z, err))
+    return err->code;
+  o->sink = o->z ? spaa_csink_write : spaa_buf_sink;
+  o->ctx = o->z ? (void *)o->z : (void *)&o->body;
+  return 0;
+}
+
+void spaa_api_out_answer(struct spaa_resp *resp, struct spaa_api_out *o, int rc,
+                         const char *media_type, struct spaa_err *err)
+{
+  if (!rc && o->z)
+    rc = spaa_csink_finish(o->z, err);
+  if (rc) {
+    spaa_resp_err(resp, err);
+  } else {
+    spaa_buf_free(&resp->body);
+    resp->body = o->body;
+    spaa_buf_init(&o->body, 0);
+    resp->status = 200;
+    resp->content_type = media_type;
+    if (o->enc)
+      spaa_resp_header(resp, "Content-Encoding", o->enc == 2 ? "zstd" : "gzip");
+    spaa_resp_header(resp, "Vary", "Accept-Encoding");
+  }
+  spaa_csink_free(o->z);
+  o->z = NULL;
+  spaa_buf_free(&o->body);
+}
+
+/* ---- view parameters ---------------------------------------------------------------------- */
+
+static const char *const view_params[] = {"metric", "event", "by", "focus", "ignore", "limit",
+                                          "max_nodes", "budget", "format", NULL};
+
+/* What the view parameters ask for. */
+struct view_args {
+  const char *metric, *event, *focus, *ignore;
+  int by_frame;
+  size_t limit, max_nodes;
+  size_t budget;   /* summary: most bytes */
+  int json;        /* summary: format=json */
+};
+
+static int view_args(const struct spaa_req *req, struct view_args *a, struct spaa_resp *resp)
+{
+  const char *by = spaa_req_query(req, "by"), *fmt = spaa_req_query(req, "format");
+  memset(a, 0, sizeof(*a));
+  a->metric = spaa_req_query(req, "metric");
+  a->event = spaa_req_query(req, "event");
+  a->focus = spaa_req_query(req, "focus");
+  a->ignore = spaa_req_query(req, "ignore");
+  if ((a->metric && !a->metric[0]) || (a->event && !a->event[0])) {
+    spaa_resp_error(resp, SPAA_E_BAD_REQUEST, "bad '%s': empty", a->metric && !a->metric[0]
+                                                                   ? "metric" : "event");
+    return -1;
+  }
+  if (by && strcmp(by, "function") && strcmp(by, "frame")) {
+    spaa_resp_error(resp, SPAA_E_BAD_REQUEST, "bad 'by' '%.32s': expected function or frame", by);
+    return -1;
+  }
+  a->by_frame = by && strcmp(by, "frame") == 0;
+  if (fmt && strcmp(fmt, "text") && strcmp(fmt, "json")) {
+    spaa_resp_error(resp, SPAA_E_BAD_REQUEST, "bad 'format' '%.32s': expected text or json", fmt);
+    return -1;
+  }
+  a->json = fmt && strcmp(fmt, "json") == 0;
+  if (spaa_api_size_param(req, "budget", 256, SPAA_API_MAX_BUDGET, 4096, &a->budget, resp))
+    return -1;
+  if (spaa_api_size_param(req, "limit", 1, SPAA_API_MAX_TOP, 50, &a->limit, resp) ||
+      spaa_api_size_param(req, "max_nodes", 1, SPAA_API_MAX_NODES, 2000, &a->max_nodes, resp))
+    return -1;
+  return 0;
+}
+
+/* ---- one profile ---------------------------------------------------------------------------- */
+
+/* The stored profile named by {id}; answers 404 and returns NULL when there is none. */
+static struct spaa_profile *load_profile(const struct spaa_req *req, struct spaa_resp *resp)
+{
+  const char *id = spaa_req_param(req, "id");
+  struct spaa_profile *p = NULL;
+  struct spaa_err err;
+  spaa_err_clear(&err);
+  if (!spaa_query_id_ok(id)) {
+    spaa_resp_error(resp, SPAA_E_NOT_FOUND, "no profile with id '%.64s'", id ? id : "");
+    return NULL;
+  }
+  if (spaa_store_get(req->app->store, id, &p, &err)) {
+    spaa_resp_err(resp, &err);
+    return NULL;
+  }
+  return p;
+}
+
+/* Write view `kind` of set v. */
+static int write_view(enum spaa_api_view kind, const struct spaa_vset *v,
+                      const struct view_args *a, const char *name, struct spaa_api_out *o,
+                      struct spaa_err *err)
+{
+  switch (kind) {
+  case SPAA_VIEW_TOP: return spaa_view_top(v, a->limit, o->sink, o->ctx, err);
+  case SPAA_VIEW_FLAMEGRAPH: return spaa_view_flamegraph(v, a->max_nodes, o->sink, o->ctx, err);
+  case SPAA_VIEW_COLLAPSED: return spaa_view_collapsed(v, o->sink, o->ctx, err);
+  case SPAA_VIEW_SPEEDSCOPE: return spaa_view_speedscope(v, name, o->sink, o->ctx, err);
+  case SPAA_VIEW_SUMMARY:
+    return spaa_view_summary(v, a->budget, a->json, name, o->sink, o->ctx, err);
+  default: return spaa_err_set(err, SPAA_E_INTERNAL, 0, 0, "unknown view");
+  }
+}
+
+static const char *view_media(enum spaa_api_view kind)
+{
+  return kind == SPAA_VIEW_COLLAPSED ? "text/plain; charset=utf-8"
+       : kind == SPAA_VIEW_SUMMARY ? "text/plain; charset=utf-8" : "application/json";
+}
+
+static const char *view_media_of(enum spaa_api_view kind, const struct view_args *a)
+{
+  return kind == SPAA_VIEW_SUMMARY && a->json ? "application/json" : view_media(kind);
+}
+
+/* Map a writer's usage complaint (no such event or metric) to a 400 naming the parameter. */
+static int usage_to_bad_request(int rc, struct spaa_err *err)
+{
+  if (rc == SPAA_E_USAGE) {
+    err->code = SPAA_E_BAD_REQUEST;
+    return SPAA_E_BAD_REQUEST;
+  }
+  return rc;
+}
+
+void spaa_api_profile_view(const struct spaa_req *req, struct spaa_resp *resp,
+                           enum spaa_api_view kind)
+{
+  static const char *const *const lists[] = {view_params, NULL};
+  struct spaa_profile *p;
+  struct view_args a;
+  struct spaa_vset v;
+  struct spaa_api_out o;
+  struct spaa_err err;
+  int rc;
+  if (spaa_api_params_check(req, lists, NULL, resp) || view_args(req, &a, resp) ||
+      !(p = load_profile(req, resp)))
+    return;
+  spaa_err_clear(&err);
+  spaa_vset_init(&v);
+  if (!(rc = spaa_vset_filters(&v, a.focus, a.ignore, &err)) &&
+      !(rc = usage_to_bad_request(
+            spaa_vset_from_profile(&v, p, a.event, a.metric, a.by_frame, &err), &err)) &&
+      !(rc = spaa_api_out_open(req, &o, 1, &err))) {
+    rc = write_view(kind, &v, &a, spaa_req_param(req, "id"), &o, &err);
+    spaa_api_out_answer(resp, &o, rc, view_media_of(kind, &a), &err);
+  } else {
+    spaa_resp_err(resp, &err);
+  }
+  spaa_vset_free(&v);
+  spaa_profile_free(p);
+}
+
+void spaa_api_profile_pprof(const struct spaa_req *req, struct spaa_resp *resp)
+{
+  static const char *const pprof_params[] = {"event", NULL};
+  static const char *const *const lists[] = {pprof_params, NULL};
+  const struct spaa_exporter *x = spaa_exporter("pprof");
+  struct spaa_export_opts opts = {NULL, NULL};
+  struct spaa_profile *p;
+  struct spaa_api_out o;
+  struct spaa_err err;
+  int rc;
+  if (spaa_api_params_check(req, lists, NULL, resp) || !(p = load_profile(req, resp)))
+    return;
+  spaa_err_clear(&err);
+  opts.event = spaa_req_query(req, "event");
+  if (!(rc = spaa_api_out_open(req, &o, 0, &err))) { /* pprof is gzipped already */
+    rc = usage_to_bad_request(x->fn(p, &opts, o.sink, o.ctx, &err), &err);
+    spaa_api_out_answer(resp, &o, rc, x->media_type, &err);
+  } else {
+    spaa_resp_err(resp, &err);
+  }
+  spaa_profile_free(p);
+}
+
+void spaa_api_pprof(const struct spaa_req *req, struct spaa_resp *resp)
+{
+  spaa_api_profile_pprof(req, resp);
+}
+void spaa_api_collapsed(const struct spaa_req *req, struct spaa_resp *resp)
+{
+  spaa_api_profile_view(req, resp, SPAA_VIEW_COLLAPSED);
+}
+void spaa_api_speedscope(const struct spaa_req *req, struct spaa_resp *resp)
+{
+  spaa_api_profile_view(req, resp, SPAA_VIEW_SPEEDSCOPE);
+}
+void spaa_api_top(const struct spaa_req *req, struct spaa_resp *resp)
+{
+  spaa_api_profile_view(req, resp, SPAA_VIEW_TOP);
+}
+void spaa_api_flamegraph(const struct spaa_req *req, struct spaa_resp *resp)
+{
+  spaa_api_profile_view(req, resp, SPAA_VIEW_FLAMEGRAPH);
+}
+void spaa_api_summary(const struct spaa_req *req, struct spaa_resp *resp)
+{
+  spaa_api_profile_view(req, resp, SPAA_VIEW_SUMMARY);
+}
+
+/* ---- merged over a selection ---------------------------------------------------------------- */
+
+/* Stack weights summed by stack number during a scan. */
+struct agg {
+  const char *metric;       /* the metric summed (the request's, else the first one seen) */
+  char metric_own[128];     /* storage for a metric taken from the scan */
+  struct spaa_idmap ix;     /* stack number -> index */
+  int64_t *numbers;         /* distinct stack numbers, in order of first appearance */
+  double *values;
+  size_t n, cap;
+  int64_t last_profile;
+  size_t profiles;          /* profiles visited */
+};
+
+static int agg_cb(void *ctx, const struct spaa_store_scan_stack *st)
+{
+  struct agg *g = ctx;
+  size_t i, k;
+  if (st->profile != g->last_profile) {
+    g->last_profile = st->profile;
+    g->profiles++;
+  }
+  if (!g->metric && st->n_weights) {
+    snprintf(g->metric_own, sizeof(g->metric_own), "%s", st->weights[0].metric);
+    g->metric = g->metric_own;
+  }
+  for (i = 0; i < st->n_weights; i++) {
+    double x;
+    if (strcmp(st->weights[i].metric, g->metric) != 0)
+      continue;
+    x = spaa_num_as_double(st->weights[i].value);
+    if (!spaa_idmap_get(&g->ix, (uint64_t)st->stack, &k)) {
+      if (g->n == SPAA_API_MAX_STACKS)
+        return SPAA_E_TOO_LARGE;
+      if (g->n == g->cap) {
+        size_t cap = g->cap ? g->cap * 2 : 1024;
+        int64_t *a = realloc(g->numbers, cap * sizeof(*a));
+        double *b = a ? realloc(g->values, cap * sizeof(*b)) : NULL;
+        if (a)
+          g->numbers = a;
+        if (!b)
+          return SPAA_E_NOMEM;
+        g->values = b;
+        g->cap = cap;
+      }
+      k = g->n++;
+      g->numbers[k] = st->stack;
+      g->values[k] = 0;
+      if (spaa_idmap_put(&g->ix, (uint64_t)st->stack, k, NULL) < 0)
+        return SPAA_E_NOMEM;
+    }
+    g->values[k] += x;
+    break;
+  }
+  return 0;
+}
+
+/* Turning resolved stacks into the view set. */
+struct resolve {
+  struct agg *g;
+  struct spaa_vset *v;
+  const char *event;        /* only stacks of this event, or NULL */
+  int by_frame;
+  const char **names;
+  char *tmp;
+  size_t cap;
+};
+
+static const char *stored_name(const struct spaa_store_frame_info *f, int by_frame, char *tmp,
+                               size_t cap)
+{
+  if (!f->func[0] && f->has_addr)
+    snprintf(tmp, cap, "0x%llx", (unsigned long long)f->addr);
+  else if (by_frame && f->srcline)
+    snprintf(tmp, cap, "%s (%s)", f->func[0] ? f->func : "[unknown]", f->srcline);
+  else
+    return f->func[0] ? f->func : "[unknown]";
+  return tmp;
+}
+
+static int resolve_cb(void *ctx, const struct spaa_store_stack_info *st)
+{
+  struct resolve *r = ctx;
+  size_t j, k;
+  if (r->event && strcmp(st->event, r->event) != 0)
+    return 0;
+  if (!spaa_idmap_get(&r->g->ix, (uint64_t)st->number, &k))
+    return 0;
+  if (st->n_frames > r->cap) {
+    free(r->names);
+    free(r->tmp);
+    r->cap = st->n_frames;
+    r->names = malloc(r->cap * sizeof(*r->names));
+    r->tmp = malloc(r->cap * 512);
+    if (!r->names || !r->tmp)
+      return SPAA_E_NOMEM;
+  }
+  for (j = 0; j < st->n_frames; j++) /* leaf first -> root first */
+    r->names[j] = stored_name(&st->frames[st->n_frames - 1 - j], r->by_frame, r->tmp + j * 512,
+                              512);
+  {
+    size_t before = r->v->n_stacks;
+    int rc = spaa_vset_add(r->v, r->names, st->n_frames, r->g->values[k], st->id);
+    if (!rc && r->v->n_stacks > before)
+      r->v->stacks[before].tag = st->number;
+    return rc;
+  }
+}
+
+int spaa_api_merged_vset(struct spaa_store *store, const struct spaa_list_query *q,
+                         const char *metric, int by_frame, struct spaa_vset *v,
+                         size_t *profiles, struct spaa_err *err)
+{
+  struct agg g;
+  struct resolve r;
+  int rc;
+  memset(&g, 0, sizeof(g));
+  memset(&r, 0, sizeof(r));
+  spaa_idmap_init(&g.ix);
+  g.metric = metric;
+  g.last_profile = -1;
+  rc = spaa_store_scan(store, q, agg_cb, &g, err);
+  if (rc == SPAA_E_TOO_LARGE)
+    spaa_err_set(err, rc, 0, 0, "the selection holds more than %d distinct stacks: narrow it",
+                 SPAA_API_MAX_STACKS);
+  else if (rc == SPAA_E_NOMEM && !err->code)
+    spaa_err_set(err, rc, 0, 0, NULL);
+  if (!rc) {
+    r.g = &g;
+    r.v = v;
+    r.event = q->event;
+    r.by_frame = by_frame;
+    rc = spaa_store_stacks(store, g.numbers, g.n, resolve_cb, &r, err);
+    if (rc && !err->code)
+      spaa_err_set(err, rc, 0, 0, NULL);
+  }
+  if (!rc && metric && g.profiles && !g.n)
+    rc = spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "bad 'metric' '%.64s': no stack of the "
+                      "selection has it", metric);
+  if (profiles)
+    *profiles = g.profiles;
+  if (g.metric) { /* the set keeps a pointer: copy the name where it outlives g */
+    snprintf(v->metric_buf, sizeof(v->metric_buf), "%s", g.metric);
+    v->metric = v->metric_buf;
+  }
+  free(r.names);
+  free(r.tmp);
+  free(g.numbers);
+  free(g.values);
+  spaa_idmap_free(&g.ix);
+  return rc;
+}
+
+void spaa_api_merged_view(const struct spaa_req *req, struct spaa_resp *resp,
+                          enum spaa_api_view kind)
+{
+  static const char *const *const lists[] = {view_params, spaa_api_filter_params, NULL};
+  struct spaa_api_sel sel;
+  struct view_args a;
+  struct spaa_vset v;
+  struct spaa_api_out o;
+  struct spaa_err err;
+  int rc;
+  if (spaa_api_params_check(req, lists, NULL, resp) || view_args(req, &a, resp))
+    return;
+  if (spaa_api_sel_parse(req, "", req->received_ns, &sel, resp)) {
+    spaa_api_sel_free(&sel);
+    return;
+  }
+  if (a.event && !sel.q.event)
+    sel.q.event = a.event;
+  spaa_err_clear(&err);
+  spaa_vset_init(&v);
+  if (!(rc = spaa_vset_filters(&v, a.focus, a.ignore, &err)) &&
+      !(rc = spaa_api_merged_vset(req->app->store, &sel.q, a.metric, a.by_frame, &v, NULL,
+                                  &err)) &&
+      !(rc = spaa_api_out_open(req, &o, 1, &err))) {
+    rc = write_view(kind, &v, &a, sel.q.service ? sel.q.service : "merged", &o, &err);
+    spaa_api_out_answer(resp, &o, rc, view_media_of(kind, &a), &err);
+  } else {
+    spaa_resp_err(resp, &err);
+  }
+  spaa_vset_free(&v);
+  spaa_api_sel_free(&sel);
+}
+
+void spaa_api_merged_top(const struct spaa_req *req, struct spaa_resp *resp)
+{
+  spaa_api_merged_view(req, resp, SPAA_VIEW_TOP);
+}
+void spaa_api_merged_flamegraph(const struct spaa_req *req, struct spaa_resp *resp)
+{
+  spaa_api_merged_view(req, resp, SPAA_VIEW_FLAMEGRAPH);
+}
+void spaa_api_merged_collapsed(const struct spaa_req *req, struct spaa_resp *resp)
+{
+  spaa_api_merged_view(req, resp, SPAA_VIEW_COLLAPSED);
+}
+void spaa_api_merged_summary(const struct spaa_req *req, struct spaa_resp *resp)
+{
+  spaa_api_merged_view(req, resp, SPAA_VIEW_SUMMARY);
+}

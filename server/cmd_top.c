@@ -1,0 +1,157 @@
+/* spaa-relay top [--from FORMAT] [--event E] [--metric M] [--limit N] [--by function|frame]
+ * FILE: the top functions of a profile file, offline, through the same view as
+ * GET /api/v1/profiles/{id}/top (codecs/spaa/view.h), printed as a table. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/buf.h"
+#include "base/limits.h"
+#include "codecs/registry.h"
+#include "server/cli.h"
+#include "spaa/view.h"
+
+static const char top_usage[] =
+    "usage: spaa-relay top [--from sentry|otlp|pprof|spaa] [--event NAME] [--metric NAME]\n"
+    "                      [--limit N] [--by function|frame] FILE\n"
+    "  The functions of the profile's first (or the named) event sorted by self weight:\n"
+    "  self%, self, total%, total (recursion counted once), name. Without --from the format\n"
+    "  is guessed: SPAA when the file starts with a header record, Sentry for other JSON,\n"
+    "  else pprof (protobuf, gzipped or not).\n";
+
+struct top_args {
+  const char *from, *event, *metric, *file;
+  size_t limit;
+  int by_frame;
+};
+
+static int top_parse(int argc, char **argv, struct top_args *a)
+{
+  int i;
+  memset(a, 0, sizeof(*a));
+  a->limit = 20;
+  for (i = 1; i < argc; i++) {
+    const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(o, "--help") || !strcmp(o, "-h"))
+      return 1;
+    if (o[0] == '-' && o[1] && !v)
+      return -1;
+    if (!strcmp(o, "--from"))
+      a->from = argv[++i];
+    else if (!strcmp(o, "--event"))
+      a->event = argv[++i];
+    else if (!strcmp(o, "--metric"))
+      a->metric = argv[++i];
+    else if (!strcmp(o, "--limit")) {
+      char *end;
+      long n = strtol(argv[++i], &end, 10);
+      if (*end || n < 1 || n > 1000000)
+        return -1;
+      a->limit = (size_t)n;
+    } else if (!strcmp(o, "--by")) {
+      if (strcmp(v, "function") && strcmp(v, "frame"))
+        return -1;
+      a->by_frame = !strcmp(argv[++i], "frame");
+    } else if (o[0] == '-' && o[1]) {
+      return -1;
+    } else if (!a->file) {
+      a->file = o;
+    } else {
+      return -1;
+    }
+  }
+  return a->file ? 0 : -1;
+}
+
+static int read_file(const char *name, struct spaa_buf *b)
+{
+  int fd = strcmp(name, "-") == 0 ? 0 : open(name, O_RDONLY | O_CLOEXEC);
+  char chunk[65536];
+  ssize_t n;
+  if (fd < 0)
+    return -1;
+  while ((n = read(fd, chunk, sizeof(chunk))) > 0)
+    if (spaa_buf_add(b, chunk, (size_t)n)) {
+      n = -1;
+      break;
+    }
+  if (fd)
+    close(fd);
+  return n < 0 ? -1 : 0;
+}
+
+static const char *guess_format(const struct spaa_buf *b)
+{
+  if (b->len && b->p[0] == '{')
+    return strstr(b->p, "\"type\":\"header\"") == b->p + 1 ? "spaa" : "sentry";
+  return "pprof";
+}
+
+static void print_rows(const struct spaa_vset *v, size_t limit)
+{
+  struct spaa_top_row *rows;
+  size_t i, n;
+  if (spaa_view__top_rows(v, &rows, &n))
+    return;
+  printf("metric %s%s%s%s, total %.17g, %zu stacks\n", v->metric ? v->metric : "?",
+         v->unit ? " (" : "", v->unit ? v->unit : "", v->unit ? ")" : "", v->total, v->n_stacks);
+  printf("%8s %16s %8s %16s  %s\n", "self%", "self", "total%", "total", "function");
+  for (i = 0; i < n && i < limit; i++)
+    printf("%7.2f%% %16.17g %7.2f%% %16.17g  %s\n",
+           v->total ? 100 * rows[i].self / v->total : 0.0, rows[i].self,
+           v->total ? 100 * rows[i].total / v->total : 0.0, rows[i].total, rows[i].name);
+  free(rows);
+}
+
+int spaa_cmd_top(int argc, char **argv)
+{
+  struct top_args a;
+  struct spaa_conv_list list;
+  struct spaa_convert_opts opts;
+  struct spaa_buf in;
+  struct spaa_vset v;
+  struct spaa_err err;
+  spaa_convert_fn conv;
+  int rc = top_parse(argc, argv, &a), status = 0;
+  if (rc) {
+    fputs(top_usage, rc > 0 ? stdout : stderr);
+    return rc > 0 ? 0 : 2;
+  }
+  memset(&list, 0, sizeof(list));
+  memset(&opts, 0, sizeof(opts));
+  memset(&err, 0, sizeof(err));
+  spaa_buf_init(&in, SPAA_CONVERT_MAX_INPUT);
+  spaa_vset_init(&v);
+  if (read_file(a.file, &in) || spaa_buf_add(&in, "", 1)) {
+    fprintf(stderr, "spaa-relay: top: cannot read %s\n", a.file);
+    status = 2;
+    goto out;
+  }
+  in.len--; /* the NUL only terminates the text for guessing */
+  if (!(conv = spaa_converter(a.from ? a.from : guess_format(&in)))) {
+    fprintf(stderr, "spaa-relay: top: unknown format '%s' (known: %s)\n", a.from,
+            spaa_converter_names());
+    status = 2;
+    goto out;
+  }
+  if ((rc = conv((const uint8_t *)in.p, in.len, &opts, &list, &err)) || !list.n ||
+      !list.v[0].profile) {
+    fprintf(stderr, "%s: error: %s\n", a.file,
+            rc ? err.msg : list.n ? list.v[0].err.msg : "no profile in the input");
+    status = 1;
+    goto out;
+  }
+  if ((rc = spaa_vset_from_profile(&v, list.v[0].profile, a.event, a.metric, a.by_frame, &err))) {
+    fprintf(stderr, "spaa-relay: top: %s\n", err.msg);
+    status = rc == SPAA_E_USAGE ? 2 : 1;
+    goto out;
+  }
+  print_rows(&v, a.limit);
+out:
+  spaa_vset_free(&v);
+  spaa_buf_free(&in);
+  spaa_conv_list_free(&list);
+  return status;
+}

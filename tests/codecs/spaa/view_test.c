@@ -1,0 +1,243 @@
+/* The views (codecs/spaa/view.c, view_out.c, view_summary.c, view_diff.c) over a small set
+ * with recursion, with exact expected answers: top, flamegraph (whole and trimmed), folded
+ * stacks, speedscope, focus/ignore filters, diff against itself and a changed set, and the
+ * summary's budget. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "spaa/view.h"
+
+struct tstack {
+  const char *path; /* "main;a;b" root first */
+  double value;
+  const char *id;
+};
+
+static const struct tstack base_set[] = {
+    {"main;a;b", 10, "s1"}, {"main;a", 5, "s2"}, {"main;c;a;a", 3, "s3"}, {"main;c", 2, "s4"}};
+
+static void fill(struct spaa_vset *v, const struct tstack *s, size_t n)
+{
+  size_t i;
+  v->metric = "cpu";
+  for (i = 0; i < n; i++) {
+    char buf[128], *save = NULL, *tok;
+    const char *names[16];
+    size_t k = 0;
+    snprintf(buf, sizeof(buf), "%s", s[i].path);
+    for (tok = strtok_r(buf, ";", &save); tok; tok = strtok_r(NULL, ";", &save))
+      names[k++] = tok;
+    assert_int_equal(spaa_vset_add(v, names, k, s[i].value, s[i].id), 0);
+  }
+}
+
+static int sink(void *ctx, const void *data, size_t len)
+{
+  return spaa_buf_add(ctx, data, len);
+}
+
+/* Run a view into a string (owned by the caller). */
+static char *run(int which, const struct spaa_vset *v, size_t arg)
+{
+  struct spaa_buf b;
+  struct spaa_err err;
+  int rc;
+  spaa_buf_init(&b, 0);
+  memset(&err, 0, sizeof(err));
+  rc = which == 0 ? spaa_view_top(v, arg, sink, &b, &err)
+     : which == 1 ? spaa_view_flamegraph(v, arg, sink, &b, &err)
+     : which == 2 ? spaa_view_collapsed(v, sink, &b, &err)
+     : which == 3 ? spaa_view_speedscope(v, "p", sink, &b, &err)
+                  : spaa_view_summary(v, arg, which == 5, "p", sink, &b, &err);
+  assert_int_equal(rc, 0);
+  spaa_buf_add(&b, "", 1);
+  return spaa_buf_steal(&b, NULL);
+}
+
+static void test_top(void **state)
+{
+  struct spaa_vset v;
+  char *out;
+  (void)state;
+  spaa_vset_init(&v);
+  fill(&v, base_set, 4);
+  out = run(0, &v, 2);
+  assert_string_equal(out, "{\"metric\":\"cpu\",\"unit\":null,\"total\":20,\"functions\":4,\"top\":["
+                           "{\"name\":\"b\",\"self\":10,\"self_pct\":50.00,\"total\":10,"
+                           "\"total_pct\":50.00},{\"name\":\"a\",\"self\":8,\"self_pct\":40.00,"
+                           "\"total\":18,\"total_pct\":90.00}]}\n");
+  free(out);
+  spaa_vset_free(&v);
+}
+
+static void test_flamegraph(void **state)
+{
+  struct spaa_vset v;
+  char *out;
+  (void)state;
+  spaa_vset_init(&v);
+  fill(&v, base_set, 4);
+  out = run(1, &v, 3);
+  assert_string_equal(out, "{\"metric\":\"cpu\",\"unit\":null,\"total\":20,\"nodes\":3,"
+                           "\"trimmed_nodes\":3,\"trimmed_value\":5,\"tree\":{\"name\":\"root\","
+                           "\"self\":0,\"total\":20,\"children\":[{\"name\":\"main\",\"self\":0,"
+                           "\"total\":20,\"children\":[{\"name\":\"a\",\"self\":5,\"total\":15,"
+                           "\"children\":[{\"name\":\"b\",\"self\":10,\"total\":10,\"children\":"
+                           "[]}]},{\"name\":\"other\",\"self\":5,\"total\":5,\"children\":[]}]}]}}\n");
+  free(out);
+  out = run(1, &v, 0);
+  assert_non_null(strstr(out, "\"nodes\":6,\"trimmed_nodes\":0,\"trimmed_value\":0,"));
+  assert_non_null(strstr(out, "{\"name\":\"c\",\"self\":2,\"total\":5,\"children\":[{\"name\":"
+                              "\"a\",\"self\":0,\"total\":3,\"children\":[{\"name\":\"a\","
+                              "\"self\":3,\"total\":3,\"children\":[]}]}]}"));
+  free(out);
+  spaa_vset_free(&v);
+}
+
+static void test_collapsed_and_speedscope(void **state)
+{
+  static const struct tstack dup[] = {{"x;y", 1, "a"}, {"x;y", 2, "b"}, {"x;y;z", 3, "c"}};
+  struct spaa_vset v;
+  char *out;
+  (void)state;
+  spaa_vset_init(&v);
+  fill(&v, base_set, 4);
+  out = run(2, &v, 0);
+  assert_string_equal(out, "main;a;b 10\nmain;a 5\nmain;c;a;a 3\nmain;c 2\n");
+  free(out);
+  out = run(3, &v, 0);
+  assert_non_null(strstr(out, "\"shared\":{\"frames\":[{\"name\":\"main\"},{\"name\":\"a\"},"
+                              "{\"name\":\"b\"},{\"name\":\"c\"}]}"));
+  assert_non_null(strstr(out, "\"unit\":\"none\",\"startValue\":0,\"endValue\":20,\"samples\":"
+                              "[[0,1,2],[0,1],[0,3,1,1],[0,3]],\"weights\":[10,5,3,2]}]}"));
+  free(out);
+  spaa_vset_free(&v);
+  spaa_vset_init(&v); /* the same path twice: one line, summed */
+  fill(&v, dup, 3);
+  out = run(2, &v, 0);
+  assert_string_equal(out, "x;y 3\nx;y;z 3\n");
+  free(out);
+  spaa_vset_free(&v);
+}
+
+static void test_filters(void **state)
+{
+  struct spaa_vset v;
+  struct spaa_err err;
+  (void)state;
+  memset(&err, 0, sizeof(err));
+  spaa_vset_init(&v);
+  assert_int_equal(spaa_vset_filters(&v, "^c$", NULL, &err), 0);
+  fill(&v, base_set, 4);
+  assert_int_equal(v.n_stacks, 2);
+  assert_true(v.total == 5);
+  assert_int_equal(v.dropped, 2);
+  spaa_vset_free(&v);
+  spaa_vset_init(&v);
+  assert_int_equal(spaa_vset_filters(&v, NULL, "^b$", &err), 0);
+  fill(&v, base_set, 4);
+  assert_true(v.total == 10);
+  spaa_vset_free(&v);
+  spaa_vset_init(&v);
+  assert_int_equal(spaa_vset_filters(&v, "a(", NULL, &err), SPAA_E_BAD_REQUEST);
+  assert_non_null(strstr(err.msg, "'focus'"));
+  memset(&err, 0, sizeof(err));
+  {
+    char big[SPAA_VIEW_MAX_REGEX + 2];
+    memset(big, 'a', sizeof(big) - 1);
+    big[sizeof(big) - 1] = 0;
+    assert_int_equal(spaa_vset_filters(&v, NULL, big, &err), SPAA_E_BAD_REQUEST);
+    assert_non_null(strstr(err.msg, "'ignore'"));
+  }
+  spaa_vset_free(&v);
+}
+
+static char *diff(const struct spaa_vset *a, const struct spaa_vset *b, int format)
+{
+  struct spaa_buf out;
+  struct spaa_err err;
+  spaa_buf_init(&out, 0);
+  memset(&err, 0, sizeof(err));
+  assert_int_equal(spaa_view_diff(a, b, format, 0, 4096, sink, &out, &err), 0);
+  spaa_buf_add(&out, "", 1);
+  return spaa_buf_steal(&out, NULL);
+}
+
+static void test_diff(void **state)
+{
+  static const struct tstack changed[] = {{"main;a;b", 4, "s1"}, {"main;a", 5, "s2"},
+                                          {"main;c;a;a", 3, "s3"}, {"main;c", 2, "s4"},
+                                          {"main;d", 6, "s5"}};
+  struct spaa_vset a, b;
+  char *out;
+  (void)state;
+  spaa_vset_init(&a);
+  spaa_vset_init(&b);
+  fill(&a, base_set, 4);
+  fill(&b, changed, 5);
+  out = diff(&a, &a, SPAA_DIFF_JSON); /* against itself: all zeros */
+  assert_null(strstr(out, "\"delta\":-"));
+  assert_null(strstr(out, "\"status\":\"changed\""));
+  assert_non_null(strstr(out, "\"base_total\":20,\"target_total\":20,\"delta\":0,"));
+  free(out);
+  out = diff(&a, &b, SPAA_DIFF_JSON);
+  assert_non_null(strstr(out, "\"functions\":[{\"name\":\"b\",\"base\":10,\"target\":4,"
+                              "\"delta\":-6,\"base_pct\":50.00,\"target_pct\":20.00,"
+                              "\"delta_pct\":-30.00,\"status\":\"changed\"},{\"name\":\"d\","
+                              "\"base\":0,\"target\":6,\"delta\":6,\"base_pct\":0.00,"
+                              "\"target_pct\":30.00,\"delta_pct\":30.00,\"status\":\"new\"}"));
+  assert_non_null(strstr(out, "\"stacks\":[{\"id\":\"s1\",\"path\":\"main;a;b\",\"base\":10,"
+                              "\"target\":4,\"delta\":-6"));
+  free(out);
+  out = diff(&a, &b, SPAA_DIFF_COLLAPSED);
+  assert_string_equal(out, "main;a 5 5\nmain;a;b 10 4\nmain;c 2 2\nmain;c;a;a 3 3\n"
+                           "main;d 0 6\n");
+  free(out);
+  spaa_vset_free(&a);
+  spaa_vset_free(&b);
+}
+
+static void test_summary_budget(void **state)
+{
+  struct spaa_vset v;
+  size_t budget;
+  int json;
+  (void)state;
+  spaa_vset_init(&v);
+  fill(&v, base_set, 4);
+  for (json = 0; json < 2; json++)
+    for (budget = 120; budget < 1200; budget += 37) {
+      char *a = run(json ? 5 : 4, &v, budget), *b = run(json ? 5 : 4, &v, budget);
+      assert_true(strlen(a) <= budget);
+      assert_string_equal(a, b); /* deterministic */
+      free(a);
+      free(b);
+    }
+  {
+    char *t = run(4, &v, 4096);
+    assert_non_null(strstr(t, "  50.00% 50.00% b\n"));
+    assert_non_null(strstr(t, "  50.00% s1 main;a;b\n"));
+    free(t);
+  }
+  spaa_vset_free(&v);
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_top),
+      cmocka_unit_test(test_flamegraph),
+      cmocka_unit_test(test_collapsed_and_speedscope),
+      cmocka_unit_test(test_filters),
+      cmocka_unit_test(test_diff),
+      cmocka_unit_test(test_summary_budget),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

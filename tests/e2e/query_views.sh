@@ -1,0 +1,181 @@
+#!/usr/bin/env bash
+# The query API's views over a real server and store, with profiles from all four ingest
+# paths (Sentry envelope, OTLP/HTTP, Pyroscope pprof push, SPAA): X-Spaa-Profile-Ids on
+# every upload; /pprof read by go tool pprof -top and -raw over HTTP with totals equal to the
+# stored ones, and re-ingested with the same stack ids and totals; /collapsed, /top,
+# /flamegraph, /speedscope, /summary of each; merged views, diff, discovery; bad parameters.
+source "$(dirname "$0")/lib.bash"
+F=${SPAA_SHARED:-}/fixtures
+if [[ ! -d "$F/pprof" || ! -d "$F/sentry" || ! -d "$F/otlp" ]]; then
+  echo "skip [$E2E_NAME]: shared fixtures not found"
+  exit 0
+fi
+command -v jq >/dev/null || fail "jq is required"
+start_server
+
+ids_header() { printf '%s\n' "$HTTP_HEADERS" | sed -n 's/^X-Spaa-Profile-Ids: //Ip' | head -n1; }
+
+# --- one upload per ingest path, each answer naming what it stored --------------------------
+http POST '/ingest?name=shop.cpu%7Benv%3Dprod%7D' --data-binary @"$F/pprof/google-pprof_large.cpu"
+assert_eq 200 "$HTTP_CODE" "pprof push"
+PPROF=$(ids_header)
+[[ "$PPROF" =~ ^[0-9a-f]{32}$ ]] || fail "pprof push: X-Spaa-Profile-Ids '$PPROF'"
+http POST '/ingest?name=shop.cpu%7Benv%3Ddev%7D' --data-binary @"$F/pprof/pyroscope_go.cpu.labels.pprof"
+SMALL=$(ids_header)
+http POST /api/42/envelope/ -H 'Content-Type:' \
+  --data-binary @"$F/sentry/constructed_envelope_transaction_profile_v1.envelope"
+assert_eq 200 "$HTTP_CODE" "sentry envelope ($HTTP_BODY)"
+SENTRY=$(ids_header)
+[[ -n "$SENTRY" ]] || fail "sentry: no X-Spaa-Profile-Ids in $HTTP_HEADERS"
+http POST /v1development/profiles -H 'Content-Type: application/x-protobuf' \
+  --data-binary @"$F/otlp/v1dev_01_cpu_basic.bin"
+assert_eq 200 "$HTTP_CODE" "otlp export"
+OTLP=$(ids_header)
+OTLP=${OTLP%%,*}
+[[ -n "$OTLP" ]] || fail "otlp: no X-Spaa-Profile-Ids"
+cat >"$E2E_TMP/p.spaa" <<'SPAA'
+{"type":"header","format":"spaa","version":"1.0","source_tool":"perf","frame_order":"leaf_to_root","events":[{"name":"cycles","kind":"hardware","sampling":{"mode":"period","primary_metric":"period","sample_period":1}}]}
+{"type":"dso","id":1,"name":"/bin/app"}
+{"type":"frame","id":1,"func":"work;hard","dso":1,"srcline":"w.c:3","kind":"user"}
+{"type":"frame","id":2,"func":"main","dso":1,"kind":"user"}
+{"type":"stack","id":"a","frames":[1,2],"context":{"event":"cycles"},"weights":[{"metric":"period","value":30}]}
+{"type":"stack","id":"b","frames":[2],"context":{"event":"cycles"},"weights":[{"metric":"period","value":10}]}
+SPAA
+http POST '/api/v1/spaa?service=perfsvc' --data-binary @"$E2E_TMP/p.spaa"
+assert_eq 200 "$HTTP_CODE" "spaa upload"
+SPAAID=$(ids_header)
+assert_eq "$(json_get "$HTTP_BODY" id)" "$SPAAID" "spaa: header and body name the same id"
+http POST /v1/pprof -H 'X-Service-Name: coll' --data-binary @"$F/pprof/google-pprof_sample.cpu"
+assert_eq 204 "$HTTP_CODE" "collector push"
+[[ "$(ids_header)" =~ ^[0-9a-f]{32}$ ]] || fail "collector push: no X-Spaa-Profile-Ids"
+
+total_of() { # ID METRIC: the stored total of METRIC (first event that has it)
+  curl -s "$SERVER_URL/api/v1/profiles/$1" | jq -r --arg m "$2" '[.events[].totals[$m] // empty][0]'
+}
+
+# --- go tool pprof over HTTP: totals equal the stored totals --------------------------------
+if command -v go >/dev/null; then
+  export HOME=$E2E_TMP PPROF_TMPDIR=$E2E_TMP
+  raw=$(go tool pprof -raw "$SERVER_URL/api/v1/profiles/$PPROF/pprof" 2>/dev/null)
+  sums=$(printf '%s\n' "$raw" | awk '/^Samples:/{s=1; next} s && /^ *[0-9-]+ +[0-9-]+:/ {a+=$1; b+=$2} /^Locations/{s=0} END {printf "%.0f %.0f", a, b}')
+  assert_eq "$(total_of "$PPROF" samples) $(total_of "$PPROF" cpu)" "$sums" "go tool pprof -raw totals (samples cpu)"
+  top=$(go tool pprof -top "$SERVER_URL/api/v1/profiles/$PPROF/pprof" 2>/dev/null)
+  assert_contains "$top" "Total samples = 240.29s" "go tool pprof -top total"
+  assert_contains "$top" "time.Now" "go tool pprof -top functions"
+else
+  echo "note [$E2E_NAME]: go not installed, go tool pprof checks not run"
+fi
+
+# --- the pprof export re-ingested: same stack ids and per-type totals -----------------------
+curl -s "$SERVER_URL/api/v1/profiles/$PPROF/pprof" -o "$E2E_TMP/export.pb.gz"
+http POST /v1/pprof -H 'X-Service-Name: again' --data-binary @"$E2E_TMP/export.pb.gz"
+AGAIN=$(ids_header)
+for m in cpu samples; do
+  assert_eq "$(total_of "$PPROF" $m)" "$(total_of "$AGAIN" $m)" "re-ingested $m total"
+done
+stack_ids() { curl -s "$SERVER_URL/api/v1/profiles/$1/spaa" | jq -r 'select(.type=="stack") | .id' | sort | md5sum; }
+assert_eq "$(stack_ids "$PPROF")" "$(stack_ids "$AGAIN")" "re-ingested stack ids"
+
+# --- one profile's views, for every source ---------------------------------------------------
+for id in "$SMALL" "$SENTRY" "$OTLP" "$SPAAID"; do
+  http GET "/api/v1/profiles/$id/top?limit=5"
+  assert_eq 200 "$HTTP_CODE" "top of $id ($HTTP_BODY)"
+  metric=$(jq -r .metric <<<"$HTTP_BODY")
+  total=$(jq -r .total <<<"$HTTP_BODY")
+  assert_eq "$(total_of "$id" "$metric")" "$total" "top total of $id"
+  csum=$(curl -s "$SERVER_URL/api/v1/profiles/$id/collapsed" | awk '{s+=$NF} END {printf "%.0f", s}')
+  assert_eq "$total" "$csum" "collapsed total of $id"
+  http GET "/api/v1/profiles/$id/flamegraph?max_nodes=5"
+  assert_eq 200 "$HTTP_CODE" "flamegraph of $id"
+  assert_eq "$total" "$(jq -r .tree.total <<<"$HTTP_BODY")" "flamegraph total of $id"
+  kids=$(jq '[.tree.children[].total] | add // 0' <<<"$HTTP_BODY")
+  assert_eq "$(jq -r .tree.total <<<"$HTTP_BODY")" "$(jq -r ".tree.self + $kids" <<<"$HTTP_BODY")" "flamegraph children add up ($id)"
+  http GET "/api/v1/profiles/$id/speedscope"
+  assert_eq 200 "$HTTP_CODE" "speedscope of $id"
+  assert_eq "$total" "$(jq '.profiles[0].weights | add // 0' <<<"$HTTP_BODY")" "speedscope total of $id"
+  http GET "/api/v1/profiles/$id/pprof"
+  assert_eq 200 "$HTTP_CODE" "pprof of $id"
+done
+assert_contains "$(curl -s "$SERVER_URL/api/v1/profiles/$SPAAID/collapsed")" "main;work:hard 30" "';' replaced"
+assert_contains "$(curl -s "$SERVER_URL/api/v1/profiles/$SPAAID/top?by=frame")" '"name":"work;hard (w.c:3)"' "by=frame"
+
+# --- the summary: under its budget, byte-identical on reruns (the largest fixture) -------------
+for b in 300 4096; do
+  curl -s "$SERVER_URL/api/v1/profiles/$PPROF/summary?budget=$b" -o "$E2E_TMP/s1"
+  curl -s "$SERVER_URL/api/v1/profiles/$PPROF/summary?budget=$b" -o "$E2E_TMP/s2"
+  cmp -s "$E2E_TMP/s1" "$E2E_TMP/s2" || fail "summary budget=$b differs between runs"
+  (($(wc -c <"$E2E_TMP/s1") <= b)) || fail "summary over its budget $b: $(wc -c <"$E2E_TMP/s1")"
+done
+first=$(curl -s "$SERVER_URL/api/v1/profiles/$SMALL/top?limit=1" | jq -r '.top[0].name')
+curl -s "$SERVER_URL/api/v1/profiles/$SMALL/summary?budget=2000&format=json" |
+  jq -e --arg f "$first" '.top[0].name == $f' >/dev/null || fail "summary json"
+
+# --- merged views over a selection ------------------------------------------------------------
+http GET '/api/v1/top?service=shop&limit=3'
+assert_eq 200 "$HTTP_CODE" "merged top"
+want=$(($(total_of "$PPROF" cpu) + $(total_of "$SMALL" cpu)))
+assert_eq "$want" "$(jq -r .total <<<"$HTTP_BODY")" "merged top total"
+if command -v go >/dev/null; then
+  raw=$(go tool pprof -raw "$SERVER_URL/api/v1/pprof?service=shop" 2>/dev/null)
+  sum=$(printf '%s\n' "$raw" | awk '/^Samples:/{s=1; next} s && /^ *[0-9-]+:/ {a+=$1} /^Locations/{s=0} END {printf "%.0f", a}')
+  assert_eq "$want" "$sum" "merged pprof total (go tool pprof -raw)"
+fi
+http GET '/api/v1/top?service=shop&label=env:prod'
+assert_eq "$(total_of "$PPROF" cpu)" "$(jq -r .total <<<"$HTTP_BODY")" "merged top by label"
+http GET '/api/v1/flamegraph?service=shop&max_nodes=10&focus=%5Emain%5C.next%24'
+assert_eq 200 "$HTTP_CODE" "merged flamegraph with focus"
+assert_eq 217070000000 "$(jq -r .total <<<"$HTTP_BODY")" "focus=main.next total"
+http GET '/api/v1/collapsed?service=perfsvc&ignore=work'
+assert_eq "main 10" "$HTTP_BODY" "merged collapsed with ignore"
+http GET '/api/v1/summary?service=shop&budget=500'
+assert_eq 200 "$HTTP_CODE" "merged summary"
+
+# --- diff ------------------------------------------------------------------------------------
+http GET "/api/v1/diff?base=$SMALL&target=$SMALL"
+assert_eq 200 "$HTTP_CODE" "self diff"
+assert_eq 0 "$(jq '[.functions[].delta, .stacks[].delta] | map(select(. != 0)) | length' <<<"$HTTP_BODY")" "a profile diffed with itself"
+http GET "/api/v1/diff?base=$PPROF&target=$AGAIN&limit=1"
+assert_eq 0 "$(jq '[.functions[].delta, .stacks[].delta] | map(select(. != 0)) | length' <<<"$HTTP_BODY")" "pprof vs its re-ingested export"
+sid=$(jq -r '.stacks[0].id' <<<"$HTTP_BODY")
+http GET "/api/v1/diff?base.service=shop&base.label=env:dev&target.service=shop&target.label=env:prod&format=collapsed"
+assert_eq 200 "$HTTP_CODE" "diff collapsed ($HTTP_BODY)"
+assert_eq "$(total_of "$SMALL" cpu) $(total_of "$PPROF" cpu)" \
+  "$(printf '%s\n' "$HTTP_BODY" | awk '{a+=$(NF-1); b+=$NF} END {printf "%.0f %.0f", a, b}')" "diff collapsed columns"
+http GET "/api/v1/diff?base.service=perfsvc&target.service=shop"
+assert_eq 400 "$HTTP_CODE" "diff of two metrics"
+http GET "/api/v1/diff?base=$SMALL&target.service=shop&target.label=env:prod&format=summary&budget=600"
+(( ${#HTTP_BODY} <= 600 )) || fail "diff summary over budget"
+
+# --- discovery -------------------------------------------------------------------------------
+http GET /api/v1/services
+assert_eq 2 "$(jq -r '.services[] | select(.name=="shop") | .profiles' <<<"$HTTP_BODY")" "services: shop"
+assert_eq pprof "$(jq -r '.services[] | select(.name=="shop") | .sources[0]' <<<"$HTTP_BODY")" "services: source"
+http GET /api/v1/labels/env/values
+assert_eq '[{"value":"dev","profiles":1},{"value":"prod","profiles":1}]' "$(jq -c .values <<<"$HTTP_BODY")" "label values"
+http GET "/api/v1/stacks/$sid"
+assert_eq 200 "$HTTP_CODE" "stack by id"
+assert_eq 2 "$(jq -r .profiles <<<"$HTTP_BODY")" "profiles holding the stack (the push and its export)"
+[[ $(jq '.frames | length' <<<"$HTTP_BODY") -gt 0 ]] || fail "stack frames"
+
+# --- bad parameters: 400/404 naming them -------------------------------------------------------
+bad() { # PATH STATUS TEXT
+  http GET "$1"
+  assert_eq "$2" "$HTTP_CODE" "GET $1 ($HTTP_BODY)"
+  assert_contains "$HTTP_BODY" "$3" "GET $1"
+}
+bad '/api/v1/profiles?servce=x' 400 "unknown parameter 'servce'"
+bad '/api/v1/top?service=shop&metrc=cpu' 400 "'metrc'"
+bad '/api/v1/top?from=yesterday' 400 "'from'"
+bad "/api/v1/profiles/$PPROF/top?limit=0" 400 "'limit'"
+bad "/api/v1/profiles/$PPROF/flamegraph?max_nodes=x" 400 "'max_nodes'"
+bad "/api/v1/profiles/$PPROF/top?by=line" 400 "'by'"
+bad "/api/v1/profiles/$PPROF/top?focus=%28" 400 "'focus'"
+bad "/api/v1/profiles/$SMALL/top?metric=nope" 400 "nope"
+bad '/api/v1/profiles?cursor=zz' 400 "cursor"
+bad '/api/v1/profiles/0123456789abcdef0123456789abcdef/pprof' 404 "no profile"
+bad '/api/v1/stacks/0x00000000000000000000000000000000' 404 "no stack"
+bad "/api/v1/diff?base=$PPROF" 400 "'target'"
+bad '/api/v1/diff?base=nosuchprofile&target=x' 404 "no profile"
+bad "/api/v1/diff?base=$PPROF&target=$PPROF&format=png" 400 "'format'"
+bad "/api/v1/summary?budget=10" 400 "'budget'"
+echo ok
