@@ -19,6 +19,11 @@
 #define SPAA_CONFIG_DEFAULT_WORKERS 32
 #define SPAA_CONFIG_DEFAULT_QUEUE_DEPTH 256
 #define SPAA_CONFIG_DEFAULT_IDLE_TIMEOUT 30 /* seconds */
+/* the OTLP/gRPC listener (server/grpc.h) */
+#define SPAA_CONFIG_DEFAULT_GRPC_LISTEN "127.0.0.1:4317"
+#define SPAA_CONFIG_DEFAULT_GRPC_MAX_MESSAGE ((size_t)64 << 20) /* bytes of one gRPC message */
+#define SPAA_CONFIG_DEFAULT_GRPC_MAX_STREAMS 128 /* concurrent streams per connection */
+#define SPAA_CONFIG_MAX_GRPC_STREAMS 4096
 
 enum spaa_log_level {
   SPAA_LOG_DEBUG = 0,
@@ -60,6 +65,11 @@ struct spaa_config {
   enum spaa_log_level log_level;/* lowest level logged */
   enum spaa_keep_original keep_original; /* store uploads beside their conversion or not */
   enum spaa_config_durability durability;     /* commit mode of the store */
+  char *grpc_host;              /* gRPC (h2c) listener address, or NULL: no listener (owned) */
+  uint16_t grpc_port;           /* its port; 0 = let the kernel pick */
+  int grpc_ipv6;                /* 1 when grpc_host is an IPv6 address */
+  size_t grpc_max_message;      /* cap on one gRPC message, compressed or not, bytes */
+  unsigned grpc_max_streams;    /* SETTINGS_MAX_CONCURRENT_STREAMS of each connection */
   struct spaa_sentry_key *sentry_keys; /* n_sentry_keys entries (owned) */
   size_t n_sentry_keys;
   char **ingest_tokens;         /* bearer tokens for ingest routes (owned) */
