@@ -128,6 +128,23 @@ assert_eq UNAUTHENTICATED "$(field code "$out")" "a wrong token"
 out=$(client export "$G4" "$FIX/v1dev_06_minimal.bin" --token s3cret)
 assert_eq OK "$(field code "$out")" "the ingest token"
 
+# --- PING answered; a connection that is not HTTP/2 is closed ------------------------------
+out=$(client raw "$G4" "$FIX/v1dev_06_minimal.bin")
+assert_eq ack "$(field ping "$out")" "PING answered"
+out=$(client garbage "$G4" --no-preface)
+assert_eq true "$(field closed "$out")" "an HTTP/1.1 request on the gRPC port: closed"
+out=$(client export "$G4" "$FIX/v1dev_06_minimal.bin" --token s3cret)
+assert_eq OK "$(field code "$out")" "served after a bad preface"
+
+# --- shutdown: GOAWAY, and a call already open is finished and stored ------------------------
+start_server
+G5=$(grpc_port)
+out=$(client shutdown "$G5" "$FIX/v1dev_03_multi_resource_scope.bin" "$SERVER_PID")
+assert_eq yes "$(field goaway "$out")" "GOAWAY on SIGTERM"
+assert_eq 0 "$(field '"grpc-status"' "$out")" "the call open at SIGTERM is answered OK"
+wait "$SERVER_PID" || fail "server exit status after SIGTERM"
+assert_eq 4 "$(grep -c 'msg="profile stored"' "$SERVER_LOG")" "its profiles stored before exit"
+
 # --- the listener can be turned off --------------------------------------------------------------
 start_server --grpc-listen ''
 if grep -q 'listening on gRPC' "$SERVER_LOG"; then fail "grpc_listen '' still listens"; fi

@@ -8,12 +8,18 @@ and python3-h2 (hand-made HTTP/2 for what a well-behaved client never sends).
       N concurrent calls on one channel (one HTTP/2 connection); prints the codes, counted
   raw PORT FILE [--timeout GRPC_TIMEOUT] [--encoding E] [--path P] [--ctype C]
       one call over python3-h2; prints the :status, grpc-status and grpc-message it got
-  garbage PORT
-      the client preface, then bytes that are no HTTP/2 frame; prints what came back until
-      the server closed the connection
+  garbage PORT [--no-preface]
+      the client preface (or an HTTP/1.1 request instead), then bytes that are no HTTP/2
+      frame; prints whether the server sent GOAWAY before it closed the connection
+  shutdown PORT FILE PID
+      one call whose body is sent in two halves, with SIGTERM sent to PID in between: prints
+      the call's grpc-status and whether a GOAWAY came (the call must still be answered)
 """
 import json
+import os
+import signal
 import socket
+import time
 import sys
 import threading
 
@@ -120,9 +126,20 @@ def cmd_raw(port, path, args):
     if "--encoding" in args:
         headers.append(("grpc-encoding", opt(args, "--encoding")))
     sid = conn.get_next_available_stream_id()
+    conn.ping(b"spaa-rly")
     conn.send_headers(sid, headers)
     conn.send_data(sid, msg, end_stream=True)
     sock.sendall(conn.data_to_send())
+    got, done = read_answer(sock, conn)
+    sock.close()
+    print(json.dumps({k: got.get(k, "") for k in (":status", "grpc-status", "grpc-message",
+                                                  "grpc-retry-pushback-ms", "ping", "goaway")},
+                     sort_keys=True))
+
+
+def read_answer(sock, conn):
+    """Read until the stream ends; the header fields seen, and ping / goaway flags."""
+    import h2.events
     got, done = {}, False
     while not done:
         chunk = sock.recv(65536)
@@ -134,19 +151,63 @@ def cmd_raw(port, path, args):
                     got[k.decode()] = v.decode()
             elif isinstance(ev, h2.events.DataReceived):
                 conn.acknowledge_received_data(ev.flow_controlled_length, ev.stream_id)
+            elif isinstance(ev, h2.events.PingAckReceived):
+                got["ping"] = "ack"
+            elif isinstance(ev, h2.events.ConnectionTerminated):
+                got["goaway"] = "yes"
             elif isinstance(ev, (h2.events.StreamEnded, h2.events.StreamReset)):
                 done = True
         sock.sendall(conn.data_to_send())
+    return got, done
+
+
+def cmd_shutdown(port, path, args):
+    data = open(path, "rb").read()
+    msg = b"\0" + len(data).to_bytes(4, "big") + data
+    half = len(msg) // 2
+    sock, conn = h2_conn(port)
+    sid = conn.get_next_available_stream_id()
+    conn.send_headers(sid, [(":method", "POST"), (":scheme", "http"), (":authority", "x"),
+                            (":path", SERVICE % "v1development"),
+                            ("content-type", "application/grpc"), ("te", "trailers")])
+    conn.send_data(sid, msg[:half])
+    sock.sendall(conn.data_to_send())
+    time.sleep(0.5)
+    os.kill(int(args[0]), signal.SIGTERM)
+    time.sleep(0.5)  # the GOAWAY is on its way; the stream was opened before it
+    conn.send_data(sid, msg[half:], end_stream=True)
+    sock.sendall(conn.data_to_send())
+    # python3-h2 takes GOAWAY as the end of the connection and refuses what follows, which
+    # the server may send for streams opened before it: read the frames by hand
+    raw = b""
+    while True:
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        raw += chunk
     sock.close()
-    print(json.dumps({k: got.get(k, "") for k in (":status", "grpc-status", "grpc-message",
-                                               "grpc-retry-pushback-ms")},
-                     sort_keys=True))
+    got, i = {}, 0
+    while i + 9 <= len(raw):
+        n, kind, sid_ = int.from_bytes(raw[i:i + 3], "big"), raw[i + 3], \
+            int.from_bytes(raw[i + 5:i + 9], "big") & 0x7FFFFFFF
+        if kind == 7:
+            got["goaway"] = "yes"
+        elif kind == 1 and sid_ == sid:
+            for k, v in conn.decoder.decode(raw[i + 9:i + 9 + n]):
+                got[k.decode() if isinstance(k, bytes) else k] = \
+                    v.decode() if isinstance(v, bytes) else v
+        i += 9 + n
+    print(json.dumps({"grpc-status": got.get("grpc-status", ""),
+                      "goaway": got.get("goaway", "")}, sort_keys=True))
 
 
 def cmd_garbage(port, args):
     sock = socket.create_connection(("127.0.0.1", int(port)), timeout=20)
-    sock.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x04\x07\x00\x00\x00\x00\x00"
-                 + b"this is not an HTTP/2 frame at all" * 8)
+    if "--no-preface" in args:
+        sock.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
+    else:
+        sock.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x04\x07\x00\x00\x00\x00\x00"
+                     + b"this is not an HTTP/2 frame at all" * 8)
     got = b""
     try:
         while True:
@@ -169,7 +230,7 @@ def main():
     cmd, port = sys.argv[1], sys.argv[2]
     if cmd == "garbage":
         return cmd_garbage(port, sys.argv[3:])
-    fn = {"export": cmd_export, "many": cmd_many, "raw": cmd_raw}[cmd]
+    fn = {"export": cmd_export, "many": cmd_many, "raw": cmd_raw, "shutdown": cmd_shutdown}[cmd]
     return fn(port, sys.argv[3], sys.argv[4:])
 
 
