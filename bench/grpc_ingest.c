@@ -31,7 +31,8 @@
 #include "fixture.h"
 
 #define CONC 64     /* requests in flight */
-#define ROUNDS 2    /* rounds of each phase; the best rate is reported */
+#define ROUNDS 4    /* rounds of each phase (each transport first in half); the best rate
+                     * is reported */
 #define EXPORT "/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export"
 
 static double now_s(void)
@@ -337,9 +338,13 @@ int main(int argc, char **argv)
            getenv("TMPDIR") && getenv("TMPDIR")[0] ? getenv("TMPDIR") : "/tmp");
   if (!mkdtemp(tmp) || server_start(&sv, tmp, durability))
     goto out;
-  for (r = 0; r < ROUNDS; r++) {
-    double h = http_phase(spaa_http_port(sv.http), req, len, secs, &bad);
-    double g = grpc_phase(spaa_grpc_port(sv.grpc), msg, len + 5, secs, &bad);
+  for (r = 0; r < ROUNDS; r++) { /* the store grows as it goes: each transport goes first once */
+    double h = 0, g = 0;
+    if (r % 2)
+      g = grpc_phase(spaa_grpc_port(sv.grpc), msg, len + 5, secs, &bad);
+    h = http_phase(spaa_http_port(sv.http), req, len, secs, &bad);
+    if (!(r % 2))
+      g = grpc_phase(spaa_grpc_port(sv.grpc), msg, len + 5, secs, &bad);
     printf("round %d: OTLP/HTTP %8.1f req/s   OTLP/gRPC %8.1f req/s\n", r + 1, h, g);
     best_h = h > best_h ? h : best_h;
     best_g = g > best_g ? g : best_g;
