@@ -14,6 +14,7 @@
 #include "server/h2.h"
 #include "server/ingest.h"
 #include "server/ingest_otlp.h"
+#include "server/ingest_push.h"
 #include "server/log.h"
 
 #define GRPC_MEM_BUDGET_MIN ((size_t)256 << 20) /* bytes of messages held at once, at least */
@@ -34,6 +35,10 @@ struct spaa_grpc {
 static const struct spaa_route grpc_methods[] = {
     OTLP_METHOD("v1development"),
     OTLP_METHOD("v1experimental"),
+    /* Pyroscope's push API as a gRPC service (its Connect form is on the HTTP listener) */
+    {"POST", "/push.v1.PusherService/Push", spaa_ingest, .auth = SPAA_AUTH_INGEST,
+     .on_error = spaa_ingest_on_error, .format = "pprof-push",
+     .dialect = &spaa_dialect_pyroscope_push_proto},
 };
 
 static const struct spaa_route *find_method(const char *path)
@@ -78,6 +83,29 @@ static int code_of_status(int status)
   }
 }
 
+/* The gRPC code of a Connect error answer ({"code":"invalid_argument","message":...}: the
+ * push dialect's), its message into msg; 0 when it is none. */
+static int connect_error(const struct spaa_resp *resp, char *msg, size_t n)
+{
+  json_t *e = json_loadb(resp->body.p, resp->body.len, 0, NULL);
+  const char *name = json_string_value(json_object_get(e, "code"));
+  const char *m = json_string_value(json_object_get(e, "message"));
+  int code = 0, c;
+  char upper[32];
+  size_t i;
+  for (i = 0; name && name[i] && i + 1 < sizeof(upper); i++)
+    upper[i] = (char)(name[i] >= 'a' && name[i] <= 'z' ? name[i] - 32 : name[i]);
+  upper[name ? i : 0] = 0;
+  for (c = 1; c <= SPAA_GRPC_UNAUTHENTICATED && upper[0]; c++)
+    if (strcmp(spaa_grpc_status_name(c), upper) == 0)
+      code = c;
+  if (strcmp(upper, "CANCELED") == 0) /* Connect spells it with one L */
+    code = SPAA_GRPC_CANCELLED;
+  snprintf(msg, n, "%s", m ? m : "");
+  json_decref(e);
+  return code;
+}
+
 /* The flow's answer as a gRPC answer: 200 = the response message and status OK; otherwise
  * the google.rpc.Status the dialect wrote, as grpc-status and grpc-message. */
 static void from_resp(struct spaa_resp *resp, struct spaa_h2_answer *a)
@@ -101,8 +129,12 @@ static void from_resp(struct spaa_resp *resp, struct spaa_h2_answer *a)
     spaa_h2_answer_field(a, 1, "grpc-status", "0");
     return;
   }
-  if (spaa_grpc_status_read((const uint8_t *)resp->body.p, resp->body.len, &code, msg,
-                            sizeof(msg)) || code == 0)
+  if (resp->body.len && resp->body.p[0] == '{')
+    code = connect_error(resp, msg, sizeof(msg));
+  else if (spaa_grpc_status_read((const uint8_t *)resp->body.p, resp->body.len, &code, msg,
+                                 sizeof(msg)))
+    code = 0;
+  if (code <= 0)
     code = code_of_status(resp->status);
   answer_status(a, code, msg);
   for (i = 0; i < resp->n_headers; i++) /* the HTTP route's Retry-After, as gRPC says it */
@@ -195,7 +227,7 @@ static int call_check(void *ctx, const struct spaa_h2_req *h, struct spaa_h2_ans
   if (!rt) {
     snprintf(msg, sizeof(msg), "unknown method %.200s: this server serves "
              "opentelemetry.proto.collector.profiles.{v1development,v1experimental}"
-             ".ProfilesService/Export", h->path);
+             ".ProfilesService/Export and push.v1.PusherService/Push", h->path);
     answer_status(a, SPAA_GRPC_UNIMPLEMENTED, msg);
     return 1;
   }

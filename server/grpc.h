@@ -1,10 +1,12 @@
 /* OTLP over gRPC: the h2c listener (h2.h) serving
  *   /opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export
  *   /opentelemetry.proto.collector.profiles.v1experimental.ProfilesService/Export
- * as unary calls. A message goes through the same ingest flow as POST /v1development/profiles
- * (server/ingest.c, the otlp converter, the OTLP dialect in its protobuf form), so a call
- * stores what the HTTP route stores and answers the same ExportProfilesServiceResponse; an
- * error's google.rpc.Status becomes grpc-status and grpc-message. */
+ *   /push.v1.PusherService/Push (Pyroscope's push API as a gRPC service)
+ * as unary calls. A message goes through the same ingest flow as its HTTP route
+ * (server/ingest.c: POST /v1development/profiles with the OTLP dialect in its protobuf form,
+ * POST /push.v1.PusherService/Push with the push dialect), so a call stores what the HTTP
+ * route stores and answers the same response message; an error's google.rpc.Status (or
+ * Connect error) becomes grpc-status and grpc-message. */
 #ifndef SPAA_SERVER_GRPC_H
 #define SPAA_SERVER_GRPC_H
 

@@ -91,6 +91,15 @@ static int push_parse(struct spaa_ingest *x, struct spaa_err *err)
   return 0;
 }
 
+/* parse for gRPC (server/grpc.c): the message is protobuf, there is no Content-Type. */
+static int push_proto_parse(struct spaa_ingest *x, struct spaa_err *err)
+{
+  (void)err;
+  x->source = "pprof";
+  x->state = (void *)"application/proto";
+  return 0;
+}
+
 /* answer: an empty PushResponse in the request's content type. */
 static void push_answer(struct spaa_ingest *x)
 {
@@ -130,6 +139,13 @@ static void push_fail(struct spaa_ingest *x, enum spaa_ingest_stage stage, int c
 const struct spaa_dialect spaa_dialect_pyroscope_push = {
     .name = "pyroscope-push",
     .parse = push_parse,
+    .answer = push_answer,
+    .fail = push_fail,
+};
+
+const struct spaa_dialect spaa_dialect_pyroscope_push_proto = {
+    .name = "pyroscope-push",
+    .parse = push_proto_parse,
     .answer = push_answer,
     .fail = push_fail,
 };

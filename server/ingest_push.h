@@ -14,6 +14,10 @@
  * "message":"..."} with the HTTP status Connect gives the code (400, 401, 415, 429, 500, 503
  * with Retry-After). */
 extern const struct spaa_dialect spaa_dialect_pyroscope_push;
+/* The same for gRPC's push.v1.PusherService/Push on the h2c listener (server/grpc.c): the
+ * message is protobuf (no Content-Type read), the answer an empty PushResponse, errors the
+ * same Connect JSON, which grpc.c turns into grpc-status and grpc-message. */
+extern const struct spaa_dialect spaa_dialect_pyroscope_push_proto;
 
 /* The Connect code and HTTP status of an error code (SPAA_E_*); exposed for tests. */
 const char *spaa_push_connect_code(int code, int *http_status);

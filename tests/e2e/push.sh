@@ -71,6 +71,20 @@ for kind in proto json; do
   assert_eq "$WANT" "$(stored)" "gzip $kind push: the same profiles"
 done
 
+# --- the same push as a gRPC call on the h2c listener ----------------------------------------
+PY=/usr/bin/python3
+CLIENT="$(dirname "$0")/../grpc/grpc_client.py"
+"$PY" -c 'import grpc' 2>/dev/null || fail "python3-grpcio is needed (scripts/install-deps.sh)"
+start_server
+out=$("$PY" "$CLIENT" export "$(grpc_port)" "$E2E_TMP/req.proto" --method "$PUSH")
+assert_eq OK "$(jq -r .code <<<"$out")" "push over gRPC"
+assert_eq "" "$(jq -r .response <<<"$out")" "empty PushResponse over gRPC"
+assert_eq "$WANT" "$(stored)" "push over gRPC: the same three profiles"
+printf '\x0a\x05\x12\x09' >"$E2E_TMP/bad.pb"
+out=$("$PY" "$CLIENT" export "$(grpc_port)" "$E2E_TMP/bad.pb" --method "$PUSH")
+assert_eq INVALID_ARGUMENT "$(jq -r .code <<<"$out")" "bad push over gRPC"
+assert_contains "$(jq -r .details <<<"$out")" "malformed" "its message"
+
 # --- errors, in Connect's shape; a failed push stores nothing -----------------------------------
 start_server
 # connect_error STATUS CODE WHAT: the last answer is a Connect error

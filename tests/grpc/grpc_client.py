@@ -2,8 +2,9 @@
 """A gRPC client for the end-to-end tests, on Debian's python3-grpcio (raw-bytes unary calls)
 and python3-h2 (hand-made HTTP/2 for what a well-behaved client never sends).
 
-  export PORT FILE [--version V] [--gzip] [--timeout S] [--token T]
-      one Export call; prints one JSON line: code, details, response (hex), rejected, message
+  export PORT FILE [--version V] [--gzip] [--timeout S] [--token T] [--method PATH]
+      one Export call (or a call of PATH); prints one JSON line: code, details, response
+      (hex), and the partial_success of an ExportProfilesServiceResponse
   many PORT FILE N [--version V]
       N concurrent calls on one channel (one HTTP/2 connection); prints the codes, counted
   raw PORT FILE [--timeout GRPC_TIMEOUT] [--encoding E] [--path P] [--ctype C]
@@ -74,12 +75,14 @@ def cmd_export(port, path, args):
     comp = grpc.Compression.Gzip if "--gzip" in args else None
     timeout = float(opt(args, "--timeout")) if "--timeout" in args else None
     with grpc.insecure_channel("127.0.0.1:%s" % port) as ch:
-        call = ch.unary_unary(SERVICE % opt(args, "--version", "v1development"))
+        call = ch.unary_unary(opt(args, "--method",
+                                  SERVICE % opt(args, "--version", "v1development")))
         out = {"code": "OK", "details": ""}
         try:
             resp = call(data, metadata=meta, compression=comp, timeout=timeout)
             out["response"] = resp.hex()
-            out["rejected"], out["message"] = partial_success(resp)
+            if "--method" not in args:
+                out["rejected"], out["message"] = partial_success(resp)
         except grpc.RpcError as e:
             out["code"], out["details"] = e.code().name, e.details() or ""
     print(json.dumps(out, sort_keys=True))
