@@ -635,12 +635,14 @@ static void sweep(struct spaa_h2 *h, int64_t now)
   int64_t idle = (int64_t)h->o.idle_timeout * 1000000000LL;
   while (*pp) {
     struct h2_conn *c = *pp;
-    if (__atomic_load_n(&h->quiesce, __ATOMIC_RELAXED))
+    /* quiescing, or idle (no stream, nothing read for idle_timeout, the client preface and
+     * SETTINGS included): GOAWAY, then the connection closes once it has nothing to do */
+    if (__atomic_load_n(&h->quiesce, __ATOMIC_RELAXED) || (!c->streams && now - c->last_ns > idle))
       conn_goaway(c);
     if (!c->dead && conn_flush(c))
       c->dead = 1;
-    if (!c->dead && !c->streams && now - c->last_ns > idle)
-      c->dead = 1;
+    if (!c->dead && c->goaway && !c->streams && now - c->last_ns > 2 * idle)
+      c->dead = 1; /* a peer that does not read: close anyway */
     if (!c->dead && !nghttp2_session_want_read(c->s) && !nghttp2_session_want_write(c->s) &&
         c->out_off == c->out.len)
       c->dead = 1;

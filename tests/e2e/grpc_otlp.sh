@@ -136,6 +136,12 @@ assert_eq true "$(field closed "$out")" "an HTTP/1.1 request on the gRPC port: c
 out=$(client export "$G4" "$FIX/v1dev_06_minimal.bin" --token s3cret)
 assert_eq OK "$(field code "$out")" "served after a bad preface"
 
+# --- a connection that never sends the preface is closed by the idle timeout ---------------
+start_server --idle-timeout 1
+out=$(client garbage "$(grpc_port)" --silent)
+assert_eq true "$(field closed "$out")" "a silent connection closed after idle_timeout"
+assert_eq true "$(field goaway "$out")" "with a GOAWAY first"
+
 # --- shutdown: GOAWAY, and a call already open is finished and stored ------------------------
 start_server
 G5=$(grpc_port)

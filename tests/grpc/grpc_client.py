@@ -9,9 +9,10 @@ and python3-h2 (hand-made HTTP/2 for what a well-behaved client never sends).
       N concurrent calls on one channel (one HTTP/2 connection); prints the codes, counted
   raw PORT FILE [--timeout GRPC_TIMEOUT] [--encoding E] [--path P] [--ctype C]
       one call over python3-h2; prints the :status, grpc-status and grpc-message it got
-  garbage PORT [--no-preface]
-      the client preface (or an HTTP/1.1 request instead), then bytes that are no HTTP/2
-      frame; prints whether the server sent GOAWAY before it closed the connection
+  garbage PORT [--no-preface | --silent]
+      the client preface (or an HTTP/1.1 request instead, or nothing), then bytes that are
+      no HTTP/2 frame; prints whether the server sent GOAWAY before it closed the connection
+      (a server that does not close it within 20 s makes this fail)
   shutdown PORT FILE PID
       one call whose body is sent in two halves, with SIGTERM sent to PID in between: prints
       the call's grpc-status and whether a GOAWAY came (the call must still be answered)
@@ -206,7 +207,9 @@ def cmd_shutdown(port, path, args):
 
 def cmd_garbage(port, args):
     sock = socket.create_connection(("127.0.0.1", int(port)), timeout=20)
-    if "--no-preface" in args:
+    if "--silent" in args:
+        pass  # nothing at all: the server's idle timeout must close it
+    elif "--no-preface" in args:
         sock.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
     else:
         sock.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x04\x07\x00\x00\x00\x00\x00"
