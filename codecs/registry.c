@@ -16,6 +16,7 @@ static const struct {
     {"sentry", spaa_convert_sentry},
     {"otlp", spaa_convert_otlp},
     {"pprof", spaa_convert_pprof},
+    {"pprof-push", spaa_convert_pprof_push},
 };
 
 /* One line per output format: name, writer, file extension, HTTP media type. */

@@ -27,6 +27,9 @@ enum cfg_key {
   K_RETENTION,
   K_RETENTION_INTERVAL,
   K_MAX_DB_SIZE,
+  K_GRPC_LISTEN,
+  K_GRPC_MAX_MESSAGE,
+  K_GRPC_MAX_STREAMS,
   K_SENTRY_KEY,
   K_INGEST_TOKEN,
   K_READ_TOKEN,
@@ -60,6 +63,11 @@ static const struct cfg_setting {
     {K_RETENTION_INTERVAL, "retention_interval", "SPAA_RELAY_RETENTION_INTERVAL",
      "--retention-interval", 0},
     {K_MAX_DB_SIZE, "max_db_size", "SPAA_RELAY_MAX_DB_SIZE", "--max-db-size", 0},
+    {K_GRPC_LISTEN, "grpc_listen", "SPAA_RELAY_GRPC_LISTEN", "--grpc-listen", 0},
+    {K_GRPC_MAX_MESSAGE, "grpc_max_message", "SPAA_RELAY_GRPC_MAX_MESSAGE", "--grpc-max-message",
+     0},
+    {K_GRPC_MAX_STREAMS, "grpc_max_streams", "SPAA_RELAY_GRPC_MAX_STREAMS", "--grpc-max-streams",
+     0},
     {K_SENTRY_KEY, "sentry_key", "SPAA_RELAY_SENTRY_KEYS", "--sentry-key", 1},
     {K_INGEST_TOKEN, "ingest_token", "SPAA_RELAY_INGEST_TOKENS", "--ingest-token", 1},
     {K_READ_TOKEN, "read_token", "SPAA_RELAY_READ_TOKENS", "--read-token", 1},
@@ -96,6 +104,9 @@ static const char usage_text[] =
     "  --retention DURATION           SPAA_RELAY_RETENTION   retention   [30d] (0 = forever)\n"
     "  --retention-interval DURATION  SPAA_RELAY_RETENTION_INTERVAL      [60s]\n"
     "  --max-db-size BYTES            SPAA_RELAY_MAX_DB_SIZE max_db_size [0 = no cap]\n"
+    "  --grpc-listen ADDR:PORT|\"\"    SPAA_RELAY_GRPC_LISTEN grpc_listen [127.0.0.1:4317]\n"
+    "  --grpc-max-message BYTES       SPAA_RELAY_GRPC_MAX_MESSAGE        [64m]\n"
+    "  --grpc-max-streams N           SPAA_RELAY_GRPC_MAX_STREAMS        [128]\n"
     "  --sentry-key PROJECT_ID:KEY... SPAA_RELAY_SENTRY_KEYS sentry_key  (comma-separated)\n"
     "  --ingest-token TOKEN...        SPAA_RELAY_INGEST_TOKENS ingest_token\n"
     "  --read-token TOKEN...          SPAA_RELAY_READ_TOKENS read_token\n"
@@ -431,7 +442,64 @@ static void clear_list(struct spaa_config *c, enum cfg_key key)
   }
 }
 
+/* grpc_listen: the same grammar as listen, into the grpc_* fields; "" turns the listener off. */
+static int parse_grpc_listen(struct spaa_config *c, const char *v, const char *where,
+                             struct spaa_err *err)
+{
+  char *host = c->listen_host; /* parse_listen fills the listen_* fields: borrow them */
+  uint16_t port = c->listen_port;
+  int v6 = c->listen_ipv6, rc = 0;
+  free(c->grpc_host);
+  c->grpc_host = NULL;
+  if (!v[0])
+    return 0;
+  c->listen_host = NULL;
+  if (!(rc = parse_listen(c, v, where, err))) {
+    c->grpc_host = c->listen_host;
+    c->grpc_port = c->listen_port;
+    c->grpc_ipv6 = c->listen_ipv6;
+  }
+  c->listen_host = host;
+  c->listen_port = port;
+  c->listen_ipv6 = v6;
+  return rc;
+}
+
 /* Apply one value of setting `s` at `level`; `where` prefixes error messages. */
+/* A list setting: its comma-separated items added (replacing the lists of lower levels). */
+static int apply_list(struct cfg_load *ld, const struct cfg_setting *s, enum cfg_level level,
+                      const char *v, const char *where, struct spaa_err *err)
+{
+  struct spaa_config *c = ld->c;
+  const char *p = v;
+  int any = 0;
+  if (ld->list_level[s->key] < level) {
+    clear_list(c, s->key);
+    ld->list_level[s->key] = level;
+  }
+  while (*p) {
+    const char *e = strchr(p, ',');
+    const char *end = e ? e : p + strlen(p);
+    const char *b = p;
+    int rc;
+    while (b < end && isspace((unsigned char)*b))
+      b++;
+    while (end > b && isspace((unsigned char)end[-1]))
+      end--;
+    if (end > b) {
+      if ((rc = add_item(c, s->key, b, (size_t)(end - b), where, err)))
+        return rc;
+      any = 1;
+    }
+    if (!e)
+      break;
+    p = e + 1;
+  }
+  if (!any)
+    return spaa_err_set(err, SPAA_E_USAGE, 0, 0, "%s: empty value", where);
+  return 0;
+}
+
 static int apply(struct cfg_load *ld, const struct cfg_setting *s, enum cfg_level level,
                  const char *v, const char *where, struct spaa_err *err)
 {
@@ -439,35 +507,10 @@ static int apply(struct cfg_load *ld, const struct cfg_setting *s, enum cfg_leve
   unsigned long n;
   size_t sz;
   int lv;
-  if (s->is_list) {
-    const char *p = v;
-    int any = 0;
-    if (ld->list_level[s->key] < level) {
-      clear_list(c, s->key);
-      ld->list_level[s->key] = level;
-    }
-    while (*p) {
-      const char *e = strchr(p, ',');
-      const char *end = e ? e : p + strlen(p);
-      const char *b = p;
-      int rc;
-      while (b < end && isspace((unsigned char)*b))
-        b++;
-      while (end > b && isspace((unsigned char)end[-1]))
-        end--;
-      if (end > b) {
-        if ((rc = add_item(c, s->key, b, (size_t)(end - b), where, err)))
-          return rc;
-        any = 1;
-      }
-      if (!e)
-        break;
-      p = e + 1;
-    }
-    if (!any)
-      return spaa_err_set(err, SPAA_E_USAGE, 0, 0, "%s: empty value", where);
-    return 0;
-  }
+  if (s->is_list)
+    return apply_list(ld, s, level, v, where, err);
+  if (s->key == K_GRPC_LISTEN)
+    return parse_grpc_listen(c, v, where, err);
   if (!v[0])
     return spaa_err_set(err, SPAA_E_USAGE, 0, 0, "%s: empty value", where);
   switch (s->key) {
@@ -521,6 +564,20 @@ static int apply(struct cfg_load *ld, const struct cfg_setting *s, enum cfg_leve
     c->idle_timeout = (unsigned)n;
     return 0;
   }
+  case K_GRPC_MAX_MESSAGE:
+    if (spaa_config_parse_size(v, &sz) || sz == 0 || sz > UINT32_MAX)
+      return spaa_err_set(err, SPAA_E_USAGE, 0, 0,
+                          "%s: bad size '%s': expected a number of bytes from 1 to 4g - 1, "
+                          "with an optional k, m or g suffix", where, v);
+    c->grpc_max_message = sz;
+    return 0;
+  case K_GRPC_MAX_STREAMS:
+    if (parse_uint(v, 1, SPAA_CONFIG_MAX_GRPC_STREAMS, &n))
+      return spaa_err_set(err, SPAA_E_USAGE, 0, 0,
+                          "%s: bad number '%s': expected an integer from 1 to %d", where, v,
+                          SPAA_CONFIG_MAX_GRPC_STREAMS);
+    c->grpc_max_streams = (unsigned)n;
+    return 0;
   case K_LOG_LEVEL:
     if ((lv = spaa_config_parse_level(v)) < 0)
       return spaa_err_set(err, SPAA_E_USAGE, 0, 0,
@@ -686,6 +743,7 @@ void spaa_config_free(struct spaa_config *c)
     return;
   free(c->config_file);
   free(c->listen_host);
+  free(c->grpc_host);
   free(c->data_dir);
   free(c->db_path);
   free(c->store);
@@ -724,7 +782,10 @@ int spaa_config_load(int argc, char *const *argv, char *const *envp, struct spaa
   c->durability = SPAA_CONFIG_DURABILITY_FULL;
   c->retention = SPAA_CONFIG_DEFAULT_RETENTION;
   c->retention_interval = SPAA_CONFIG_DEFAULT_RETENTION_INTERVAL;
-  if ((rc = set_str(&c->listen_host, SPAA_CONFIG_DEFAULT_HOST, err)) ||
+  c->grpc_max_message = SPAA_CONFIG_DEFAULT_GRPC_MAX_MESSAGE;
+  c->grpc_max_streams = SPAA_CONFIG_DEFAULT_GRPC_MAX_STREAMS;
+  if ((rc = parse_grpc_listen(c, SPAA_CONFIG_DEFAULT_GRPC_LISTEN, "grpc_listen", err)) ||
+      (rc = set_str(&c->listen_host, SPAA_CONFIG_DEFAULT_HOST, err)) ||
       (rc = set_str(&c->data_dir, SPAA_CONFIG_DEFAULT_DATA_DIR, err)))
     goto out;
 

@@ -22,6 +22,12 @@
 #define SPAA_CONFIG_DEFAULT_RETENTION (30 * 86400) /* seconds: 30 days */
 #define SPAA_CONFIG_DEFAULT_RETENTION_INTERVAL 60  /* seconds between retention passes */
 
+/* the OTLP/gRPC listener (server/grpc.h) */
+#define SPAA_CONFIG_DEFAULT_GRPC_LISTEN "127.0.0.1:4317"
+#define SPAA_CONFIG_DEFAULT_GRPC_MAX_MESSAGE ((size_t)64 << 20) /* bytes of one gRPC message */
+#define SPAA_CONFIG_DEFAULT_GRPC_MAX_STREAMS 128 /* concurrent streams per connection */
+#define SPAA_CONFIG_MAX_GRPC_STREAMS 4096
+
 enum spaa_log_level {
   SPAA_LOG_DEBUG = 0,
   SPAA_LOG_INFO = 1,
@@ -69,6 +75,12 @@ struct spaa_config {
   uint64_t retention_interval;  /* seconds between retention passes (>= 1) */
   uint64_t max_db_size;         /* bytes the store may take on disk before the oldest
                                    profiles go; 0 = no cap */
+
+  char *grpc_host;              /* gRPC (h2c) listener address, or NULL: no listener (owned) */
+  uint16_t grpc_port;           /* its port; 0 = let the kernel pick */
+  int grpc_ipv6;                /* 1 when grpc_host is an IPv6 address */
+  size_t grpc_max_message;      /* cap on one gRPC message, compressed or not, bytes */
+  unsigned grpc_max_streams;    /* SETTINGS_MAX_CONCURRENT_STREAMS of each connection */
   struct spaa_sentry_key *sentry_keys; /* n_sentry_keys entries (owned) */
   size_t n_sentry_keys;
   char **ingest_tokens;         /* bearer tokens for ingest routes (owned) */

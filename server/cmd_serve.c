@@ -12,6 +12,7 @@
 #include "base/limits.h"
 #include "config/config.h"
 #include "server/cli.h"
+#include "server/grpc.h"
 #include "server/http.h"
 #include "server/log.h"
 #include "server/metrics.h"
@@ -135,6 +136,7 @@ int spaa_cmd_serve(int argc, char **argv)
   struct spaa_store *store = NULL;
   struct spaa_retention *retention = NULL;
   struct spaa_http *http = NULL;
+  struct spaa_grpc *grpc = NULL;
   struct spaa_metrics *metrics = NULL;
   struct spaa_store_opts so;
   struct spaa_app app;
@@ -220,14 +222,24 @@ int spaa_cmd_serve(int argc, char **argv)
                     cfg->workers);
   }
 
+  if (spaa_grpc_start(&app, &grpc, &err)) {
+    spaa_log(SPAA_LOG_ERROR, "cannot start the gRPC listener", "detail=\"%s\"", err.msg);
+    goto out;
+  }
+  if (grpc)
+    spaa_log_always(SPAA_LOG_INFO, "listening on gRPC h2c", "addr=%s%s%s:%u", cfg->grpc_ipv6 ? "[" :
+                    "", cfg->grpc_host, cfg->grpc_ipv6 ? "]" : "", spaa_grpc_port(grpc));
+
   while (sigwait(&set, &sig) != 0 || (sig != SIGTERM && sig != SIGINT))
     ;
   spaa_log(SPAA_LOG_INFO, "shutting down: no new connections, finishing requests in flight",
            "signal=%s inflight=%zu", sig_name(sig), spaa_http_inflight(http));
   spaa_http_quiesce(http);
+  spaa_grpc_quiesce(grpc); /* GOAWAY: calls in flight finish in spaa_grpc_stop */
   drain(http, &set);
   rc = 0;
 out:
+  spaa_grpc_stop(grpc);
   spaa_http_stop(http);
   spaa_retention_stop(retention);
   if (store) {

@@ -137,16 +137,15 @@ struct otlp_state {
   char msg[SPAA_OTLP_MAX_MSG];    /* what the answer said (partial_success or Status message) */
 };
 
-/* parse: the content type, then the body decoded; the request goes to the converter. */
-static int otlp_parse(struct spaa_ingest *x, struct spaa_err *err)
+/* The body decoded as content type t; the request goes to the converter. */
+static int parse_as(struct spaa_ingest *x, enum ctype t, const char *ct, struct spaa_err *err)
 {
-  const char *ct = spaa_req_header(x->req, MHD_HTTP_HEADER_CONTENT_TYPE);
   struct otlp_state *st = calloc(1, sizeof(*st));
   int rc;
   if (!st)
     return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
   x->state = st;
-  st->t = parse_ctype(ct);
+  st->t = t;
   if (st->t == CT_OTHER) {
     char shown[96];
     spaa_utf8_clean(shown, sizeof(shown), ct ? ct : "", ct ? strlen(ct) : 0);
@@ -158,6 +157,19 @@ static int otlp_parse(struct spaa_ingest *x, struct spaa_err *err)
     return rc;
   x->opts.otlp_req = st->r;
   return 0;
+}
+
+/* parse: the content type, then the body. */
+static int otlp_parse(struct spaa_ingest *x, struct spaa_err *err)
+{
+  const char *ct = spaa_req_header(x->req, MHD_HTTP_HEADER_CONTENT_TYPE);
+  return parse_as(x, parse_ctype(ct), ct, err);
+}
+
+/* parse for transports that carry protobuf only (gRPC): no content type to read. */
+static int otlp_proto_parse(struct spaa_ingest *x, struct spaa_err *err)
+{
+  return parse_as(x, CT_PROTO, NULL, err);
 }
 
 /* accept: ids unique within the request; the rejected profiles logged. */
@@ -247,6 +259,15 @@ static void otlp_done(struct spaa_ingest *x)
 const struct spaa_dialect spaa_dialect_otlp = {
     .name = "otlp",
     .parse = otlp_parse,
+    .accept = otlp_accept,
+    .answer = otlp_answer,
+    .fail = otlp_fail,
+    .done = otlp_done,
+};
+
+const struct spaa_dialect spaa_dialect_otlp_proto = {
+    .name = "otlp",
+    .parse = otlp_proto_parse,
     .accept = otlp_accept,
     .answer = otlp_answer,
     .fail = otlp_fail,

@@ -17,5 +17,9 @@
  * request's content type (errors as google.rpc.Status); counts
  * spaa_relay_otlp_requests_total and spaa_relay_partial_success_total{source="otlp"}. */
 extern const struct spaa_dialect spaa_dialect_otlp;
+/* The same for a transport whose messages are protobuf by definition (OTLP over gRPC,
+ * server/grpc.c): the body is decoded as protobuf without a Content-Type to read, and the
+ * answers (ExportProfilesServiceResponse, google.rpc.Status) are protobuf. */
+extern const struct spaa_dialect spaa_dialect_otlp_proto;
 
 #endif

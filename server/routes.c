@@ -14,6 +14,7 @@
 #include "server/ops.h"
 #include "server/ingest_otlp.h"
 #include "server/ingest_pprof.h"
+#include "server/ingest_push.h"
 #include "server/ingest_sentry.h"
 #include "server/ingest_spaa.h"
 #include "server/ops.h"
@@ -56,6 +57,9 @@ const struct spaa_route spaa_routes[] = {
     {"POST", "/pyroscope/ingest", INGEST("pprof", spaa_dialect_pyroscope),
      .auth = SPAA_AUTH_INGEST},
     {"POST", "/v1/pprof", INGEST("pprof", spaa_dialect_collector), .auth = SPAA_AUTH_INGEST},
+    /* Pyroscope's push.v1 over Connect (Alloy's pyroscope.write, current SDKs): stored as pprof */
+    {"POST", "/push.v1.PusherService/Push", INGEST("pprof-push", spaa_dialect_pyroscope_push),
+     .auth = SPAA_AUTH_INGEST},
     /* OTLP/HTTP profiles (ingest token; google.rpc.Status errors; 64 MiB caps) */
     {"POST", "/v1development/profiles", INGEST("otlp", spaa_dialect_otlp),
      .auth = SPAA_AUTH_INGEST, .max_body = SPAA_OTLP_MAX_BODY, .max_decoded = SPAA_OTLP_MAX_BODY},

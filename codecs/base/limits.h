@@ -86,6 +86,8 @@
 #define SPAA_PPROF_MAX_LABEL_VALUE 256         /* bytes of one label key or value in `name` */
 #define SPAA_PPROF_MAX_STC (64u * 1024)        /* bytes of a sample_type_config field */
 #define SPAA_PPROF_MAX_SAMPLE_RATE 1000000000LL /* Hz, the largest sampleRate accepted */
+#define SPAA_PPROF_PUSH_MAX_SAMPLES 1024       /* profiles in one push.v1 PushRequest */
+#define SPAA_PPROF_PUSH_MAX_LABELS 64          /* labels of one push.v1 series */
 
 /* ---- server: the process ------------------------------------------------------------------- */
 #define SPAA_SERVE_MAX_BATCH 64                /* profiles in one store transaction */

@@ -140,4 +140,25 @@ int spaa_convert_pprof(const uint8_t *buf, size_t len, const struct spaa_convert
 int spaa_export_pprof(const struct spaa_profile *p, const struct spaa_export_opts *o,
                       spaa_sink_cb sink, void *sink_ctx, struct spaa_err *err);
 
+/* ---- Pyroscope's push API (pprof_push.c) ---------------------------------------------- */
+
+/* The converter of a push.v1 PushRequest (pprof_push.proto), protobuf or its JSON form
+ * (when the first non-space byte is '{': {"series":[{"labels":[{"name","value"}],
+ * "samples":[{"rawProfile":base64,"ID"}]}]}): every sample's raw_profile through
+ * spaa_convert_pprof (o->service and o->pprof are not used), one entry per sample in request
+ * order, each with
+ *   - service: the series' `service_name` label (none: left to the caller);
+ *   - labels: the series' other labels, `__name__` (the profile type) included;
+ *   - id: the sample's ID when it is a valid profile id (1 to 63 of [A-Za-z0-9_-]), else "";
+ *     attrs.pyroscope_id: the ID as sent, when it has one.
+ * With o->keep_original a protobuf request's originals point into buf (the raw profiles as
+ * sent); a JSON request keeps none (its bytes are decoded from base64 here).
+ * The request is all or nothing: SPAA_E_BAD_PROTOBUF / SPAA_E_BAD_JSON (malformed, invalid
+ * UTF-8 in a label, a rawProfile not base64), SPAA_E_BAD_REQUEST (no sample, a label name
+ * twice, an empty label name), SPAA_E_TOO_LARGE (over SPAA_PPROF_PUSH_MAX_SAMPLES samples or
+ * SPAA_PPROF_PUSH_MAX_LABELS labels in a series), or a sample's own error, each message
+ * naming "series S sample K"; nothing is appended on error. */
+int spaa_convert_pprof_push(const uint8_t *buf, size_t len, const struct spaa_convert_opts *o,
+                            struct spaa_conv_list *out, struct spaa_err *err);
+
 #endif

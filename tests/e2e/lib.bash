@@ -5,6 +5,7 @@
 #   stop_server [PID]               SIGTERM, wait, and return the server's exit status
 #   http METHOD PATH [curl args]    request SERVER_URL+PATH; sets HTTP_CODE, HTTP_BODY and
 #                                   HTTP_HEADERS (the response headers, CRs removed)
+#   grpc_port [LOG]                 the gRPC listener's port of a server (its log)
 #   vmhwm_kb PID                    peak resident memory of a process, in KiB
 #   json_get JSON KEY               a top-level string/number value of a JSON object
 #   assert_eq WANT GOT WHAT / assert_contains HAYSTACK NEEDLE WHAT / fail MESSAGE
@@ -15,6 +16,10 @@ set -euo pipefail
 E2E_NAME=$(basename "${BASH_SOURCE[1]:-$0}" .sh)
 E2E_TMP=$(mktemp -d "${TMPDIR:-/tmp}/spaa-e2e-${E2E_NAME}.XXXXXX")
 E2E_PIDS=()
+# every test server gets its gRPC listener on a free port (not the default 4317, which
+# servers of tests running in parallel would share); its port is in the "listening on gRPC h2c"
+# line (grpc_port LOG)
+export SPAA_RELAY_GRPC_LISTEN=${SPAA_RELAY_GRPC_LISTEN:-127.0.0.1:0}
 E2E_SERVERS=0
 
 e2e_cleanup() {
@@ -83,6 +88,14 @@ http() {
   HTTP_BODY=$(cat "$out" 2>/dev/null || true)
   HTTP_HEADERS=$(tr -d '\r' <"$hdr" 2>/dev/null || true)
   rm -f "$out" "$hdr"
+}
+
+# The port of the gRPC listener of the server that writes LOG (default: the last started).
+grpc_port() {
+  local line
+  line=$(grep -m1 -o 'listening on gRPC h2c" addr=[^ ]*' "${1:-$SERVER_LOG}" || true)
+  [[ -n "$line" ]] || fail "no 'listening on gRPC h2c' line in ${1:-$SERVER_LOG}"
+  echo "${line##*:}"
 }
 
 vmhwm_kb() {

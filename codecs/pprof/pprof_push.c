@@ -1,0 +1,361 @@
+/* Pyroscope's push API (see pprof.h): a push.v1 PushRequest, protobuf or JSON, read without
+ * copying the raw profiles, each sample converted by spaa_convert_pprof and labelled with
+ * its series' labels and its own ID. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "base/base64.h"
+#include "base/limits.h"
+#include "base/utf8.h"
+#include "pprof/pprof.h"
+
+/* ---- protobuf, read in place ------------------------------------------------------------- */
+
+/* One field of a message: its number, wire type, and value (varint) or bytes (LEN). */
+struct pb_field {
+  uint32_t num;
+  int wt;
+  uint64_t v;
+  const uint8_t *data;
+  size_t len;
+};
+
+static int pb_varint(const uint8_t *p, size_t n, size_t *pos, uint64_t *v)
+{
+  unsigned shift;
+  *v = 0;
+  for (shift = 0; shift < 64 && *pos < n; shift += 7) {
+    uint8_t b = p[(*pos)++];
+    *v |= (uint64_t)(b & 0x7f) << shift;
+    if (!(b & 0x80))
+      return 0;
+  }
+  return -1;
+}
+
+/* The field at *pos: 1 with f set, 0 at the end, -1 when malformed. */
+static int pb_next(const uint8_t *p, size_t n, size_t *pos, struct pb_field *f)
+{
+  uint64_t key;
+  if (*pos >= n)
+    return 0;
+  if (pb_varint(p, n, pos, &key) || key >> 3 == 0 || key >> 3 > UINT32_MAX)
+    return -1;
+  f->num = (uint32_t)(key >> 3);
+  f->wt = (int)(key & 7);
+  f->data = NULL;
+  f->len = 0;
+  switch (f->wt) {
+  case 0:
+    return pb_varint(p, n, pos, &f->v) ? -1 : 1;
+  case 1:
+  case 5:
+    if (n - *pos < (f->wt == 1 ? 8u : 4u))
+      return -1;
+    *pos += f->wt == 1 ? 8 : 4;
+    return 1;
+  case 2:
+    if (pb_varint(p, n, pos, &f->v) || f->v > n - *pos)
+      return -1;
+    f->data = p + *pos;
+    f->len = (size_t)f->v;
+    *pos += f->len;
+    return 1;
+  default:
+    return -1;
+  }
+}
+
+/* ---- one series --------------------------------------------------------------------------- */
+
+/* A series' labels: service_name apart, the others in an object. */
+struct push_series {
+  size_t index;       /* its position in the request */
+  char *service;      /* service_name (owned), or NULL */
+  json_t *labels;     /* the other labels (owned) */
+};
+
+static void series_clear(struct push_series *s)
+{
+  free(s->service);
+  json_decref(s->labels);
+  s->service = NULL;
+  s->labels = NULL;
+}
+
+/* 1 when n bytes at s are UTF-8 without NUL. */
+static int text_ok(const char *s, size_t n)
+{
+  return spaa_utf8_check(s, n) == SIZE_MAX && !memchr(s, 0, n);
+}
+
+/* Add one label (name, value: not NUL-terminated). */
+static int series_label(struct push_series *s, const char *name, size_t nl, const char *value,
+                        size_t vl, int json, struct spaa_err *err)
+{
+  char *k = NULL, *v = NULL;
+  int rc = 0;
+  if (!text_ok(name, nl) || !text_ok(value, vl))
+    return spaa_err_set(err, json ? SPAA_E_BAD_JSON : SPAA_E_BAD_PROTOBUF, 0, 0,
+                        "series %zu: a label is not valid UTF-8 (or holds a NUL byte)",
+                        s->index);
+  if (!nl)
+    return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "series %zu: a label has no name",
+                        s->index);
+  if (json_object_size(s->labels) >= SPAA_PPROF_PUSH_MAX_LABELS)
+    return spaa_err_set(err, SPAA_E_TOO_LARGE, 0, 0, "series %zu: more than %d labels",
+                        s->index, SPAA_PPROF_PUSH_MAX_LABELS);
+  if (!(k = strndup(name, nl)) || !(v = strndup(value, vl))) {
+    rc = spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
+    goto out;
+  }
+  if ((strcmp(k, "service_name") == 0 && s->service) || json_object_get(s->labels, k)) {
+    rc = spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "series %zu: label '%.64s' given twice",
+                      s->index, k);
+    goto out;
+  }
+  if (strcmp(k, "service_name") == 0) {
+    s->service = v;
+    v = NULL;
+  } else if (json_object_set_new(s->labels, k, json_string(v))) {
+    rc = spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
+  }
+out:
+  free(k);
+  free(v);
+  return rc;
+}
+
+/* Convert one sample and label the entry it appended. */
+static int push_sample(const struct push_series *s, size_t k, const uint8_t *raw, size_t len,
+                       const char *id, size_t id_len, int borrow,
+                       const struct spaa_convert_opts *o, struct spaa_conv_list *out,
+                       struct spaa_err *err)
+{
+  struct spaa_convert_opts sub;
+  struct spaa_converted *c;
+  size_t i;
+  int rc, id_ok = id_len > 0 && id_len < sizeof(c->id);
+  memset(&sub, 0, sizeof(sub));
+  sub.keep_original = o && o->keep_original && borrow;
+  if (!len)
+    return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "series %zu sample %zu: rawProfile is "
+                        "empty", s->index, k);
+  if ((rc = spaa_convert_pprof(raw, len, &sub, out, err))) {
+    char head[64]; /* the message prefixed with where it comes from, cut to fit */
+    int w = snprintf(head, sizeof(head), "series %zu sample %zu: ", s->index, k);
+    size_t hl = w > 0 && (size_t)w < sizeof(head) ? (size_t)w : 0;
+    size_t ml = strnlen(err->msg, sizeof(err->msg) - 1 - hl);
+    memmove(err->msg + hl, err->msg, ml);
+    memcpy(err->msg, head, hl);
+    err->msg[hl + ml] = 0;
+    return rc;
+  }
+  c = &out->v[out->n - 1];
+  for (i = 0; id_ok && i < id_len; i++)
+    id_ok = (id[i] >= '0' && id[i] <= '9') || (id[i] >= 'a' && id[i] <= 'z') ||
+            (id[i] >= 'A' && id[i] <= 'Z') || id[i] == '-' || id[i] == '_';
+  if (id_ok) {
+    memcpy(c->id, id, id_len);
+    c->id[id_len] = 0;
+  }
+  if ((s->service && !(c->service = strdup(s->service))) ||
+      (json_object_size(s->labels) && !(c->labels = json_deep_copy(s->labels))) ||
+      (id_len && text_ok(id, id_len) &&
+       json_object_set_new(c->attrs, "pyroscope_id", json_stringn(id, id_len))))
+    return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
+  return 0;
+}
+
+/* A protobuf RawProfileSeries: labels first (wherever they are), then each sample. */
+static int pb_series(struct push_series *s, const uint8_t *p, size_t n, size_t *count,
+                     const struct spaa_convert_opts *o, struct spaa_conv_list *out,
+                     struct spaa_err *err)
+{
+  struct pb_field f, g;
+  size_t pos = 0, k = 0;
+  int more, rc;
+  while ((more = pb_next(p, n, &pos, &f)) == 1) {
+    const char *name = "", *value = "";
+    size_t nl = 0, vl = 0, q = 0;
+    if (f.num != 1 || f.wt != 2)
+      continue;
+    while ((more = pb_next(f.data, f.len, &q, &g)) == 1) {
+      if (g.wt == 2 && g.num == 1)
+        name = (const char *)g.data, nl = g.len;
+      else if (g.wt == 2 && g.num == 2)
+        value = (const char *)g.data, vl = g.len;
+    }
+    if (more < 0 || (rc = series_label(s, name, nl, value, vl, 0, err)))
+      return more < 0 ? spaa_err_set(err, SPAA_E_BAD_PROTOBUF, 0, 0, "series %zu: a label is "
+                                     "malformed protobuf", s->index) : rc;
+  }
+  if (more < 0)
+    return spaa_err_set(err, SPAA_E_BAD_PROTOBUF, 0, 0, "series %zu is malformed protobuf",
+                        s->index);
+  for (pos = 0; pb_next(p, n, &pos, &f) == 1;) {
+    const uint8_t *raw = NULL;
+    const char *id = "";
+    size_t rl = 0, il = 0, q = 0;
+    if (f.num != 2 || f.wt != 2)
+      continue;
+    if (++*count > SPAA_PPROF_PUSH_MAX_SAMPLES)
+      return spaa_err_set(err, SPAA_E_TOO_LARGE, 0, 0, "more than %d samples in one push",
+                          SPAA_PPROF_PUSH_MAX_SAMPLES);
+    while ((more = pb_next(f.data, f.len, &q, &g)) == 1) {
+      if (g.wt == 2 && g.num == 1)
+        raw = g.data, rl = g.len;
+      else if (g.wt == 2 && g.num == 2)
+        id = (const char *)g.data, il = g.len;
+    }
+    if (more < 0)
+      return spaa_err_set(err, SPAA_E_BAD_PROTOBUF, 0, 0, "series %zu sample %zu is malformed "
+                          "protobuf", s->index, k);
+    if ((rc = push_sample(s, k++, raw, rl, id, il, 1, o, out, err)))
+      return rc;
+  }
+  return 0;
+}
+
+static int pb_request(const uint8_t *buf, size_t len, const struct spaa_convert_opts *o,
+                      struct spaa_conv_list *out, struct spaa_err *err)
+{
+  struct push_series s;
+  struct pb_field f;
+  size_t pos = 0, count = 0, index = 0;
+  int more, rc = 0;
+  while ((more = pb_next(buf, len, &pos, &f)) == 1) {
+    if (f.num != 1 || f.wt != 2)
+      continue;
+    memset(&s, 0, sizeof(s));
+    s.index = index++;
+    if (!(s.labels = json_object()))
+      return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
+    rc = pb_series(&s, f.data, f.len, &count, o, out, err);
+    series_clear(&s);
+    if (rc)
+      return rc;
+  }
+  if (more < 0)
+    return spaa_err_set(err, SPAA_E_BAD_PROTOBUF, pos, 0, "the PushRequest is malformed "
+                        "protobuf near byte %zu", pos);
+  return count ? 0 : spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "the push carries no sample");
+}
+
+/* ---- JSON ------------------------------------------------------------------------------------ */
+
+/* A string member under either of two names (protobuf's JSON name and the field's own). */
+static json_t *member(json_t *o, const char *a, const char *b)
+{
+  json_t *v = json_object_get(o, a);
+  return v ? v : json_object_get(o, b);
+}
+
+static int js_series(struct push_series *s, json_t *js, size_t *count,
+                     const struct spaa_convert_opts *o, struct spaa_conv_list *out,
+                     struct spaa_err *err)
+{
+  json_t *labels = member(js, "labels", "labels"), *samples = member(js, "samples", "samples");
+  json_t *v;
+  size_t i;
+  int rc;
+  if (!json_is_object(js) || (labels && !json_is_array(labels)) ||
+      (samples && !json_is_array(samples)))
+    return spaa_err_set(err, SPAA_E_BAD_JSON, 0, 0, "series %zu: expected an object with "
+                        "arrays 'labels' and 'samples'", s->index);
+  json_array_foreach(labels, i, v) {
+    json_t *n = json_object_get(v, "name"), *val = json_object_get(v, "value");
+    if ((n && !json_is_string(n)) || (val && !json_is_string(val)))
+      return spaa_err_set(err, SPAA_E_BAD_JSON, 0, 0, "series %zu label %zu: expected "
+                          "{\"name\": string, \"value\": string}", s->index, i);
+    if ((rc = series_label(s, n ? json_string_value(n) : "", n ? json_string_length(n) : 0,
+                           val ? json_string_value(val) : "", val ? json_string_length(val) : 0,
+                           1, err)))
+      return rc;
+  }
+  json_array_foreach(samples, i, v) {
+    json_t *raw = member(v, "rawProfile", "raw_profile"), *id = member(v, "ID", "id");
+    const char *b64 = raw && json_is_string(raw) ? json_string_value(raw) : "";
+    size_t b64_len = raw && json_is_string(raw) ? json_string_length(raw) : 0, got = 0;
+    uint8_t *bytes;
+    if (++*count > SPAA_PPROF_PUSH_MAX_SAMPLES)
+      return spaa_err_set(err, SPAA_E_TOO_LARGE, 0, 0, "more than %d samples in one push",
+                          SPAA_PPROF_PUSH_MAX_SAMPLES);
+    if ((raw && !json_is_string(raw)) || (id && !json_is_string(id)))
+      return spaa_err_set(err, SPAA_E_BAD_JSON, 0, 0, "series %zu sample %zu: rawProfile and "
+                          "ID must be strings", s->index, i);
+    if (!(bytes = malloc(spaa_base64_max(b64_len))))
+      return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
+    if (spaa_base64_decode(bytes, spaa_base64_max(b64_len), b64, b64_len, &got)) {
+      free(bytes);
+      return spaa_err_set(err, SPAA_E_BAD_JSON, 0, 0, "series %zu sample %zu: rawProfile is "
+                          "not base64", s->index, i);
+    }
+    rc = push_sample(s, i, bytes, got, id ? json_string_value(id) : "",
+                     id ? json_string_length(id) : 0, 0, o, out, err);
+    free(bytes);
+    if (rc)
+      return rc;
+  }
+  return 0;
+}
+
+static int js_request(const uint8_t *buf, size_t len, const struct spaa_convert_opts *o,
+                      struct spaa_conv_list *out, struct spaa_err *err)
+{
+  json_error_t je;
+  json_t *root = json_loadb((const char *)buf, len, JSON_REJECT_DUPLICATES, &je), *series, *js;
+  struct push_series s;
+  size_t i, count = 0;
+  int rc = 0;
+  if (!root)
+    return spaa_err_set(err, SPAA_E_BAD_JSON, (size_t)je.position, 0, "the PushRequest is "
+                        "malformed JSON at byte %d: %.80s", je.position, je.text);
+  series = json_object_get(root, "series");
+  if (series && !json_is_array(series)) {
+    json_decref(root);
+    return spaa_err_set(err, SPAA_E_BAD_JSON, 0, 0, "'series' must be an array");
+  }
+  json_array_foreach(series, i, js) {
+    memset(&s, 0, sizeof(s));
+    s.index = i;
+    if (!(s.labels = json_object()))
+      rc = spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
+    else
+      rc = js_series(&s, js, &count, o, out, err);
+    series_clear(&s);
+    if (rc)
+      break;
+  }
+  json_decref(root);
+  if (!rc && !count)
+    rc = spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "the push carries no sample");
+  return rc;
+}
+
+/* ---- the converter ---------------------------------------------------------------------------- */
+
+int spaa_convert_pprof_push(const uint8_t *buf, size_t len, const struct spaa_convert_opts *o,
+                            struct spaa_conv_list *out, struct spaa_err *err)
+{
+  size_t first = out->n, i = 0;
+  int rc;
+  while (i < len && (buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\r' || buf[i] == '\n'))
+    i++;
+  rc = i < len && buf[i] == '{' ? js_request(buf, len, o, out, err)
+                                : pb_request(buf, len, o, out, err);
+  if (rc) { /* all or nothing: drop what the request appended */
+    for (i = first; i < out->n; i++) {
+      spaa_profile_free(out->v[i].profile);
+      free(out->v[i].service);
+      json_decref(out->v[i].labels);
+      json_decref(out->v[i].attrs);
+    }
+    out->n = first;
+  }
+  return rc;
+}

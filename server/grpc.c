@@ -1,0 +1,401 @@
+/* OTLP over gRPC (see grpc.h): the gRPC rules of a unary call on top of the h2c listener
+ * (h2.h) - method, content type, grpc-encoding, grpc-timeout, bearer token, the message
+ * prefix - and the OTLP ingest flow on the message, its answer framed as a gRPC response. */
+#include "server/grpc.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/compress.h"
+#include "base/limits.h"
+#include "server/grpc_wire.h"
+#include "server/h2.h"
+#include "server/ingest.h"
+#include "server/ingest_otlp.h"
+#include "server/ingest_push.h"
+#include "server/log.h"
+
+#define GRPC_MEM_BUDGET_MIN ((size_t)256 << 20) /* bytes of messages held at once, at least */
+#define GRPC_CT "application/grpc"
+
+struct spaa_grpc {
+  const struct spaa_app *app;    /* borrowed */
+  struct spaa_h2 *h2;            /* the listener */
+};
+
+#define OTLP_METHOD(version)                                                                 \
+  {"POST", "/opentelemetry.proto.collector.profiles." version ".ProfilesService/Export",    \
+   spaa_ingest, .auth = SPAA_AUTH_INGEST, .on_error = spaa_ingest_on_error, .format = "otlp", \
+   .dialect = &spaa_dialect_otlp_proto}
+
+/* The methods served: rows of the HTTP routing table's shape, so that the ingest flow sees
+ * a route (format, dialect, and the pattern as the metrics' route label). */
+static const struct spaa_route grpc_methods[] = {
+    OTLP_METHOD("v1development"),
+    OTLP_METHOD("v1experimental"),
+    /* Pyroscope's push API as a gRPC service (its Connect form is on the HTTP listener) */
+    {"POST", "/push.v1.PusherService/Push", spaa_ingest, .auth = SPAA_AUTH_INGEST,
+     .on_error = spaa_ingest_on_error, .format = "pprof-push",
+     .dialect = &spaa_dialect_pyroscope_push_proto},
+};
+
+static const struct spaa_route *find_method(const char *path)
+{
+  size_t i;
+  for (i = 0; path && i < sizeof(grpc_methods) / sizeof(grpc_methods[0]); i++)
+    if (strcmp(grpc_methods[i].pattern, path) == 0)
+      return &grpc_methods[i];
+  return NULL;
+}
+
+/* ---- answers -------------------------------------------------------------------------------- */
+
+/* Trailers-only answer: grpc-status and grpc-message. */
+static void answer_status(struct spaa_h2_answer *a, int code, const char *msg)
+{
+  char num[12], enc[SPAA_H2_VALUE_MAX];
+  snprintf(num, sizeof(num), "%d", code);
+  a->status = 200;
+  spaa_h2_answer_field(a, 0, "content-type", GRPC_CT);
+  spaa_h2_answer_field(a, 0, "grpc-accept-encoding", SPAA_GRPC_ACCEPT_ENCODING);
+  spaa_h2_answer_field(a, 1, "grpc-status", num);
+  if (msg && msg[0]) {
+    spaa_grpc_pct_encode(enc, sizeof(enc), msg);
+    spaa_h2_answer_field(a, 1, "grpc-message", enc);
+  }
+}
+
+/* The gRPC code of an HTTP status, when the answer carries no google.rpc.Status. */
+static int code_of_status(int status)
+{
+  switch (status) {
+  case 401:
+    return SPAA_GRPC_UNAUTHENTICATED;
+  case 413:
+    return SPAA_GRPC_RESOURCE_EXHAUSTED;
+  case 503:
+  case 429:
+    return SPAA_GRPC_UNAVAILABLE;
+  default:
+    return status >= 500 ? SPAA_GRPC_INTERNAL : SPAA_GRPC_INVALID_ARGUMENT;
+  }
+}
+
+/* The gRPC code of a Connect error answer ({"code":"invalid_argument","message":...}: the
+ * push dialect's), its message into msg; 0 when it is none. */
+static int connect_error(const struct spaa_resp *resp, char *msg, size_t n)
+{
+  json_t *e = json_loadb(resp->body.p, resp->body.len, 0, NULL);
+  const char *name = json_string_value(json_object_get(e, "code"));
+  const char *m = json_string_value(json_object_get(e, "message"));
+  int code = 0, c;
+  char upper[32];
+  size_t i;
+  for (i = 0; name && name[i] && i + 1 < sizeof(upper); i++)
+    upper[i] = (char)(name[i] >= 'a' && name[i] <= 'z' ? name[i] - 32 : name[i]);
+  upper[name ? i : 0] = 0;
+  for (c = 1; c <= SPAA_GRPC_UNAUTHENTICATED && upper[0]; c++)
+    if (strcmp(spaa_grpc_status_name(c), upper) == 0)
+      code = c;
+  if (strcmp(upper, "CANCELED") == 0) /* Connect spells it with one L */
+    code = SPAA_GRPC_CANCELLED;
+  snprintf(msg, n, "%s", m ? m : "");
+  json_decref(e);
+  return code;
+}
+
+/* The flow's answer as a gRPC answer: 200 = the response message and status OK; otherwise
+ * the google.rpc.Status the dialect wrote, as grpc-status and grpc-message. */
+static void from_resp(struct spaa_resp *resp, struct spaa_h2_answer *a)
+{
+  uint8_t prefix[SPAA_GRPC_PREFIX];
+  char msg[SPAA_OTLP_MAX_MSG];
+  int32_t code = 0;
+  size_t i;
+  if (resp->status == 200) {
+    a->status = 200;
+    spaa_h2_answer_field(a, 0, "content-type", GRPC_CT);
+    spaa_h2_answer_field(a, 0, "grpc-accept-encoding", SPAA_GRPC_ACCEPT_ENCODING);
+    spaa_grpc_prefix(prefix, (uint32_t)resp->body.len);
+    spaa_buf_init(&a->body, 0);
+    if (spaa_buf_add(&a->body, prefix, sizeof(prefix)) ||
+        spaa_buf_add(&a->body, resp->body.p ? resp->body.p : "", resp->body.len)) {
+      spaa_h2_answer_clear(a);
+      answer_status(a, SPAA_GRPC_RESOURCE_EXHAUSTED, "out of memory for the answer");
+      return;
+    }
+    spaa_h2_answer_field(a, 1, "grpc-status", "0");
+    return;
+  }
+  if (resp->body.len && resp->body.p[0] == '{')
+    code = connect_error(resp, msg, sizeof(msg));
+  else if (spaa_grpc_status_read((const uint8_t *)resp->body.p, resp->body.len, &code, msg,
+                                 sizeof(msg)))
+    code = 0;
+  if (code <= 0)
+    code = code_of_status(resp->status);
+  answer_status(a, code, msg);
+  for (i = 0; i < resp->n_headers; i++) /* the HTTP route's Retry-After, as gRPC says it */
+    if (strcasecmp(resp->headers[i].name, "Retry-After") == 0)
+      spaa_h2_answer_field(a, 1, "grpc-retry-pushback-ms", "1000");
+}
+
+/* ---- calls ---------------------------------------------------------------------------------- */
+
+/* The request as the ingest flow sees it (no HTTP connection behind it). */
+static void flow_req(const struct spaa_grpc *g, const struct spaa_route *rt,
+                     const struct spaa_h2_req *h, struct spaa_req *req, struct spaa_resp *resp)
+{
+  memset(req, 0, sizeof(*req));
+  req->method = "POST";
+  req->path = rt->pattern;
+  req->route = rt;
+  req->body = (const uint8_t *)"";
+  req->wire_len = h->body_len; /* the message as received: set by call_run once framed */
+  req->app = g->app;
+  req->received_ns = h->received_ns;
+  memset(resp, 0, sizeof(*resp));
+  resp->status = 200;
+  spaa_buf_init(&resp->body, SPAA_HTTP_RESP_MAX);
+}
+
+/* A refusal before the converter ran, answered and counted by the route's dialect. */
+static void refuse_flow(const struct spaa_grpc *g, const struct spaa_route *rt,
+                        const struct spaa_h2_req *h, int code, const char *detail,
+                        struct spaa_h2_answer *a)
+{
+  struct spaa_req req;
+  struct spaa_resp resp;
+  flow_req(g, rt, h, &req, &resp);
+  spaa_ingest_on_error(&req, &resp, code, detail);
+  from_resp(&resp, a);
+  spaa_buf_free(&resp.body);
+  spaa_log(SPAA_LOG_INFO, "grpc call refused", "method=%s code=%s detail=\"%s\"", rt->pattern,
+           spaa_err_name(code), detail);
+}
+
+/* 1 when the call carries `authorization: Bearer T` with T a configured ingest token (each
+ * compared in constant time), or when none is configured. */
+static int token_ok(const struct spaa_config *cfg, const char *auth)
+{
+  size_t i, tl;
+  int ok = 0;
+  if (!cfg->n_ingest_tokens)
+    return 1;
+  if (!auth || strncasecmp(auth, "Bearer ", 7) != 0)
+    return 0;
+  auth += 7;
+  while (*auth == ' ')
+    auth++;
+  tl = strlen(auth);
+  for (i = 0; i < cfg->n_ingest_tokens; i++)
+    ok |= spaa_http_ct_equal(auth, tl, cfg->ingest_tokens[i], strlen(cfg->ingest_tokens[i]));
+  return ok;
+}
+
+/* 1 for application/grpc, application/grpc+proto, application/grpc;params. */
+static int grpc_ctype(const char *ct)
+{
+  size_t n = strlen(GRPC_CT);
+  return ct && strncasecmp(ct, GRPC_CT, n) == 0 && (!ct[n] || ct[n] == '+' || ct[n] == ';');
+}
+
+static int call_check(void *ctx, const struct spaa_h2_req *h, struct spaa_h2_answer *a,
+                      size_t *max_body, int64_t *deadline_ns)
+{
+  const struct spaa_grpc *g = ctx;
+  const struct spaa_config *cfg = g->app->cfg;
+  const struct spaa_route *rt = find_method(h->path);
+  const char *enc = spaa_h2_header(h, "grpc-encoding");
+  const char *timeout = spaa_h2_header(h, "grpc-timeout");
+  char msg[512];
+  int64_t ns;
+  if (strcmp(h->method, "POST") != 0) {
+    a->status = 405;
+    spaa_h2_answer_field(a, 0, "allow", "POST");
+    return 1;
+  }
+  if (!grpc_ctype(spaa_h2_header(h, "content-type"))) {
+    a->status = 415; /* not a gRPC request: HTTP's answer, as the protocol says */
+    spaa_h2_answer_field(a, 0, "content-type", "text/plain");
+    spaa_buf_init(&a->body, 0);
+    spaa_buf_adds(&a->body, "content-type must be application/grpc\n");
+    return 1;
+  }
+  if (!rt) {
+    snprintf(msg, sizeof(msg), "unknown method %.200s: this server serves "
+             "opentelemetry.proto.collector.profiles.{v1development,v1experimental}"
+             ".ProfilesService/Export and push.v1.PusherService/Push", h->path);
+    answer_status(a, SPAA_GRPC_UNIMPLEMENTED, msg);
+    return 1;
+  }
+  if (spaa_grpc_coding(enc) < 0) {
+    snprintf(msg, sizeof(msg), "grpc-encoding '%.40s' is not supported: send one of %s", enc,
+             SPAA_GRPC_ACCEPT_ENCODING);
+    answer_status(a, SPAA_GRPC_UNIMPLEMENTED, msg);
+    return 1;
+  }
+  if (!token_ok(cfg, spaa_h2_header(h, "authorization"))) {
+    refuse_flow(g, rt, h, SPAA_E_UNAUTHORIZED, "send metadata 'authorization: Bearer "
+                "<ingest token>'", a);
+    return 1;
+  }
+  *deadline_ns = 0;
+  if (timeout) {
+    struct timespec ts;
+    if (spaa_grpc_timeout(timeout, &ns)) {
+      snprintf(msg, sizeof(msg), "grpc-timeout '%.20s' is malformed: expected 1 to 8 digits "
+               "and a unit (H, M, S, m, u, n)", timeout);
+      answer_status(a, SPAA_GRPC_INVALID_ARGUMENT, msg);
+      return 1;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    *deadline_ns = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+    *deadline_ns = ns > INT64_MAX - *deadline_ns ? INT64_MAX : *deadline_ns + ns;
+  }
+  *max_body = cfg->grpc_max_message + SPAA_GRPC_PREFIX;
+  return 0;
+}
+
+/* The message of the call, undone of its grpc-encoding into dec (when compressed). 0, or a
+ * SPAA_E_* with err set. */
+static int call_message(const struct spaa_config *cfg, const struct spaa_h2_req *h,
+                        struct spaa_grpc_msg *m, struct spaa_buf *dec, struct spaa_err *err)
+{
+  static const enum spaa_coding codings[] = {SPAA_CODING_GZIP, SPAA_CODING_GZIP,
+                                             SPAA_CODING_DEFLATE, SPAA_CODING_ZSTD};
+  int rc = spaa_grpc_frame(h->body, h->body_len, cfg->grpc_max_message, m, err);
+  int coding = spaa_grpc_coding(spaa_h2_header(h, "grpc-encoding"));
+  if (rc == SPAA_GRPC_MORE)
+    return spaa_err_set(err, SPAA_E_BAD_REQUEST, h->body_len, 0, h->body_len < SPAA_GRPC_PREFIX
+                        ? "the call carries no complete gRPC message (%zu bytes; the prefix "
+                          "alone is 5)" : "the gRPC message is truncated: %zu bytes arrived",
+                        h->body_len);
+  if (rc)
+    return rc;
+  if (!m->compressed)
+    return 0;
+  if (coding <= SPAA_GRPC_IDENTITY)
+    return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "the message is flagged compressed "
+                        "but the call has no grpc-encoding");
+  return spaa_decompress(codings[coding], m->data, m->len, cfg->grpc_max_message, dec, err);
+}
+
+static void call_run(void *ctx, const struct spaa_h2_req *h, struct spaa_h2_answer *a)
+{
+  const struct spaa_grpc *g = ctx;
+  const struct spaa_route *rt = find_method(h->path);
+  struct spaa_grpc_msg m;
+  struct spaa_buf dec;
+  struct spaa_req req;
+  struct spaa_resp resp;
+  struct spaa_err err;
+  int rc;
+  spaa_err_clear(&err);
+  spaa_buf_init(&dec, 0);
+  if (!rt) { /* check let it through: cannot happen */
+    answer_status(a, SPAA_GRPC_INTERNAL, "no such method");
+    return;
+  }
+  if ((rc = call_message(g->app->cfg, h, &m, &dec, &err))) {
+    refuse_flow(g, rt, h, rc, err.msg, a);
+    goto out;
+  }
+  flow_req(g, rt, h, &req, &resp);
+  req.wire_len = m.len; /* the OTLP payload as sent, as the HTTP route counts its body */
+  req.body = m.compressed ? (const uint8_t *)(dec.p ? dec.p : "") : m.data;
+  req.body_len = m.compressed ? dec.len : m.len;
+  req.body_decoded = m.compressed;
+  req.content_encoding = m.compressed ? spaa_h2_header(h, "grpc-encoding") : NULL;
+  spaa_ingest(&req, &resp);
+  from_resp(&resp, a);
+  spaa_buf_free(&resp.body);
+out:
+  spaa_buf_free(&dec);
+}
+
+static void call_refuse(void *ctx, const struct spaa_h2_req *h, enum spaa_h2_refusal why,
+                        struct spaa_h2_answer *a)
+{
+  const struct spaa_grpc *g = ctx;
+  const struct spaa_route *rt = find_method(h->path);
+  char msg[160];
+  if (!rt) {
+    answer_status(a, SPAA_GRPC_INTERNAL, "no such method");
+    return;
+  }
+  switch (why) {
+  case SPAA_H2_TOO_LARGE:
+    snprintf(msg, sizeof(msg), "the gRPC message is over the %zu-byte cap (grpc_max_message)",
+             g->app->cfg->grpc_max_message);
+    refuse_flow(g, rt, h, SPAA_E_TOO_LARGE, msg, a);
+    return;
+  case SPAA_H2_DEADLINE:
+    answer_status(a, SPAA_GRPC_DEADLINE_EXCEEDED, "the deadline (grpc-timeout) passed before "
+                  "the profiles were stored");
+    spaa_metrics_add(g->app->metrics, SPAA_METRIC_REQUESTS, rt->pattern, "504", 1);
+    spaa_log(SPAA_LOG_INFO, "grpc deadline exceeded", "method=%s", rt->pattern);
+    return;
+  case SPAA_H2_SHUTDOWN:
+    refuse_flow(g, rt, h, SPAA_E_SHUTDOWN, "the server is shutting down", a);
+    return;
+  case SPAA_H2_BUSY:
+  default:
+    refuse_flow(g, rt, h, SPAA_E_BUSY, "too many calls in flight: retry later", a);
+    return;
+  }
+}
+
+/* ---- life cycle ----------------------------------------------------------------------------- */
+
+int spaa_grpc_start(const struct spaa_app *app, struct spaa_grpc **out, struct spaa_err *err)
+{
+  const struct spaa_config *cfg = app->cfg;
+  struct spaa_h2_service svc = {NULL, call_check, call_run, call_refuse};
+  struct spaa_h2_opts o;
+  struct spaa_grpc *g;
+  int rc;
+  *out = NULL;
+  if (!cfg->grpc_host)
+    return 0;
+  if (!(g = calloc(1, sizeof(*g))))
+    return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
+  g->app = app;
+  svc.ctx = g;
+  memset(&o, 0, sizeof(o));
+  o.host = cfg->grpc_host;
+  o.port = cfg->grpc_port;
+  o.ipv6 = cfg->grpc_ipv6;
+  o.max_streams = cfg->grpc_max_streams;
+  o.workers = cfg->workers < SPAA_GRPC_WORKERS_MAX ? cfg->workers : SPAA_GRPC_WORKERS_MAX;
+  o.queue_depth = cfg->queue_depth;
+  o.mem_budget = 4 * cfg->grpc_max_message > GRPC_MEM_BUDGET_MIN ? 4 * cfg->grpc_max_message
+                                                                 : GRPC_MEM_BUDGET_MIN;
+  o.idle_timeout = cfg->idle_timeout;
+  if ((rc = spaa_h2_start(&o, &svc, &g->h2, err))) {
+    free(g);
+    return rc;
+  }
+  *out = g;
+  return 0;
+}
+
+uint16_t spaa_grpc_port(const struct spaa_grpc *g) { return g ? spaa_h2_port(g->h2) : 0; }
+
+void spaa_grpc_quiesce(struct spaa_grpc *g)
+{
+  if (g)
+    spaa_h2_quiesce(g->h2);
+}
+
+size_t spaa_grpc_inflight(const struct spaa_grpc *g) { return g ? spaa_h2_inflight(g->h2) : 0; }
+
+void spaa_grpc_stop(struct spaa_grpc *g)
+{
+  if (!g)
+    return;
+  spaa_h2_stop(g->h2, SPAA_GRPC_STOP_GRACE_MS);
+  free(g);
+}

@@ -1,0 +1,874 @@
+/* The h2c listener (see h2.h): a poll loop over non-blocking sockets feeding one nghttp2
+ * server session per connection, streams collected into unary requests, and a pool of
+ * worker threads that runs the service on each complete request. */
+#include "server/h2.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <nghttp2/nghttp2.h>
+
+#include "server/log.h"
+
+#define H2_MAX_CONNS 1024            /* connections at once; more are closed at accept */
+#define H2_STREAM_WINDOW (1 << 20)   /* initial window of a stream: a large message flows
+                                      * without waiting for a WINDOW_UPDATE per 64 KiB */
+#define H2_CONN_WINDOW (16 << 20)    /* connection window (many streams at once) */
+#define H2_OUT_HIGH (1 << 20)        /* bytes queued for a socket before nghttp2 is asked
+                                      * for more */
+#define H2_READ_CHUNK 65536
+
+enum stream_state {
+  ST_HEADERS = 0, /* header fields arriving */
+  ST_BODY,        /* accepted by check: body arriving */
+  ST_IGNORE,      /* answered early: the rest of the body is dropped */
+  ST_WORKER,      /* with the workers (queued or running) */
+  ST_ANSWERED,    /* answer submitted */
+};
+
+struct h2_conn;
+
+struct h2_stream {
+  struct h2_conn *c;             /* its connection, NULL once detached (closed in a worker) */
+  struct spaa_h2 *h;             /* the listener */
+  int32_t id;                    /* stream id */
+  enum stream_state state;       /* see above */
+  int in_worker;                 /* 1 from dispatch until the loop takes the answer back */
+  int cancelled;                 /* atomic: the worker need not run it */
+  int late;                      /* answered (deadline) while in a worker: drop the answer */
+  struct spaa_h2_req req;        /* pointers into hbuf */
+  char hbuf[SPAA_H2_HEADER_BYTES]; /* header names and values, NUL-terminated */
+  size_t hlen;                   /* bytes used in hbuf */
+  struct spaa_buf body;          /* request body so far (capped) */
+  size_t max_body;               /* check's cap */
+  size_t held;                   /* bytes of body counted in h->held */
+  int64_t deadline_ns;           /* CLOCK_MONOTONIC, 0 = none */
+  struct spaa_h2_answer ans;     /* the answer submitted */
+  struct spaa_h2_answer wans;    /* the worker's answer (moved to ans when taken back) */
+  size_t sent;                   /* body bytes of ans handed to nghttp2 */
+  struct h2_stream *prev, *next; /* the connection's streams */
+  struct h2_stream *qnext;       /* worker queue / done list */
+};
+
+struct h2_conn {
+  struct spaa_h2 *h;
+  int fd;
+  nghttp2_session *s;
+  struct spaa_buf out;           /* bytes nghttp2 produced, not yet written */
+  size_t out_off;                /* written from out */
+  int64_t last_ns;               /* CLOCK_MONOTONIC of the last byte read */
+  int goaway;                    /* GOAWAY submitted */
+  int dead;                      /* to be closed */
+  struct h2_stream *streams;     /* open streams (not those detached in a worker) */
+  struct h2_conn *next;
+};
+
+struct spaa_h2 {
+  struct spaa_h2_opts o;
+  struct spaa_h2_service svc;
+  int lfd;                       /* listening socket, -1 once closed */
+  int efd;                       /* eventfd: workers and quiesce/stop wake the loop */
+  uint16_t port;
+  struct h2_conn *conns;
+  size_t n_conns;
+  int quiesce, stop;             /* atomic requests to the loop */
+  size_t inflight;               /* atomic: streams open */
+  size_t held;                   /* body bytes held by streams (loop thread only) */
+  pthread_t loop;
+  pthread_t *workers;
+  unsigned n_workers;
+  pthread_mutex_t mu;            /* guards the queue, the done list, wstop */
+  pthread_cond_t cv;
+  struct h2_stream *qhead, *qtail, *done;
+  size_t qlen;
+  int wstop;
+};
+
+static int64_t mono_ns(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static int64_t real_ns(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void wake(struct spaa_h2 *h)
+{
+  uint64_t one = 1;
+  ssize_t n = write(h->efd, &one, sizeof(one));
+  (void)n;
+}
+
+const char *spaa_h2_header(const struct spaa_h2_req *r, const char *name)
+{
+  size_t i;
+  for (i = 0; i < r->n_headers; i++)
+    if (strcmp(r->headers[i].name, name) == 0)
+      return r->headers[i].value;
+  return NULL;
+}
+
+/* Count the fields of one kind ('h' or 't'). */
+static size_t field_count(const struct spaa_h2_answer *a, char kind)
+{
+  const char *p = a->fields.p, *end = p + a->fields.len;
+  size_t n = 0;
+  while (p && p < end) {
+    n += *p == kind;
+    p += strlen(p) + 1;
+    p += strlen(p) + 1;
+  }
+  return n;
+}
+
+void spaa_h2_answer_field(struct spaa_h2_answer *a, int trailer, const char *name,
+                          const char *value)
+{
+  char kind = trailer ? 't' : 'h';
+  size_t vl = strnlen(value, SPAA_H2_VALUE_MAX);
+  if (!a->fields.max) /* zeroed: not initialized yet */
+    spaa_buf_init(&a->fields, 0);
+  if (field_count(a, kind) >= SPAA_H2_ANSWER_FIELDS ||
+      spaa_buf_reserve(&a->fields, 1 + strlen(name) + 1 + vl + 1))
+    return;
+  spaa_buf_add(&a->fields, &kind, 1);
+  spaa_buf_add(&a->fields, name, strlen(name) + 1);
+  spaa_buf_add(&a->fields, value, vl);
+  spaa_buf_add(&a->fields, "", 1);
+}
+
+void spaa_h2_answer_clear(struct spaa_h2_answer *a)
+{
+  spaa_buf_free(&a->fields);
+  spaa_buf_free(&a->body);
+  a->status = 0;
+}
+
+/* Fill nv (room for cap) with the fields of kind(s): 'h', 't', or 0 for both. */
+static size_t field_nv(const struct spaa_h2_answer *a, char kind, nghttp2_nv *nv, size_t cap)
+{
+  const char *p = a->fields.p, *end = p + a->fields.len;
+  size_t n = 0;
+  while (p && p < end && n < cap) {
+    const char *name = p + 1, *value = name + strlen(name) + 1;
+    if (!kind || *p == kind) {
+      nv[n].name = (uint8_t *)name;
+      nv[n].namelen = strlen(name);
+      nv[n].value = (uint8_t *)value;
+      nv[n].valuelen = strlen(value);
+      nv[n++].flags = NGHTTP2_NV_FLAG_NONE;
+    }
+    p = value + strlen(value) + 1;
+  }
+  return n;
+}
+
+/* ---- streams ------------------------------------------------------------------------------ */
+
+static void body_release(struct h2_stream *st)
+{
+  st->h->held -= st->held;
+  st->held = 0;
+  spaa_buf_free(&st->body);
+}
+
+static void stream_unlink(struct h2_stream *st)
+{
+  struct h2_conn *c = st->c;
+  if (!c)
+    return;
+  if (st->prev)
+    st->prev->next = st->next;
+  else
+    c->streams = st->next;
+  if (st->next)
+    st->next->prev = st->prev;
+  st->prev = st->next = NULL;
+}
+
+static void stream_free(struct h2_stream *st)
+{
+  body_release(st);
+  spaa_h2_answer_clear(&st->ans);
+  spaa_h2_answer_clear(&st->wans);
+  __atomic_sub_fetch(&st->h->inflight, 1, __ATOMIC_RELAXED);
+  free(st);
+}
+
+/* nghttp2 is done with the stream (or the connection goes): free it, unless a worker has it,
+ * in which case it is detached and freed when the answer comes back. */
+static void stream_close(struct h2_stream *st)
+{
+  stream_unlink(st);
+  if (st->in_worker) {
+    st->h->held -= st->held; /* detached: its held bytes leave the loop's count now */
+    st->held = 0;
+    st->c = NULL;
+    __atomic_store_n(&st->cancelled, 1, __ATOMIC_RELAXED);
+    return;
+  }
+  st->c = NULL;
+  stream_free(st);
+}
+
+static ssize_t read_body(nghttp2_session *s, int32_t id, uint8_t *buf, size_t len,
+                         uint32_t *flags, nghttp2_data_source *src, void *user)
+{
+  struct h2_stream *st = src->ptr;
+  size_t left = st->ans.body.len - st->sent, n = left < len ? left : len;
+  (void)user;
+  memcpy(buf, st->ans.body.p + st->sent, n);
+  st->sent += n;
+  if (st->sent == st->ans.body.len) {
+    nghttp2_nv nv[SPAA_H2_ANSWER_FIELDS];
+    size_t nt = field_nv(&st->ans, 't', nv, SPAA_H2_ANSWER_FIELDS);
+    *flags |= NGHTTP2_DATA_FLAG_EOF;
+    if (nt && nghttp2_submit_trailer(s, id, nv, nt) == 0)
+      *flags |= NGHTTP2_DATA_FLAG_NO_END_STREAM;
+  }
+  return (ssize_t)n;
+}
+
+/* Submit st->ans: HEADERS (+ DATA + trailers), or one HEADERS when the body is empty. */
+static void answer_submit(struct h2_stream *st)
+{
+  struct spaa_h2_answer *a = &st->ans;
+  nghttp2_nv nv[1 + 2 * SPAA_H2_ANSWER_FIELDS];
+  nghttp2_data_provider prd;
+  char status[8];
+  int only = a->body.len == 0;
+  size_t n;
+  snprintf(status, sizeof(status), "%d", a->status ? a->status : 200);
+  nv[0].name = (uint8_t *)":status";
+  nv[0].namelen = 7;
+  nv[0].value = (uint8_t *)status;
+  nv[0].valuelen = strlen(status);
+  nv[0].flags = NGHTTP2_NV_FLAG_NONE;
+  n = 1 + field_nv(a, only ? 0 : 'h', nv + 1, 2 * SPAA_H2_ANSWER_FIELDS);
+  prd.source.ptr = st;
+  prd.read_callback = read_body;
+  st->state = ST_ANSWERED;
+  if (!st->in_worker) /* a worker still reads it: released when taken back */
+    body_release(st);
+  if (nghttp2_submit_response(st->c->s, st->id, nv, n, only ? NULL : &prd) != 0)
+    nghttp2_submit_rst_stream(st->c->s, NGHTTP2_FLAG_NONE, st->id, NGHTTP2_INTERNAL_ERROR);
+}
+
+static void refuse(struct h2_stream *st, enum spaa_h2_refusal why)
+{
+  st->h->svc.refuse(st->h->svc.ctx, &st->req, why, &st->ans);
+  answer_submit(st);
+}
+
+/* The body is complete: hand the request to the workers. */
+static void dispatch(struct h2_stream *st)
+{
+  struct spaa_h2 *h = st->h;
+  if (st->deadline_ns && mono_ns() >= st->deadline_ns) {
+    refuse(st, SPAA_H2_DEADLINE);
+    return;
+  }
+  pthread_mutex_lock(&h->mu);
+  if (h->qlen >= h->o.queue_depth) {
+    pthread_mutex_unlock(&h->mu);
+    refuse(st, SPAA_H2_BUSY);
+    return;
+  }
+  st->req.body = st->body.p ? (const uint8_t *)st->body.p : (const uint8_t *)"";
+  st->req.body_len = st->body.len;
+  st->state = ST_WORKER;
+  st->in_worker = 1;
+  st->qnext = NULL;
+  if (h->qtail)
+    h->qtail->qnext = st;
+  else
+    h->qhead = st;
+  h->qtail = st;
+  h->qlen++;
+  pthread_cond_signal(&h->cv);
+  pthread_mutex_unlock(&h->mu);
+}
+
+/* A worker's answer is back (loop thread). */
+static void take_back(struct h2_stream *st)
+{
+  st->in_worker = 0;
+  if (!st->c) { /* the stream or its connection went meanwhile */
+    stream_free(st);
+    return;
+  }
+  body_release(st);
+  if (st->late) /* already answered (deadline): the stream closes on its own */
+    return;
+  spaa_h2_answer_clear(&st->ans);
+  st->ans = st->wans;
+  memset(&st->wans, 0, sizeof(st->wans));
+  answer_submit(st);
+}
+
+/* ---- nghttp2 callbacks -------------------------------------------------------------------- */
+
+static int on_begin_headers(nghttp2_session *s, const nghttp2_frame *f, void *user)
+{
+  struct h2_conn *c = user;
+  struct h2_stream *st;
+  if (f->hd.type != NGHTTP2_HEADERS || f->headers.cat != NGHTTP2_HCAT_REQUEST)
+    return 0;
+  if (!(st = calloc(1, sizeof(*st))))
+    return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE; /* resets this stream only */
+  st->c = c;
+  st->h = c->h;
+  st->id = f->hd.stream_id;
+  st->req.received_ns = real_ns();
+  spaa_buf_init(&st->body, 0);
+  st->next = c->streams;
+  if (c->streams)
+    c->streams->prev = st;
+  c->streams = st;
+  __atomic_add_fetch(&c->h->inflight, 1, __ATOMIC_RELAXED);
+  nghttp2_session_set_stream_user_data(s, st->id, st);
+  return 0;
+}
+
+/* Copy name and value into hbuf; NULL when it is full. */
+static const char *keep(struct h2_stream *st, const uint8_t *v, size_t n)
+{
+  char *p;
+  if (n + 1 > sizeof(st->hbuf) - st->hlen)
+    return NULL;
+  p = st->hbuf + st->hlen;
+  memcpy(p, v, n);
+  p[n] = 0;
+  st->hlen += n + 1;
+  return p;
+}
+
+static int on_header(nghttp2_session *s, const nghttp2_frame *f, const uint8_t *name,
+                     size_t namelen, const uint8_t *value, size_t valuelen, uint8_t flags,
+                     void *user)
+{
+  struct h2_stream *st = nghttp2_session_get_stream_user_data(s, f->hd.stream_id);
+  const char *k, *v;
+  (void)flags;
+  (void)user;
+  if (!st || st->state != ST_HEADERS)
+    return 0; /* trailers of a request: not used */
+  if (!(k = keep(st, name, namelen)) || !(v = keep(st, value, valuelen)))
+    return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+  if (strcmp(k, ":method") == 0)
+    st->req.method = v;
+  else if (strcmp(k, ":path") == 0)
+    st->req.path = v;
+  else if (k[0] != ':') {
+    if (st->req.n_headers >= SPAA_H2_MAX_HEADERS)
+      return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+    st->req.headers[st->req.n_headers].name = k;
+    st->req.headers[st->req.n_headers++].value = v;
+  }
+  return 0;
+}
+
+static int on_data(nghttp2_session *s, uint8_t flags, int32_t id, const uint8_t *data,
+                   size_t len, void *user)
+{
+  struct h2_stream *st = nghttp2_session_get_stream_user_data(s, id);
+  struct spaa_h2 *h = ((struct h2_conn *)user)->h;
+  (void)flags;
+  if (!st || st->state != ST_BODY)
+    return 0;
+  if (len > st->max_body - st->body.len) {
+    refuse(st, SPAA_H2_TOO_LARGE);
+    return 0;
+  }
+  if (len > h->o.mem_budget - h->held || spaa_buf_add(&st->body, data, len)) {
+    refuse(st, SPAA_H2_BUSY);
+    return 0;
+  }
+  st->held += len;
+  h->held += len;
+  return 0;
+}
+
+static int on_frame(nghttp2_session *s, const nghttp2_frame *f, void *user)
+{
+  struct h2_stream *st;
+  struct h2_conn *c = user;
+  (void)c;
+  if (f->hd.type != NGHTTP2_HEADERS && f->hd.type != NGHTTP2_DATA)
+    return 0;
+  if (!(st = nghttp2_session_get_stream_user_data(s, f->hd.stream_id)))
+    return 0;
+  if (f->hd.type == NGHTTP2_HEADERS && st->state == ST_HEADERS) {
+    st->max_body = 0;
+    if (!st->req.method || !st->req.path) {
+      nghttp2_submit_rst_stream(s, NGHTTP2_FLAG_NONE, st->id, NGHTTP2_PROTOCOL_ERROR);
+      return 0;
+    }
+    if (st->h->svc.check(st->h->svc.ctx, &st->req, &st->ans, &st->max_body,
+                         &st->deadline_ns)) {
+      answer_submit(st);
+      st->state = ST_ANSWERED;
+      return 0;
+    }
+    st->state = ST_BODY;
+  }
+  if ((f->hd.flags & NGHTTP2_FLAG_END_STREAM) && st->state == ST_BODY)
+    dispatch(st);
+  return 0;
+}
+
+static int on_close(nghttp2_session *s, int32_t id, uint32_t code, void *user)
+{
+  struct h2_stream *st = nghttp2_session_get_stream_user_data(s, id);
+  (void)code;
+  (void)user;
+  if (st) {
+    nghttp2_session_set_stream_user_data(s, id, NULL);
+    stream_close(st);
+  }
+  return 0;
+}
+
+/* ---- connections ---------------------------------------------------------------------------- */
+
+static nghttp2_session_callbacks *callbacks(void)
+{
+  nghttp2_session_callbacks *cb;
+  if (nghttp2_session_callbacks_new(&cb))
+    return NULL;
+  nghttp2_session_callbacks_set_on_begin_headers_callback(cb, on_begin_headers);
+  nghttp2_session_callbacks_set_on_header_callback(cb, on_header);
+  nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, on_data);
+  nghttp2_session_callbacks_set_on_frame_recv_callback(cb, on_frame);
+  nghttp2_session_callbacks_set_on_stream_close_callback(cb, on_close);
+  return cb;
+}
+
+static int conn_new(struct spaa_h2 *h, int fd)
+{
+  nghttp2_settings_entry iv[] = {
+      {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, h->o.max_streams},
+      {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, H2_STREAM_WINDOW},
+      {NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE, SPAA_H2_HEADER_BYTES},
+  };
+  nghttp2_session_callbacks *cb = callbacks();
+  struct h2_conn *c = calloc(1, sizeof(*c));
+  int ok = cb && c && nghttp2_session_server_new(&c->s, cb, c) == 0;
+  /* streams past the limit are refused by nghttp2 itself (RST_STREAM REFUSED_STREAM) */
+  if (cb)
+    nghttp2_session_callbacks_del(cb);
+  if (!ok || nghttp2_submit_settings(c->s, NGHTTP2_FLAG_NONE, iv, sizeof(iv) / sizeof(iv[0])) ||
+      nghttp2_session_set_local_window_size(c->s, NGHTTP2_FLAG_NONE, 0, H2_CONN_WINDOW)) {
+    if (c && c->s)
+      nghttp2_session_del(c->s);
+    free(c);
+    close(fd);
+    return -1;
+  }
+  c->h = h;
+  c->fd = fd;
+  c->last_ns = mono_ns();
+  spaa_buf_init(&c->out, 0);
+  c->next = h->conns;
+  h->conns = c;
+  h->n_conns++;
+  return 0;
+}
+
+static void conn_free(struct h2_conn *c)
+{
+  while (c->streams) {
+    struct h2_stream *st = c->streams;
+    nghttp2_session_set_stream_user_data(c->s, st->id, NULL);
+    stream_close(st);
+  }
+  nghttp2_session_del(c->s);
+  close(c->fd);
+  spaa_buf_free(&c->out);
+  free(c);
+}
+
+/* Pull frames from nghttp2 and write what the socket takes. -1: close the connection. */
+static int conn_flush(struct h2_conn *c)
+{
+  for (;;) {
+    while (c->out.len - c->out_off < H2_OUT_HIGH) {
+      const uint8_t *p;
+      ssize_t n = nghttp2_session_mem_send(c->s, &p);
+      if (n < 0)
+        return -1;
+      if (n == 0)
+        break;
+      if (spaa_buf_add(&c->out, p, (size_t)n))
+        return -1;
+    }
+    if (c->out_off == c->out.len)
+      return 0;
+    {
+      ssize_t w = send(c->fd, c->out.p + c->out_off, c->out.len - c->out_off, MSG_NOSIGNAL);
+      if (w < 0)
+        return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -1;
+      c->out_off += (size_t)w;
+      if (c->out_off == c->out.len)
+        c->out.len = c->out_off = 0;
+    }
+  }
+}
+
+/* Read what the socket has and feed it to nghttp2. -1: close the connection. */
+static int conn_read(struct h2_conn *c)
+{
+  uint8_t buf[H2_READ_CHUNK];
+  for (;;) {
+    ssize_t n = recv(c->fd, buf, sizeof(buf), 0), used;
+    if (n < 0)
+      return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -1;
+    if (n == 0)
+      return -1;
+    c->last_ns = mono_ns();
+    used = nghttp2_session_mem_recv(c->s, buf, (size_t)n);
+    if (used < 0) {
+      spaa_log(SPAA_LOG_INFO, "grpc connection closed on a protocol error",
+               "detail=\"%s\"", nghttp2_strerror((int)used));
+      conn_flush(c); /* the GOAWAY nghttp2 may have queued */
+      return -1;
+    }
+    if ((size_t)n < sizeof(buf))
+      return 0;
+  }
+}
+
+static void conn_goaway(struct h2_conn *c)
+{
+  if (c->goaway)
+    return;
+  c->goaway = 1;
+  nghttp2_submit_goaway(c->s, NGHTTP2_FLAG_NONE, nghttp2_session_get_last_proc_stream_id(c->s),
+                        NGHTTP2_NO_ERROR, NULL, 0);
+}
+
+/* ---- the loop ------------------------------------------------------------------------------- */
+
+/* Answer the streams whose deadline passed; returns the nearest deadline still ahead (0: none). */
+static int64_t deadlines(struct spaa_h2 *h, int64_t now)
+{
+  int64_t next = 0;
+  struct h2_conn *c;
+  for (c = h->conns; c; c = c->next) {
+    struct h2_stream *st;
+    for (st = c->streams; st; st = st->next) {
+      if (!st->deadline_ns || st->state == ST_ANSWERED || st->late)
+        continue;
+      if (st->deadline_ns > now) {
+        next = !next || st->deadline_ns < next ? st->deadline_ns : next;
+        continue;
+      }
+      if (st->state == ST_WORKER) {
+        st->late = 1;
+        __atomic_store_n(&st->cancelled, 1, __ATOMIC_RELAXED);
+        h->svc.refuse(h->svc.ctx, &st->req, SPAA_H2_DEADLINE, &st->ans);
+        answer_submit(st);
+      } else if (st->state == ST_BODY || st->state == ST_HEADERS) {
+        refuse(st, SPAA_H2_DEADLINE);
+      }
+    }
+  }
+  return next;
+}
+
+static void accept_all(struct spaa_h2 *h)
+{
+  for (;;) {
+    int one = 1, fd = accept4(h->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0)
+      return;
+    if (h->n_conns >= H2_MAX_CONNS) {
+      spaa_log(SPAA_LOG_WARN, "grpc connection refused: too many connections", "max=%d",
+               H2_MAX_CONNS);
+      close(fd);
+      continue;
+    }
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    conn_new(h, fd);
+  }
+}
+
+/* Take the workers' answers back. */
+static void take_done(struct spaa_h2 *h)
+{
+  struct h2_stream *st;
+  uint64_t v;
+  ssize_t n = read(h->efd, &v, sizeof(v));
+  (void)n;
+  pthread_mutex_lock(&h->mu);
+  st = h->done;
+  h->done = NULL;
+  pthread_mutex_unlock(&h->mu);
+  while (st) {
+    struct h2_stream *next = st->qnext;
+    take_back(st);
+    st = next;
+  }
+}
+
+/* Close the connections that are done or dead; flush the others. Idle ones time out. */
+static void sweep(struct spaa_h2 *h, int64_t now)
+{
+  struct h2_conn **pp = &h->conns;
+  int64_t idle = (int64_t)h->o.idle_timeout * 1000000000LL;
+  while (*pp) {
+    struct h2_conn *c = *pp;
+    /* quiescing, or idle (no stream, nothing read for idle_timeout, the client preface and
+     * SETTINGS included): GOAWAY, then the connection closes once it has nothing to do */
+    if (__atomic_load_n(&h->quiesce, __ATOMIC_RELAXED) || (!c->streams && now - c->last_ns > idle))
+      conn_goaway(c);
+    if (!c->dead && conn_flush(c))
+      c->dead = 1;
+    if (!c->dead && c->goaway && !c->streams && now - c->last_ns > 2 * idle)
+      c->dead = 1; /* a peer that does not read: close anyway */
+    if (!c->dead && !nghttp2_session_want_read(c->s) && !nghttp2_session_want_write(c->s) &&
+        c->out_off == c->out.len)
+      c->dead = 1;
+    if (c->dead) {
+      *pp = c->next;
+      h->n_conns--;
+      conn_free(c);
+    } else {
+      pp = &c->next;
+    }
+  }
+}
+
+static void *loop_main(void *arg)
+{
+  struct spaa_h2 *h = arg;
+  struct pollfd *pfd = calloc(H2_MAX_CONNS + 2, sizeof(*pfd));
+  struct h2_conn **map = calloc(H2_MAX_CONNS + 2, sizeof(*map));
+  while (pfd && map && !__atomic_load_n(&h->stop, __ATOMIC_RELAXED)) {
+    int64_t now = mono_ns(), next = deadlines(h, now), wait_ms = 1000;
+    size_t n = 0, i;
+    struct h2_conn *c;
+    if (__atomic_load_n(&h->quiesce, __ATOMIC_RELAXED) && h->lfd >= 0) {
+      close(h->lfd);
+      h->lfd = -1;
+    }
+    sweep(h, now);
+    pfd[n].fd = h->efd;
+    pfd[n++].events = POLLIN;
+    if (h->lfd >= 0) {
+      pfd[n].fd = h->lfd;
+      pfd[n++].events = POLLIN;
+    }
+    for (c = h->conns; c; c = c->next) {
+      map[n] = c;
+      pfd[n].fd = c->fd;
+      pfd[n++].events = (short)(POLLIN | (c->out_off < c->out.len ? POLLOUT : 0));
+    }
+    if (next)
+      wait_ms = (next - now) / 1000000 + 1 < wait_ms ? (next - now) / 1000000 + 1 : wait_ms;
+    if (poll(pfd, n, (int)wait_ms) < 0 && errno != EINTR)
+      break;
+    for (i = 0; i < n; i++) {
+      if (!pfd[i].revents)
+        continue;
+      if (pfd[i].fd == h->efd)
+        take_done(h);
+      else if (pfd[i].fd == h->lfd)
+        accept_all(h);
+      else if ((pfd[i].revents & (POLLIN | POLLERR | POLLHUP)) && conn_read(map[i]))
+        map[i]->dead = 1;
+    }
+  }
+  free(pfd);
+  free(map);
+  return NULL;
+}
+
+/* ---- workers -------------------------------------------------------------------------------- */
+
+static void *worker_main(void *arg)
+{
+  struct spaa_h2 *h = arg;
+  for (;;) {
+    struct h2_stream *st;
+    pthread_mutex_lock(&h->mu);
+    while (!h->qhead && !h->wstop)
+      pthread_cond_wait(&h->cv, &h->mu);
+    if (!h->qhead) {
+      pthread_mutex_unlock(&h->mu);
+      return NULL;
+    }
+    st = h->qhead;
+    h->qhead = st->qnext;
+    if (!h->qhead)
+      h->qtail = NULL;
+    h->qlen--;
+    pthread_mutex_unlock(&h->mu);
+    if (!__atomic_load_n(&st->cancelled, __ATOMIC_RELAXED))
+      h->svc.run(h->svc.ctx, &st->req, &st->wans);
+    pthread_mutex_lock(&h->mu);
+    st->qnext = h->done;
+    h->done = st;
+    pthread_mutex_unlock(&h->mu);
+    wake(h);
+  }
+}
+
+/* ---- life cycle ----------------------------------------------------------------------------- */
+
+static int bind_listen(struct spaa_h2 *h, struct spaa_err *err)
+{
+  struct sockaddr_storage ss;
+  socklen_t sl;
+  int one = 1;
+  memset(&ss, 0, sizeof(ss));
+  if (h->o.ipv6) {
+    struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+    a->sin6_family = AF_INET6;
+    a->sin6_port = htons(h->o.port);
+    inet_pton(AF_INET6, h->o.host, &a->sin6_addr);
+    sl = sizeof(*a);
+  } else {
+    struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+    a->sin_family = AF_INET;
+    a->sin_port = htons(h->o.port);
+    inet_pton(AF_INET, h->o.host, &a->sin_addr);
+    sl = sizeof(*a);
+  }
+  h->lfd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (h->lfd < 0)
+    return spaa_err_set(err, SPAA_E_IO, 0, 0, "gRPC listener: socket: %s", strerror(errno));
+  setsockopt(h->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  if (bind(h->lfd, (struct sockaddr *)&ss, sl) || listen(h->lfd, 512))
+    return spaa_err_set(err, SPAA_E_IO, 0, 0, "gRPC listener: cannot listen on %s%s%s:%u: %s",
+                        h->o.ipv6 ? "[" : "", h->o.host, h->o.ipv6 ? "]" : "", h->o.port,
+                        strerror(errno));
+  sl = sizeof(ss);
+  getsockname(h->lfd, (struct sockaddr *)&ss, &sl);
+  h->port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+                                           : ((struct sockaddr_in *)&ss)->sin_port);
+  return 0;
+}
+
+static void h2_free(struct spaa_h2 *h)
+{
+  while (h->conns) {
+    struct h2_conn *c = h->conns;
+    h->conns = c->next;
+    conn_free(c);
+  }
+  while (h->done) { /* answers nobody takes back any more */
+    struct h2_stream *st = h->done;
+    h->done = st->qnext;
+    st->in_worker = 0;
+    stream_free(st);
+  }
+  if (h->lfd >= 0)
+    close(h->lfd);
+  if (h->efd >= 0)
+    close(h->efd);
+  pthread_mutex_destroy(&h->mu);
+  pthread_cond_destroy(&h->cv);
+  free(h->workers);
+  free(h);
+}
+
+static void workers_stop(struct spaa_h2 *h)
+{
+  unsigned i;
+  pthread_mutex_lock(&h->mu);
+  h->wstop = 1;
+  pthread_cond_broadcast(&h->cv);
+  pthread_mutex_unlock(&h->mu);
+  for (i = 0; i < h->n_workers; i++)
+    pthread_join(h->workers[i], NULL);
+  h->n_workers = 0;
+}
+
+int spaa_h2_start(const struct spaa_h2_opts *o, const struct spaa_h2_service *svc,
+                  struct spaa_h2 **out, struct spaa_err *err)
+{
+  struct spaa_h2 *h = calloc(1, sizeof(*h));
+  unsigned i;
+  int rc;
+  *out = NULL;
+  if (!h)
+    return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
+  h->o = *o;
+  h->svc = *svc;
+  h->lfd = h->efd = -1;
+  pthread_mutex_init(&h->mu, NULL);
+  pthread_cond_init(&h->cv, NULL);
+  if ((rc = bind_listen(h, err)))
+    goto fail;
+  if ((h->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0 ||
+      !(h->workers = calloc(o->workers ? o->workers : 1, sizeof(*h->workers)))) {
+    rc = spaa_err_set(err, SPAA_E_NOMEM, 0, 0, "gRPC listener: no eventfd or memory");
+    goto fail;
+  }
+  for (i = 0; i < (o->workers ? o->workers : 1); i++, h->n_workers++)
+    if (pthread_create(&h->workers[i], NULL, worker_main, h)) {
+      rc = spaa_err_set(err, SPAA_E_NOMEM, 0, 0, "gRPC listener: cannot start a worker");
+      goto fail;
+    }
+  if (pthread_create(&h->loop, NULL, loop_main, h)) {
+    rc = spaa_err_set(err, SPAA_E_NOMEM, 0, 0, "gRPC listener: cannot start its thread");
+    goto fail;
+  }
+  *out = h;
+  return 0;
+fail:
+  workers_stop(h);
+  h2_free(h);
+  return rc;
+}
+
+uint16_t spaa_h2_port(const struct spaa_h2 *h) { return h ? h->port : 0; }
+
+void spaa_h2_quiesce(struct spaa_h2 *h)
+{
+  if (!h)
+    return;
+  __atomic_store_n(&h->quiesce, 1, __ATOMIC_RELAXED);
+  wake(h);
+}
+
+size_t spaa_h2_inflight(const struct spaa_h2 *h)
+{
+  return h ? __atomic_load_n(&h->inflight, __ATOMIC_RELAXED) : 0;
+}
+
+void spaa_h2_stop(struct spaa_h2 *h, unsigned grace_ms)
+{
+  struct timespec tick = {0, 10 * 1000 * 1000};
+  unsigned waited = 0;
+  if (!h)
+    return;
+  spaa_h2_quiesce(h);
+  while (spaa_h2_inflight(h) && waited < grace_ms) {
+    nanosleep(&tick, NULL);
+    waited += 10;
+  }
+  __atomic_store_n(&h->stop, 1, __ATOMIC_RELAXED);
+  wake(h);
+  pthread_join(h->loop, NULL);
+  workers_stop(h);
+  h2_free(h);
+}

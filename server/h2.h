@@ -1,0 +1,112 @@
+/* An HTTP/2 cleartext (h2c, prior knowledge) listener for unary calls, on libnghttp2's server
+ * session API with a socket loop of its own: one thread polls the listening socket and every
+ * connection (non-blocking), feeds nghttp2 and writes what it produces; a request whose body
+ * is complete goes to a bounded pool of worker threads, so the loop never waits for a
+ * conversion or a commit. The service (server/grpc.c) decides what a request means.
+ *
+ * Why its own loop and not the HTTP core's (server/http.c): libmicrohttpd does not speak
+ * HTTP/2 at all, and the HTTP core is being rewritten; nghttp2 wants the bytes of a
+ * connection, which a poll loop over non-blocking sockets gives it in ~300 lines with no
+ * dependency on how the HTTP/1.1 side is served. */
+#ifndef SPAA_SERVER_H2_H
+#define SPAA_SERVER_H2_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/buf.h"
+#include "base/err.h"
+
+#define SPAA_H2_MAX_HEADERS 32        /* request header fields kept (more: the stream is reset) */
+#define SPAA_H2_HEADER_BYTES 8192     /* bytes of names and values of one request */
+#define SPAA_H2_ANSWER_FIELDS 8       /* header fields (and, apart, trailer fields) of an answer */
+#define SPAA_H2_VALUE_MAX 3200        /* bytes of one answer field value (a percent-encoded
+                                       * grpc-message of 1024 bytes fits) */
+
+/* One request as the service sees it; borrowed for the duration of the call. */
+struct spaa_h2_req {
+  const char *method;               /* :method */
+  const char *path;                 /* :path */
+  size_t n_headers;                 /* regular header fields, names lowercase */
+  struct {
+    const char *name;
+    const char *value;
+  } headers[SPAA_H2_MAX_HEADERS];
+  const uint8_t *body;              /* the whole body (NULL in check) */
+  size_t body_len;
+  int64_t received_ns;              /* unix time the headers arrived, ns */
+};
+
+/* The value of a header field (lowercase name), or NULL. */
+const char *spaa_h2_header(const struct spaa_h2_req *r, const char *name);
+
+/* An answer: :status and header fields, a body, trailer fields. With an empty body and
+ * trailers, everything goes in one HEADERS frame (gRPC's "trailers-only"). Start it zeroed. */
+struct spaa_h2_answer {
+  int status;                       /* :status (200 when 0) */
+  struct spaa_buf fields;           /* owned: per field 'h' (header) or 't' (trailer), the
+                                     * name, NUL, the value, NUL */
+  struct spaa_buf body;             /* owned */
+};
+
+/* Add a field to the headers (trailer = 0) or the trailers; past SPAA_H2_ANSWER_FIELDS of
+ * either kind or on no memory it is dropped. Values are cut at SPAA_H2_VALUE_MAX bytes. */
+void spaa_h2_answer_field(struct spaa_h2_answer *a, int trailer, const char *name,
+                          const char *value);
+/* Free what an answer owns; it can be filled again. */
+void spaa_h2_answer_clear(struct spaa_h2_answer *a);
+
+/* Why the transport refuses a request on its own. */
+enum spaa_h2_refusal {
+  SPAA_H2_TOO_LARGE = 1, /* the body passed the max_body check gave */
+  SPAA_H2_BUSY,          /* the worker queue or the memory budget is full */
+  SPAA_H2_DEADLINE,      /* the deadline check gave passed before the answer */
+  SPAA_H2_SHUTDOWN,      /* (reserved) */
+};
+
+/* What a service does; ctx is passed back. */
+struct spaa_h2_service {
+  void *ctx;
+  /* Loop thread, once the request's headers are in (req->body NULL): return 0 to read the
+   * body, with *max_body (its cap) and *deadline_ns (CLOCK_MONOTONIC ns, 0 = none) set; or 1
+   * with `a` filled to answer at once (the body is then discarded). Must not block. */
+  int (*check)(void *ctx, const struct spaa_h2_req *req, struct spaa_h2_answer *a,
+               size_t *max_body, int64_t *deadline_ns);
+  /* A worker thread, once the body is complete: fill `a`. May take its time. */
+  void (*run)(void *ctx, const struct spaa_h2_req *req, struct spaa_h2_answer *a);
+  /* Loop thread: the answer to a refusal by the transport. Must not block. */
+  void (*refuse)(void *ctx, const struct spaa_h2_req *req, enum spaa_h2_refusal why,
+                 struct spaa_h2_answer *a);
+};
+
+struct spaa_h2_opts {
+  const char *host;        /* numeric address to bind */
+  uint16_t port;           /* 0 = any free port */
+  int ipv6;                /* host is IPv6 */
+  unsigned max_streams;    /* SETTINGS_MAX_CONCURRENT_STREAMS */
+  unsigned workers;        /* worker threads */
+  size_t queue_depth;      /* requests waiting for a worker before SPAA_H2_BUSY */
+  size_t mem_budget;       /* bytes of request bodies held at once before SPAA_H2_BUSY */
+  unsigned idle_timeout;   /* seconds a connection with no open stream may stay silent,
+                            * the client preface and SETTINGS included */
+};
+
+struct spaa_h2;
+
+/* Bind, listen and start the loop and the workers. 0, or SPAA_E_IO (err says why) /
+ * SPAA_E_NOMEM. svc is copied. */
+int spaa_h2_start(const struct spaa_h2_opts *o, const struct spaa_h2_service *svc,
+                  struct spaa_h2 **out, struct spaa_err *err);
+/* The port bound. */
+uint16_t spaa_h2_port(const struct spaa_h2 *h);
+/* Stop accepting: close the listening socket and send GOAWAY (last stream id: the last one
+ * processed) on every connection; streams already open are finished, then each connection
+ * closes. Idempotent; returns at once. */
+void spaa_h2_quiesce(struct spaa_h2 *h);
+/* Streams opened and not yet answered and closed. */
+size_t spaa_h2_inflight(const struct spaa_h2 *h);
+/* Quiesce, wait at most grace_ms for the streams in flight, then close everything, join the
+ * threads and free. NULL-safe. */
+void spaa_h2_stop(struct spaa_h2 *h, unsigned grace_ms);
+
+#endif

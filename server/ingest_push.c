@@ -1,0 +1,151 @@
+/* Pyroscope's push API over Connect (see ingest_push.h): the content type checked, the
+ * PushRequest converted by the pprof-push converter, answers and errors in Connect's unary
+ * shapes. Storing and counting: the ingest flow. */
+#include "server/ingest_push.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "base/utf8.h"
+#include "server/log.h"
+
+enum push_ctype { PUSH_OTHER = 0, PUSH_PROTO, PUSH_JSON };
+
+/* The media type of a Content-Type value, parameters and case ignored. */
+static enum push_ctype push_ctype(const char *v)
+{
+  size_t n;
+  if (!v)
+    return PUSH_OTHER;
+  while (*v == ' ')
+    v++;
+  n = strcspn(v, "; ");
+  if (n == strlen("application/proto") && strncasecmp(v, "application/proto", n) == 0)
+    return PUSH_PROTO;
+  if (n == strlen("application/json") && strncasecmp(v, "application/json", n) == 0)
+    return PUSH_JSON;
+  return PUSH_OTHER;
+}
+
+const char *spaa_push_connect_code(int code, int *http_status)
+{
+  switch (code) {
+  case SPAA_E_UNAUTHORIZED:
+    *http_status = 401;
+    return "unauthenticated";
+  case SPAA_E_FORBIDDEN:
+    *http_status = 403;
+    return "permission_denied";
+  case SPAA_E_NOT_FOUND:
+  case SPAA_E_METHOD:
+    *http_status = 404;
+    return "unimplemented";
+  case SPAA_E_TOO_LARGE:
+    *http_status = 429;
+    return "resource_exhausted";
+  case SPAA_E_MEDIA_TYPE:
+    *http_status = 415;
+    return "invalid_argument";
+  case SPAA_E_BUSY:
+  case SPAA_E_SHUTDOWN:
+  case SPAA_E_NOMEM:
+    *http_status = 503;
+    return "unavailable";
+  case SPAA_E_IO:
+  case SPAA_E_INTERNAL:
+  case SPAA_E_STORE:
+    *http_status = 500;
+    return "internal";
+  default:
+    *http_status = 400;
+    return "invalid_argument";
+  }
+}
+
+/* parse: the content type (a JSON one must hold JSON); the profiles are stored as pprof. */
+static int push_parse(struct spaa_ingest *x, struct spaa_err *err)
+{
+  const char *ct = spaa_req_header(x->req, "Content-Type");
+  const char *ver = spaa_req_header(x->req, "Connect-Protocol-Version");
+  enum push_ctype t = push_ctype(ct);
+  size_t i = 0;
+  x->source = "pprof"; /* the push is an envelope: what it carries are pprof profiles */
+  if (ver && strcmp(ver, "1") != 0)
+    return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "Connect-Protocol-Version '%.16s' is "
+                        "not supported: send 1", ver);
+  if (t == PUSH_OTHER) {
+    char shown[96];
+    spaa_utf8_clean(shown, sizeof(shown), ct ? ct : "", ct ? strlen(ct) : 0);
+    return spaa_err_set(err, SPAA_E_MEDIA_TYPE, 0, 0, "Content-Type '%s' is not supported: "
+                        "send application/proto or application/json", shown);
+  }
+  while (i < x->body_len && (x->body[i] == ' ' || x->body[i] == '\n' || x->body[i] == '\r' ||
+                             x->body[i] == '\t'))
+    i++;
+  if (t == PUSH_JSON && (i == x->body_len || x->body[i] != '{'))
+    return spaa_err_set(err, SPAA_E_BAD_JSON, i, 0, "the body is not a JSON object, as "
+                        "Content-Type application/json says");
+  x->state = (void *)(t == PUSH_JSON ? "application/json" : "application/proto");
+  return 0;
+}
+
+/* parse for gRPC (server/grpc.c): the message is protobuf, there is no Content-Type. */
+static int push_proto_parse(struct spaa_ingest *x, struct spaa_err *err)
+{
+  (void)err;
+  x->source = "pprof";
+  x->state = (void *)"application/proto";
+  return 0;
+}
+
+/* answer: an empty PushResponse in the request's content type. */
+static void push_answer(struct spaa_ingest *x)
+{
+  const char *ct = x->state;
+  if (ct && strcmp(ct, "application/json") == 0)
+    spaa_resp_bytes(x->resp, 200, "application/json", "{}", 2);
+  else
+    spaa_resp_bytes(x->resp, 200, "application/proto", "", 0);
+}
+
+/* fail: Connect's error JSON, with the status Connect gives its code. */
+static void push_fail(struct spaa_ingest *x, enum spaa_ingest_stage stage, int code,
+                      const char *detail)
+{
+  const char *msg = detail && detail[0] ? detail : spaa_err_default(code);
+  char full[sizeof(((struct spaa_err *)0)->msg) + 64];
+  int status;
+  const char *cc = spaa_push_connect_code(code, &status);
+  json_t *body;
+  if (stage == SPAA_INGEST_STORE)
+    snprintf(full, sizeof(full), "sample %zu of %zu could not be stored: %s", x->failed_at + 1,
+             x->list.n, msg);
+  else
+    snprintf(full, sizeof(full), "%s", msg);
+  spaa_log(status >= 500 ? SPAA_LOG_WARN : SPAA_LOG_INFO, "pyroscope push rejected",
+           "status=%d code=%s detail=\"%s\"", status, cc, full);
+  body = json_pack("{s:s, s:s}", "code", cc, "message", full);
+  if (!body) {
+    spaa_resp_bytes(x->resp, 500, "application/json", "{\"code\":\"internal\"}", 19);
+    return;
+  }
+  spaa_resp_json(x->resp, status, body);
+  if (status == 503)
+    spaa_resp_header(x->resp, "Retry-After", "1");
+}
+
+const struct spaa_dialect spaa_dialect_pyroscope_push = {
+    .name = "pyroscope-push",
+    .parse = push_parse,
+    .answer = push_answer,
+    .fail = push_fail,
+};
+
+const struct spaa_dialect spaa_dialect_pyroscope_push_proto = {
+    .name = "pyroscope-push",
+    .parse = push_proto_parse,
+    .answer = push_answer,
+    .fail = push_fail,
+};

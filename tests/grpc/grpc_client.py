@@ -1,0 +1,244 @@
+#!/usr/bin/python3
+"""A gRPC client for the end-to-end tests, on Debian's python3-grpcio (raw-bytes unary calls)
+and python3-h2 (hand-made HTTP/2 for what a well-behaved client never sends).
+
+  export PORT FILE [--version V] [--gzip] [--timeout S] [--token T] [--method PATH]
+      one Export call (or a call of PATH); prints one JSON line: code, details, response
+      (hex), and the partial_success of an ExportProfilesServiceResponse
+  many PORT FILE N [--version V]
+      N concurrent calls on one channel (one HTTP/2 connection); prints the codes, counted
+  raw PORT FILE [--timeout GRPC_TIMEOUT] [--encoding E] [--path P] [--ctype C]
+      one call over python3-h2; prints the :status, grpc-status and grpc-message it got
+  garbage PORT [--no-preface | --silent]
+      the client preface (or an HTTP/1.1 request instead, or nothing), then bytes that are
+      no HTTP/2 frame; prints whether the server sent GOAWAY before it closed the connection
+      (a server that does not close it within 20 s makes this fail)
+  shutdown PORT FILE PID
+      one call whose body is sent in two halves, with SIGTERM sent to PID in between: prints
+      the call's grpc-status and whether a GOAWAY came (the call must still be answered)
+"""
+import json
+import os
+import signal
+import socket
+import time
+import sys
+import threading
+
+SERVICE = "/opentelemetry.proto.collector.profiles.%s.ProfilesService/Export"
+
+
+def varint(b, i):
+    v = shift = 0
+    while True:
+        c = b[i]
+        i += 1
+        v |= (c & 0x7F) << shift
+        shift += 7
+        if not c & 0x80:
+            return v, i
+
+
+def partial_success(resp):
+    """(rejected_profiles, error_message) of an ExportProfilesServiceResponse."""
+    rejected, message, i = 0, "", 0
+    while i < len(resp):
+        key, i = varint(resp, i)
+        if key & 7 != 2:
+            raise ValueError("unexpected wire type")
+        n, i = varint(resp, i)
+        inner, i = resp[i:i + n], i + n
+        if key >> 3 != 1:
+            continue
+        j = 0
+        while j < len(inner):
+            k, j = varint(inner, j)
+            if k == 8:
+                rejected, j = varint(inner, j)
+            elif k & 7 == 2:
+                m, j = varint(inner, j)
+                if k >> 3 == 2:
+                    message = inner[j:j + m].decode()
+                j += m
+            else:
+                raise ValueError("unexpected field")
+    return rejected, message
+
+
+def opt(args, name, default=None):
+    return args[args.index(name) + 1] if name in args else default
+
+
+def cmd_export(port, path, args):
+    import grpc
+    data = open(path, "rb").read()
+    meta = [("authorization", "Bearer " + opt(args, "--token"))] if "--token" in args else None
+    comp = grpc.Compression.Gzip if "--gzip" in args else None
+    timeout = float(opt(args, "--timeout")) if "--timeout" in args else None
+    with grpc.insecure_channel("127.0.0.1:%s" % port) as ch:
+        call = ch.unary_unary(opt(args, "--method",
+                                  SERVICE % opt(args, "--version", "v1development")))
+        out = {"code": "OK", "details": ""}
+        try:
+            resp = call(data, metadata=meta, compression=comp, timeout=timeout)
+            out["response"] = resp.hex()
+            if "--method" not in args:
+                out["rejected"], out["message"] = partial_success(resp)
+        except grpc.RpcError as e:
+            out["code"], out["details"] = e.code().name, e.details() or ""
+    print(json.dumps(out, sort_keys=True))
+
+
+def cmd_many(port, path, args):
+    import grpc
+    data = open(path, "rb").read()
+    n = int(args[0])
+    with grpc.insecure_channel("127.0.0.1:%s" % port) as ch:
+        call = ch.unary_unary(SERVICE % opt(args, "--version", "v1development"))
+        futures = [call.future(data, timeout=120) for _ in range(n)]
+        codes = {}
+        for f in futures:
+            try:
+                f.result()
+                code = "OK"
+            except grpc.RpcError as e:
+                code = e.code().name
+            codes[code] = codes.get(code, 0) + 1
+    print(json.dumps(codes, sort_keys=True))
+
+
+def h2_conn(port):
+    import h2.config
+    import h2.connection
+    sock = socket.create_connection(("127.0.0.1", int(port)), timeout=20)
+    conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
+    conn.initiate_connection()
+    sock.sendall(conn.data_to_send())
+    return sock, conn
+
+
+def cmd_raw(port, path, args):
+    import h2.events
+    data = open(path, "rb").read()
+    msg = b"\0" + len(data).to_bytes(4, "big") + data
+    sock, conn = h2_conn(port)
+    headers = [(":method", "POST"), (":scheme", "http"), (":authority", "127.0.0.1"),
+               (":path", opt(args, "--path", SERVICE % "v1development")),
+               ("content-type", opt(args, "--ctype", "application/grpc")), ("te", "trailers")]
+    if "--timeout" in args:
+        headers.append(("grpc-timeout", opt(args, "--timeout")))
+    if "--encoding" in args:
+        headers.append(("grpc-encoding", opt(args, "--encoding")))
+    sid = conn.get_next_available_stream_id()
+    conn.ping(b"spaa-rly")
+    conn.send_headers(sid, headers)
+    conn.send_data(sid, msg, end_stream=True)
+    sock.sendall(conn.data_to_send())
+    got, done = read_answer(sock, conn)
+    sock.close()
+    print(json.dumps({k: got.get(k, "") for k in (":status", "grpc-status", "grpc-message",
+                                                  "grpc-retry-pushback-ms", "ping", "goaway")},
+                     sort_keys=True))
+
+
+def read_answer(sock, conn):
+    """Read until the stream ends; the header fields seen, and ping / goaway flags."""
+    import h2.events
+    got, done = {}, False
+    while not done:
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        for ev in conn.receive_data(chunk):
+            if isinstance(ev, (h2.events.ResponseReceived, h2.events.TrailersReceived)):
+                for k, v in ev.headers:
+                    got[k.decode()] = v.decode()
+            elif isinstance(ev, h2.events.DataReceived):
+                conn.acknowledge_received_data(ev.flow_controlled_length, ev.stream_id)
+            elif isinstance(ev, h2.events.PingAckReceived):
+                got["ping"] = "ack"
+            elif isinstance(ev, h2.events.ConnectionTerminated):
+                got["goaway"] = "yes"
+            elif isinstance(ev, (h2.events.StreamEnded, h2.events.StreamReset)):
+                done = True
+        sock.sendall(conn.data_to_send())
+    return got, done
+
+
+def cmd_shutdown(port, path, args):
+    data = open(path, "rb").read()
+    msg = b"\0" + len(data).to_bytes(4, "big") + data
+    half = len(msg) // 2
+    sock, conn = h2_conn(port)
+    sid = conn.get_next_available_stream_id()
+    conn.send_headers(sid, [(":method", "POST"), (":scheme", "http"), (":authority", "x"),
+                            (":path", SERVICE % "v1development"),
+                            ("content-type", "application/grpc"), ("te", "trailers")])
+    conn.send_data(sid, msg[:half])
+    sock.sendall(conn.data_to_send())
+    time.sleep(0.5)
+    os.kill(int(args[0]), signal.SIGTERM)
+    time.sleep(0.5)  # the GOAWAY is on its way; the stream was opened before it
+    conn.send_data(sid, msg[half:], end_stream=True)
+    sock.sendall(conn.data_to_send())
+    # python3-h2 takes GOAWAY as the end of the connection and refuses what follows, which
+    # the server may send for streams opened before it: read the frames by hand
+    raw = b""
+    while True:
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        raw += chunk
+    sock.close()
+    got, i = {}, 0
+    while i + 9 <= len(raw):
+        n, kind, sid_ = int.from_bytes(raw[i:i + 3], "big"), raw[i + 3], \
+            int.from_bytes(raw[i + 5:i + 9], "big") & 0x7FFFFFFF
+        if kind == 7:
+            got["goaway"] = "yes"
+        elif kind == 1 and sid_ == sid:
+            for k, v in conn.decoder.decode(raw[i + 9:i + 9 + n]):
+                got[k.decode() if isinstance(k, bytes) else k] = \
+                    v.decode() if isinstance(v, bytes) else v
+        i += 9 + n
+    print(json.dumps({"grpc-status": got.get("grpc-status", ""),
+                      "goaway": got.get("goaway", "")}, sort_keys=True))
+
+
+def cmd_garbage(port, args):
+    sock = socket.create_connection(("127.0.0.1", int(port)), timeout=20)
+    if "--silent" in args:
+        pass  # nothing at all: the server's idle timeout must close it
+    elif "--no-preface" in args:
+        sock.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
+    else:
+        sock.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x04\x07\x00\x00\x00\x00\x00"
+                     + b"this is not an HTTP/2 frame at all" * 8)
+    got = b""
+    try:
+        while True:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            got += chunk
+    except ConnectionResetError:
+        pass
+    # a GOAWAY frame is type 7
+    i, types = 0, []
+    while i + 9 <= len(got):
+        n = int.from_bytes(got[i:i + 3], "big")
+        types.append(got[i + 3])
+        i += 9 + n
+    print(json.dumps({"closed": True, "goaway": 7 in types}))
+
+
+def main():
+    cmd, port = sys.argv[1], sys.argv[2]
+    if cmd == "garbage":
+        return cmd_garbage(port, sys.argv[3:])
+    fn = {"export": cmd_export, "many": cmd_many, "raw": cmd_raw, "shutdown": cmd_shutdown}[cmd]
+    return fn(port, sys.argv[3], sys.argv[4:])
+
+
+if __name__ == "__main__":
+    main()
