@@ -33,6 +33,7 @@ enum cfg_key {
   K_SENTRY_KEY,
   K_INGEST_TOKEN,
   K_READ_TOKEN,
+  K_ADMIN_TOKEN,
   K__COUNT
 };
 
@@ -71,6 +72,7 @@ static const struct cfg_setting {
     {K_SENTRY_KEY, "sentry_key", "SPAA_RELAY_SENTRY_KEYS", "--sentry-key", 1},
     {K_INGEST_TOKEN, "ingest_token", "SPAA_RELAY_INGEST_TOKENS", "--ingest-token", 1},
     {K_READ_TOKEN, "read_token", "SPAA_RELAY_READ_TOKENS", "--read-token", 1},
+    {K_ADMIN_TOKEN, "admin_token", "SPAA_RELAY_ADMIN_TOKENS", "--admin-token", 1},
 };
 #define N_SETTINGS (sizeof(settings) / sizeof(settings[0]))
 
@@ -110,6 +112,7 @@ static const char usage_text[] =
     "  --sentry-key PROJECT_ID:KEY... SPAA_RELAY_SENTRY_KEYS sentry_key  (comma-separated)\n"
     "  --ingest-token TOKEN...        SPAA_RELAY_INGEST_TOKENS ingest_token\n"
     "  --read-token TOKEN...          SPAA_RELAY_READ_TOKENS read_token\n"
+    "  --admin-token TOKEN...         SPAA_RELAY_ADMIN_TOKENS admin_token (deletes; none = off)\n"
     "sizes take k, m, g or t (binary: 1k = 1024); durations s, m, h, d or w (30d);\n"
     "flags override the environment, which\n"
     "overrides the file; with no keys or tokens the server is open to everyone.\n";
@@ -372,13 +375,28 @@ static int token_ok(const char *s, size_t n)
   return 1;
 }
 
+/* The token list of `key` (ingest, read or admin). */
+static char ***token_list(struct spaa_config *c, enum cfg_key key, size_t **count)
+{
+  if (key == K_INGEST_TOKEN) {
+    *count = &c->n_ingest_tokens;
+    return &c->ingest_tokens;
+  }
+  if (key == K_ADMIN_TOKEN) {
+    *count = &c->n_admin_tokens;
+    return &c->admin_tokens;
+  }
+  *count = &c->n_read_tokens;
+  return &c->read_tokens;
+}
+
 /* Add one list item (already trimmed, not empty) of `key`. */
 static int add_item(struct spaa_config *c, enum cfg_key key, const char *s, size_t n,
                     const char *where, struct spaa_err *err)
 {
-  size_t *count = key == K_SENTRY_KEY     ? &c->n_sentry_keys
-                  : key == K_INGEST_TOKEN ? &c->n_ingest_tokens
-                                          : &c->n_read_tokens;
+  size_t *count = &c->n_sentry_keys;
+  if (key != K_SENTRY_KEY)
+    token_list(c, key, &count);
   if (*count >= SPAA_CONFIG_MAX_LIST)
     return spaa_err_set(err, SPAA_E_USAGE, 0, 0, "%s: more than %d entries", where,
                         SPAA_CONFIG_MAX_LIST);
@@ -408,7 +426,7 @@ static int add_item(struct spaa_config *c, enum cfg_key key, const char *s, size
     }
     c->n_sentry_keys++;
   } else {
-    char ***vec = key == K_INGEST_TOKEN ? &c->ingest_tokens : &c->read_tokens;
+    char ***vec = token_list(c, key, &count);
     char **nv;
     if (!token_ok(s, n))
       return spaa_err_set(err, SPAA_E_USAGE, 0, 0,
@@ -431,14 +449,12 @@ static void clear_list(struct spaa_config *c, enum cfg_key key)
     free_keys(c->sentry_keys, c->n_sentry_keys);
     c->sentry_keys = NULL;
     c->n_sentry_keys = 0;
-  } else if (key == K_INGEST_TOKEN) {
-    free_tokens(c->ingest_tokens, c->n_ingest_tokens);
-    c->ingest_tokens = NULL;
-    c->n_ingest_tokens = 0;
   } else {
-    free_tokens(c->read_tokens, c->n_read_tokens);
-    c->read_tokens = NULL;
-    c->n_read_tokens = 0;
+    size_t *count;
+    char ***vec = token_list(c, key, &count);
+    free_tokens(*vec, *count);
+    *vec = NULL;
+    *count = 0;
   }
 }
 
@@ -750,6 +766,7 @@ void spaa_config_free(struct spaa_config *c)
   free_keys(c->sentry_keys, c->n_sentry_keys);
   free_tokens(c->ingest_tokens, c->n_ingest_tokens);
   free_tokens(c->read_tokens, c->n_read_tokens);
+  free_tokens(c->admin_tokens, c->n_admin_tokens);
   free(c);
 }
 

@@ -87,6 +87,8 @@ struct spaa_config {
   size_t n_ingest_tokens;
   char **read_tokens;           /* bearer tokens for query routes (owned) */
   size_t n_read_tokens;
+  char **admin_tokens;          /* bearer tokens for deletes (owned); none: deletes are off */
+  size_t n_admin_tokens;
 };
 
 /* A duration: digits with an optional unit s, m, h, d or w ("30d"; none = seconds) into

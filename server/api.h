@@ -12,6 +12,8 @@
 #include "server/http.h"
 
 void spaa_query_list(const struct spaa_req *req, struct spaa_resp *resp);
+/* DELETE /api/v1/profiles?<filters>|all=true[&limit=N] (admin token): what it deleted. */
+void spaa_api_delete(const struct spaa_req *req, struct spaa_resp *resp);
 void spaa_query_meta(const struct spaa_req *req, struct spaa_resp *resp);
 void spaa_query_spaa(const struct spaa_req *req, struct spaa_resp *resp);
 

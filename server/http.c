@@ -469,6 +469,13 @@ static enum MHD_Result begin(struct http_rq *rq, struct MHD_Connection *conn, co
       !spaa_http_token_ok(&rq->req, cfg->ingest_tokens, cfg->n_ingest_tokens, 1))
     return fail(rq, conn, SPAA_E_UNAUTHORIZED,
                 "this endpoint needs 'Authorization: Bearer <ingest token>'");
+  if (r->auth == SPAA_AUTH_ADMIN && !cfg->n_admin_tokens)
+    return fail(rq, conn, SPAA_E_FORBIDDEN, "deletes are off: set admin_token (--admin-token, "
+                "SPAA_RELAY_ADMIN_TOKENS) to allow them");
+  if (r->auth == SPAA_AUTH_ADMIN &&
+      !spaa_http_token_ok(&rq->req, cfg->admin_tokens, cfg->n_admin_tokens, 0))
+    return fail(rq, conn, SPAA_E_UNAUTHORIZED,
+                "this endpoint needs 'Authorization: Bearer <admin token>'");
   rq->max_body = r->max_body ? r->max_body : cfg->max_body;
   rq->max_decoded = r->max_decoded ? r->max_decoded : cfg->max_decompressed;
   ce = spaa_req_header(&rq->req, MHD_HTTP_HEADER_CONTENT_ENCODING);

@@ -74,6 +74,7 @@ enum spaa_auth {
   SPAA_AUTH_NONE = 0, /* open (the route checks for itself, if at all) */
   SPAA_AUTH_READ,     /* Bearer read token, when any is configured */
   SPAA_AUTH_INGEST,   /* Bearer ingest token, or the token as Basic password, when configured */
+  SPAA_AUTH_ADMIN,    /* Bearer admin token; with none configured the route is refused (403) */
 };
 
 /* One row of the routing table. Patterns are absolute paths whose segments are literal or

@@ -29,6 +29,7 @@ const struct spaa_route spaa_routes[] = {
     {"GET", "/readyz", spaa_ops_readyz, .auth = SPAA_AUTH_NONE},
     /* query (read token) */
     {"GET", "/api/v1/profiles", spaa_query_list, .auth = SPAA_AUTH_READ},
+    {"DELETE", "/api/v1/profiles", spaa_api_delete, .auth = SPAA_AUTH_ADMIN},
     {"GET", "/api/v1/profiles/{id}", spaa_query_meta, .auth = SPAA_AUTH_READ},
     {"GET", "/api/v1/profiles/{id}/spaa", spaa_query_spaa, .auth = SPAA_AUTH_READ},
     {"GET", "/api/v1/profiles/{id}/pprof", spaa_api_pprof, .auth = SPAA_AUTH_READ},
