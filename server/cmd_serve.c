@@ -209,6 +209,7 @@ int spaa_cmd_serve(int argc, char **argv)
   }
   app.cfg = cfg;
   app.store = store;
+  app.retention = retention;
   app.metrics = metrics;
   if (spaa_http_start(&app, spaa_routes, spaa_n_routes, &http, &err)) {
     spaa_log(SPAA_LOG_ERROR, "cannot start the HTTP server", "detail=\"%s\"", err.msg);

@@ -25,9 +25,11 @@ struct spaa_app {
   const struct spaa_config *cfg; /* the configuration (borrowed) */
   struct spaa_store *store;      /* the profile store (borrowed) */
   struct spaa_metrics *metrics;  /* the metrics registry (borrowed), or NULL: not counted */
+  struct spaa_retention *retention; /* the retention thread (borrowed), or NULL: none runs */
 };
 
 struct spaa_route;
+struct spaa_retention;
 
 /* One request, as a handler sees it. Everything is borrowed and valid during the call. */
 struct spaa_req {

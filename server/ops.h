@@ -9,5 +9,8 @@
 void spaa_ops_healthz(const struct spaa_req *req, struct spaa_resp *resp);
 /* 200 {"status":"ready"} when spaa_store_ready, else 503 {"error":"shutdown"...}. */
 void spaa_ops_readyz(const struct spaa_req *req, struct spaa_resp *resp);
+/* GET /metrics: the registry (server/metrics.h), then the store's and retention's figures
+ * read at the scrape, in the Prometheus text format (docs/metrics.md lists them). */
+void spaa_ops_metrics(const struct spaa_req *req, struct spaa_resp *resp);
 
 #endif

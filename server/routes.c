@@ -27,6 +27,7 @@ const struct spaa_route spaa_routes[] = {
     /* ops */
     {"GET", "/healthz", spaa_ops_healthz, .auth = SPAA_AUTH_NONE},
     {"GET", "/readyz", spaa_ops_readyz, .auth = SPAA_AUTH_NONE},
+    {"GET", "/metrics", spaa_ops_metrics, .auth = SPAA_AUTH_READ},
     /* query (read token) */
     {"GET", "/api/v1/profiles", spaa_query_list, .auth = SPAA_AUTH_READ},
     {"DELETE", "/api/v1/profiles", spaa_api_delete, .auth = SPAA_AUTH_ADMIN},

@@ -307,6 +307,9 @@ struct spaa_store_stats {
   size_t queued;         /* profiles waiting in the queue now */
   int synchronous;       /* the writer connection's PRAGMA synchronous, read back at open
                             (2 FULL, 1 NORMAL) */
+  uint64_t batch_ns;     /* time spent running batches, BEGIN to COMMIT, in all */
+  uint64_t cache_hits;   /* dsos, frames and stacks found in the writer's content-id cache */
+  uint64_t cache_misses; /* ... looked up or inserted in the database */
 };
 /* Fill *out. Never fails; NULL-safe on s (zeros). */
 void spaa_store_stats(struct spaa_store *s, struct spaa_store_stats *out);

@@ -96,6 +96,7 @@
 #define SPAA_METRICS_MAX_SERIES 192            /* label value pairs per metric family; more
                                                * share one "_overflow" series */
 #define SPAA_METRICS_MAX_VALUE 48              /* bytes of a metric label value (cut past it) */
+#define SPAA_METRICS_MAX_TEXT ((size_t)4 << 20) /* bytes of one /metrics answer */
 
 /* ---- config: the bounds of every setting, and the size defaults ---------------------------- */
 #define SPAA_CONFIG_DEFAULT_MAX_BODY ((size_t)SPAA_MAX_PAYLOAD)         /* max_body, unset */

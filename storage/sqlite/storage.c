@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "storage/sqlite/sqlite_int.h"
 
@@ -71,7 +72,16 @@ static void run_batch(struct storage__sqlite *s, struct storage__job *jobs)
   storage__cache_commit(&s->cache);
   pthread_mutex_lock(&s->mu);
   s->stats.transactions++;
+  s->stats.cache_hits = s->cache.hits;
+  s->stats.cache_misses = s->cache.misses;
   pthread_mutex_unlock(&s->mu);
+}
+
+static uint64_t mono_ns(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 static void *writer_main(void *arg)
@@ -80,6 +90,7 @@ static void *writer_main(void *arg)
   pthread_mutex_lock(&s->mu);
   for (;;) {
     struct storage__job *batch, *last, *j;
+    uint64_t t0;
     size_t n;
     while (!s->stopping && (!s->head || s->paused))
       pthread_cond_wait(&s->cv_work, &s->mu);
@@ -96,12 +107,14 @@ static void *writer_main(void *arg)
     s->queued -= n;
     pthread_mutex_unlock(&s->mu);
 
+    t0 = mono_ns();
     if (batch->del)
       storage__run_delete(s, batch);
     else
       run_batch(s, batch);
 
     pthread_mutex_lock(&s->mu);
+    s->stats.batch_ns += mono_ns() - t0;
     for (j = batch; j;) {
       struct storage__job *next = j->next;
       if (j->del)
