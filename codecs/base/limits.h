@@ -95,7 +95,7 @@
 #define SPAA_CONVERT_MAX_INPUT ((size_t)4 << 30) /* `convert` reads inputs whole: 4 GiB at most */
 #define SPAA_METRICS_MAX_SERIES 192            /* label value pairs per metric family; more
                                                * share one "_overflow" series */
-#define SPAA_METRICS_MAX_VALUE 48              /* bytes of a metric label value (cut past it) */
+#define SPAA_METRICS_MAX_VALUE 96              /* bytes of a metric label value (cut past it) */
 #define SPAA_METRICS_MAX_TEXT ((size_t)4 << 20) /* bytes of one /metrics answer */
 
 /* ---- config: the bounds of every setting, and the size defaults ---------------------------- */

@@ -136,6 +136,13 @@ assert_eq true "$(field closed "$out")" "an HTTP/1.1 request on the gRPC port: c
 out=$(client export "$G4" "$FIX/v1dev_06_minimal.bin" --token s3cret)
 assert_eq OK "$(field code "$out")" "served after a bad preface"
 
+# --- /metrics counts gRPC calls by method and status, like the HTTP routes --------------------
+M=$(curl -sS "$SERVER_URL/metrics") || fail "scrape /metrics"
+ok=$(printf '%s\n' "$M" | awk -F' ' '/^spaa_relay_requests_total\{route="\/opentelemetry\.proto\.collector\.profiles\.v1development\.ProfilesService\/Export",status="200"\}/ { print $2 }')
+[[ -n "$ok" && "$ok" -ge 2 ]] || fail "gRPC Export calls not counted with status 200: $(printf '%s\n' "$M" | grep requests_total | head -5)"
+bad=$(printf '%s\n' "$M" | awk '/^spaa_relay_requests_total\{route="\/opentelemetry\.proto\.collector\.profiles\.v1development\.ProfilesService\/Export",status="401"\}/ { print $2 }')
+[[ -n "$bad" && "$bad" -ge 2 ]] || fail "the refused gRPC calls (no or a wrong token) are not counted as 401"
+
 # --- a connection that never sends the preface is closed by the idle timeout ---------------
 start_server --idle-timeout 1
 out=$(client garbage "$(grpc_port)" --silent)
