@@ -104,7 +104,7 @@ static void test_precedence(void **state)
   assert_string_equal(c->data_dir, "/env/data");
   assert_string_equal(c->db_path, "/env/data/spaa-relay.db");
   assert_int_equal(c->log_level, SPAA_LOG_WARN);
-  assert_int_equal(c->durability_normal, 1);
+  assert_int_equal(c->durability, SPAA_CONFIG_DURABILITY_NORMAL);
   assert_int_equal(c->keep_original, 1); /* the file's */
   /* file over defaults; an empty env variable counts as unset */
   assert_int_equal(c->max_body, 1024 * 1024);
@@ -273,9 +273,7 @@ static void test_flag_errors(void **state)
       {"--idle-timeout", "forever", "--idle-timeout: bad timeout 'forever'"},
       {"--log-level", "loud", "--log-level: bad log level 'loud': expected debug, info, warn "
                               "or error"},
-      {"--keep-original", "sometimes", "--keep-original: bad keep_original 'sometimes': "
-                                       "expected never or always"},
-      {"--durability", "max", "--durability: bad durability 'max': expected full or normal"},
+      {"--durability", "max", "--durability: bad value 'max': expected full or normal"},
       {"--sentry-key", "abc", "--sentry-key: bad sentry key 'abc': expected "
                               "PROJECT_ID:PUBLIC_KEY"},
       {"--sentry-key", "x1:abc", "--sentry-key: bad sentry key 'x1:abc'"},
