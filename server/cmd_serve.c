@@ -26,7 +26,9 @@ static const char serve_usage[] =
     "                        [--sentry-key PROJECT_ID:PUBLIC_KEY]... [--ingest-token TOKEN]...\n"
     "                        [--read-token TOKEN]... [--log-level debug|info|warn|error]\n"
     "                        [--db PATH] [--max-body BYTES] [--max-decompressed BYTES]\n"
-    "                        [--workers N] [--queue-depth N] [--idle-timeout SECONDS]\n";
+    "                        [--workers N] [--queue-depth N] [--idle-timeout SECONDS]\n"
+    "                        [--max-connections N] [--header-timeout SECONDS]\n"
+    "                        [--body-min-rate BYTES] [--memory-budget BYTES]\n";
 
 /* mkdir -p; 0 or -1 with errno set. */
 static int mkdir_p(const char *path)

@@ -1,14 +1,21 @@
 /* The HTTP core on libmicrohttpd (see http.h): routing, auth, capped bodies, decoding,
  * JSON errors, and the daemon's start, quiesce and stop.
  *
- * Threading: MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION, with
- * MHD_OPTION_CONNECTION_LIMIT = cfg->workers. Ingest handlers block until their profile is
- * committed (spaa_store_put waits on a condition variable for the writer thread), and
- * blocking is only harmless when no other connection shares the thread: with a thread pool
- * each blocked handler would stall every connection of its thread, and the alternative
- * (MHD_suspend_connection plus a completion callback) turns every handler inside out.
- * One thread per connection keeps handlers straight-line code; the connection limit bounds
- * the threads, and the idle timeout (MHD_OPTION_CONNECTION_TIMEOUT) frees silent ones. */
+ * Threading: MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL with a thread pool of
+ * SPAA_HTTP_IO_THREADS (MHD_OPTION_THREAD_POOL_SIZE), and MHD_ALLOW_SUSPEND_RESUME.
+ * Why this mode: an epoll loop holds thousands of connections for the price of their
+ * buffers, not a thread (and a stack) each, and MHD's own loop spares us an event loop
+ * on the external-select API; epoll rather than MHD_USE_AUTO so that the mode does not
+ * change under us (AUTO may pick poll, whose cost grows with every idle connection). A few
+ * I/O threads keep reading sockets while one is busy. They only read, route and answer:
+ * the CPU and disk work of a finished body (decode, convert, store, and every handler but
+ * the cheap ones marked on_io_thread, such as /healthz) runs on the bounded worker pool
+ * (pool.h) with the connection suspended (MHD_suspend_connection), and the worker resumes
+ * it when the answer is ready. Deadlines that MHD has no option for (a head within
+ * header_timeout, a body at a minimum rate) are kept by conns.h; the idle timeout is
+ * MHD_OPTION_CONNECTION_TIMEOUT. Connections over max_connections get a 503 (MHD's own hard
+ * limit sits a margin above it, where it can only close). Bytes held by requests in flight
+ * are charged to a memory budget; over it, a 503 (or the dialect's equivalent). */
 #include "server/http.h"
 
 #include <arpa/inet.h>
@@ -19,6 +26,9 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -26,8 +36,10 @@
 
 #include "base/base64.h"
 #include "base/limits.h"
+#include "server/conns.h"
 #include "server/decode.h"
 #include "server/log.h"
+#include "server/pool.h"
 
 struct spaa_http {
   struct MHD_Daemon *d;              /* the daemon */
@@ -39,6 +51,15 @@ struct spaa_http {
   size_t inflight;                   /* atomic: requests begun and not completed */
   char start_msg[200];               /* last MHD log line during start, for errors */
   int starting;                      /* 1 while MHD_start_daemon runs */
+  struct spaa_pool *pool;            /* runs finished bodies (decode, handler) */
+  struct spaa_conns *conns;          /* open connections, deadlines, counted events */
+  unsigned max_conns;                /* connections beyond this get a 503 */
+  pthread_mutex_t budget_mu;         /* guards budget_used */
+  pthread_cond_t budget_cv;          /* signalled when bytes are released */
+  size_t budget_cap;                 /* bytes requests in flight may hold */
+  size_t budget_used;                /* bytes they hold now */
+  size_t budget_peak;                /* most held at once since start */
+  size_t since_trim;                 /* bytes charged since memory was last returned */
 };
 
 /* One request (MHD's con_cls), from its first callback to its completion. */
@@ -57,7 +78,17 @@ struct http_rq {
   int answered;                      /* a response was queued */
   int status;                        /* its status, for the log */
   int64_t start_ns;                  /* monotonic start, for the log */
+  struct spaa_conn *sconn;           /* the connection's bookkeeping (conns.h), or NULL */
+  struct MHD_Connection *mconn;      /* the connection, for the worker's resume */
+  struct spaa_pool_job job;          /* the worker pool's link */
+  int state;                         /* atomic: enum rq_state */
+  struct spaa_resp resp;             /* the worker's answer, queued on resume */
+  size_t charged;                    /* bytes charged to the memory budget */
+  int over_budget;                   /* a chunked body passed the budget: 503 at its end */
+  int close;                         /* close the connection after the answer */
 };
+
+enum rq_state { RQ_READING = 0, RQ_QUEUED, RQ_DONE };
 
 static int64_t now_ns(clockid_t clk)
 {
@@ -367,6 +398,15 @@ static void log_mhd(void *cls, const char *fm, va_list ap)
     msg[--l] = 0;
   if (h->starting)
     snprintf(h->start_msg, sizeof(h->start_msg), "%.190s", msg);
+  if (!h->starting && strstr(msg, "connection limit")) {
+    spaa_conns_note(h->conns, SPAA_CONNS_MHD_LIMIT); /* logged once per interval */
+    return;
+  }
+  if (!h->starting && h->conns) { /* per-connection news (resets, closures): counted */
+    spaa_conns_note(h->conns, SPAA_CONNS_MHD_MSG);
+    spaa_log(SPAA_LOG_DEBUG, "libmicrohttpd", "detail=\"%s\"", msg);
+    return;
+  }
   spaa_log(SPAA_LOG_WARN, "libmicrohttpd", "detail=\"%s\"", msg);
 }
 
@@ -389,13 +429,32 @@ static enum MHD_Result queue(struct http_rq *rq, struct MHD_Connection *conn,
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, resp->content_type);
   for (i = 0; i < resp->n_headers; i++)
     MHD_add_response_header(r, resp->headers[i].name, resp->headers[i].value);
-  if (__atomic_load_n(&rq->h->quiesced, __ATOMIC_ACQUIRE))
+  if (rq->close || __atomic_load_n(&rq->h->quiesced, __ATOMIC_ACQUIRE))
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
   ok = MHD_queue_response(conn, (unsigned)resp->status, r);
   MHD_destroy_response(r);
   rq->answered = 1;
   rq->status = resp->status;
   return ok;
+}
+
+static int budget_take(struct spaa_http *h, size_t n, unsigned wait_ms);
+
+/* Fill resp for an error the core found, in the route's dialect when it has one. */
+static void fail_into(struct http_rq *rq, struct spaa_resp *resp, int code, const char *fmt,
+                      ...) __attribute__((format(printf, 4, 5)));
+static void fail_into(struct http_rq *rq, struct spaa_resp *resp, int code, const char *fmt,
+                      ...)
+{
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof(msg), fmt, ap);
+  va_end(ap);
+  if (rq->req.route && rq->req.route->on_error)
+    rq->req.route->on_error(&rq->req, resp, code, msg);
+  else
+    resp_error_msg(resp, code, msg);
 }
 
 /* Answer an error the core found, in the route's dialect when it has one. */
@@ -412,10 +471,7 @@ static enum MHD_Result fail(struct http_rq *rq, struct MHD_Connection *conn, int
   vsnprintf(msg, sizeof(msg), fmt, ap);
   va_end(ap);
   resp_init(&resp);
-  if (rq->req.route && rq->req.route->on_error)
-    rq->req.route->on_error(&rq->req, &resp, code, msg);
-  else
-    resp_error_msg(&resp, code, msg);
+  fail_into(rq, &resp, code, "%s", msg);
   ok = queue(rq, conn, &resp);
   spaa_buf_free(&resp.body);
   return ok;
@@ -461,6 +517,12 @@ static enum MHD_Result begin(struct http_rq *rq, struct MHD_Connection *conn, co
     }
   }
   rq->req.route = r;
+  if (!r->on_io_thread && spaa_conns_count(h->conns) > h->max_conns) {
+    spaa_conns_note(h->conns, SPAA_CONNS_OVER_LIMIT);
+    rq->close = 1;
+    return fail(rq, conn, SPAA_E_BUSY, "the server holds %zu connections, over its limit of "
+                "%u; retry later", spaa_conns_count(h->conns), h->max_conns);
+  }
   if (r->auth == SPAA_AUTH_READ &&
       !spaa_http_token_ok(&rq->req, cfg->read_tokens, cfg->n_read_tokens, 0))
     return fail(rq, conn, SPAA_E_UNAUTHORIZED,
@@ -488,31 +550,99 @@ static enum MHD_Result begin(struct http_rq *rq, struct MHD_Connection *conn, co
       return fail(rq, conn, SPAA_E_TOO_LARGE,
                   "the body is %llu bytes, over the %zu-byte cap on this endpoint", v,
                   rq->max_body);
+    if (end != cl && v) {
+      if (budget_take(h, (size_t)v, 0)) {
+        spaa_conns_note(h->conns, SPAA_CONNS_OVER_BUDGET);
+        return fail(rq, conn, SPAA_E_BUSY, "a %llu-byte body does not fit in what is left of "
+                    "the memory budget for requests in flight; retry later", v);
+      }
+      rq->charged = (size_t)v;
+    }
   }
   spaa_buf_init(&rq->body, rq->max_body);
   return MHD_YES;
 }
 
-/* Last callback: the whole body is in. Decode, run the handler, answer. */
-static enum MHD_Result finish(struct http_rq *rq, struct MHD_Connection *conn)
+/* ---- the memory budget ------------------------------------------------------------------- */
+
+/* Charge n bytes to the budget. Admitted when they fit, or when nothing else is held (a
+ * request larger than the whole budget still goes through alone). Waits up to wait_ms
+ * for other requests to release bytes (0: does not wait). 0, or -1: over the budget. */
+static int budget_take(struct spaa_http *h, size_t n, unsigned wait_ms)
 {
-  struct spaa_resp resp;
+  struct timespec dl;
+  int rc = 0;
+  clock_gettime(CLOCK_REALTIME, &dl);
+  dl.tv_sec += wait_ms / 1000;
+  dl.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
+  if (dl.tv_nsec >= 1000000000L) {
+    dl.tv_sec++;
+    dl.tv_nsec -= 1000000000L;
+  }
+  pthread_mutex_lock(&h->budget_mu);
+  while (h->budget_used && n > h->budget_cap - (h->budget_used < h->budget_cap
+                                                    ? h->budget_used : h->budget_cap)) {
+    if (!wait_ms || pthread_cond_timedwait(&h->budget_cv, &h->budget_mu, &dl)) {
+      rc = -1;
+      break;
+    }
+  }
+  if (!rc) {
+    h->budget_used += n;
+    h->since_trim += n;
+    if (h->budget_used > h->budget_peak)
+      h->budget_peak = h->budget_used;
+  }
+  pthread_mutex_unlock(&h->budget_mu);
+  return rc;
+}
+
+/* Give n bytes back; when nothing is held any more after a burst, return freed memory to
+ * the operating system (glibc keeps freed arenas otherwise). */
+static void budget_give(struct spaa_http *h, size_t n)
+{
+  int trim = 0;
+  if (!n)
+    return;
+  pthread_mutex_lock(&h->budget_mu);
+  h->budget_used -= n < h->budget_used ? n : h->budget_used;
+  if (!h->budget_used && h->since_trim >= SPAA_HTTP_TRIM_AFTER) {
+    h->since_trim = 0;
+    trim = 1;
+  }
+  pthread_cond_broadcast(&h->budget_cv);
+  pthread_mutex_unlock(&h->budget_mu);
+  if (trim)
+    malloc_trim(0);
+}
+
+/* The budget when the configuration leaves it to us: a quarter of the machine's memory. */
+static size_t budget_default(void)
+{
+  long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || psz <= 0)
+    return (size_t)1 << 30;
+  return (size_t)pages / 4 * (size_t)psz;
+}
+
+/* ---- running a finished body ------------------------------------------------------------- */
+
+/* Decode the body and run the handler into resp. Runs on a worker (or, for on_io_thread
+ * routes, where the body was read). */
+static void run(struct http_rq *rq, struct spaa_resp *resp)
+{
   struct spaa_buf decoded;
   struct spaa_err err;
-  enum MHD_Result ok;
-  if (rq->over)
-    return fail(rq, conn, SPAA_E_TOO_LARGE,
-                "the body passed the %zu-byte cap on this endpoint (%zu bytes received)",
-                rq->max_body, rq->received);
-  if (rq->nomem)
-    return fail(rq, conn, SPAA_E_NOMEM, "out of memory while receiving the body");
+  resp_init(resp);
   spaa_buf_init(&decoded, 0);
   rq->req.wire_len = rq->body.len;
   if (rq->needs_decode) {
     spaa_err_clear(&err);
     if (spaa_decode(rq->req.content_encoding, (const uint8_t *)rq->body.p, rq->body.len,
-                    rq->max_decoded, &decoded, &err))
-      return fail(rq, conn, err.code, "%s", err.msg);
+                    rq->max_decoded, &decoded, &err)) {
+      fail_into(rq, resp, err.code, err.msg);
+      return;
+    }
     spaa_buf_free(&rq->body); /* keep one copy, not two */
     rq->req.body = (const uint8_t *)(decoded.p ? decoded.p : "");
     rq->req.body_len = decoded.len;
@@ -521,14 +651,83 @@ static enum MHD_Result finish(struct http_rq *rq, struct MHD_Connection *conn)
     rq->req.body = (const uint8_t *)(rq->body.p ? rq->body.p : "");
     rq->req.body_len = rq->body.len;
   }
-  resp_init(&resp);
-  rq->req.route->fn(&rq->req, &resp);
-  ok = queue(rq, conn, &resp);
-  spaa_buf_free(&resp.body);
+  rq->req.route->fn(&rq->req, resp);
   spaa_buf_free(&decoded);
+  spaa_buf_free(&rq->body);
   rq->req.body = NULL;
   rq->req.body_len = 0;
-  return ok;
+}
+
+/* What a body will cost while it is converted: the decoded bytes and the model built from
+ * them (SPAA_HTTP_MODEL_FACTOR per decoded byte), guessed from the wire size when a
+ * Content-Encoding is still to be undone. */
+static size_t work_cost(const struct http_rq *rq)
+{
+  size_t dec = rq->body.len;
+  if (rq->needs_decode)
+    dec = rq->body.len > rq->max_decoded / SPAA_HTTP_GUESS_RATIO
+              ? rq->max_decoded : rq->body.len * SPAA_HTTP_GUESS_RATIO;
+  return dec > ((size_t)-1) / SPAA_HTTP_MODEL_FACTOR ? (size_t)-1 / 2
+                                                      : dec * SPAA_HTTP_MODEL_FACTOR;
+}
+
+/* The worker's job: charge the budget (waiting a little), run, resume the connection. */
+static void work(struct spaa_pool_job *job)
+{
+  struct http_rq *rq = (struct http_rq *)((char *)job - offsetof(struct http_rq, job));
+  struct spaa_http *h = rq->h;
+  size_t cost = rq->req.route->dialect || rq->body.len ? work_cost(rq) : 0;
+  if (cost && budget_take(h, cost, SPAA_HTTP_BUDGET_WAIT_MS)) {
+    spaa_conns_note(h->conns, SPAA_CONNS_OVER_BUDGET);
+    resp_init(&rq->resp);
+    spaa_buf_free(&rq->body);
+    fail_into(rq, &rq->resp, SPAA_E_BUSY, "the server is holding its memory budget for "
+              "requests in flight; retry later");
+  } else {
+    rq->charged += cost;
+    run(rq, &rq->resp);
+  }
+  __atomic_store_n(&rq->state, RQ_DONE, __ATOMIC_RELEASE);
+  MHD_resume_connection(rq->mconn);
+}
+
+/* Last callback: the whole body is in. Cheap routes run here; the others go to a worker
+ * with the connection suspended (the answer is queued when it resumes). */
+static enum MHD_Result finish(struct http_rq *rq, struct MHD_Connection *conn)
+{
+  struct spaa_resp resp;
+  enum MHD_Result ok;
+  spaa_conn_body_done(rq->sconn);
+  if (rq->over)
+    return fail(rq, conn, SPAA_E_TOO_LARGE,
+                "the body passed the %zu-byte cap on this endpoint (%zu bytes received)",
+                rq->max_body, rq->received);
+  if (rq->nomem)
+    return fail(rq, conn, SPAA_E_NOMEM, "out of memory while receiving the body");
+  if (rq->over_budget) {
+    spaa_conns_note(rq->h->conns, SPAA_CONNS_OVER_BUDGET);
+    return fail(rq, conn, SPAA_E_BUSY, "the body passed what is left of the memory budget "
+                "for requests in flight; retry later");
+  }
+  if (rq->req.route->on_io_thread) {
+    run(rq, &resp);
+    ok = queue(rq, conn, &resp);
+    spaa_buf_free(&resp.body);
+    return ok;
+  }
+  rq->mconn = conn;
+  rq->job.fn = work;
+  __atomic_store_n(&rq->state, RQ_QUEUED, __ATOMIC_RELEASE);
+  MHD_suspend_connection(conn);
+  if (spaa_pool_submit(rq->h->pool, &rq->job)) {
+    spaa_conns_note(rq->h->conns, SPAA_CONNS_POOL_FULL);
+    resp_init(&rq->resp);
+    fail_into(rq, &rq->resp, SPAA_E_BUSY, "%zu requests are waiting for a worker; retry "
+              "later", (size_t)SPAA_HTTP_POOL_QUEUE);
+    __atomic_store_n(&rq->state, RQ_DONE, __ATOMIC_RELEASE);
+    MHD_resume_connection(conn);
+  }
+  return MHD_YES;
 }
 
 /* How much past the cap a body is read (and thrown away) so that the sender gets its 413;
@@ -538,6 +737,39 @@ static size_t discard_max(size_t cap)
   return cap > SPAA_HTTP_MIN_DISCARD ? cap : SPAA_HTTP_MIN_DISCARD;
 }
 
+/* A piece of the body: keep it under the caps and the budget, or count it and drop it. */
+static enum MHD_Result body_piece(struct http_rq *rq, const char *data, size_t n)
+{
+  rq->received += n;
+  spaa_conn_body_bytes(rq->sconn, n);
+  if (!rq->over && !rq->nomem && !rq->over_budget) {
+    if (n > rq->max_body - rq->body.len) {
+      rq->over = 1; /* keep nothing more: the answer will be 413 */
+      spaa_buf_free(&rq->body);
+    } else if (rq->body.len + n > rq->charged) {
+      /* a body longer than declared (chunked): charge it as it grows, 1 MiB at a time */
+      size_t more = rq->body.len + n - rq->charged + ((size_t)1 << 20);
+      if (budget_take(rq->h, more, 0)) {
+        rq->over_budget = 1;
+        spaa_buf_free(&rq->body);
+      } else {
+        rq->charged += more;
+      }
+    }
+    if (!rq->over && !rq->over_budget && spaa_buf_add(&rq->body, data, n)) {
+      rq->nomem = 1;
+      spaa_buf_free(&rq->body);
+    }
+  }
+  if ((rq->over || rq->nomem || rq->over_budget) &&
+      rq->received > rq->max_body + discard_max(rq->max_body)) {
+    spaa_log(SPAA_LOG_WARN, "dropping connection: body far past the cap",
+             "path=\"%s\" received=%zu cap=%zu", rq->path, rq->received, rq->max_body);
+    return MHD_NO;
+  }
+  return MHD_YES;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version,
                                   const char *upload_data, size_t *upload_data_size,
@@ -545,39 +777,35 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 {
   struct spaa_http *h = cls;
   struct http_rq *rq = *con_cls;
+  (void)version;
   if (!rq) {
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
     if (!(rq = calloc(1, sizeof(*rq))))
       return MHD_NO;
     rq->h = h;
     rq->start_ns = now_ns(CLOCK_MONOTONIC);
+    rq->sconn = ci ? ci->socket_context : NULL;
+    spaa_conn_head_done(rq->sconn);
     spaa_buf_init(&rq->body, 1);
     *con_cls = rq;
     __atomic_add_fetch(&h->inflight, 1, __ATOMIC_ACQ_REL);
     return begin(rq, conn, url, method);
   }
+  if (__atomic_load_n(&rq->state, __ATOMIC_ACQUIRE) == RQ_DONE) { /* the worker is done */
+    enum MHD_Result ok = queue(rq, conn, &rq->resp);
+    spaa_buf_free(&rq->resp.body);
+    return ok;
+  }
   if (rq->answered) { /* refused from the headers: MHD discards what follows */
+    spaa_conn_body_bytes(rq->sconn, *upload_data_size);
     *upload_data_size = 0;
     return MHD_YES;
   }
   if (*upload_data_size) {
     size_t n = *upload_data_size;
     *upload_data_size = 0;
-    rq->received += n;
-    if (!rq->over && !rq->nomem) {
-      if (n > rq->max_body - rq->body.len) {
-        rq->over = 1; /* keep nothing more: the answer will be 413 */
-        spaa_buf_free(&rq->body);
-      } else if (spaa_buf_add(&rq->body, upload_data, n)) {
-        rq->nomem = 1;
-        spaa_buf_free(&rq->body);
-      }
-    }
-    if ((rq->over || rq->nomem) && rq->received - rq->max_body > discard_max(rq->max_body)) {
-      spaa_log(SPAA_LOG_WARN, "dropping connection: body far past the cap",
-               "path=\"%s\" received=%zu cap=%zu", rq->path, rq->received, rq->max_body);
-      return MHD_NO;
-    }
-    return MHD_YES;
+    return body_piece(rq, upload_data, n);
   }
   return finish(rq, conn);
 }
@@ -587,6 +815,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 {
   struct spaa_http *h = cls;
   struct http_rq *rq = *con_cls;
+  (void)conn;
   if (!rq)
     return;
   *con_cls = NULL;
@@ -596,6 +825,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     enum spaa_log_level lv = SPAA_LOG_INFO;
     if (strcmp(path, "/healthz") == 0 || strcmp(path, "/readyz") == 0)
       lv = SPAA_LOG_DEBUG;
+    if (rq->answered && rq->status == 503)
+      lv = SPAA_LOG_DEBUG; /* refusals are counted and logged once per interval */
     if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && lv < SPAA_LOG_INFO)
       lv = SPAA_LOG_INFO;
     spaa_log(lv, "request",
@@ -608,12 +839,84 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
              : toe == MHD_REQUEST_TERMINATED_DAEMON_SHUTDOWN  ? " end=shutdown"
                                                               : " end=error");
   }
+  spaa_conn_request_end(rq->sconn);
   spaa_buf_free(&rq->body);
+  spaa_buf_free(&rq->resp.body);
+  budget_give(h, rq->charged);
   free(rq);
   __atomic_sub_fetch(&h->inflight, 1, __ATOMIC_ACQ_REL);
 }
 
+/* libmicrohttpd opened or is closing a connection: keep the bookkeeping of conns.h. */
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code)
+{
+  struct spaa_http *h = cls;
+  if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    *socket_context = ci ? spaa_conns_open(h->conns, ci->connect_fd) : NULL;
+  } else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+    spaa_conns_close(h->conns, *socket_context);
+    *socket_context = NULL;
+  }
+}
+
 /* ---- daemon ------------------------------------------------------------------------------ */
+
+/* Raise the soft limit on open files to the hard one, and return how many connections it
+ * leaves room for (descriptors for the database, logs and listeners set aside). */
+static unsigned fd_room(void)
+{
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl))
+    return 1024;
+  if (rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &rl);
+    getrlimit(RLIMIT_NOFILE, &rl);
+  }
+  if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > 1000000)
+    return 1000000;
+  return rl.rlim_cur > 128 ? (unsigned)rl.rlim_cur - 64 : 64;
+}
+
+/* The pool, the bookkeeping and the budget; the connection limits from cfg and the
+ * descriptors available. 0 or -1 (out of memory). */
+static int start_parts(struct spaa_http *h, unsigned *hard_limit)
+{
+  const struct spaa_config *cfg = h->app->cfg;
+  struct spaa_conns_opts co;
+  unsigned room = fd_room(), margin;
+  memset(&co, 0, sizeof(co));
+  co.header_timeout_s = cfg->header_timeout;
+  co.body_min_rate = cfg->body_min_rate;
+  co.log_interval_s = SPAA_HTTP_LOG_INTERVAL_S;
+  h->max_conns = cfg->max_connections;
+  margin = h->max_conns / 16 > 64 ? h->max_conns / 16 : 64;
+  if (h->max_conns + margin > room) {
+    spaa_log(SPAA_LOG_WARN, "fewer file descriptors than connections: limit lowered",
+             "max_connections=%u open_files_room=%u", h->max_conns, room);
+    margin = room / 17 > 1 ? room / 17 : 1;
+    h->max_conns = room - margin;
+  }
+  *hard_limit = h->max_conns + margin;
+  h->budget_cap = cfg->memory_budget ? cfg->memory_budget : budget_default();
+  pthread_mutex_init(&h->budget_mu, NULL);
+  pthread_cond_init(&h->budget_cv, NULL);
+  if (spaa_pool_new(cfg->workers, SPAA_HTTP_POOL_QUEUE, &h->pool))
+    return -1;
+  return spaa_conns_new(&co, &h->conns);
+}
+
+/* Free what start_parts made (the daemon stopped first). */
+static void free_parts(struct spaa_http *h)
+{
+  spaa_conns_free(h->conns);
+  pthread_cond_destroy(&h->budget_cv);
+  pthread_mutex_destroy(&h->budget_mu);
+  free(h);
+}
 
 int spaa_http_start(const struct spaa_app *app, const struct spaa_route *routes,
                     size_t n_routes, struct spaa_http **out, struct spaa_err *err)
@@ -624,8 +927,9 @@ int spaa_http_start(const struct spaa_app *app, const struct spaa_route *routes,
   struct sockaddr_in6 sa6;
   struct sockaddr *sa;
   const union MHD_DaemonInfo *info;
-  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
-                   MHD_USE_ITC | MHD_USE_ERROR_LOG | MHD_USE_AUTO;
+  unsigned hard_limit = 0;
+  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
+                   MHD_USE_ERROR_LOG;
   *out = NULL;
   if (!(h = calloc(1, sizeof(*h))))
     return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
@@ -648,23 +952,36 @@ int spaa_http_start(const struct spaa_app *app, const struct spaa_route *routes,
       goto bad_addr;
     sa = (struct sockaddr *)&sa4;
   }
+  if (start_parts(h, &hard_limit)) {
+    spaa_pool_free(h->pool);
+    free_parts(h);
+    return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, "cannot start the worker threads");
+  }
   h->starting = 1;
   h->d = MHD_start_daemon(flags, cfg->listen_port, NULL, NULL, on_request, h,
                           MHD_OPTION_EXTERNAL_LOGGER, log_mhd, h, /* first, as MHD asks */
                           MHD_OPTION_SOCK_ADDR, sa,
-                          MHD_OPTION_CONNECTION_LIMIT, (unsigned int)cfg->workers,
+                          MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)SPAA_HTTP_IO_THREADS,
+                          MHD_OPTION_CONNECTION_LIMIT, hard_limit,
+                          MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u,
                           MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)cfg->idle_timeout,
+                          MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
                           MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_END);
   h->starting = 0;
   if (!h->d) {
     spaa_err_set(err, SPAA_E_IO, 0, 0, "cannot listen on %s%s%s:%u: %s",
                  cfg->listen_ipv6 ? "[" : "", cfg->listen_host, cfg->listen_ipv6 ? "]" : "",
                  cfg->listen_port, h->start_msg[0] ? h->start_msg : "libmicrohttpd failed");
-    free(h);
+    spaa_pool_free(h->pool);
+    free_parts(h);
     return SPAA_E_IO;
   }
   info = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
   h->port = info ? info->port : cfg->listen_port;
+  spaa_log(SPAA_LOG_INFO, "http core", "io_threads=%u workers=%u max_connections=%u "
+           "hard_limit=%u header_timeout_s=%u body_min_rate=%zu memory_budget=%zu",
+           (unsigned)SPAA_HTTP_IO_THREADS, cfg->workers, h->max_conns, hard_limit,
+           cfg->header_timeout, cfg->body_min_rate, h->budget_cap);
   *out = h;
   return 0;
 bad_addr:
@@ -694,6 +1011,9 @@ void spaa_http_stop(struct spaa_http *h)
   if (!h)
     return;
   spaa_http_quiesce(h);
+  spaa_pool_free(h->pool); /* runs what is queued: every suspended connection is resumed */
+  h->pool = NULL;
   MHD_stop_daemon(h->d);
-  free(h);
+  spaa_log(SPAA_LOG_INFO, "http core stopped", "memory_budget_peak=%zu", h->budget_peak);
+  free_parts(h);
 }
