@@ -477,10 +477,70 @@ static enum MHD_Result fail(struct http_rq *rq, struct MHD_Connection *conn, int
   return ok;
 }
 
+/* Answer an HTTP-level error (no route's dialect: the request may name none) with our JSON
+ * {"error": name, "detail": ...} and `status`; the connection is closed after it. */
+static enum MHD_Result fail_http(struct http_rq *rq, struct MHD_Connection *conn,
+                                 unsigned status, const char *name, const char *detail)
+{
+  struct spaa_resp resp;
+  enum MHD_Result ok;
+  json_t *o = json_object();
+  resp_init(&resp);
+  json_object_set_new(o, "error", json_string(name));
+  json_object_set_new(o, "detail", json_string(detail));
+  spaa_resp_json(&resp, (int)status, o);
+  rq->close = 1;
+  ok = queue(rq, conn, &resp);
+  spaa_buf_free(&resp.body);
+  return ok;
+}
+
+/* Adds the length of one query argument (key=value&) to *(size_t *)cls. */
+static enum MHD_Result count_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+                                 const char *value)
+{
+  (void)kind;
+  *(size_t *)cls += strlen(key) + (value ? strlen(value) + 1 : 0) + 1;
+  return MHD_YES;
+}
+
+/* What libmicrohttpd lets through but HTTP does not: a URI or a head over our caps (414,
+ * 431; MHD answers heads over SPAA_HTTP_MHD_MEMORY itself), HTTP/1.1 without Host (400).
+ * 0 when fine; 1 when an answer was queued (or could not be). */
+static int head_checks(struct http_rq *rq, struct MHD_Connection *conn, const char *url,
+                       const char *version)
+{
+  const union MHD_ConnectionInfo *ci =
+      MHD_get_connection_info(conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+  size_t uri = url ? strlen(url) : 0;
+  char msg[160];
+  MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, count_arg, &uri);
+  snprintf(rq->path, sizeof(rq->path), "%.64s%s", url ? url : "", uri > 64 ? "..." : "");
+  if (uri > SPAA_HTTP_MAX_URI) {
+    snprintf(msg, sizeof(msg), "the request URI is about %zu bytes, over the %d-byte cap", uri,
+             SPAA_HTTP_MAX_URI);
+    fail_http(rq, conn, 414, "uri_too_long", msg);
+    return 1;
+  }
+  if (ci && ci->header_size > SPAA_HTTP_MAX_HEAD) {
+    snprintf(msg, sizeof(msg), "the request head is %zu bytes, over the %d-byte cap",
+             ci->header_size, SPAA_HTTP_MAX_HEAD);
+    fail_http(rq, conn, 431, "headers_too_large", msg);
+    return 1;
+  }
+  if (version && strcmp(version, MHD_HTTP_VERSION_1_1) == 0 &&
+      !MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST)) {
+    fail_http(rq, conn, 400, "bad_request", "an HTTP/1.1 request must carry a Host header");
+    return 1;
+  }
+  rq->path[0] = 0;
+  return 0;
+}
+
 /* First callback: headers only. Route, auth, encoding and declared length are checked
  * here so that a refusal goes out before any body byte is read. */
 static enum MHD_Result begin(struct http_rq *rq, struct MHD_Connection *conn, const char *url,
-                             const char *method)
+                             const char *method, const char *version)
 {
   struct spaa_http *h = rq->h;
   const struct spaa_config *cfg = h->app->cfg;
@@ -494,6 +554,8 @@ static enum MHD_Result begin(struct http_rq *rq, struct MHD_Connection *conn, co
   rq->req.conn = conn;
   rq->req.received_ns = now_ns(CLOCK_REALTIME);
   rq->req.path = rq->path;
+  if (head_checks(rq, conn, url, version))
+    return rq->answered ? MHD_YES : MHD_NO;
   if (spaa_http_normalize_path(url, rq->path, sizeof(rq->path))) {
     snprintf(rq->path, sizeof(rq->path), "%.64s...", url ? url : "");
     return fail(rq, conn, SPAA_E_BAD_REQUEST, "the path must start with '/' and be shorter "
@@ -777,7 +839,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 {
   struct spaa_http *h = cls;
   struct http_rq *rq = *con_cls;
-  (void)version;
   if (!rq) {
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
@@ -790,7 +851,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     spaa_buf_init(&rq->body, 1);
     *con_cls = rq;
     __atomic_add_fetch(&h->inflight, 1, __ATOMIC_ACQ_REL);
-    return begin(rq, conn, url, method);
+    return begin(rq, conn, url, method, version);
   }
   if (__atomic_load_n(&rq->state, __ATOMIC_ACQUIRE) == RQ_DONE) { /* the worker is done */
     enum MHD_Result ok = queue(rq, conn, &rq->resp);
@@ -964,6 +1025,7 @@ int spaa_http_start(const struct spaa_app *app, const struct spaa_route *routes,
                           MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)SPAA_HTTP_IO_THREADS,
                           MHD_OPTION_CONNECTION_LIMIT, hard_limit,
                           MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u,
+                          MHD_OPTION_CONNECTION_MEMORY_LIMIT, SPAA_HTTP_MHD_MEMORY,
                           MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)cfg->idle_timeout,
                           MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
                           MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_END);
