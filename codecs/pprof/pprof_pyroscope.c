@@ -5,6 +5,8 @@
 #include "pprof/pprof.h"
 
 #include <ctype.h>
+#include <limits.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -235,10 +237,15 @@ int spaa_pprof_opts_sample_rate(struct spaa_pprof_opts *o, const char *hz,
   long long r;
   if (!hz || !*hz)
     return 0;
+  /* As Pyroscope: 0 (pyroscope-go sends it for heap, mutex, block and goroutine uploads)
+   * and anything that is not a decimal number mean "not given" */
+  errno = 0;
   r = strtoll(hz, &end, 10);
-  if (*end || r <= 0 || r > SPAA_PPROF_MAX_SAMPLE_RATE || !isdigit((unsigned char)*hz))
-    return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "bad sampleRate '%.40s': expected a "
-                        "positive integer (Hz)", hz);
+  if (*end || r <= 0 || !isdigit((unsigned char)*hz) || (errno == ERANGE && r != LLONG_MAX))
+    return 0;
+  if (r > SPAA_PPROF_MAX_SAMPLE_RATE)
+    return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "bad sampleRate '%.40s': over the "
+                        "largest rate, %lld Hz", hz, (long long)SPAA_PPROF_MAX_SAMPLE_RATE);
   o->sample_rate = r;
   return 0;
 }
