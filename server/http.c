@@ -60,6 +60,7 @@ struct spaa_http {
   size_t budget_used;                /* bytes they hold now */
   size_t budget_peak;                /* most held at once since start */
   size_t since_trim;                 /* bytes charged since memory was last returned */
+  size_t working;                    /* conversions holding a charge */
 };
 
 /* One request (MHD's con_cls), from its first callback to its completion. */
@@ -83,7 +84,8 @@ struct http_rq {
   struct spaa_pool_job job;          /* the worker pool's link */
   int state;                         /* atomic: enum rq_state */
   struct spaa_resp resp;             /* the worker's answer, queued on resume */
-  size_t charged;                    /* bytes charged to the memory budget */
+  size_t charged;                    /* bytes charged to the memory budget (the body's) */
+  size_t work_charged;               /* bytes charged for the conversion, or 0 */
   int over_budget;                   /* a chunked body passed the budget: 503 at its end */
   int close;                         /* close the connection after the answer */
 };
@@ -438,7 +440,7 @@ static enum MHD_Result queue(struct http_rq *rq, struct MHD_Connection *conn,
   return ok;
 }
 
-static int budget_take(struct spaa_http *h, size_t n, unsigned wait_ms);
+static int budget_take(struct spaa_http *h, size_t n, unsigned wait_ms, int work);
 
 /* Fill resp for an error the core found, in the route's dialect when it has one. */
 static void fail_into(struct http_rq *rq, struct spaa_resp *resp, int code, const char *fmt,
@@ -613,7 +615,7 @@ static enum MHD_Result begin(struct http_rq *rq, struct MHD_Connection *conn, co
                   "the body is %llu bytes, over the %zu-byte cap on this endpoint", v,
                   rq->max_body);
     if (end != cl && v) {
-      if (budget_take(h, (size_t)v, 0)) {
+      if (budget_take(h, (size_t)v, 0, 0)) {
         spaa_conns_note(h->conns, SPAA_CONNS_OVER_BUDGET);
         return fail(rq, conn, SPAA_E_BUSY, "a %llu-byte body does not fit in what is left of "
                     "the memory budget for requests in flight; retry later", v);
@@ -627,10 +629,11 @@ static enum MHD_Result begin(struct http_rq *rq, struct MHD_Connection *conn, co
 
 /* ---- the memory budget ------------------------------------------------------------------- */
 
-/* Charge n bytes to the budget. Admitted when they fit, or when nothing else is held (a
- * request larger than the whole budget still goes through alone). Waits up to wait_ms
- * for other requests to release bytes (0: does not wait). 0, or -1: over the budget. */
-static int budget_take(struct spaa_http *h, size_t n, unsigned wait_ms)
+/* Charge n bytes to the budget. Admitted when they fit; a conversion (work = 1) is also
+ * admitted when no other conversion holds the budget, so that one larger than the whole
+ * budget still goes through alone. Waits up to wait_ms for other requests to release bytes
+ * (0: does not wait). 0, or -1: over the budget. */
+static int budget_take(struct spaa_http *h, size_t n, unsigned wait_ms, int work)
 {
   struct timespec dl;
   int rc = 0;
@@ -642,14 +645,15 @@ static int budget_take(struct spaa_http *h, size_t n, unsigned wait_ms)
     dl.tv_nsec -= 1000000000L;
   }
   pthread_mutex_lock(&h->budget_mu);
-  while (h->budget_used && n > h->budget_cap - (h->budget_used < h->budget_cap
-                                                    ? h->budget_used : h->budget_cap)) {
+  while (n > h->budget_cap - (h->budget_used < h->budget_cap ? h->budget_used : h->budget_cap) &&
+         !(work && !h->working)) {
     if (!wait_ms || pthread_cond_timedwait(&h->budget_cv, &h->budget_mu, &dl)) {
       rc = -1;
       break;
     }
   }
   if (!rc) {
+    h->working += work ? 1 : 0;
     h->budget_used += n;
     h->since_trim += n;
     if (h->budget_used > h->budget_peak)
@@ -659,14 +663,15 @@ static int budget_take(struct spaa_http *h, size_t n, unsigned wait_ms)
   return rc;
 }
 
-/* Give n bytes back; when nothing is held any more after a burst, return freed memory to
- * the operating system (glibc keeps freed arenas otherwise). */
-static void budget_give(struct spaa_http *h, size_t n)
+/* Give n bytes back (work: the end of a conversion's charge); when nothing is held any more
+ * after a burst, return freed memory to the operating system (glibc keeps freed arenas). */
+static void budget_give(struct spaa_http *h, size_t n, int work)
 {
   int trim = 0;
-  if (!n)
+  if (!n && !work)
     return;
   pthread_mutex_lock(&h->budget_mu);
+  h->working -= work && h->working ? 1 : 0;
   h->budget_used -= n < h->budget_used ? n : h->budget_used;
   if (!h->budget_used && h->since_trim >= SPAA_HTTP_TRIM_AFTER) {
     h->since_trim = 0;
@@ -689,6 +694,27 @@ static size_t budget_default(void)
 
 /* ---- running a finished body ------------------------------------------------------------- */
 
+/* Once the decoded size is known, charge what the conversion will really hold in place of
+ * the guess made from the wire size (more is taken without waiting: the work has begun). */
+static void budget_adjust(struct http_rq *rq, size_t decoded)
+{
+  struct spaa_http *h = rq->h;
+  size_t real = decoded > ((size_t)-1) / SPAA_HTTP_MODEL_FACTOR / 2
+                    ? (size_t)-1 / 2 : decoded * SPAA_HTTP_MODEL_FACTOR;
+  if (!rq->work_charged)
+    return;
+  pthread_mutex_lock(&h->budget_mu);
+  if (real < rq->work_charged)
+    h->budget_used -= rq->work_charged - real;
+  else
+    h->budget_used += real - rq->work_charged;
+  if (h->budget_used > h->budget_peak)
+    h->budget_peak = h->budget_used;
+  pthread_cond_broadcast(&h->budget_cv);
+  pthread_mutex_unlock(&h->budget_mu);
+  rq->work_charged = real;
+}
+
 /* Decode the body and run the handler into resp. Runs on a worker (or, for on_io_thread
  * routes, where the body was read). */
 static void run(struct http_rq *rq, struct spaa_resp *resp)
@@ -709,6 +735,7 @@ static void run(struct http_rq *rq, struct spaa_resp *resp)
     rq->req.body = (const uint8_t *)(decoded.p ? decoded.p : "");
     rq->req.body_len = decoded.len;
     rq->req.body_decoded = 1;
+    budget_adjust(rq, decoded.len);
   } else {
     rq->req.body = (const uint8_t *)(rq->body.p ? rq->body.p : "");
     rq->req.body_len = rq->body.len;
@@ -739,14 +766,14 @@ static void work(struct spaa_pool_job *job)
   struct http_rq *rq = (struct http_rq *)((char *)job - offsetof(struct http_rq, job));
   struct spaa_http *h = rq->h;
   size_t cost = rq->req.route->dialect || rq->body.len ? work_cost(rq) : 0;
-  if (cost && budget_take(h, cost, SPAA_HTTP_BUDGET_WAIT_MS)) {
+  if (cost && budget_take(h, cost, SPAA_HTTP_BUDGET_WAIT_MS, 1)) {
     spaa_conns_note(h->conns, SPAA_CONNS_OVER_BUDGET);
     resp_init(&rq->resp);
     spaa_buf_free(&rq->body);
     fail_into(rq, &rq->resp, SPAA_E_BUSY, "the server is holding its memory budget for "
               "requests in flight; retry later");
   } else {
-    rq->charged += cost;
+    rq->work_charged = cost;
     run(rq, &rq->resp);
   }
   __atomic_store_n(&rq->state, RQ_DONE, __ATOMIC_RELEASE);
@@ -811,7 +838,7 @@ static enum MHD_Result body_piece(struct http_rq *rq, const char *data, size_t n
     } else if (rq->body.len + n > rq->charged) {
       /* a body longer than declared (chunked): charge it as it grows, 1 MiB at a time */
       size_t more = rq->body.len + n - rq->charged + ((size_t)1 << 20);
-      if (budget_take(rq->h, more, 0)) {
+      if (budget_take(rq->h, more, 0, 0)) {
         rq->over_budget = 1;
         spaa_buf_free(&rq->body);
       } else {
@@ -903,7 +930,9 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
   spaa_conn_request_end(rq->sconn);
   spaa_buf_free(&rq->body);
   spaa_buf_free(&rq->resp.body);
-  budget_give(h, rq->charged);
+  budget_give(h, rq->charged, 0);
+  if (rq->work_charged)
+    budget_give(h, rq->work_charged, 1);
   free(rq);
   __atomic_sub_fetch(&h->inflight, 1, __ATOMIC_ACQ_REL);
 }
