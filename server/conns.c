@@ -28,8 +28,8 @@ struct spaa_conn {
   int fd;                        /* the socket (borrowed from libmicrohttpd) */
   int phase;                     /* atomic: enum conn_phase */
   int64_t phase_ns;              /* atomic: monotonic time the phase began */
-  uint64_t mark;                 /* atomic: kernel bytes_received when the head wait began */
   unsigned gen;                  /* atomic: bumped at each head wait */
+  uint64_t mark;                 /* reaper only: kernel bytes_received when the wait began */
   size_t body_bytes;             /* atomic: body bytes of the current request */
   unsigned seen_gen;             /* reaper only: gen that head_seen_ns belongs to */
   int64_t head_seen_ns;          /* reaper only: when the head's first bytes were seen */
@@ -97,15 +97,18 @@ static void reap(struct spaa_conns *c, int64_t now)
       continue;
     if (ph == PH_HEAD) {
       unsigned gen = __atomic_load_n(&k->gen, __ATOMIC_ACQUIRE);
-      if (gen != k->seen_gen) {
+      if (gen != k->seen_gen) { /* a new wait: what the kernel holds now is the mark */
+        int64_t got = gen == 1 ? 0 : tcp_received(k->fd); /* the first head: from byte 0 */
         k->seen_gen = gen;
         k->head_seen_ns = 0;
+        k->mark = got < 0 ? 0 : (uint64_t)got;
+        continue;
       }
       if (!k->head_seen_ns) {
         int64_t got = tcp_received(k->fd);
         if (got < 0)
           k->head_seen_ns = since; /* no kernel figure: the deadline runs from the wait */
-        else if ((uint64_t)got > __atomic_load_n(&k->mark, __ATOMIC_ACQUIRE))
+        else if ((uint64_t)got > k->mark)
           k->head_seen_ns = now;
       }
       if (k->head_seen_ns && now - k->head_seen_ns >= head_ns)
@@ -271,11 +274,10 @@ void spaa_conn_body_done(struct spaa_conn *k)
 
 void spaa_conn_request_end(struct spaa_conn *k)
 {
-  int64_t got;
   if (!k)
     return;
-  got = tcp_received(k->fd);
-  __atomic_store_n(&k->mark, got < 0 ? 0 : (uint64_t)got, __ATOMIC_RELEASE);
+  /* no syscall here (one per request is measurable): the reaper takes the mark at its next
+   * pass; bytes of the next head that came in before it are missed, later ones are not */
   __atomic_add_fetch(&k->gen, 1, __ATOMIC_ACQ_REL);
   set_phase(k, PH_HEAD);
 }

@@ -728,7 +728,7 @@ static void run(struct http_rq *rq, struct spaa_resp *resp)
     spaa_err_clear(&err);
     if (spaa_decode(rq->req.content_encoding, (const uint8_t *)rq->body.p, rq->body.len,
                     rq->max_decoded, &decoded, &err)) {
-      fail_into(rq, resp, err.code, err.msg);
+      fail_into(rq, resp, err.code, "%s", err.msg);
       return;
     }
     spaa_buf_free(&rq->body); /* keep one copy, not two */

@@ -162,18 +162,16 @@ int spaa_pprof_parse_time(const char *s, int64_t now_ns, int64_t *ns)
   }
   if (v > (uint64_t)INT64_MAX)
     return -1;
-  if (v < 100000000000ULL) {        /* below 1e11: seconds */
-    if (v > (uint64_t)INT64_MAX / 1000000000ULL)
-      return -1;                      /* past 2262: no int64 ns for it */
-    *ns = (int64_t)v * 1000000000LL;
+  {
+    /* read by magnitude: below 1e11 seconds, 1e14 milliseconds, 1e17 microseconds */
+    int64_t mult = v < 100000000000ULL      ? 1000000000LL
+                   : v < 100000000000000ULL ? 1000000LL
+                   : v < 100000000000000000ULL ? 1000LL : 1;
+    if (v > (uint64_t)(INT64_MAX / mult))
+      return -1; /* past 2262: no int64 ns for it */
+    *ns = (int64_t)v * mult;
+    return 0;
   }
-  else if (v < 100000000000000ULL)  /* below 1e14: milliseconds */
-    *ns = (int64_t)v * 1000000LL;
-  else if (v < 100000000000000000ULL) /* below 1e17: microseconds */
-    *ns = (int64_t)v * 1000LL;
-  else
-    *ns = (int64_t)v;
-  return 0;
 }
 
 /* ---- the options ------------------------------------------------------------------------ */

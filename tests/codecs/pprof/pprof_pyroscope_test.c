@@ -138,7 +138,9 @@ static void test_time(void **state)
   };
   static const char *const bad[] = {NULL, "", "-1", "+5", "1.5", "17e8", " 1", "1 ", "NOW",
                                     "now-1h", "9223372036854775808", "12345678901234567890",
-                                    "99999999999" /* seconds past int64 ns */};
+                                    "99999999999" /* seconds past int64 ns */,
+                                    "17000000017000000" /* microseconds past int64 ns */,
+                                    "17000000000000" /* milliseconds past int64 ns */};
   size_t i;
   (void)state;
   for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
