@@ -809,10 +809,15 @@ static enum MHD_Result finish(struct http_rq *rq, struct MHD_Connection *conn)
   __atomic_store_n(&rq->state, RQ_QUEUED, __ATOMIC_RELEASE);
   MHD_suspend_connection(conn);
   if (spaa_pool_submit(rq->h->pool, &rq->job)) {
-    spaa_conns_note(rq->h->conns, SPAA_CONNS_POOL_FULL);
+    int closing = __atomic_load_n(&rq->h->quiesced, __ATOMIC_ACQUIRE);
+    if (!closing)
+      spaa_conns_note(rq->h->conns, SPAA_CONNS_POOL_FULL);
     resp_init(&rq->resp);
-    fail_into(rq, &rq->resp, SPAA_E_BUSY, "%zu requests are waiting for a worker; retry "
-              "later", (size_t)SPAA_HTTP_POOL_QUEUE);
+    if (closing)
+      fail_into(rq, &rq->resp, SPAA_E_SHUTDOWN, "the server is shutting down; retry later");
+    else
+      fail_into(rq, &rq->resp, SPAA_E_BUSY, "%zu requests are waiting for a worker; retry "
+                "later", (size_t)SPAA_HTTP_POOL_QUEUE);
     __atomic_store_n(&rq->state, RQ_DONE, __ATOMIC_RELEASE);
     MHD_resume_connection(conn);
   }
@@ -1102,9 +1107,13 @@ void spaa_http_stop(struct spaa_http *h)
   if (!h)
     return;
   spaa_http_quiesce(h);
-  spaa_pool_free(h->pool); /* runs what is queued: every suspended connection is resumed */
-  h->pool = NULL;
+  /* run what is queued (every suspended connection is resumed); bodies finished from now on
+   * are refused by the drained pool and answered 503 at once. The pool is freed only once
+   * the daemon's threads, which submit to it, are gone. */
+  spaa_pool_drain(h->pool);
   MHD_stop_daemon(h->d);
+  spaa_pool_free(h->pool);
+  h->pool = NULL;
   spaa_log(SPAA_LOG_INFO, "http core stopped", "memory_budget_peak=%zu", h->budget_peak);
   free_parts(h);
 }

@@ -13,6 +13,7 @@ struct spaa_pool {
   size_t running;                  /* jobs being run */
   size_t max_queued;               /* cap on queued */
   int stopping;                    /* no new jobs; threads leave once the queue is empty */
+  int joined;                      /* the threads have been joined (spaa_pool_drain) */
   unsigned n_threads;              /* threads started */
   pthread_t *threads;              /* n_threads */
 };
@@ -106,10 +107,10 @@ size_t spaa_pool_running(struct spaa_pool *p)
   return n;
 }
 
-void spaa_pool_free(struct spaa_pool *p)
+void spaa_pool_drain(struct spaa_pool *p)
 {
   unsigned i;
-  if (!p)
+  if (!p || p->joined)
     return;
   pthread_mutex_lock(&p->mu);
   p->stopping = 1;
@@ -117,6 +118,14 @@ void spaa_pool_free(struct spaa_pool *p)
   pthread_mutex_unlock(&p->mu);
   for (i = 0; i < p->n_threads; i++)
     pthread_join(p->threads[i], NULL);
+  p->joined = 1;
+}
+
+void spaa_pool_free(struct spaa_pool *p)
+{
+  if (!p)
+    return;
+  spaa_pool_drain(p);
   pthread_cond_destroy(&p->cv);
   pthread_mutex_destroy(&p->mu);
   free(p->threads);

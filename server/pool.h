@@ -24,7 +24,11 @@ int spaa_pool_submit(struct spaa_pool *p, struct spaa_pool_job *job);
 /* Jobs waiting (not yet running) and jobs running. */
 size_t spaa_pool_queued(struct spaa_pool *p);
 size_t spaa_pool_running(struct spaa_pool *p);
-/* Refuse new jobs, run every job already queued, join the threads, free. NULL-safe. */
+/* Refuse new jobs (spaa_pool_submit returns -1 from now on), run every job already queued
+ * and join the threads; the pool stays allocated. Not concurrent with spaa_pool_free;
+ * idempotent, NULL-safe. */
+void spaa_pool_drain(struct spaa_pool *p);
+/* Drain (if not done), then free. NULL-safe. */
 void spaa_pool_free(struct spaa_pool *p);
 
 #endif
