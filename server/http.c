@@ -629,9 +629,9 @@ static enum MHD_Result begin(struct http_rq *rq, struct MHD_Connection *conn, co
 
 /* ---- the memory budget ------------------------------------------------------------------- */
 
-/* Charge n bytes to the budget. Admitted when they fit; a conversion (work = 1) is also
- * admitted when no other conversion holds the budget, so that one larger than the whole
- * budget still goes through alone. Waits up to wait_ms for other requests to release bytes
+/* Charge n bytes to the budget. Admitted when they fit or nothing is held; a conversion
+ * (work = 1) is also admitted when no other conversion holds the budget, so that one
+ * larger than the whole budget still goes through alone. Waits up to wait_ms for other requests to release bytes
  * (0: does not wait). 0, or -1: over the budget. */
 static int budget_take(struct spaa_http *h, size_t n, unsigned wait_ms, int work)
 {
@@ -646,7 +646,7 @@ static int budget_take(struct spaa_http *h, size_t n, unsigned wait_ms, int work
   }
   pthread_mutex_lock(&h->budget_mu);
   while (n > h->budget_cap - (h->budget_used < h->budget_cap ? h->budget_used : h->budget_cap) &&
-         !(work && !h->working)) {
+         h->budget_used && !(work && !h->working)) {
     if (!wait_ms || pthread_cond_timedwait(&h->budget_cv, &h->budget_mu, &dl)) {
       rc = -1;
       break;

@@ -7,6 +7,9 @@
   loadclient.py slowloris PORT N SECONDS
       N connections each sending one byte of a request head per second for up to SECONDS;
       print how many the server closed and how long the slowest took to be closed
+  loadclient.py slowbody PORT SECONDS
+      one upload declaring 1 MB that sends 10 bytes a second for up to SECONDS; print
+      whether the server closed it ("closed") and after how long
   loadclient.py post PORT CLIENTS SECONDS PATH BODY_FILE [HEADER ...]
       CLIENTS keep-alive clients posting BODY_FILE to PATH for SECONDS; print the count of
       each status, answers 503/429 without Retry-After, connections closed without an
@@ -101,6 +104,25 @@ async def slowloris(port, n, seconds):
     return out
 
 
+async def slowbody(port, seconds):
+    r, w = await asyncio.open_connection("127.0.0.1", port)
+    w.write(b"POST /api/v1/spaa HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n")
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < seconds:
+        try:
+            w.write(b"0123456789")
+            await w.drain()
+            data = await asyncio.wait_for(r.read(1), 1.0)
+            if data == b"":
+                return {"closed": 1, "after_s": round(time.monotonic() - t0, 1)}
+        except asyncio.TimeoutError:
+            pass
+        except OSError:
+            return {"closed": 1, "after_s": round(time.monotonic() - t0, 1)}
+    w.close()
+    return {"closed": 0, "after_s": round(time.monotonic() - t0, 1)}
+
+
 async def post_client(port, deadline, req, out, lat):
     r = w = None
     while time.monotonic() < deadline:
@@ -165,6 +187,8 @@ def main():
         res = asyncio.run(idle(port, int(a[2]), float(a[3])))
     elif mode == "slowloris":
         res = asyncio.run(slowloris(port, int(a[2]), float(a[3])))
+    elif mode == "slowbody":
+        res = asyncio.run(slowbody(port, float(a[2])))
     elif mode == "post":
         res = asyncio.run(post(port, int(a[2]), float(a[3]), a[4], a[5], a[6:]))
     else:

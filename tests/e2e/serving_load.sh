@@ -2,7 +2,7 @@
 # The serving core under load, on 127.0.0.1 (tests/e2e/loadclient.py drives the sockets):
 #  - 2,000 idle connections are held while a client ingests and /healthz answers;
 #  - 200 slowloris connections (a head byte per second) are dropped by the header timeout
-#    while a normal client's requests succeed;
+#    while a normal client's requests succeed; a body under the minimum rate is dropped;
 #  - 256 clients posting small profiles get only 2xx or 503/429 with Retry-After, and no
 #    connection is closed without an answer;
 #  - over --max-connections a request gets 503 + Retry-After + JSON, and the refusals are
@@ -52,6 +52,18 @@ echo "slowloris: $slow"
 assert_eq 200 "$(json_get "$slow" closed)" "slowloris connections dropped"
 assert_eq 0 "$(json_get "$slow" still_open)" "slowloris connections left open"
 
+# a body trickling at 10 bytes/s (under the 1 KiB/s minimum) is dropped once the first
+# header_timeout (2 s) has passed, while the server keeps answering
+python3 "$LOAD" slowbody "$port" 12 >"$E2E_TMP/slowbody.json" &
+sb_pid=$!
+sleep 1
+http GET /healthz
+assert_eq 200 "$HTTP_CODE" "/healthz during a slow body"
+wait "$sb_pid"
+sb=$(cat "$E2E_TMP/slowbody.json")
+echo "slow body: $sb"
+assert_eq 1 "$(json_get "$sb" closed)" "a body under the minimum rate dropped"
+
 # 256 clients posting small profiles
 python3 "$LOAD" post "$port" 256 "$SECONDS_POST" /api/v1/spaa "$BODY" >"$E2E_TMP/post.json"
 post=$(cat "$E2E_TMP/post.json")
@@ -66,6 +78,23 @@ assert_eq 200 "$HTTP_CODE" "/healthz after the load"
 stop_server
 (($(grep -c 'level=info msg="request"' "$SERVER_LOG" || true) == 0)) ||
   fail "request lines logged at --log-level warn"
+
+# the same clients against a server whose memory budget holds one conversion: the others
+# wait, then get 503 with Retry-After; none is closed without an answer
+start_server --memory-budget 1k --log-level warn
+python3 "$LOAD" post "$SERVER_PORT" 64 3 /api/v1/spaa "$BODY" >"$E2E_TMP/post2.json"
+post=$(cat "$E2E_TMP/post2.json")
+echo "64 clients, a one-conversion budget: $post"
+assert_eq 0 "$(json_get "$post" unanswered)" "closed without an answer (budget)"
+assert_eq 0 "$(json_get "$post" no_retry_after)" "503 without Retry-After (budget)"
+busy=$(printf '%s' "$post" | python3 -c 'import json,sys; s=json.load(sys.stdin)["status"]; print(s.get("503", 0))')
+other=$(printf '%s' "$post" | python3 -c 'import json,sys; s=json.load(sys.stdin)["status"]; print(sum(v for k,v in s.items() if k not in ("200","503")))')
+assert_eq 0 "$other" "answers other than 200 and 503 (budget)"
+((busy > 0)) || fail "no 503 with a one-conversion budget"
+(($(printf '%s' "$post" | python3 -c 'import json,sys; print(json.load(sys.stdin)["status"].get("200", 0))') > 0)) ||
+  fail "no upload stored with a one-conversion budget"
+stop_server
+assert_contains "$(cat "$SERVER_LOG")" "over the memory budget" "the budget refusals logged with a count"
 
 # over the connection limit: 503, Retry-After, JSON; one log line with the count
 start_server --max-connections 20
