@@ -21,6 +21,10 @@ enum cfg_key {
   K_WORKERS,
   K_QUEUE_DEPTH,
   K_IDLE_TIMEOUT,
+  K_MAX_CONNECTIONS,
+  K_HEADER_TIMEOUT,
+  K_BODY_MIN_RATE,
+  K_MEMORY_BUDGET,
   K_LOG_LEVEL,
   K_KEEP_ORIGINAL,
   K_DURABILITY,
@@ -57,6 +61,11 @@ static const struct cfg_setting {
     {K_WORKERS, "workers", "SPAA_RELAY_WORKERS", "--workers", 0},
     {K_QUEUE_DEPTH, "queue_depth", "SPAA_RELAY_QUEUE_DEPTH", "--queue-depth", 0},
     {K_IDLE_TIMEOUT, "idle_timeout", "SPAA_RELAY_IDLE_TIMEOUT", "--idle-timeout", 0},
+    {K_MAX_CONNECTIONS, "max_connections", "SPAA_RELAY_MAX_CONNECTIONS", "--max-connections",
+     0},
+    {K_HEADER_TIMEOUT, "header_timeout", "SPAA_RELAY_HEADER_TIMEOUT", "--header-timeout", 0},
+    {K_BODY_MIN_RATE, "body_min_rate", "SPAA_RELAY_BODY_MIN_RATE", "--body-min-rate", 0},
+    {K_MEMORY_BUDGET, "memory_budget", "SPAA_RELAY_MEMORY_BUDGET", "--memory-budget", 0},
     {K_LOG_LEVEL, "log_level", "SPAA_RELAY_LOG_LEVEL", "--log-level", 0},
     {K_KEEP_ORIGINAL, "keep_original", "SPAA_RELAY_KEEP_ORIGINAL", "--keep-original", 0},
     {K_DURABILITY, "durability", "SPAA_RELAY_DURABILITY", "--durability", 0},
@@ -97,9 +106,13 @@ static const char usage_text[] =
     "                                 (or postgres://USER@HOST:PORT/DB?...)\n"
     "  --max-body BYTES               SPAA_RELAY_MAX_BODY    max_body    [50m]\n"
     "  --max-decompressed BYTES       SPAA_RELAY_MAX_DECOMPRESSED        [50m]\n"
-    "  --workers N                    SPAA_RELAY_WORKERS     workers     [32]\n"
+    "  --workers N                    SPAA_RELAY_WORKERS     workers     [8]\n"
     "  --queue-depth N                SPAA_RELAY_QUEUE_DEPTH queue_depth [256]\n"
     "  --idle-timeout SECONDS         SPAA_RELAY_IDLE_TIMEOUT            [30]\n"
+    "  --max-connections N            SPAA_RELAY_MAX_CONNECTIONS         [4096]\n"
+    "  --header-timeout SECONDS       SPAA_RELAY_HEADER_TIMEOUT          [10]\n"
+    "  --body-min-rate BYTES          SPAA_RELAY_BODY_MIN_RATE           [1k] (0: off)\n"
+    "  --memory-budget BYTES          SPAA_RELAY_MEMORY_BUDGET           [RAM/4] (0: RAM/4)\n"
     "  --log-level debug|info|warn|error  SPAA_RELAY_LOG_LEVEL log_level [info]\n"
     "  --keep-original never|always   SPAA_RELAY_KEEP_ORIGINAL keep_original [never]\n"
     "  --durability full|normal       SPAA_RELAY_DURABILITY  durability  [full]\n"
@@ -482,6 +495,82 @@ static int parse_grpc_listen(struct spaa_config *c, const char *v, const char *w
 }
 
 /* Apply one value of setting `s` at `level`; `where` prefixes error messages. */
+/* Apply a number, size or duration setting (the keys from max_body to memory_budget). */
+static int apply_number(struct spaa_config *c, const struct cfg_setting *s, const char *v,
+                        const char *where, struct spaa_err *err)
+{
+  unsigned long n;
+  size_t sz;
+  switch (s->key) {
+  case K_MAX_BODY:
+  case K_MAX_DECOMPRESSED:
+    if (spaa_config_parse_size(v, &sz) || sz == 0)
+      return spaa_err_set(err, SPAA_E_USAGE, 0, 0,
+                          "%s: bad size '%s': expected a number of bytes from 1 to 16g, with "
+                          "an optional k, m or g suffix",
+                          where, v);
+    if (s->key == K_MAX_BODY)
+      c->max_body = sz;
+    else
+      c->max_decompressed = sz;
+    return 0;
+  case K_WORKERS:
+    if (parse_uint(v, 1, SPAA_CONFIG_MAX_WORKERS, &n))
+      return spaa_err_set(err, SPAA_E_USAGE, 0, 0,
+                          "%s: bad number '%s': expected an integer from 1 to %d", where, v,
+                          SPAA_CONFIG_MAX_WORKERS);
+    c->workers = (unsigned)n;
+    return 0;
+  case K_QUEUE_DEPTH:
+    if (parse_uint(v, 1, SPAA_CONFIG_MAX_QUEUE_DEPTH, &n))
+      return spaa_err_set(err, SPAA_E_USAGE, 0, 0,
+                          "%s: bad number '%s': expected an integer from 1 to %d", where, v,
+                          SPAA_CONFIG_MAX_QUEUE_DEPTH);
+    c->queue_depth = n;
+    return 0;
+  case K_IDLE_TIMEOUT:
+  case K_HEADER_TIMEOUT: {
+    char tmp[32];
+    size_t l = strlen(v);
+    if (l < sizeof(tmp) && l > 1 && (v[l - 1] == 's' || v[l - 1] == 'S')) {
+      memcpy(tmp, v, l - 1); /* "30s" = 30 */
+      tmp[l - 1] = 0;
+      v = tmp;
+    }
+    if (parse_uint(v, 1, SPAA_CONFIG_MAX_IDLE_TIMEOUT, &n))
+      return spaa_err_set(err, SPAA_E_USAGE, 0, 0,
+                          "%s: bad timeout '%s': expected seconds from 1 to %d", where, v,
+                          SPAA_CONFIG_MAX_IDLE_TIMEOUT);
+    if (s->key == K_IDLE_TIMEOUT)
+      c->idle_timeout = (unsigned)n;
+    else
+      c->header_timeout = (unsigned)n;
+    return 0;
+  }
+  case K_MAX_CONNECTIONS:
+    if (parse_uint(v, 1, SPAA_CONFIG_MAX_CONNECTIONS, &n))
+      return spaa_err_set(err, SPAA_E_USAGE, 0, 0,
+                          "%s: bad number '%s': expected an integer from 1 to %d", where, v,
+                          SPAA_CONFIG_MAX_CONNECTIONS);
+    c->max_connections = (unsigned)n;
+    return 0;
+  case K_BODY_MIN_RATE:
+  case K_MEMORY_BUDGET:
+    if (spaa_config_parse_size(v, &sz))
+      return spaa_err_set(err, SPAA_E_USAGE, 0, 0,
+                          "%s: bad size '%s': expected a number of bytes up to 16g, with an "
+                          "optional k, m or g suffix (0: %s)",
+                          where, v, s->key == K_BODY_MIN_RATE ? "off" : "a quarter of RAM");
+    if (s->key == K_BODY_MIN_RATE)
+      c->body_min_rate = sz;
+    else
+      c->memory_budget = sz;
+    return 0;
+  default:
+    return spaa_err_set(err, SPAA_E_INTERNAL, 0, 0, "%s: unhandled setting", where);
+  }
+}
+
 /* A list setting: its comma-separated items added (replacing the lists of lower levels). */
 static int apply_list(struct cfg_load *ld, const struct cfg_setting *s, enum cfg_level level,
                       const char *v, const char *where, struct spaa_err *err)
@@ -541,45 +630,14 @@ static int apply(struct cfg_load *ld, const struct cfg_setting *s, enum cfg_leve
     return set_str(&c->store, v, err);
   case K_MAX_BODY:
   case K_MAX_DECOMPRESSED:
-    if (spaa_config_parse_size(v, &sz) || sz == 0)
-      return spaa_err_set(err, SPAA_E_USAGE, 0, 0,
-                          "%s: bad size '%s': expected a number of bytes from 1 to 16g, with "
-                          "an optional k, m or g suffix",
-                          where, v);
-    if (s->key == K_MAX_BODY)
-      c->max_body = sz;
-    else
-      c->max_decompressed = sz;
-    return 0;
   case K_WORKERS:
-    if (parse_uint(v, 1, SPAA_CONFIG_MAX_WORKERS, &n))
-      return spaa_err_set(err, SPAA_E_USAGE, 0, 0,
-                          "%s: bad number '%s': expected an integer from 1 to %d", where, v,
-                          SPAA_CONFIG_MAX_WORKERS);
-    c->workers = (unsigned)n;
-    return 0;
   case K_QUEUE_DEPTH:
-    if (parse_uint(v, 1, SPAA_CONFIG_MAX_QUEUE_DEPTH, &n))
-      return spaa_err_set(err, SPAA_E_USAGE, 0, 0,
-                          "%s: bad number '%s': expected an integer from 1 to %d", where, v,
-                          SPAA_CONFIG_MAX_QUEUE_DEPTH);
-    c->queue_depth = n;
-    return 0;
-  case K_IDLE_TIMEOUT: {
-    char tmp[32];
-    size_t l = strlen(v);
-    if (l < sizeof(tmp) && l > 1 && (v[l - 1] == 's' || v[l - 1] == 'S')) {
-      memcpy(tmp, v, l - 1); /* "30s" = 30 */
-      tmp[l - 1] = 0;
-      v = tmp;
-    }
-    if (parse_uint(v, 1, SPAA_CONFIG_MAX_IDLE_TIMEOUT, &n))
-      return spaa_err_set(err, SPAA_E_USAGE, 0, 0,
-                          "%s: bad timeout '%s': expected seconds from 1 to %d", where, v,
-                          SPAA_CONFIG_MAX_IDLE_TIMEOUT);
-    c->idle_timeout = (unsigned)n;
-    return 0;
-  }
+  case K_IDLE_TIMEOUT:
+  case K_HEADER_TIMEOUT:
+  case K_MAX_CONNECTIONS:
+  case K_BODY_MIN_RATE:
+  case K_MEMORY_BUDGET:
+    return apply_number(c, s, v, where, err);
   case K_GRPC_MAX_MESSAGE:
     if (spaa_config_parse_size(v, &sz) || sz == 0 || sz > UINT32_MAX)
       return spaa_err_set(err, SPAA_E_USAGE, 0, 0,
@@ -775,6 +833,33 @@ int spaa_config_is_open(const struct spaa_config *c)
   return !c->n_sentry_keys && !c->n_ingest_tokens && !c->n_read_tokens;
 }
 
+/* Every setting at its default. 0 or SPAA_E_NOMEM. */
+static int set_defaults(struct spaa_config *c, struct spaa_err *err)
+{
+  int rc;
+  c->listen_port = SPAA_CONFIG_DEFAULT_PORT;
+  c->max_body = SPAA_CONFIG_DEFAULT_MAX_BODY;
+  c->max_decompressed = SPAA_CONFIG_DEFAULT_MAX_DECOMPRESSED;
+  c->workers = SPAA_CONFIG_DEFAULT_WORKERS;
+  c->queue_depth = SPAA_CONFIG_DEFAULT_QUEUE_DEPTH;
+  c->idle_timeout = SPAA_CONFIG_DEFAULT_IDLE_TIMEOUT;
+  c->max_connections = SPAA_CONFIG_DEFAULT_MAX_CONNECTIONS;
+  c->header_timeout = SPAA_CONFIG_DEFAULT_HEADER_TIMEOUT;
+  c->body_min_rate = SPAA_CONFIG_DEFAULT_BODY_MIN_RATE;
+  c->log_level = SPAA_LOG_INFO;
+  c->keep_original = SPAA_KEEP_NEVER;
+  c->durability = SPAA_CONFIG_DURABILITY_FULL;
+  c->retention = SPAA_CONFIG_DEFAULT_RETENTION;
+  c->retention_interval = SPAA_CONFIG_DEFAULT_RETENTION_INTERVAL;
+  c->grpc_max_message = SPAA_CONFIG_DEFAULT_GRPC_MAX_MESSAGE;
+  c->grpc_max_streams = SPAA_CONFIG_DEFAULT_GRPC_MAX_STREAMS;
+  if ((rc = parse_grpc_listen(c, SPAA_CONFIG_DEFAULT_GRPC_LISTEN, "grpc_listen", err)))
+    return rc;
+  if ((rc = set_str(&c->listen_host, SPAA_CONFIG_DEFAULT_HOST, err)))
+    return rc;
+  return set_str(&c->data_dir, SPAA_CONFIG_DEFAULT_DATA_DIR, err);
+}
+
 int spaa_config_load(int argc, char *const *argv, char *const *envp, struct spaa_config **out,
                      struct spaa_err *err)
 {
@@ -788,22 +873,7 @@ int spaa_config_load(int argc, char *const *argv, char *const *envp, struct spaa
   if (!(c = calloc(1, sizeof(*c))))
     return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
   ld.c = c;
-  c->listen_port = SPAA_CONFIG_DEFAULT_PORT;
-  c->max_body = SPAA_CONFIG_DEFAULT_MAX_BODY;
-  c->max_decompressed = SPAA_CONFIG_DEFAULT_MAX_DECOMPRESSED;
-  c->workers = SPAA_CONFIG_DEFAULT_WORKERS;
-  c->queue_depth = SPAA_CONFIG_DEFAULT_QUEUE_DEPTH;
-  c->idle_timeout = SPAA_CONFIG_DEFAULT_IDLE_TIMEOUT;
-  c->log_level = SPAA_LOG_INFO;
-  c->keep_original = SPAA_KEEP_NEVER;
-  c->durability = SPAA_CONFIG_DURABILITY_FULL;
-  c->retention = SPAA_CONFIG_DEFAULT_RETENTION;
-  c->retention_interval = SPAA_CONFIG_DEFAULT_RETENTION_INTERVAL;
-  c->grpc_max_message = SPAA_CONFIG_DEFAULT_GRPC_MAX_MESSAGE;
-  c->grpc_max_streams = SPAA_CONFIG_DEFAULT_GRPC_MAX_STREAMS;
-  if ((rc = parse_grpc_listen(c, SPAA_CONFIG_DEFAULT_GRPC_LISTEN, "grpc_listen", err)) ||
-      (rc = set_str(&c->listen_host, SPAA_CONFIG_DEFAULT_HOST, err)) ||
-      (rc = set_str(&c->data_dir, SPAA_CONFIG_DEFAULT_DATA_DIR, err)))
+  if ((rc = set_defaults(c, err)))
     goto out;
 
   /* First pass over the flags: only --config, which decides the file. Other flags are

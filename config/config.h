@@ -16,7 +16,10 @@
 #define SPAA_CONFIG_DEFAULT_PORT 8080
 #define SPAA_CONFIG_DEFAULT_DATA_DIR "./data"
 #define SPAA_CONFIG_DB_NAME "spaa-relay.db"
-#define SPAA_CONFIG_DEFAULT_WORKERS 32
+#define SPAA_CONFIG_DEFAULT_WORKERS 8 /* threads decoding, converting, storing bodies */
+#define SPAA_CONFIG_DEFAULT_MAX_CONNECTIONS 4096
+#define SPAA_CONFIG_DEFAULT_HEADER_TIMEOUT 10 /* seconds */
+#define SPAA_CONFIG_DEFAULT_BODY_MIN_RATE 1024 /* bytes/s */
 #define SPAA_CONFIG_DEFAULT_QUEUE_DEPTH 256
 #define SPAA_CONFIG_DEFAULT_IDLE_TIMEOUT 30 /* seconds */
 #define SPAA_CONFIG_DEFAULT_RETENTION (30 * 86400) /* seconds: 30 days */
@@ -64,7 +67,11 @@ struct spaa_config {
                                    or postgres://... (owned) */
   size_t max_body;              /* cap on a request body as received, bytes */
   size_t max_decompressed;      /* cap on a request body after Content-Encoding, bytes */
-  unsigned workers;             /* connections served at once, one thread each */
+  unsigned workers;             /* threads that decode, convert and store finished bodies */
+  unsigned max_connections;     /* connections held open at once (503 beyond) */
+  unsigned header_timeout;      /* seconds from a request head's first byte to its end */
+  size_t body_min_rate;         /* bytes/s a body must average after header_timeout s; 0 off */
+  size_t memory_budget;         /* bytes requests in flight may hold; 0 = a quarter of RAM */
   size_t queue_depth;           /* store writer queue depth before 503 */
   unsigned idle_timeout;        /* seconds a connection may stay silent */
   enum spaa_log_level log_level;/* lowest level logged */

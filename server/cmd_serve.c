@@ -27,8 +27,11 @@ static const char serve_usage[] =
     "usage: spaa-relay serve [--config FILE] [--listen ADDR:PORT] [--data-dir DIR]\n"
     "                        [--sentry-key PROJECT_ID:PUBLIC_KEY]... [--ingest-token TOKEN]...\n"
     "                        [--read-token TOKEN]... [--log-level debug|info|warn|error]\n"
-    "                        [--db PATH] [--store LOCATION] [--max-body BYTES] [--max-decompressed BYTES]\n"
-    "                        [--workers N] [--queue-depth N] [--idle-timeout SECONDS]\n";
+    "                        [--db PATH] [--store LOCATION] [--max-body BYTES]\n"
+    "                        [--max-decompressed BYTES] [--workers N] [--queue-depth N]\n"
+    "                        [--idle-timeout SECONDS] [--max-connections N]\n"
+    "                        [--header-timeout SECONDS] [--body-min-rate BYTES]\n"
+    "                        [--memory-budget BYTES]\n";
 
 /* mkdir -p; 0 or -1 with errno set. */
 static int mkdir_p(const char *path)
@@ -130,6 +133,31 @@ static void drain(struct spaa_http *h, const sigset_t *set)
   }
 }
 
+/* The data directory, and a SQLite store's folder (a database server's location names
+ * none). 0, or -1 logged. */
+static int make_dirs(const struct spaa_config *cfg)
+{
+  char dir[4096];
+  if (mkdir_p(cfg->data_dir)) {
+    spaa_log(SPAA_LOG_ERROR, "cannot create the data directory", "dir=\"%s\" error=\"%s\"",
+             cfg->data_dir, strerror(errno));
+    return -1;
+  }
+  /* a SQLite store's folder is made here; a database server's location names no folder */
+  if (strncmp(cfg->store, "sqlite:", 7) == 0)
+    dir_of(cfg->store + 7, dir, sizeof(dir));
+  else if (!strstr(cfg->store, "://"))
+    dir_of(cfg->store, dir, sizeof(dir));
+  else
+    snprintf(dir, sizeof(dir), ".");
+  if (mkdir_p(dir)) {
+    spaa_log(SPAA_LOG_ERROR, "cannot create the database directory", "dir=\"%s\" error=\"%s\"",
+             dir, strerror(errno));
+    return -1;
+  }
+  return 0;
+}
+
 int spaa_cmd_serve(int argc, char **argv)
 {
   struct spaa_config *cfg = NULL;
@@ -142,7 +170,6 @@ int spaa_cmd_serve(int argc, char **argv)
   struct spaa_app app;
   struct spaa_err err;
   sigset_t set;
-  char dir[4096];
   int i, sig = 0, rc = 2;
   for (i = 1; i < argc; i++)
     if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
@@ -167,23 +194,8 @@ int spaa_cmd_serve(int argc, char **argv)
   pthread_sigmask(SIG_BLOCK, &set, NULL);
   signal(SIGPIPE, SIG_IGN);
 
-  if (mkdir_p(cfg->data_dir)) {
-    spaa_log(SPAA_LOG_ERROR, "cannot create the data directory", "dir=\"%s\" error=\"%s\"",
-             cfg->data_dir, strerror(errno));
+  if (make_dirs(cfg))
     goto out;
-  }
-  /* a SQLite store's folder is made here; a database server's location names no folder */
-  if (strncmp(cfg->store, "sqlite:", 7) == 0)
-    dir_of(cfg->store + 7, dir, sizeof(dir));
-  else if (!strstr(cfg->store, "://"))
-    dir_of(cfg->store, dir, sizeof(dir));
-  else
-    snprintf(dir, sizeof(dir), ".");
-  if (mkdir_p(dir)) {
-    spaa_log(SPAA_LOG_ERROR, "cannot create the database directory", "dir=\"%s\" error=\"%s\"",
-             dir, strerror(errno));
-    goto out;
-  }
   memset(&so, 0, sizeof(so));
   so.path = cfg->store;
   so.queue_depth = cfg->queue_depth;

@@ -1,14 +1,21 @@
 /* The HTTP core on libmicrohttpd (see http.h): routing, auth, capped bodies, decoding,
  * JSON errors, and the daemon's start, quiesce and stop.
  *
- * Threading: MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION, with
- * MHD_OPTION_CONNECTION_LIMIT = cfg->workers. Ingest handlers block until their profile is
- * committed (spaa_store_put waits on a condition variable for the writer thread), and
- * blocking is only harmless when no other connection shares the thread: with a thread pool
- * each blocked handler would stall every connection of its thread, and the alternative
- * (MHD_suspend_connection plus a completion callback) turns every handler inside out.
- * One thread per connection keeps handlers straight-line code; the connection limit bounds
- * the threads, and the idle timeout (MHD_OPTION_CONNECTION_TIMEOUT) frees silent ones. */
+ * Threading: MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL with a thread pool of
+ * SPAA_HTTP_IO_THREADS (MHD_OPTION_THREAD_POOL_SIZE), and MHD_ALLOW_SUSPEND_RESUME.
+ * Why this mode: an epoll loop holds thousands of connections for the price of their
+ * buffers, not a thread (and a stack) each, and MHD's own loop spares us an event loop
+ * on the external-select API; epoll rather than MHD_USE_AUTO so that the mode does not
+ * change under us (AUTO may pick poll, whose cost grows with every idle connection). A few
+ * I/O threads keep reading sockets while one is busy. They only read, route and answer:
+ * the CPU and disk work of a finished body (decode, convert, store, and every handler but
+ * the cheap ones marked on_io_thread, such as /healthz) runs on the bounded worker pool
+ * (pool.h) with the connection suspended (MHD_suspend_connection), and the worker resumes
+ * it when the answer is ready. Deadlines that MHD has no option for (a head within
+ * header_timeout, a body at a minimum rate) are kept by conns.h; the idle timeout is
+ * MHD_OPTION_CONNECTION_TIMEOUT. Connections over max_connections get a 503 (MHD's own hard
+ * limit sits a margin above it, where it can only close). Bytes held by requests in flight
+ * are charged to a memory budget; over it, a 503 (or the dialect's equivalent). */
 #include "server/http.h"
 
 #include <arpa/inet.h>
@@ -19,6 +26,9 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -26,8 +36,10 @@
 
 #include "base/base64.h"
 #include "base/limits.h"
+#include "server/conns.h"
 #include "server/decode.h"
 #include "server/log.h"
+#include "server/pool.h"
 
 struct spaa_http {
   struct MHD_Daemon *d;              /* the daemon */
@@ -39,6 +51,16 @@ struct spaa_http {
   size_t inflight;                   /* atomic: requests begun and not completed */
   char start_msg[200];               /* last MHD log line during start, for errors */
   int starting;                      /* 1 while MHD_start_daemon runs */
+  struct spaa_pool *pool;            /* runs finished bodies (decode, handler) */
+  struct spaa_conns *conns;          /* open connections, deadlines, counted events */
+  unsigned max_conns;                /* connections beyond this get a 503 */
+  pthread_mutex_t budget_mu;         /* guards budget_used */
+  pthread_cond_t budget_cv;          /* signalled when bytes are released */
+  size_t budget_cap;                 /* bytes requests in flight may hold */
+  size_t budget_used;                /* bytes they hold now */
+  size_t budget_peak;                /* most held at once since start */
+  size_t since_trim;                 /* bytes charged since memory was last returned */
+  size_t working;                    /* conversions holding a charge */
 };
 
 /* One request (MHD's con_cls), from its first callback to its completion. */
@@ -57,7 +79,18 @@ struct http_rq {
   int answered;                      /* a response was queued */
   int status;                        /* its status, for the log */
   int64_t start_ns;                  /* monotonic start, for the log */
+  struct spaa_conn *sconn;           /* the connection's bookkeeping (conns.h), or NULL */
+  struct MHD_Connection *mconn;      /* the connection, for the worker's resume */
+  struct spaa_pool_job job;          /* the worker pool's link */
+  int state;                         /* atomic: enum rq_state */
+  struct spaa_resp resp;             /* the worker's answer, queued on resume */
+  size_t charged;                    /* bytes charged to the memory budget (the body's) */
+  size_t work_charged;               /* bytes charged for the conversion, or 0 */
+  int over_budget;                   /* a chunked body passed the budget: 503 at its end */
+  int close;                         /* close the connection after the answer */
 };
+
+enum rq_state { RQ_READING = 0, RQ_QUEUED, RQ_DONE };
 
 static int64_t now_ns(clockid_t clk)
 {
@@ -367,6 +400,15 @@ static void log_mhd(void *cls, const char *fm, va_list ap)
     msg[--l] = 0;
   if (h->starting)
     snprintf(h->start_msg, sizeof(h->start_msg), "%.190s", msg);
+  if (!h->starting && strstr(msg, "connection limit")) {
+    spaa_conns_note(h->conns, SPAA_CONNS_MHD_LIMIT); /* logged once per interval */
+    return;
+  }
+  if (!h->starting && h->conns) { /* per-connection news (resets, closures): counted */
+    spaa_conns_note(h->conns, SPAA_CONNS_MHD_MSG);
+    spaa_log(SPAA_LOG_DEBUG, "libmicrohttpd", "detail=\"%s\"", msg);
+    return;
+  }
   spaa_log(SPAA_LOG_WARN, "libmicrohttpd", "detail=\"%s\"", msg);
 }
 
@@ -389,13 +431,32 @@ static enum MHD_Result queue(struct http_rq *rq, struct MHD_Connection *conn,
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, resp->content_type);
   for (i = 0; i < resp->n_headers; i++)
     MHD_add_response_header(r, resp->headers[i].name, resp->headers[i].value);
-  if (__atomic_load_n(&rq->h->quiesced, __ATOMIC_ACQUIRE))
+  if (rq->close || __atomic_load_n(&rq->h->quiesced, __ATOMIC_ACQUIRE))
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
   ok = MHD_queue_response(conn, (unsigned)resp->status, r);
   MHD_destroy_response(r);
   rq->answered = 1;
   rq->status = resp->status;
   return ok;
+}
+
+static int budget_take(struct spaa_http *h, size_t n, unsigned wait_ms, int work);
+
+/* Fill resp for an error the core found, in the route's dialect when it has one. */
+static void fail_into(struct http_rq *rq, struct spaa_resp *resp, int code, const char *fmt,
+                      ...) __attribute__((format(printf, 4, 5)));
+static void fail_into(struct http_rq *rq, struct spaa_resp *resp, int code, const char *fmt,
+                      ...)
+{
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof(msg), fmt, ap);
+  va_end(ap);
+  if (rq->req.route && rq->req.route->on_error)
+    rq->req.route->on_error(&rq->req, resp, code, msg);
+  else
+    resp_error_msg(resp, code, msg);
 }
 
 /* Answer an error the core found, in the route's dialect when it has one. */
@@ -412,19 +473,76 @@ static enum MHD_Result fail(struct http_rq *rq, struct MHD_Connection *conn, int
   vsnprintf(msg, sizeof(msg), fmt, ap);
   va_end(ap);
   resp_init(&resp);
-  if (rq->req.route && rq->req.route->on_error)
-    rq->req.route->on_error(&rq->req, &resp, code, msg);
-  else
-    resp_error_msg(&resp, code, msg);
+  fail_into(rq, &resp, code, "%s", msg);
   ok = queue(rq, conn, &resp);
   spaa_buf_free(&resp.body);
   return ok;
 }
 
+/* Answer an HTTP-level error (no route's dialect: the request may name none) with our JSON
+ * {"error": name, "detail": ...} and `status`; the connection is closed after it. */
+static enum MHD_Result fail_http(struct http_rq *rq, struct MHD_Connection *conn,
+                                 unsigned status, const char *name, const char *detail)
+{
+  struct spaa_resp resp;
+  enum MHD_Result ok;
+  json_t *o = json_object();
+  resp_init(&resp);
+  json_object_set_new(o, "error", json_string(name));
+  json_object_set_new(o, "detail", json_string(detail));
+  spaa_resp_json(&resp, (int)status, o);
+  rq->close = 1;
+  ok = queue(rq, conn, &resp);
+  spaa_buf_free(&resp.body);
+  return ok;
+}
+
+/* Adds the length of one query argument (key=value&) to *(size_t *)cls. */
+static enum MHD_Result count_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+                                 const char *value)
+{
+  (void)kind;
+  *(size_t *)cls += strlen(key) + (value ? strlen(value) + 1 : 0) + 1;
+  return MHD_YES;
+}
+
+/* What libmicrohttpd lets through but HTTP does not: a URI or a head over our caps (414,
+ * 431; MHD answers heads over SPAA_HTTP_MHD_MEMORY itself), HTTP/1.1 without Host (400).
+ * 0 when fine; 1 when an answer was queued (or could not be). */
+static int head_checks(struct http_rq *rq, struct MHD_Connection *conn, const char *url,
+                       const char *version)
+{
+  const union MHD_ConnectionInfo *ci =
+      MHD_get_connection_info(conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+  size_t uri = url ? strlen(url) : 0;
+  char msg[160];
+  MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, count_arg, &uri);
+  snprintf(rq->path, sizeof(rq->path), "%.64s%s", url ? url : "", uri > 64 ? "..." : "");
+  if (uri > SPAA_HTTP_MAX_URI) {
+    snprintf(msg, sizeof(msg), "the request URI is about %zu bytes, over the %d-byte cap", uri,
+             SPAA_HTTP_MAX_URI);
+    fail_http(rq, conn, 414, "uri_too_long", msg);
+    return 1;
+  }
+  if (ci && ci->header_size > SPAA_HTTP_MAX_HEAD) {
+    snprintf(msg, sizeof(msg), "the request head is %zu bytes, over the %d-byte cap",
+             ci->header_size, SPAA_HTTP_MAX_HEAD);
+    fail_http(rq, conn, 431, "headers_too_large", msg);
+    return 1;
+  }
+  if (version && strcmp(version, MHD_HTTP_VERSION_1_1) == 0 &&
+      !MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST)) {
+    fail_http(rq, conn, 400, "bad_request", "an HTTP/1.1 request must carry a Host header");
+    return 1;
+  }
+  rq->path[0] = 0;
+  return 0;
+}
+
 /* First callback: headers only. Route, auth, encoding and declared length are checked
  * here so that a refusal goes out before any body byte is read. */
 static enum MHD_Result begin(struct http_rq *rq, struct MHD_Connection *conn, const char *url,
-                             const char *method)
+                             const char *method, const char *version)
 {
   struct spaa_http *h = rq->h;
   const struct spaa_config *cfg = h->app->cfg;
@@ -438,6 +556,8 @@ static enum MHD_Result begin(struct http_rq *rq, struct MHD_Connection *conn, co
   rq->req.conn = conn;
   rq->req.received_ns = now_ns(CLOCK_REALTIME);
   rq->req.path = rq->path;
+  if (head_checks(rq, conn, url, version))
+    return rq->answered ? MHD_YES : MHD_NO;
   if (spaa_http_normalize_path(url, rq->path, sizeof(rq->path))) {
     snprintf(rq->path, sizeof(rq->path), "%.64s...", url ? url : "");
     return fail(rq, conn, SPAA_E_BAD_REQUEST, "the path must start with '/' and be shorter "
@@ -461,6 +581,12 @@ static enum MHD_Result begin(struct http_rq *rq, struct MHD_Connection *conn, co
     }
   }
   rq->req.route = r;
+  if (!r->on_io_thread && spaa_conns_count(h->conns) > h->max_conns) {
+    spaa_conns_note(h->conns, SPAA_CONNS_OVER_LIMIT);
+    rq->close = 1;
+    return fail(rq, conn, SPAA_E_BUSY, "the server holds %zu connections, over its limit of "
+                "%u; retry later", spaa_conns_count(h->conns), h->max_conns);
+  }
   if (r->auth == SPAA_AUTH_READ &&
       !spaa_http_token_ok(&rq->req, cfg->read_tokens, cfg->n_read_tokens, 0))
     return fail(rq, conn, SPAA_E_UNAUTHORIZED,
@@ -495,47 +621,214 @@ static enum MHD_Result begin(struct http_rq *rq, struct MHD_Connection *conn, co
       return fail(rq, conn, SPAA_E_TOO_LARGE,
                   "the body is %llu bytes, over the %zu-byte cap on this endpoint", v,
                   rq->max_body);
+    if (end != cl && v) {
+      if (budget_take(h, (size_t)v, 0, 0)) {
+        spaa_conns_note(h->conns, SPAA_CONNS_OVER_BUDGET);
+        return fail(rq, conn, SPAA_E_BUSY, "a %llu-byte body does not fit in what is left of "
+                    "the memory budget for requests in flight; retry later", v);
+      }
+      rq->charged = (size_t)v;
+    }
   }
   spaa_buf_init(&rq->body, rq->max_body);
   return MHD_YES;
 }
 
-/* Last callback: the whole body is in. Decode, run the handler, answer. */
+/* ---- the memory budget ------------------------------------------------------------------- */
+
+/* Charge n bytes to the budget. Admitted when they fit or nothing is held; a conversion
+ * (work = 1) is also admitted when no other conversion holds the budget, so that one
+ * larger than the whole budget still goes through alone. Waits up to wait_ms for other requests to release bytes
+ * (0: does not wait). 0, or -1: over the budget. */
+static int budget_take(struct spaa_http *h, size_t n, unsigned wait_ms, int work)
+{
+  struct timespec dl;
+  int rc = 0;
+  clock_gettime(CLOCK_REALTIME, &dl);
+  dl.tv_sec += wait_ms / 1000;
+  dl.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
+  if (dl.tv_nsec >= 1000000000L) {
+    dl.tv_sec++;
+    dl.tv_nsec -= 1000000000L;
+  }
+  pthread_mutex_lock(&h->budget_mu);
+  while (n > h->budget_cap - (h->budget_used < h->budget_cap ? h->budget_used : h->budget_cap) &&
+         h->budget_used && !(work && !h->working)) {
+    if (!wait_ms || pthread_cond_timedwait(&h->budget_cv, &h->budget_mu, &dl)) {
+      rc = -1;
+      break;
+    }
+  }
+  if (!rc) {
+    h->working += work ? 1 : 0;
+    h->budget_used += n;
+    h->since_trim += n;
+    if (h->budget_used > h->budget_peak)
+      h->budget_peak = h->budget_used;
+  }
+  pthread_mutex_unlock(&h->budget_mu);
+  return rc;
+}
+
+/* Give n bytes back (work: the end of a conversion's charge); when nothing is held any more
+ * after a burst, return freed memory to the operating system (glibc keeps freed arenas). */
+static void budget_give(struct spaa_http *h, size_t n, int work)
+{
+  int trim = 0;
+  if (!n && !work)
+    return;
+  pthread_mutex_lock(&h->budget_mu);
+  h->working -= work && h->working ? 1 : 0;
+  h->budget_used -= n < h->budget_used ? n : h->budget_used;
+  if (!h->budget_used && h->since_trim >= SPAA_HTTP_TRIM_AFTER) {
+    h->since_trim = 0;
+    trim = 1;
+  }
+  pthread_cond_broadcast(&h->budget_cv);
+  pthread_mutex_unlock(&h->budget_mu);
+  if (trim)
+    malloc_trim(0);
+}
+
+/* The budget when the configuration leaves it to us: a quarter of the machine's memory. */
+static size_t budget_default(void)
+{
+  long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || psz <= 0)
+    return (size_t)1 << 30;
+  return (size_t)pages / 4 * (size_t)psz;
+}
+
+/* ---- running a finished body ------------------------------------------------------------- */
+
+/* Once the decoded size is known, charge what the conversion will really hold in place of
+ * the guess made from the wire size (more is taken without waiting: the work has begun). */
+static void budget_adjust(struct http_rq *rq, size_t decoded)
+{
+  struct spaa_http *h = rq->h;
+  size_t real = decoded > ((size_t)-1) / SPAA_HTTP_MODEL_FACTOR / 2
+                    ? (size_t)-1 / 2 : decoded * SPAA_HTTP_MODEL_FACTOR;
+  if (!rq->work_charged)
+    return;
+  pthread_mutex_lock(&h->budget_mu);
+  if (real < rq->work_charged)
+    h->budget_used -= rq->work_charged - real;
+  else
+    h->budget_used += real - rq->work_charged;
+  if (h->budget_used > h->budget_peak)
+    h->budget_peak = h->budget_used;
+  pthread_cond_broadcast(&h->budget_cv);
+  pthread_mutex_unlock(&h->budget_mu);
+  rq->work_charged = real;
+}
+
+/* Decode the body and run the handler into resp. Runs on a worker (or, for on_io_thread
+ * routes, where the body was read). */
+static void run(struct http_rq *rq, struct spaa_resp *resp)
+{
+  struct spaa_buf decoded;
+  struct spaa_err err;
+  resp_init(resp);
+  spaa_buf_init(&decoded, 0);
+  rq->req.wire_len = rq->body.len;
+  if (rq->needs_decode) {
+    spaa_err_clear(&err);
+    if (spaa_decode(rq->req.content_encoding, (const uint8_t *)rq->body.p, rq->body.len,
+                    rq->max_decoded, &decoded, &err)) {
+      fail_into(rq, resp, err.code, "%s", err.msg);
+      return;
+    }
+    spaa_buf_free(&rq->body); /* keep one copy, not two */
+    rq->req.body = (const uint8_t *)(decoded.p ? decoded.p : "");
+    rq->req.body_len = decoded.len;
+    rq->req.body_decoded = 1;
+    budget_adjust(rq, decoded.len);
+  } else {
+    rq->req.body = (const uint8_t *)(rq->body.p ? rq->body.p : "");
+    rq->req.body_len = rq->body.len;
+  }
+  rq->req.route->fn(&rq->req, resp);
+  spaa_buf_free(&decoded);
+  spaa_buf_free(&rq->body);
+  rq->req.body = NULL;
+  rq->req.body_len = 0;
+}
+
+/* What a body will cost while it is converted: the decoded bytes and the model built from
+ * them (SPAA_HTTP_MODEL_FACTOR per decoded byte), guessed from the wire size when a
+ * Content-Encoding is still to be undone. */
+static size_t work_cost(const struct http_rq *rq)
+{
+  size_t dec = rq->body.len;
+  if (rq->needs_decode)
+    dec = rq->body.len > rq->max_decoded / SPAA_HTTP_GUESS_RATIO
+              ? rq->max_decoded : rq->body.len * SPAA_HTTP_GUESS_RATIO;
+  return dec > ((size_t)-1) / SPAA_HTTP_MODEL_FACTOR ? (size_t)-1 / 2
+                                                      : dec * SPAA_HTTP_MODEL_FACTOR;
+}
+
+/* The worker's job: charge the budget (waiting a little), run, resume the connection. */
+static void work(struct spaa_pool_job *job)
+{
+  struct http_rq *rq = (struct http_rq *)((char *)job - offsetof(struct http_rq, job));
+  struct spaa_http *h = rq->h;
+  size_t cost = rq->req.route->dialect || rq->body.len ? work_cost(rq) : 0;
+  if (cost && budget_take(h, cost, SPAA_HTTP_BUDGET_WAIT_MS, 1)) {
+    spaa_conns_note(h->conns, SPAA_CONNS_OVER_BUDGET);
+    resp_init(&rq->resp);
+    spaa_buf_free(&rq->body);
+    fail_into(rq, &rq->resp, SPAA_E_BUSY, "the server is holding its memory budget for "
+              "requests in flight; retry later");
+  } else {
+    rq->work_charged = cost;
+    run(rq, &rq->resp);
+  }
+  __atomic_store_n(&rq->state, RQ_DONE, __ATOMIC_RELEASE);
+  MHD_resume_connection(rq->mconn);
+}
+
+/* Last callback: the whole body is in. Cheap routes run here; the others go to a worker
+ * with the connection suspended (the answer is queued when it resumes). */
 static enum MHD_Result finish(struct http_rq *rq, struct MHD_Connection *conn)
 {
   struct spaa_resp resp;
-  struct spaa_buf decoded;
-  struct spaa_err err;
   enum MHD_Result ok;
+  spaa_conn_body_done(rq->sconn);
   if (rq->over)
     return fail(rq, conn, SPAA_E_TOO_LARGE,
                 "the body passed the %zu-byte cap on this endpoint (%zu bytes received)",
                 rq->max_body, rq->received);
   if (rq->nomem)
     return fail(rq, conn, SPAA_E_NOMEM, "out of memory while receiving the body");
-  spaa_buf_init(&decoded, 0);
-  rq->req.wire_len = rq->body.len;
-  if (rq->needs_decode) {
-    spaa_err_clear(&err);
-    if (spaa_decode(rq->req.content_encoding, (const uint8_t *)rq->body.p, rq->body.len,
-                    rq->max_decoded, &decoded, &err))
-      return fail(rq, conn, err.code, "%s", err.msg);
-    spaa_buf_free(&rq->body); /* keep one copy, not two */
-    rq->req.body = (const uint8_t *)(decoded.p ? decoded.p : "");
-    rq->req.body_len = decoded.len;
-    rq->req.body_decoded = 1;
-  } else {
-    rq->req.body = (const uint8_t *)(rq->body.p ? rq->body.p : "");
-    rq->req.body_len = rq->body.len;
+  if (rq->over_budget) {
+    spaa_conns_note(rq->h->conns, SPAA_CONNS_OVER_BUDGET);
+    return fail(rq, conn, SPAA_E_BUSY, "the body passed what is left of the memory budget "
+                "for requests in flight; retry later");
   }
-  resp_init(&resp);
-  rq->req.route->fn(&rq->req, &resp);
-  ok = queue(rq, conn, &resp);
-  spaa_buf_free(&resp.body);
-  spaa_buf_free(&decoded);
-  rq->req.body = NULL;
-  rq->req.body_len = 0;
-  return ok;
+  if (rq->req.route->on_io_thread) {
+    run(rq, &resp);
+    ok = queue(rq, conn, &resp);
+    spaa_buf_free(&resp.body);
+    return ok;
+  }
+  rq->mconn = conn;
+  rq->job.fn = work;
+  __atomic_store_n(&rq->state, RQ_QUEUED, __ATOMIC_RELEASE);
+  MHD_suspend_connection(conn);
+  if (spaa_pool_submit(rq->h->pool, &rq->job)) {
+    int closing = __atomic_load_n(&rq->h->quiesced, __ATOMIC_ACQUIRE);
+    if (!closing)
+      spaa_conns_note(rq->h->conns, SPAA_CONNS_POOL_FULL);
+    resp_init(&rq->resp);
+    if (closing)
+      fail_into(rq, &rq->resp, SPAA_E_SHUTDOWN, "the server is shutting down; retry later");
+    else
+      fail_into(rq, &rq->resp, SPAA_E_BUSY, "%zu requests are waiting for a worker; retry "
+                "later", (size_t)SPAA_HTTP_POOL_QUEUE);
+    __atomic_store_n(&rq->state, RQ_DONE, __ATOMIC_RELEASE);
+    MHD_resume_connection(conn);
+  }
+  return MHD_YES;
 }
 
 /* How much past the cap a body is read (and thrown away) so that the sender gets its 413;
@@ -543,6 +836,39 @@ static enum MHD_Result finish(struct http_rq *rq, struct MHD_Connection *conn)
 static size_t discard_max(size_t cap)
 {
   return cap > SPAA_HTTP_MIN_DISCARD ? cap : SPAA_HTTP_MIN_DISCARD;
+}
+
+/* A piece of the body: keep it under the caps and the budget, or count it and drop it. */
+static enum MHD_Result body_piece(struct http_rq *rq, const char *data, size_t n)
+{
+  rq->received += n;
+  spaa_conn_body_bytes(rq->sconn, n);
+  if (!rq->over && !rq->nomem && !rq->over_budget) {
+    if (n > rq->max_body - rq->body.len) {
+      rq->over = 1; /* keep nothing more: the answer will be 413 */
+      spaa_buf_free(&rq->body);
+    } else if (rq->body.len + n > rq->charged) {
+      /* a body longer than declared (chunked): charge it as it grows, 1 MiB at a time */
+      size_t more = rq->body.len + n - rq->charged + ((size_t)1 << 20);
+      if (budget_take(rq->h, more, 0, 0)) {
+        rq->over_budget = 1;
+        spaa_buf_free(&rq->body);
+      } else {
+        rq->charged += more;
+      }
+    }
+    if (!rq->over && !rq->over_budget && spaa_buf_add(&rq->body, data, n)) {
+      rq->nomem = 1;
+      spaa_buf_free(&rq->body);
+    }
+  }
+  if ((rq->over || rq->nomem || rq->over_budget) &&
+      rq->received > rq->max_body + discard_max(rq->max_body)) {
+    spaa_log(SPAA_LOG_WARN, "dropping connection: body far past the cap",
+             "path=\"%s\" received=%zu cap=%zu", rq->path, rq->received, rq->max_body);
+    return MHD_NO;
+  }
+  return MHD_YES;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
@@ -553,38 +879,33 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
   struct spaa_http *h = cls;
   struct http_rq *rq = *con_cls;
   if (!rq) {
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
     if (!(rq = calloc(1, sizeof(*rq))))
       return MHD_NO;
     rq->h = h;
     rq->start_ns = now_ns(CLOCK_MONOTONIC);
+    rq->sconn = ci ? ci->socket_context : NULL;
+    spaa_conn_head_done(rq->sconn);
     spaa_buf_init(&rq->body, 1);
     *con_cls = rq;
     __atomic_add_fetch(&h->inflight, 1, __ATOMIC_ACQ_REL);
-    return begin(rq, conn, url, method);
+    return begin(rq, conn, url, method, version);
+  }
+  if (__atomic_load_n(&rq->state, __ATOMIC_ACQUIRE) == RQ_DONE) { /* the worker is done */
+    enum MHD_Result ok = queue(rq, conn, &rq->resp);
+    spaa_buf_free(&rq->resp.body);
+    return ok;
   }
   if (rq->answered) { /* refused from the headers: MHD discards what follows */
+    spaa_conn_body_bytes(rq->sconn, *upload_data_size);
     *upload_data_size = 0;
     return MHD_YES;
   }
   if (*upload_data_size) {
     size_t n = *upload_data_size;
     *upload_data_size = 0;
-    rq->received += n;
-    if (!rq->over && !rq->nomem) {
-      if (n > rq->max_body - rq->body.len) {
-        rq->over = 1; /* keep nothing more: the answer will be 413 */
-        spaa_buf_free(&rq->body);
-      } else if (spaa_buf_add(&rq->body, upload_data, n)) {
-        rq->nomem = 1;
-        spaa_buf_free(&rq->body);
-      }
-    }
-    if ((rq->over || rq->nomem) && rq->received - rq->max_body > discard_max(rq->max_body)) {
-      spaa_log(SPAA_LOG_WARN, "dropping connection: body far past the cap",
-               "path=\"%s\" received=%zu cap=%zu", rq->path, rq->received, rq->max_body);
-      return MHD_NO;
-    }
-    return MHD_YES;
+    return body_piece(rq, upload_data, n);
   }
   return finish(rq, conn);
 }
@@ -594,6 +915,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 {
   struct spaa_http *h = cls;
   struct http_rq *rq = *con_cls;
+  (void)conn;
   if (!rq)
     return;
   *con_cls = NULL;
@@ -603,6 +925,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     enum spaa_log_level lv = SPAA_LOG_INFO;
     if (strcmp(path, "/healthz") == 0 || strcmp(path, "/readyz") == 0)
       lv = SPAA_LOG_DEBUG;
+    if (rq->answered && rq->status == 503)
+      lv = SPAA_LOG_DEBUG; /* refusals are counted and logged once per interval */
     if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && lv < SPAA_LOG_INFO)
       lv = SPAA_LOG_INFO;
     spaa_log(lv, "request",
@@ -615,12 +939,86 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
              : toe == MHD_REQUEST_TERMINATED_DAEMON_SHUTDOWN  ? " end=shutdown"
                                                               : " end=error");
   }
+  spaa_conn_request_end(rq->sconn);
   spaa_buf_free(&rq->body);
+  spaa_buf_free(&rq->resp.body);
+  budget_give(h, rq->charged, 0);
+  if (rq->work_charged)
+    budget_give(h, rq->work_charged, 1);
   free(rq);
   __atomic_sub_fetch(&h->inflight, 1, __ATOMIC_ACQ_REL);
 }
 
+/* libmicrohttpd opened or is closing a connection: keep the bookkeeping of conns.h. */
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code)
+{
+  struct spaa_http *h = cls;
+  if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    *socket_context = ci ? spaa_conns_open(h->conns, ci->connect_fd) : NULL;
+  } else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+    spaa_conns_close(h->conns, *socket_context);
+    *socket_context = NULL;
+  }
+}
+
 /* ---- daemon ------------------------------------------------------------------------------ */
+
+/* Raise the soft limit on open files to the hard one, and return how many connections it
+ * leaves room for (descriptors for the database, logs and listeners set aside). */
+static unsigned fd_room(void)
+{
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl))
+    return 1024;
+  if (rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &rl);
+    getrlimit(RLIMIT_NOFILE, &rl);
+  }
+  if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > 1000000)
+    return 1000000;
+  return rl.rlim_cur > 128 ? (unsigned)rl.rlim_cur - 64 : 64;
+}
+
+/* The pool, the bookkeeping and the budget; the connection limits from cfg and the
+ * descriptors available. 0 or -1 (out of memory). */
+static int start_parts(struct spaa_http *h, unsigned *hard_limit)
+{
+  const struct spaa_config *cfg = h->app->cfg;
+  struct spaa_conns_opts co;
+  unsigned room = fd_room(), margin;
+  memset(&co, 0, sizeof(co));
+  co.header_timeout_s = cfg->header_timeout;
+  co.body_min_rate = cfg->body_min_rate;
+  co.log_interval_s = SPAA_HTTP_LOG_INTERVAL_S;
+  h->max_conns = cfg->max_connections;
+  margin = h->max_conns / 16 > 64 ? h->max_conns / 16 : 64;
+  if (h->max_conns + margin > room) {
+    spaa_log(SPAA_LOG_WARN, "fewer file descriptors than connections: limit lowered",
+             "max_connections=%u open_files_room=%u", h->max_conns, room);
+    margin = room / 17 > 1 ? room / 17 : 1;
+    h->max_conns = room - margin;
+  }
+  *hard_limit = h->max_conns + margin;
+  h->budget_cap = cfg->memory_budget ? cfg->memory_budget : budget_default();
+  pthread_mutex_init(&h->budget_mu, NULL);
+  pthread_cond_init(&h->budget_cv, NULL);
+  if (spaa_pool_new(cfg->workers, SPAA_HTTP_POOL_QUEUE, &h->pool))
+    return -1;
+  return spaa_conns_new(&co, &h->conns);
+}
+
+/* Free what start_parts made (the daemon stopped first). */
+static void free_parts(struct spaa_http *h)
+{
+  spaa_conns_free(h->conns);
+  pthread_cond_destroy(&h->budget_cv);
+  pthread_mutex_destroy(&h->budget_mu);
+  free(h);
+}
 
 int spaa_http_start(const struct spaa_app *app, const struct spaa_route *routes,
                     size_t n_routes, struct spaa_http **out, struct spaa_err *err)
@@ -631,8 +1029,9 @@ int spaa_http_start(const struct spaa_app *app, const struct spaa_route *routes,
   struct sockaddr_in6 sa6;
   struct sockaddr *sa;
   const union MHD_DaemonInfo *info;
-  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
-                   MHD_USE_ITC | MHD_USE_ERROR_LOG | MHD_USE_AUTO;
+  unsigned hard_limit = 0;
+  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
+                   MHD_USE_ERROR_LOG;
   *out = NULL;
   if (!(h = calloc(1, sizeof(*h))))
     return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
@@ -655,23 +1054,37 @@ int spaa_http_start(const struct spaa_app *app, const struct spaa_route *routes,
       goto bad_addr;
     sa = (struct sockaddr *)&sa4;
   }
+  if (start_parts(h, &hard_limit)) {
+    spaa_pool_free(h->pool);
+    free_parts(h);
+    return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, "cannot start the worker threads");
+  }
   h->starting = 1;
   h->d = MHD_start_daemon(flags, cfg->listen_port, NULL, NULL, on_request, h,
                           MHD_OPTION_EXTERNAL_LOGGER, log_mhd, h, /* first, as MHD asks */
                           MHD_OPTION_SOCK_ADDR, sa,
-                          MHD_OPTION_CONNECTION_LIMIT, (unsigned int)cfg->workers,
+                          MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)SPAA_HTTP_IO_THREADS,
+                          MHD_OPTION_CONNECTION_LIMIT, hard_limit,
+                          MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u,
+                          MHD_OPTION_CONNECTION_MEMORY_LIMIT, SPAA_HTTP_MHD_MEMORY,
                           MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)cfg->idle_timeout,
+                          MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
                           MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_END);
   h->starting = 0;
   if (!h->d) {
     spaa_err_set(err, SPAA_E_IO, 0, 0, "cannot listen on %s%s%s:%u: %s",
                  cfg->listen_ipv6 ? "[" : "", cfg->listen_host, cfg->listen_ipv6 ? "]" : "",
                  cfg->listen_port, h->start_msg[0] ? h->start_msg : "libmicrohttpd failed");
-    free(h);
+    spaa_pool_free(h->pool);
+    free_parts(h);
     return SPAA_E_IO;
   }
   info = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
   h->port = info ? info->port : cfg->listen_port;
+  spaa_log(SPAA_LOG_INFO, "http core", "io_threads=%u workers=%u max_connections=%u "
+           "hard_limit=%u header_timeout_s=%u body_min_rate=%zu memory_budget=%zu",
+           (unsigned)SPAA_HTTP_IO_THREADS, cfg->workers, h->max_conns, hard_limit,
+           cfg->header_timeout, cfg->body_min_rate, h->budget_cap);
   *out = h;
   return 0;
 bad_addr:
@@ -701,6 +1114,13 @@ void spaa_http_stop(struct spaa_http *h)
   if (!h)
     return;
   spaa_http_quiesce(h);
+  /* run what is queued (every suspended connection is resumed); bodies finished from now on
+   * are refused by the drained pool and answered 503 at once. The pool is freed only once
+   * the daemon's threads, which submit to it, are gone. */
+  spaa_pool_drain(h->pool);
   MHD_stop_daemon(h->d);
-  free(h);
+  spaa_pool_free(h->pool);
+  h->pool = NULL;
+  spaa_log(SPAA_LOG_INFO, "http core stopped", "memory_budget_peak=%zu", h->budget_peak);
+  free_parts(h);
 }

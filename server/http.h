@@ -95,6 +95,9 @@ struct spaa_route {
   spaa_error_cb on_error;  /* NULL = JSON {"error","detail"} */
   const char *format;      /* ingest routes: the converter's name (codecs/registry.h) */
   const struct spaa_dialect *dialect; /* ingest routes: the dialect's hooks (ingest.h) */
+  int on_io_thread;        /* 1: a cheap handler run where the request was read (ops), so
+                            * it answers while the worker pool is saturated; 0: the
+                            * handler runs on the worker pool */
 };
 
 /* ---- request lookups ---------------------------------------------------------------- */
@@ -152,8 +155,12 @@ const struct spaa_route *spaa_http_route(const struct spaa_route *routes, size_t
 struct spaa_http;
 
 /* Start listening on cfg->listen_host:listen_port (0 = any free port) with the routing table
- * `routes` (borrowed; must outlive the daemon). Connections are served one thread each,
- * at most cfg->workers at once, closed after cfg->idle_timeout seconds of silence.
+ * `routes` (borrowed; must outlive the daemon). Connections are read by a few event-driven
+ * threads (up to cfg->max_connections answered, 503 beyond), closed after
+ * cfg->idle_timeout seconds of silence, dropped when a head takes over cfg->header_timeout
+ * seconds or a body stays under cfg->body_min_rate; finished bodies are handled by
+ * cfg->workers threads, under the memory budget cfg->memory_budget (0: RAM/4). Raises the
+ * process's open files limit to its hard limit.
  * 0, or SPAA_E_IO (err says why: address in use...) / SPAA_E_NOMEM. */
 int spaa_http_start(const struct spaa_app *app, const struct spaa_route *routes,
                     size_t n_routes, struct spaa_http **out, struct spaa_err *err);
@@ -164,7 +171,8 @@ uint16_t spaa_http_port(const struct spaa_http *h);
 void spaa_http_quiesce(struct spaa_http *h);
 /* Requests started and not yet completed (answer sent or connection gone). */
 size_t spaa_http_inflight(const struct spaa_http *h);
-/* Stop the daemon (closing whatever connections are left) and free. NULL-safe. */
+/* Finish the requests the workers hold, stop the daemon (closing whatever connections are
+ * left) and free. NULL-safe. */
 void spaa_http_stop(struct spaa_http *h);
 
 #endif

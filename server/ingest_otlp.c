@@ -137,6 +137,30 @@ struct otlp_state {
   char msg[SPAA_OTLP_MAX_MSG];    /* what the answer said (partial_success or Status message) */
 };
 
+/* When a body could not be decoded and does not look like what its Content-Type says (JSON
+ * sent as protobuf, or the reverse), say that the Content-Type is the problem, before the
+ * decoder's message. Returns rc. */
+static int blame_ctype(const struct spaa_ingest *x, enum ctype t, int rc, struct spaa_err *err)
+{
+  size_t i = 0;
+  int looks_json;
+  char was[sizeof(err->msg)];
+  while (i < x->body_len && (x->body[i] == ' ' || x->body[i] == '\t' || x->body[i] == '\r' ||
+                             x->body[i] == '\n'))
+    i++;
+  looks_json = i < x->body_len && (x->body[i] == '{' || x->body[i] == '[');
+  if (rc != SPAA_E_BAD_PROTOBUF && rc != SPAA_E_BAD_JSON)
+    return rc;
+  memcpy(was, err->msg, sizeof(was));
+  if (t != CT_JSON && looks_json)
+    spaa_err_set(err, rc, 0, 0, "Content-Type says protobuf but the body looks like JSON: "
+                 "send Content-Type: application/json for OTLP/JSON (%.200s)", was);
+  else if (t == CT_JSON && !looks_json)
+    spaa_err_set(err, rc, 0, 0, "Content-Type says application/json but the body is not JSON: "
+                 "send Content-Type: application/x-protobuf for protobuf (%.200s)", was);
+  return rc;
+}
+
 /* The body decoded as content type t; the request goes to the converter. */
 static int parse_as(struct spaa_ingest *x, enum ctype t, const char *ct, struct spaa_err *err)
 {
@@ -154,7 +178,7 @@ static int parse_as(struct spaa_ingest *x, enum ctype t, const char *ct, struct 
                         "application/json", shown);
   }
   if ((rc = otlp_decode(x->body, x->body_len, &st->r, err)))
-    return rc;
+    return blame_ctype(x, st->t, rc, err);
   x->opts.otlp_req = st->r;
   return 0;
 }

@@ -25,6 +25,8 @@ static int status_of(int code)
   case SPAA_E_INVALID:
   case SPAA_E_UNSUPPORTED:
     return 400;
+  case SPAA_E_BUSY: /* back-pressure (queue, connections, memory): a rate limit, as Relay */
+    return 429;
   default:
     return spaa_err_status(code);
   }
@@ -70,9 +72,13 @@ static void sentry_fail(const struct spaa_req *req, struct spaa_resp *resp, int 
   }
   json_object_set_new(o, "causes", causes);
   spaa_resp_json(resp, status, o);
-  if (status == 503)
+  if (status == 503 || status == 429)
     spaa_resp_header(resp, "Retry-After", "1");
-  spaa_log(status >= 500 ? SPAA_LOG_WARN : SPAA_LOG_INFO, "sentry envelope refused",
+  if (status == 429) /* retry_after:categories (all):scope:reason, as Relay writes it */
+    spaa_resp_header(resp, "X-Sentry-Rate-Limits", "1::organization:server_busy");
+  /* back-pressure is counted and logged once per interval by the core, not per request */
+  spaa_log(code == SPAA_E_BUSY ? SPAA_LOG_DEBUG : status >= 500 ? SPAA_LOG_WARN : SPAA_LOG_INFO,
+           "sentry envelope refused",
            "project=%s status=%d code=%s detail=\"%s\"", project ? project : "-", status,
            spaa_err_name(code), cause ? cause : "");
 }

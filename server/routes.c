@@ -25,8 +25,8 @@
 
 const struct spaa_route spaa_routes[] = {
     /* ops */
-    {"GET", "/healthz", spaa_ops_healthz, .auth = SPAA_AUTH_NONE},
-    {"GET", "/readyz", spaa_ops_readyz, .auth = SPAA_AUTH_NONE},
+    {"GET", "/healthz", spaa_ops_healthz, .on_io_thread = 1},
+    {"GET", "/readyz", spaa_ops_readyz, .on_io_thread = 1},
     {"GET", "/metrics", spaa_ops_metrics, .auth = SPAA_AUTH_READ},
     /* query (read token) */
     {"GET", "/api/v1/profiles", spaa_query_list, .auth = SPAA_AUTH_READ},

@@ -70,6 +70,18 @@
 #define SPAA_HTTP_MIN_DISCARD ((size_t)64 << 20) /* bytes past a body's cap read and thrown away
                                                   * before the connection is dropped (or the
                                                   * cap itself when larger) */
+#define SPAA_HTTP_IO_THREADS 2                  /* libmicrohttpd threads reading sockets */
+#define SPAA_HTTP_POOL_QUEUE 1024               /* finished bodies waiting for a worker */
+#define SPAA_HTTP_BUDGET_WAIT_MS 2000           /* a worker's wait for the memory budget */
+#define SPAA_HTTP_MODEL_FACTOR 16               /* budget charge per decoded byte: the decoded
+                                                  * body, the wire format's decoded messages and
+                                                  * the model (a 48 MiB pprof peaks near 17x) */
+#define SPAA_HTTP_GUESS_RATIO 6                 /* decoded/encoded guess before decoding */
+#define SPAA_HTTP_TRIM_AFTER ((size_t)32 << 20) /* bytes charged before a malloc_trim */
+#define SPAA_HTTP_LOG_INTERVAL_S 10             /* counted refusals and drops logged this often */
+#define SPAA_HTTP_MHD_MEMORY ((size_t)64 << 10) /* libmicrohttpd's per-connection head memory */
+#define SPAA_HTTP_MAX_URI 16384                 /* bytes of a request URI (414 beyond) */
+#define SPAA_HTTP_MAX_HEAD 32768                /* bytes of a request head (431 beyond) */
 #define SPAA_DECODE_MAX_CODINGS 4               /* codings stacked in one Content-Encoding */
 #define SPAA_MULTIPART_MAX_BOUNDARY 70          /* RFC 2046: 1 to 70 characters */
 #define SPAA_MULTIPART_MAX_PARTS 16             /* parts in one body */
@@ -104,6 +116,7 @@
 #define SPAA_CONFIG_MAX_SIZE ((size_t)16 * 1024 * 1024 * 1024)        /* any size setting */
 #define SPAA_CONFIG_MAX_DURATION ((uint64_t)100 * 366 * 86400) /* any duration setting: 100 years */
 #define SPAA_CONFIG_MAX_WORKERS 4096
+#define SPAA_CONFIG_MAX_CONNECTIONS 65536
 #define SPAA_CONFIG_MAX_QUEUE_DEPTH 1000000
 #define SPAA_CONFIG_MAX_IDLE_TIMEOUT 86400 /* seconds */
 #define SPAA_CONFIG_MAX_LINE 4096          /* bytes of a config file line */

@@ -94,7 +94,9 @@ int spaa_pprof_opts_name(struct spaa_pprof_opts *o, const char *name, struct spa
 int spaa_pprof_opts_range(struct spaa_pprof_opts *o, const char *from, const char *until,
                           int64_t now_ns, struct spaa_err *err);
 /* Set the sampling frequency from `sampleRate` (decimal digits, 1 to
- * SPAA_PPROF_MAX_SAMPLE_RATE Hz; NULL or "" = not given). 0, or SPAA_E_BAD_REQUEST. */
+ * SPAA_PPROF_MAX_SAMPLE_RATE Hz). NULL, "", "0" and anything that is not a decimal number
+ * mean "not given", as Pyroscope reads it (o is left alone). 0, or SPAA_E_BAD_REQUEST for
+ * a number over the largest rate. */
 int spaa_pprof_opts_sample_rate(struct spaa_pprof_opts *o, const char *hz,
                                 struct spaa_err *err);
 /* Set sample_type_config from `len` bytes of JSON: an object of sample type -> object whose

@@ -282,29 +282,36 @@ static int header_extras(struct conv *c, json_t **out)
 }
 
 /* The time range in unix ns from time_nanos and duration_nanos (scaled when the writer used
- * a coarser unit); an overflowing duration gives end = start. */
-static void header_time(struct conv *c, int64_t *start_ns, int64_t *end_ns)
+ * a coarser unit). 0, or SPAA_E_BAD_REQUEST (err names the field) when the end of the
+ * range does not fit in 64 bits. */
+static int header_time(struct conv *c, int64_t *start_ns, int64_t *end_ns,
+                       struct spaa_err *err)
 {
   const Perftools__Profiles__Profile *m = c->m;
   struct spaa_header *h = &c->p->header;
   int64_t sc, st, du = 0, en;
   *start_ns = *end_ns = 0;
   if (m->time_nanos <= 0)
-    return;
+    return 0;
   sc = time_scale(m->time_nanos);
   if (__builtin_mul_overflow(m->time_nanos, sc, &st))
     st = m->time_nanos, sc = 1;
   if (__builtin_mul_overflow(m->duration_nanos, sc, &du) || __builtin_add_overflow(st, du, &en))
-    en = st;
+    return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0,
+                        "duration_nanos %" PRId64 " from time_nanos %" PRId64 " ends past the "
+                        "largest time (year 2262)", m->duration_nanos, m->time_nanos);
   h->has_time_range = 1;
   h->start = spaa_int(st);
   h->end = spaa_int(en);
   h->time_unit = "nanoseconds";
   *start_ns = st;
   *end_ns = en;
+  return 0;
 }
 
-static int build_header(struct conv *c, int64_t *start_ns, int64_t *end_ns)
+/* The header; err filled on failure. */
+static int build_header(struct conv *c, int64_t *start_ns, int64_t *end_ns,
+                        struct spaa_err *err)
 {
   struct spaa_header *h = &c->p->header;
   size_t n = c->m->n_sample_type;
@@ -324,8 +331,10 @@ static int build_header(struct conv *c, int64_t *start_ns, int64_t *end_ns)
     goto out;
   h->extra = x;
   x = NULL;
-  header_time(c, start_ns, end_ns);
+  rc = header_time(c, start_ns, end_ns, err);
 out:
+  if (rc && rc != SPAA_E_BAD_REQUEST)
+    spaa_err_set(err, rc, 0, 0, NULL);
   json_decref(x);
   free(names);
   return rc;
@@ -731,7 +740,9 @@ int spaa_pprof__build(const struct spaa_pprof *d, struct spaa_profile **out, int
     rc = spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
     goto out;
   }
-  if ((rc = build_header(&c, &st, &en)) || (rc = build_dsos(&c)) || (rc = build_frames(&c))) {
+  if ((rc = build_header(&c, &st, &en, err)))
+    goto out;
+  if ((rc = build_dsos(&c)) || (rc = build_frames(&c))) {
     spaa_err_set(err, rc, 0, 0, NULL);
     goto out;
   }

@@ -5,6 +5,8 @@
 #include "pprof/pprof.h"
 
 #include <ctype.h>
+#include <limits.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -160,18 +162,16 @@ int spaa_pprof_parse_time(const char *s, int64_t now_ns, int64_t *ns)
   }
   if (v > (uint64_t)INT64_MAX)
     return -1;
-  if (v < 100000000000ULL) {        /* below 1e11: seconds */
-    if (v > (uint64_t)INT64_MAX / 1000000000ULL)
-      return -1;                      /* past 2262: no int64 ns for it */
-    *ns = (int64_t)v * 1000000000LL;
+  {
+    /* read by magnitude: below 1e11 seconds, 1e14 milliseconds, 1e17 microseconds */
+    int64_t mult = v < 100000000000ULL      ? 1000000000LL
+                   : v < 100000000000000ULL ? 1000000LL
+                   : v < 100000000000000000ULL ? 1000LL : 1;
+    if (v > (uint64_t)(INT64_MAX / mult))
+      return -1; /* past 2262: no int64 ns for it */
+    *ns = (int64_t)v * mult;
+    return 0;
   }
-  else if (v < 100000000000000ULL)  /* below 1e14: milliseconds */
-    *ns = (int64_t)v * 1000000LL;
-  else if (v < 100000000000000000ULL) /* below 1e17: microseconds */
-    *ns = (int64_t)v * 1000LL;
-  else
-    *ns = (int64_t)v;
-  return 0;
 }
 
 /* ---- the options ------------------------------------------------------------------------ */
@@ -235,10 +235,15 @@ int spaa_pprof_opts_sample_rate(struct spaa_pprof_opts *o, const char *hz,
   long long r;
   if (!hz || !*hz)
     return 0;
+  /* As Pyroscope: 0 (pyroscope-go sends it for heap, mutex, block and goroutine uploads)
+   * and anything that is not a decimal number mean "not given" */
+  errno = 0;
   r = strtoll(hz, &end, 10);
-  if (*end || r <= 0 || r > SPAA_PPROF_MAX_SAMPLE_RATE || !isdigit((unsigned char)*hz))
-    return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "bad sampleRate '%.40s': expected a "
-                        "positive integer (Hz)", hz);
+  if (*end || r <= 0 || !isdigit((unsigned char)*hz) || (errno == ERANGE && r != LLONG_MAX))
+    return 0;
+  if (r > SPAA_PPROF_MAX_SAMPLE_RATE)
+    return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "bad sampleRate '%.40s': over the "
+                        "largest rate, %lld Hz", hz, (long long)SPAA_PPROF_MAX_SAMPLE_RATE);
   o->sample_rate = r;
   return 0;
 }

@@ -643,6 +643,8 @@ static int v1_check_schema(struct sentry__profile *p, const json_t **dev, const 
   if (!json_is_string(ts) ||
       spaa_rfc3339_parse(json_string_value(ts), json_string_length(ts), &p->anchor_ns))
     return BAD(p, "timestamp: invalid value, expected an RFC 3339 date and time");
+  if (p->anchor_ns < 0)
+    return BAD(p, "timestamp: invalid value, expected a date and time after 1970");
   if ((rc = opt_str(p, root, "release", "")) || (rc = opt_str(p, root, "environment", "")) ||
       (rc = opt_str(p, root, "dist", "")) ||
       (rc = opt_type(p, root, "measurements", "", JSON_OBJECT, "a map")) ||
@@ -805,6 +807,9 @@ static int v2_decode(struct sentry__profile *p)
         (json_is_real(v) ? sentry__secs_to_ns(json_real_value(v), &o->t_ns)
                          : sentry__secs_to_ns((double)json_integer_value(v), &o->t_ns)))
       return BAD(p, "profile.samples[%zu].timestamp: invalid value, expected seconds as a number", i);
+    if (o->t_ns < 0)
+      return BAD(p, "profile.samples[%zu].timestamp: invalid value, expected seconds since "
+                 "1970, not a negative number", i);
     v = json_object_get(s, "stack_id");
     if (!v)
       return BAD(p, "profile.samples[%zu]: missing field `stack_id`", i);

@@ -56,6 +56,10 @@ static void test_defaults(void **state)
   assert_int_equal(c->workers, SPAA_CONFIG_DEFAULT_WORKERS);
   assert_int_equal(c->queue_depth, SPAA_CONFIG_DEFAULT_QUEUE_DEPTH);
   assert_int_equal(c->idle_timeout, 30);
+  assert_int_equal(c->max_connections, 4096);
+  assert_int_equal(c->header_timeout, 10);
+  assert_int_equal(c->body_min_rate, 1024);
+  assert_int_equal(c->memory_budget, 0);
   assert_int_equal(c->log_level, SPAA_LOG_INFO);
   assert_int_equal(c->keep_original, SPAA_KEEP_NEVER);
   assert_int_equal(c->durability, SPAA_CONFIG_DURABILITY_FULL);
@@ -64,6 +68,23 @@ static void test_defaults(void **state)
   assert_int_equal(c->n_read_tokens, 0);
   assert_null(c->config_file);
   assert_true(spaa_config_is_open(c));
+  spaa_config_free(c);
+}
+
+/* The serving settings from a file, the environment and flags, flags last. */
+static void test_serving_settings(void **state)
+{
+  char *argv[] = {"serve", "--header-timeout", "3s", "--memory-budget", "2g", NULL};
+  char *env[] = {"SPAA_RELAY_MAX_CONNECTIONS=100", "SPAA_RELAY_BODY_MIN_RATE=0",
+                 "SPAA_RELAY_HEADER_TIMEOUT=7", NULL};
+  struct spaa_config *c;
+  struct spaa_err err;
+  (void)state;
+  assert_int_equal(load(argv, env, &c, &err), 0);
+  assert_int_equal(c->max_connections, 100);
+  assert_int_equal(c->header_timeout, 3);
+  assert_int_equal(c->body_min_rate, 0);
+  assert_int_equal(c->memory_budget, (size_t)2 << 30);
   spaa_config_free(c);
 }
 
@@ -313,6 +334,11 @@ static void test_flag_errors(void **state)
       {"--retention-interval", "0", "--retention-interval: bad duration '0'"},
       {"--max-db-size", "10x", "--max-db-size: bad size '10x'"},
       {"--max-db-size", "99999999t", "--max-db-size: bad size '99999999t'"},
+      {"--max-connections", "0", "--max-connections: bad number '0': expected an integer "
+                                 "from 1 to 65536"},
+      {"--header-timeout", "0", "--header-timeout: bad timeout '0'"},
+      {"--body-min-rate", "fast", "--body-min-rate: bad size 'fast'"},
+      {"--memory-budget", "-1", "--memory-budget: bad size '-1'"},
       {"--sentry-key", "abc", "--sentry-key: bad sentry key 'abc': expected "
                               "PROJECT_ID:PUBLIC_KEY"},
       {"--sentry-key", "x1:abc", "--sentry-key: bad sentry key 'x1:abc'"},
@@ -463,6 +489,7 @@ int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_defaults),     cmocka_unit_test(test_precedence),
+      cmocka_unit_test(test_serving_settings),
       cmocka_unit_test(test_config_from_env_and_db), cmocka_unit_test(test_listen_forms),
       cmocka_unit_test(test_sizes),        cmocka_unit_test(test_levels),
       cmocka_unit_test(test_flag_errors),  cmocka_unit_test(test_env_errors),

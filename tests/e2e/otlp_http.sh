@@ -197,6 +197,17 @@ assert_eq 400 "$HTTP_CODE" "truncated protobuf"
 assert_eq "$PB" "$RESP_CT" "400 content type"
 assert_eq "08 03 12" "$(resp_hex 3)" "400 Status{code: 3, message}"
 
+# JSON sent as protobuf, protobuf sent as JSON: the answer names the Content-Type
+printf '[{"resourceProfiles":[]}]' >"$E2E_TMP/array.json"
+otlp_post "$DEV" "$E2E_TMP/array.json" "$PB"
+assert_eq 400 "$HTTP_CODE" "JSON sent as protobuf"
+assert_contains "$(tr -d '\0' <"$RESP")" "Content-Type says protobuf but the body looks like JSON" \
+  "JSON sent as protobuf: the message names the Content-Type"
+otlp_post "$DEV" "$E2E_TMP/truncated.bin" application/json
+assert_eq 400 "$HTTP_CODE" "protobuf sent as JSON"
+assert_contains "$(cat "$RESP")" "Content-Type says application/json but the body is not JSON" \
+  "protobuf sent as JSON: the message names the Content-Type"
+
 # a v1.9 Sample (values in field 2, attribute_indices as LEN in field 3) and a v1.8 Profile
 # (profile_id in field 8): refused, naming the version
 printf '\x0a\x0e\x12\x0c\x12\x0a\x12\x08\x08\x01\x12\x01\x05\x1a\x01\x01' >"$E2E_TMP/v19.bin"

@@ -55,6 +55,7 @@ struct answer {
   int status;
   json_t *body;      /* parsed answer (owned) */
   char retry[16];    /* Retry-After, "" when absent */
+  char limits[64];   /* X-Sentry-Rate-Limits, "" when absent */
 };
 
 /* The routing table's envelope route: the handler and the on_error under test. */
@@ -94,7 +95,7 @@ static void read_counts(struct sentry_counts *c)
   c->not_found = answered("404");
   c->unauthorized = answered("401");
   c->forbidden = answered("403");
-  c->busy = answered("503");
+  c->busy = answered("429");
   c->profiles_stored = spaa_metrics_sum(metrics, SPAA_METRIC_PROFILES_STORED, "sentry", NULL);
   c->profiles_duplicate =
       spaa_metrics_sum(metrics, SPAA_METRIC_PROFILES_DUPLICATE, "sentry", NULL);
@@ -131,9 +132,13 @@ static void post(const char *project, const void *body, size_t len, struct answe
     fail_msg("the answer is not JSON: %.*s", (int)resp.body.len, resp.body.p ? resp.body.p : "");
   assert_string_equal(resp.content_type, "application/json");
   a->retry[0] = 0;
-  for (i = 0; i < resp.n_headers; i++)
+  a->limits[0] = 0;
+  for (i = 0; i < resp.n_headers; i++) {
     if (strcmp(resp.headers[i].name, "Retry-After") == 0)
       snprintf(a->retry, sizeof(a->retry), "%.15s", resp.headers[i].value);
+    if (strcmp(resp.headers[i].name, "X-Sentry-Rate-Limits") == 0)
+      snprintf(a->limits, sizeof(a->limits), "%.63s", resp.headers[i].value);
+  }
   spaa_buf_free(&resp.body);
 }
 
@@ -394,8 +399,9 @@ static void test_busy(void **state)
   }
   assert_int_equal(st.queued, 1);
   post("42", env2, len2, &a);
-  assert_relay_error(&a, 503, "");
+  assert_relay_error(&a, 429, ""); /* back-pressure is a rate limit to an SDK, as Relay's */
   assert_string_equal(a.retry, "1");
+  assert_string_equal(a.limits, "1::organization:server_busy");
   json_decref(a.body);
   spaa_store__pause(store, 0);
   pthread_join(th, NULL);

@@ -138,7 +138,9 @@ static void test_time(void **state)
   };
   static const char *const bad[] = {NULL, "", "-1", "+5", "1.5", "17e8", " 1", "1 ", "NOW",
                                     "now-1h", "9223372036854775808", "12345678901234567890",
-                                    "99999999999" /* seconds past int64 ns */};
+                                    "99999999999" /* seconds past int64 ns */,
+                                    "17000000017000000" /* microseconds past int64 ns */,
+                                    "17000000000000" /* milliseconds past int64 ns */};
   size_t i;
   (void)state;
   for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
@@ -202,8 +204,9 @@ static void test_opts_range(void **state)
 
 static void test_opts_rate_stc_name(void **state)
 {
-  static const char *const bad_rates[] = {"fast", "0", "-1", "+5", "1e3", "12x", " 1",
-                                          "1000000001"};
+  static const char *const bad_rates[] = {"1000000001", "99999999999999999999999"};
+  /* pyroscope-go sends 0 for heap, mutex, block and goroutine: not given, as Pyroscope */
+  static const char *const unset_rates[] = {"0", "fast", "-1", "+5", "1e3", "12x", " 1"};
   static const char *const bad_stc[] = {"{nope", "[]", "{\"cpu\":1}", "{\"cpu\":{\"units\":5}}",
                                         "{\"cpu\":{\"sampled\":\"yes\"}}"};
   struct spaa_pprof_opts o;
@@ -217,6 +220,12 @@ static void test_opts_rate_stc_name(void **state)
   assert_int_equal(o.sample_rate, 0);
   assert_int_equal(spaa_pprof_opts_sample_rate(&o, "100", &err), 0);
   assert_int_equal(o.sample_rate, 100);
+  for (i = 0; i < sizeof(unset_rates) / sizeof(unset_rates[0]); i++) {
+    struct spaa_pprof_opts u;
+    memset(&u, 0, sizeof(u));
+    if (spaa_pprof_opts_sample_rate(&u, unset_rates[i], &err) != 0 || u.sample_rate != 0)
+      fail_msg("sampleRate '%s' should mean 'not given'", unset_rates[i]);
+  }
   for (i = 0; i < sizeof(bad_rates) / sizeof(bad_rates[0]); i++) {
     if (spaa_pprof_opts_sample_rate(&o, bad_rates[i], &err) != SPAA_E_BAD_REQUEST)
       fail_msg("sampleRate '%s' should be refused", bad_rates[i]);
@@ -407,6 +416,38 @@ static void test_convert_pyroscope(void **state)
   free(buf);
 }
 
+/* A duration whose end passes the largest 64-bit time is refused (400, naming the field),
+ * not stored with end = start; the largest duration that fits is kept. */
+static void test_duration_overflow(void **state)
+{
+  struct spaa_convert_opts o;
+  struct spaa_conv_list l;
+  struct spaa_converted c;
+  struct spaa_err err;
+  struct tb b;
+  size_t len;
+  uint8_t *buf;
+  (void)state;
+  memset(&o, 0, sizeof(o));
+  tb_basic(&b);
+  b.p.time_nanos = 1600000000000000000LL;
+  b.p.duration_nanos = INT64_MAX;
+  buf = tb_pack(&b, &len);
+  memset(&l, 0, sizeof(l));
+  spaa_err_clear(&err);
+  assert_int_equal(spaa_convert_pprof(buf, len, &o, &l, &err), SPAA_E_BAD_REQUEST);
+  assert_int_equal(spaa_err_status(err.code), 400);
+  assert_non_null(strstr(err.msg, "duration_nanos 9223372036854775807"));
+  spaa_conv_list_free(&l);
+  free(buf);
+  b.p.duration_nanos = INT64_MAX - 1600000000000000000LL;
+  buf = tb_pack(&b, &len);
+  c = convert_one(buf, len, &o, &l);
+  assert_int_equal(c.end_ns, INT64_MAX);
+  spaa_conv_list_free(&l);
+  free(buf);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -418,6 +459,7 @@ int main(void)
       cmocka_unit_test(test_opts_rate_stc_name),
       cmocka_unit_test(test_convert_plain),
       cmocka_unit_test(test_convert_pyroscope),
+      cmocka_unit_test(test_duration_overflow),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,62 @@
+/* Connection bookkeeping for the HTTP core: how many connections are open, where each one
+ * is in its request (waiting for a head, receiving a body, answered by a worker), and a
+ * reaper thread that enforces the deadlines libmicrohttpd has no option for: a request head
+ * must be complete within header_timeout seconds of its first byte, and a body must keep a
+ * minimum rate once the first header_timeout seconds have passed. A late connection is shut
+ * down (its socket, so that libmicrohttpd closes it on its own thread). Also counts the
+ * events that must not log a line each (refusals, drops) and logs them once per interval. */
+#ifndef SPAA_SERVER_CONNS_H
+#define SPAA_SERVER_CONNS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Events counted and logged once per interval, with how many there were. */
+enum spaa_conns_event {
+  SPAA_CONNS_OVER_LIMIT = 0, /* a request answered 503: too many connections */
+  SPAA_CONNS_MHD_LIMIT,      /* a connection libmicrohttpd closed unanswered (hard limit) */
+  SPAA_CONNS_HEAD_LATE,      /* a connection dropped: its head took too long */
+  SPAA_CONNS_BODY_SLOW,      /* a connection dropped: its body came too slowly */
+  SPAA_CONNS_OVER_BUDGET,    /* a request answered 503/429: the memory budget was full */
+  SPAA_CONNS_POOL_FULL,      /* a request answered 503: the worker queue was full */
+  SPAA_CONNS_MHD_MSG,        /* a message of libmicrohttpd about one connection (at debug) */
+  SPAA_CONNS__COUNT
+};
+
+struct spaa_conns_opts {
+  unsigned header_timeout_s; /* seconds from a head's first byte to its end (0 = no limit) */
+  size_t body_min_rate;      /* bytes/s a body must average after header_timeout_s (0 = off) */
+  unsigned log_interval_s;   /* how often counted events are logged (>= 1) */
+};
+
+struct spaa_conns;
+struct spaa_conn;
+
+/* Start the bookkeeping and its reaper thread. 0, or -1 (out of memory, no thread). */
+int spaa_conns_new(const struct spaa_conns_opts *o, struct spaa_conns **out);
+/* Stop the reaper, log the counts not logged yet, free (connections still listed are
+ * forgotten, not closed). NULL-safe. */
+void spaa_conns_free(struct spaa_conns *c);
+
+/* A connection was accepted on socket fd: returns its entry (owned by c until
+ * spaa_conns_close), or NULL when out of memory (the connection is then not tracked). */
+struct spaa_conn *spaa_conns_open(struct spaa_conns *c, int fd);
+/* The connection is about to be closed: unlist and free its entry (NULL-safe). After this
+ * returns the reaper never touches its socket again. */
+void spaa_conns_close(struct spaa_conns *c, struct spaa_conn *conn);
+/* Connections open now. */
+size_t spaa_conns_count(const struct spaa_conns *c);
+
+/* Phases of a connection's current request, told by the thread serving it (NULL-safe). */
+void spaa_conn_head_done(struct spaa_conn *conn);           /* the head is in; the body starts */
+void spaa_conn_body_bytes(struct spaa_conn *conn, size_t n); /* n more body bytes came in */
+void spaa_conn_body_done(struct spaa_conn *conn);           /* the body is in: no deadline */
+void spaa_conn_request_end(struct spaa_conn *conn);         /* answered: wait for a head */
+
+/* Count one event; logged (with the count since the last line) by the reaper once per
+ * interval. Lock-free. */
+void spaa_conns_note(struct spaa_conns *c, enum spaa_conns_event ev);
+/* Events counted since start (for tests and metrics). */
+uint64_t spaa_conns_total(const struct spaa_conns *c, enum spaa_conns_event ev);
+
+#endif
