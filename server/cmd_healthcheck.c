@@ -24,7 +24,8 @@ static const char hc_usage[] =
     "  error. URL: http://HOST:PORT/PATH (HOST a name, an IPv4 address or [IPv6]).\n"
     "  --url URL          what to ask; /readyz is 200 once the store is open and its writer\n"
     "                     alive, /healthz as soon as the process serves HTTP\n"
-    "  --timeout SECONDS  connect and answer deadline, 1..60 (default 3)\n";
+    "  --timeout SECONDS  connect and answer deadline, 1..60 (default 3)\n"
+    "  -h, --help         this text\n";
 
 /* http://HOST[:PORT][/PATH] into its parts. 0 or -1. */
 static int split_url(const char *url, char *host, char *port, char *path)

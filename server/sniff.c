@@ -321,7 +321,7 @@ void spaa_sniff_hint(const struct spaa_sniff *s, const char *file, char *buf, si
 {
   const char *cat = s->coding && !strcmp(s->coding, "gzip") ? "zcat" : "zstd -dc";
   int pre = s->coding && !(s->from && !strcmp(s->from, "pprof") && !strcmp(s->coding, "gzip"));
-  if (s->is_spaa && s->coding && !strcmp(s->coding, "gzip"))
+  if (!strcmp(s->what, "SPAA") && s->coding && !strcmp(s->coding, "gzip"))
     snprintf(buf, cap, "validate reads plain or zstd SPAA: zcat %s | spaa-relay validate -",
              file);
   else if (!s->from)

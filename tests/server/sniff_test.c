@@ -184,10 +184,7 @@ static void test_hints(void **state)
   size_t i;
   (void)state;
   for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
-    struct spaa_sniff s = t[i].s;
-    if (i == 4)
-      s.is_spaa = 1;
-    spaa_sniff_hint(&s, "F", buf, sizeof(buf));
+    spaa_sniff_hint(&t[i].s, "F", buf, sizeof(buf));
     assert_string_equal(buf, t[i].hint);
   }
   spaa_sniff_hint(&t[0].s, "F", buf, 8); /* cut, still terminated */
