@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base/limits.h"
+#include "config/suggest.h"
 
 enum cfg_key {
   K_LISTEN,
@@ -38,6 +39,7 @@ enum cfg_key {
   K_INGEST_TOKEN,
   K_READ_TOKEN,
   K_ADMIN_TOKEN,
+  K_ALLOW_OPEN,
   K__COUNT
 };
 
@@ -49,7 +51,8 @@ static const struct cfg_setting {
   const char *file_key; /* key in the file */
   const char *env;      /* environment variable */
   const char *flag;     /* command-line flag */
-  int is_list;          /* comma-separated, repeatable */
+  int is_list;          /* 1: comma-separated, repeatable; 2: a boolean, whose flag may
+                           stand alone (--allow-open = --allow-open=true) */
 } settings[] = {
     {K_LISTEN, "listen", "SPAA_RELAY_LISTEN", "--listen", 0},
     {K_DATA_DIR, "data_dir", "SPAA_RELAY_DATA_DIR", "--data-dir", 0},
@@ -82,7 +85,10 @@ static const struct cfg_setting {
     {K_INGEST_TOKEN, "ingest_token", "SPAA_RELAY_INGEST_TOKENS", "--ingest-token", 1},
     {K_READ_TOKEN, "read_token", "SPAA_RELAY_READ_TOKENS", "--read-token", 1},
     {K_ADMIN_TOKEN, "admin_token", "SPAA_RELAY_ADMIN_TOKENS", "--admin-token", 1},
+    {K_ALLOW_OPEN, "allow_open", "SPAA_RELAY_ALLOW_OPEN", "--allow-open", 2},
 };
+#define IS_LIST(s) ((s)->is_list == 1)
+#define IS_BOOL(s) ((s)->is_list == 2)
 #define N_SETTINGS (sizeof(settings) / sizeof(settings[0]))
 
 #define CONFIG_ENV "SPAA_RELAY_CONFIG"
@@ -126,9 +132,13 @@ static const char usage_text[] =
     "  --ingest-token TOKEN...        SPAA_RELAY_INGEST_TOKENS ingest_token\n"
     "  --read-token TOKEN...          SPAA_RELAY_READ_TOKENS read_token\n"
     "  --admin-token TOKEN...         SPAA_RELAY_ADMIN_TOKENS admin_token (deletes; none = off)\n"
+    "  --allow-open[=true|false]      SPAA_RELAY_ALLOW_OPEN  allow_open  [false]\n"
+    "                                 start with no keys or tokens on a non-loopback address\n"
     "sizes take k, m, g or t (binary: 1k = 1024); durations s, m, h, d or w (30d);\n"
-    "flags override the environment, which\n"
-    "overrides the file; with no keys or tokens the server is open to everyone.\n";
+    "addresses: ADDR:PORT, [IPv6]:PORT, localhost:PORT, :PORT or *:PORT (every interface);\n"
+    "booleans: true|false (also yes|no, on|off, 1|0). Flags override the environment, which\n"
+    "overrides the file; with no keys or tokens the server is open to everyone, which it\n"
+    "refuses on a non-loopback address unless allow_open is true.\n";
 
 const char *spaa_config_usage(void) { return usage_text; }
 
@@ -216,6 +226,21 @@ int spaa_config_parse_duration(const char *s, uint64_t *seconds)
     return -1;
   *seconds = v * mult;
   return 0;
+}
+
+/* true|yes|on|1 -> 1, false|no|off|0 -> 0, else -1 (case-insensitive). */
+static int parse_bool(const char *v)
+{
+  static const char *const yes[] = {"true", "yes", "on", "1"}, *const no[] = {"false", "no",
+                                                                             "off", "0"};
+  size_t i;
+  for (i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+    if (strcasecmp(v, yes[i]) == 0)
+      return 1;
+    if (strcasecmp(v, no[i]) == 0)
+      return 0;
+  }
+  return -1;
 }
 
 /* A store size: digits with an optional k, m, g or t (binary); 0 allowed. 0 or -1. */
@@ -612,7 +637,7 @@ static int apply(struct cfg_load *ld, const struct cfg_setting *s, enum cfg_leve
   unsigned long n;
   size_t sz;
   int lv;
-  if (s->is_list)
+  if (IS_LIST(s))
     return apply_list(ld, s, level, v, where, err);
   if (s->key == K_GRPC_LISTEN)
     return parse_grpc_listen(c, v, where, err);
@@ -669,6 +694,12 @@ static int apply(struct cfg_load *ld, const struct cfg_setting *s, enum cfg_leve
   case K_RETENTION_INTERVAL:
   case K_MAX_DB_SIZE:
     return apply_retention(c, s->key, v, where, err);
+  case K_ALLOW_OPEN:
+    if ((lv = parse_bool(v)) < 0)
+      return spaa_err_set(err, SPAA_E_USAGE, 0, 0,
+                          "%s: bad value '%s': expected true or false", where, v);
+    c->allow_open = lv;
+    return 0;
   case K_DURABILITY:
     if (strcmp(v, "full") && strcmp(v, "normal"))
       return spaa_err_set(err, SPAA_E_USAGE, 0, 0,
@@ -697,6 +728,65 @@ static const struct cfg_setting *find_flag(const char *f, size_t n)
     if (strlen(settings[i].flag) == n && memcmp(settings[i].flag, f, n) == 0)
       return &settings[i];
   return NULL;
+}
+
+/* "--flag: unknown option", with the nearest known flag when one is close. */
+static int unknown_flag(const char *arg, size_t nl, struct spaa_err *err)
+{
+  const char *flags[N_SETTINGS + 2];
+  char name[SPAA_SUGGEST_MAX_LEN + 1];
+  const char *near = NULL;
+  size_t i;
+  for (i = 0; i < N_SETTINGS; i++)
+    flags[i] = settings[i].flag;
+  flags[N_SETTINGS] = CONFIG_FLAG;
+  flags[N_SETTINGS + 1] = "--help";
+  if (nl < sizeof(name)) {
+    memcpy(name, arg, nl);
+    name[nl] = 0;
+    near = spaa_suggest(name, flags, N_SETTINGS + 2);
+  }
+  if (near)
+    return spaa_err_set(err, SPAA_E_USAGE, 0, 0, "%.*s: unknown option (did you mean %s?)",
+                        (int)(nl > 100 ? 100 : nl), arg, near);
+  return spaa_err_set(err, SPAA_E_USAGE, 0, 0, "%.*s: unknown option",
+                      (int)(nl > 100 ? 100 : nl), arg);
+}
+
+/* listen address is loopback: 127.0.0.0/8 or ::1 (NULL: no listener, counts as loopback). */
+static int is_loopback(const char *host, int v6)
+{
+  if (!host)
+    return 1;
+  return v6 ? strcmp(host, "::1") == 0 : strncmp(host, "127.", 4) == 0;
+}
+
+/* Open mode (no keys, no tokens) on a non-loopback address needs allow_open. */
+static int check_open(const struct spaa_config *c, struct spaa_err *err)
+{
+  const char *what, *host;
+  unsigned port;
+  int v6;
+  if (!spaa_config_is_open(c) || c->allow_open)
+    return 0;
+  if (!is_loopback(c->listen_host, c->listen_ipv6)) {
+    what = "listen";
+    host = c->listen_host;
+    port = c->listen_port;
+    v6 = c->listen_ipv6;
+  } else if (!is_loopback(c->grpc_host, c->grpc_ipv6)) {
+    what = "grpc_listen";
+    host = c->grpc_host;
+    port = c->grpc_port;
+    v6 = c->grpc_ipv6;
+  } else {
+    return 0;
+  }
+  return spaa_err_set(err, SPAA_E_USAGE, 0, 0,
+                      "refusing to start open: %s is %s%s%s:%u, not loopback, and no sentry keys, "
+                      "ingest tokens or read tokens are set; set some, or allow_open = true "
+                      "(SPAA_RELAY_ALLOW_OPEN=true, --allow-open) to run open",
+                      what, v6 ? "[" : "", host, v6 ? "]" : "", port);
 }
 
 static char *trim(char *s)
@@ -732,13 +822,22 @@ static int file_line(struct cfg_load *ld, const char *path, size_t lineno, char 
       *p = '_';
   if (!key[0])
     return spaa_err_set(err, SPAA_E_USAGE, lineno, 0, "%s: missing key before '='", where);
-  if (!(s = find_file_key(key)))
+  if (!(s = find_file_key(key))) {
+    const char *keys[N_SETTINGS];
+    const char *near;
+    size_t i;
+    for (i = 0; i < N_SETTINGS; i++)
+      keys[i] = settings[i].file_key;
+    if ((near = spaa_suggest(key, keys, N_SETTINGS)))
+      return spaa_err_set(err, SPAA_E_USAGE, lineno, 0,
+                          "%s: unknown key '%.64s' (did you mean %s?)", where, key, near);
     return spaa_err_set(err, SPAA_E_USAGE, lineno, 0, "%s: unknown key '%.64s'", where, key);
+  }
   if (strlen(val) >= 2 && val[0] == '"' && val[strlen(val) - 1] == '"') {
     val[strlen(val) - 1] = 0;
     val++;
   }
-  if (!s->is_list && ld->file_line[s->key])
+  if (!IS_LIST(s) && ld->file_line[s->key])
     return spaa_err_set(err, SPAA_E_USAGE, lineno, 0, "%s: '%s' already set on line %zu",
                         where, key, ld->file_line[s->key]);
   ld->file_line[s->key] = lineno;
@@ -892,7 +991,7 @@ int spaa_config_load(int argc, char *const *argv, char *const *envp, struct spaa
         goto out;
       }
       file = value;
-    } else if (!eq && find_flag(a, nl)) {
+    } else if (!eq && find_flag(a, nl) && !IS_BOOL(find_flag(a, nl))) {
       i++; /* skip its value */
     }
   }
@@ -925,12 +1024,13 @@ int spaa_config_load(int argc, char *const *argv, char *const *envp, struct spaa
       nl = eq ? (size_t)(eq - argv[i]) : strlen(argv[i]);
       s = find_flag(argv[i], nl);
       if (!s && !(nl == strlen(CONFIG_FLAG) && memcmp(argv[i], CONFIG_FLAG, nl) == 0)) {
-        rc = spaa_err_set(err, SPAA_E_USAGE, 0, 0, "%.*s: unknown option", (int)(nl > 100 ? 100 : nl),
-                          argv[i]);
+        rc = unknown_flag(argv[i], nl, err);
         goto out;
       }
     }
-    if ((rc = flag_value(argc, argv, &i, &name, &nl, &value, err)))
+    if (s && IS_BOOL(s) && !strchr(argv[i], '='))
+      value = "true"; /* a boolean flag alone */
+    else if ((rc = flag_value(argc, argv, &i, &name, &nl, &value, err)))
       goto out;
     if (!s)
       continue; /* --config, done in the first pass */
@@ -958,6 +1058,7 @@ int spaa_config_load(int argc, char *const *argv, char *const *envp, struct spaa
     }
     snprintf(c->store, n, "sqlite:%s", c->db_path);
   }
+  rc = check_open(c, err);
 out:
   if (rc) {
     spaa_config_free(c);

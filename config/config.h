@@ -88,6 +88,8 @@ struct spaa_config {
   int grpc_ipv6;                /* 1 when grpc_host is an IPv6 address */
   size_t grpc_max_message;      /* cap on one gRPC message, compressed or not, bytes */
   unsigned grpc_max_streams;    /* SETTINGS_MAX_CONCURRENT_STREAMS of each connection */
+  int allow_open;               /* 1: start open (no keys, no tokens) on a non-loopback
+                                   address too */
   struct spaa_sentry_key *sentry_keys; /* n_sentry_keys entries (owned) */
   size_t n_sentry_keys;
   char **ingest_tokens;         /* bearer tokens for ingest routes (owned) */
@@ -110,7 +112,10 @@ int spaa_config_parse_duration(const char *s, uint64_t *seconds);
  * Empty environment variables count as unset.
  * Returns 0 with *out set (free it with spaa_config_free), or SPAA_E_USAGE with err->msg
  * "FILE:LINE: message", "--flag: message" or "SPAA_RELAY_X: message" (and err->line set for
- * file errors), or SPAA_E_IO when the file cannot be read, or SPAA_E_NOMEM. */
+ * file errors; an unknown flag or key names the nearest known one, "did you mean ...?"), or
+ * SPAA_E_USAGE "refusing to start open ..." when no keys or tokens are set, the HTTP or gRPC
+ * listener is not on a loopback address and allow_open is false, or SPAA_E_IO when the
+ * file cannot be read, or SPAA_E_NOMEM. */
 int spaa_config_load(int argc, char *const *argv, char *const *envp, struct spaa_config **out,
                      struct spaa_err *err);
 

@@ -1,5 +1,5 @@
-/* The command line of spaa-relay: subcommands serve, validate, convert and top. Each returns the
- * process exit code: 0 ok, 1 invalid input, 2 usage or I/O error. */
+/* The command line of spaa-relay: subcommands serve, validate, convert, top and healthcheck.
+ * Each returns the process exit code: 0 ok, 1 invalid input, 2 usage or I/O error. */
 #ifndef SPAA_SERVER_CLI_H
 #define SPAA_SERVER_CLI_H
 
@@ -9,5 +9,14 @@ int spaa_cmd_serve(int argc, char **argv);
 int spaa_cmd_validate(int argc, char **argv);
 int spaa_cmd_convert(int argc, char **argv);
 int spaa_cmd_top(int argc, char **argv);
+int spaa_cmd_healthcheck(int argc, char **argv);
+
+#include <stddef.h>
+
+/* Report a bad argument `arg` of subcommand `cmd` on stderr: "needs a value" when it is one
+ * of the `n` flags in `known`, else "unknown option" with the nearest known flag ("did you
+ * mean --to?") or "unexpected argument"; then where the help is. The caller returns 2. */
+void spaa_cli_bad_option(const char *cmd, const char *arg, const char *const *known, size_t n,
+                         const char *usage);
 
 #endif

@@ -15,27 +15,52 @@
 #include "base/compress.h"
 #include "base/limits.h"
 #include "pprof/pprof.h"
+#include "config/suggest.h"
 #include "server/cli.h"
 
 #define CONVERT_ZSTD_LEVEL 3
 
 static const char convert_usage[] =
-    "usage: spaa-relay convert --from FORMAT [--to spaa|collapsed|pprof|speedscope] [--zstd]\n"
-    "                          [--event NAME]\n"
-    "                          [--service NAME] IN [-o OUT]\n"
-    "  IN may be '-' for stdin. Without -o the result goes to stdout. When the input holds\n"
-    "  several profiles, OUT is a directory receiving one file per profile.\n"
-    "  --to collapsed writes folded stacks (root;...;leaf weight) of one event (the first\n"
-    "  declared, or --event NAME), weighted by its primary metric. --to pprof writes that\n"
-    "  event as gzipped pprof (a sample type per metric), --to speedscope speedscope's JSON.\n"
+    "usage: spaa-relay convert --from FORMAT [--to FORMAT] [--event NAME] [--service NAME]\n"
+    "                          [--zstd] IN [-o OUT]\n"
+    "  Reads IN ('-' for stdin), converts every profile in it to SPAA and writes each in the\n"
+    "  --to format to OUT (stdout without -o; a directory of one file per profile when IN\n"
+    "  holds several). Exit 0 converted, 1 invalid input, 2 usage or I/O error.\n"
+    "  --from FORMAT      what IN is (required):\n"
+    "      sentry         a Sentry envelope with profile or profile_chunk items, or a\n"
+    "                     profile's JSON (Sample Format V1, continuous-profiling V2)\n"
+    "      otlp           OTLP ExportProfilesServiceRequest, protobuf or OTLP-JSON\n"
+    "                     (v1development or v1experimental)\n"
+    "      pprof          a pprof profile.proto, gzipped or not\n"
+    "      pprof-push     a Pyroscope push.v1.PushRequest (protobuf)\n"
+    "      spaa           SPAA NDJSON, zstd-compressed or not (normalized on the way)\n"
+    "  --to FORMAT        what to write (default spaa):\n"
+    "      spaa           SPAA NDJSON (.spaa)\n"
+    "      collapsed      folded stacks, 'root;...;leaf weight' lines, of one event weighted\n"
+    "                     by its primary metric (.folded)\n"
+    "      pprof          that event as a gzipped pprof, a sample type per metric (.pb.gz)\n"
+    "      speedscope     speedscope's JSON (.speedscope.json)\n"
+    "  --event NAME       the event --to collapsed/pprof/speedscope write (default: the first\n"
+    "                     declared)\n"
+    "  --service NAME     the service recorded when the input names none\n"
+    "  --zstd             compress the output with zstd (and add .zst in a directory)\n"
+    "  -o, --output OUT   output file, or directory for several profiles\n"
+    "  -h, --help         this text\n"
     "  With --from pprof, what a Pyroscope push sends beside the profile (the SPAA is then\n"
     "  what POST /ingest stores with the same query and sample_type_config):\n"
     "  --name 'APP.TYPE{k=v,...}'     application name: service, profile type, labels\n"
     "  --sample-rate HZ               sampleRate: frequency of timer events without a period\n"
-    "  --time-from T --time-until T   from/until (unix s, ms, us or ns, or 'now'): the time\n"
-    "                                 range when the pprof has none\n"
+    "  --time-from T --time-until T   from/until: the time range when the pprof has none\n"
     "  --sample-type-config FILE      JSON: sample type -> {units, display-name, aggregation,\n"
-    "                                 cumulative, sampled}, kept on the events\n";
+    "                                 cumulative, sampled}, kept on the events\n"
+    "  Times T: 'now', or unix time as digits read by magnitude: seconds (below 1e11),\n"
+    "  milliseconds (below 1e14), microseconds (below 1e17), else nanoseconds.\n"
+    "  A file of unknown kind: 'spaa-relay validate FILE' says what it looks like.\n";
+
+/* Every flag of convert, for "did you mean". */
+static const char *const convert_flags[] = {
+    "--from", "--to", "--output", "--event", "--service", "--name", "--sample-rate",
+    "--time-from", "--time-until", "--sample-type-config", "--zstd", "--help", "-o"};
 
 struct convert_args {
   const char *from, *to, *in, *out, *event, *service;
@@ -219,8 +244,9 @@ static int parse_args(int argc, char **argv, struct convert_args *a)
     else if (!strcmp(s, "--help") || !strcmp(s, "-h"))
       return 1;
     else if (s[0] == '-' && s[1]) {
-      fprintf(stderr, "spaa-relay: convert: unknown option '%s'\n", s);
-      return -1;
+      spaa_cli_bad_option("convert", s, convert_flags,
+                          sizeof(convert_flags) / sizeof(convert_flags[0]), convert_usage);
+      return -2;
     } else if (a->in) {
       fprintf(stderr, "spaa-relay: convert: one input only ('%s' and '%s')\n", a->in, s);
       return -1;
@@ -229,8 +255,9 @@ static int parse_args(int argc, char **argv, struct convert_args *a)
     }
     if (slot) {
       if (i + 1 >= argc) {
-        fprintf(stderr, "spaa-relay: convert: %s needs a value\n", s);
-        return -1;
+        spaa_cli_bad_option("convert", s, convert_flags,
+                            sizeof(convert_flags) / sizeof(convert_flags[0]), convert_usage);
+        return -2;
       }
       *slot = argv[++i];
     }
@@ -262,7 +289,8 @@ int spaa_cmd_convert(int argc, char **argv)
   spaa_buf_init(&in, SPAA_CONVERT_MAX_INPUT);
   rc = parse_args(argc, argv, &a);
   if (rc) {
-    fputs(convert_usage, rc > 0 ? stdout : stderr);
+    if (rc != -2)
+      fputs(convert_usage, rc > 0 ? stdout : stderr);
     return rc > 0 ? 0 : 2;
   }
   if (!(x = spaa_exporter(a.to ? a.to : "spaa"))) {
@@ -271,7 +299,10 @@ int spaa_cmd_convert(int argc, char **argv)
     return 2;
   }
   if (!(conv = spaa_converter(a.from))) {
-    fprintf(stderr, "spaa-relay: convert: unknown format '%s' (known: %s)\n", a.from,
+    static const char *const froms[] = {"spaa", "sentry", "otlp", "pprof", "pprof-push"};
+    const char *near = spaa_suggest(a.from, froms, sizeof(froms) / sizeof(froms[0]));
+    fprintf(stderr, "spaa-relay: convert: unknown format '%s'%s%s%s (known: %s)\n", a.from,
+            near ? " (did you mean " : "", near ? near : "", near ? "?)" : "",
             spaa_converter_names());
     return 2;
   }

@@ -31,7 +31,9 @@ static const char serve_usage[] =
     "                        [--max-decompressed BYTES] [--workers N] [--queue-depth N]\n"
     "                        [--idle-timeout SECONDS] [--max-connections N]\n"
     "                        [--header-timeout SECONDS] [--body-min-rate BYTES]\n"
-    "                        [--memory-budget BYTES]\n";
+    "                        [--memory-budget BYTES] [--allow-open] ... (every option below)\n"
+    "  Runs the server until SIGTERM or SIGINT. Exit 0 after a clean stop, 2 on a bad\n"
+    "  setting (FILE:LINE: message, or the flag or variable named) or a failed start.\n";
 
 /* mkdir -p; 0 or -1 with errno set. */
 static int mkdir_p(const char *path)
@@ -82,7 +84,7 @@ static void log_config(const struct spaa_config *c)
            "max_decompressed=%zu workers=%u queue_depth=%zu idle_timeout=%u log_level=%s "
            "keep_original=%s durability=%s retention=%llus retention_interval=%llus "
            "max_db_size=%llu "
-           "sentry_projects=\"%s\" ingest_tokens=%zu read_tokens=%zu",
+           "sentry_projects=\"%s\" ingest_tokens=%zu read_tokens=%zu allow_open=%s",
            c->config_file ? c->config_file : "", c->listen_ipv6 ? "[" : "", c->listen_host,
            c->listen_ipv6 ? "]" : "", c->listen_port, c->data_dir, c->db_path, c->max_body,
            c->max_decompressed, c->workers, c->queue_depth, c->idle_timeout,
@@ -90,7 +92,7 @@ static void log_config(const struct spaa_config *c)
            c->durability == SPAA_CONFIG_DURABILITY_NORMAL ? "normal" : "full",
            (unsigned long long)c->retention, (unsigned long long)c->retention_interval,
            (unsigned long long)c->max_db_size, projects,
-           c->n_ingest_tokens, c->n_read_tokens);
+           c->n_ingest_tokens, c->n_read_tokens, c->allow_open ? "true" : "false");
   if (spaa_config_is_open(c))
     spaa_log(SPAA_LOG_WARN, "open mode: no sentry keys, ingest tokens or read tokens are "
              "configured; anyone who can reach the port may upload and read profiles", NULL);

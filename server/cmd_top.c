@@ -14,12 +14,24 @@
 #include "spaa/view.h"
 
 static const char top_usage[] =
-    "usage: spaa-relay top [--from sentry|otlp|pprof|spaa] [--event NAME] [--metric NAME]\n"
-    "                      [--limit N] [--by function|frame] FILE\n"
+    "usage: spaa-relay top [--from FORMAT] [--event NAME] [--metric NAME] [--limit N]\n"
+    "                      [--by function|frame] FILE\n"
     "  The functions of the profile's first (or the named) event sorted by self weight:\n"
-    "  self%, self, total%, total (recursion counted once), name. Without --from the format\n"
-    "  is guessed: SPAA when the file starts with a header record, Sentry for other JSON,\n"
-    "  else pprof (protobuf, gzipped or not).\n";
+    "  self%, self, total%, total (recursion counted once), name; the same view as\n"
+    "  GET /api/v1/profiles/{id}/top. FILE may be '-' for stdin.\n"
+    "  --from FORMAT          sentry, otlp, pprof, pprof-push or spaa (as in convert --from).\n"
+    "                         Without it the format is guessed: SPAA when the file starts\n"
+    "                         with a header record, Sentry for other JSON, else pprof\n"
+    "                         (protobuf, gzipped or not)\n"
+    "  --event NAME           the event to rank (default: the first declared)\n"
+    "  --metric NAME          the metric to rank by (default: the event's primary metric)\n"
+    "  --limit N              rows printed, 1..1000000 (default 20)\n"
+    "  --by function|frame    merge frames of one function (default) or keep each frame\n"
+    "  -h, --help             this text\n";
+
+static const char *const top_flags[] = {"--from", "--event", "--metric", "--limit", "--by",
+                                        "--help"};
+#define N_TOP_FLAGS (sizeof(top_flags) / sizeof(top_flags[0]))
 
 struct top_args {
   const char *from, *event, *metric, *file;
@@ -36,8 +48,10 @@ static int top_parse(int argc, char **argv, struct top_args *a)
     const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(o, "--help") || !strcmp(o, "-h"))
       return 1;
-    if (o[0] == '-' && o[1] && !v)
-      return -1;
+    if (o[0] == '-' && o[1] && !v) {
+      spaa_cli_bad_option("top", o, top_flags, N_TOP_FLAGS, top_usage);
+      return -2;
+    }
     if (!strcmp(o, "--from"))
       a->from = argv[++i];
     else if (!strcmp(o, "--event"))
@@ -47,19 +61,25 @@ static int top_parse(int argc, char **argv, struct top_args *a)
     else if (!strcmp(o, "--limit")) {
       char *end;
       long n = strtol(argv[++i], &end, 10);
-      if (*end || n < 1 || n > 1000000)
-        return -1;
+      if (*end || n < 1 || n > 1000000) {
+        fprintf(stderr, "spaa-relay top: --limit wants 1..1000000, not '%s'\n", argv[i]);
+        return -2;
+      }
       a->limit = (size_t)n;
     } else if (!strcmp(o, "--by")) {
-      if (strcmp(v, "function") && strcmp(v, "frame"))
-        return -1;
+      if (strcmp(v, "function") && strcmp(v, "frame")) {
+        fprintf(stderr, "spaa-relay top: --by wants function or frame, not '%s'\n", v);
+        return -2;
+      }
       a->by_frame = !strcmp(argv[++i], "frame");
     } else if (o[0] == '-' && o[1]) {
-      return -1;
+      spaa_cli_bad_option("top", o, top_flags, N_TOP_FLAGS, top_usage);
+      return -2;
     } else if (!a->file) {
       a->file = o;
     } else {
-      return -1;
+      fprintf(stderr, "spaa-relay top: one file only ('%s' and '%s')\n", a->file, o);
+      return -2;
     }
   }
   return a->file ? 0 : -1;
@@ -116,7 +136,8 @@ int spaa_cmd_top(int argc, char **argv)
   spaa_convert_fn conv;
   int rc = top_parse(argc, argv, &a), status = 0;
   if (rc) {
-    fputs(top_usage, rc > 0 ? stdout : stderr);
+    if (rc != -2)
+      fputs(top_usage, rc > 0 ? stdout : stderr);
     return rc > 0 ? 0 : 2;
   }
   memset(&list, 0, sizeof(list));

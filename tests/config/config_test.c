@@ -186,7 +186,7 @@ static void test_listen_forms(void **state)
   };
   size_t i;
   for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
-    char *argv[] = {"serve", "--listen", (char *)t[i].in, NULL};
+    char *argv[] = {"serve", "--listen", (char *)t[i].in, "--allow-open", NULL};
     char *env[] = {NULL};
     struct spaa_config *c;
     struct spaa_err err;
@@ -195,6 +195,114 @@ static void test_listen_forms(void **state)
     assert_int_equal(c->listen_port, t[i].port);
     assert_int_equal(c->listen_ipv6, t[i].v6);
     spaa_config_free(c);
+  }
+}
+
+/* Open mode (no keys, no tokens) on a non-loopback address is refused unless allow_open. */
+static void test_allow_open(void **state)
+{
+  static const struct {
+    const char *a[5]; /* argv after "serve" (NULL-terminated) */
+    const char *env;  /* one environment entry, or NULL */
+    const char *msg;  /* expected error prefix, or NULL: loads, allow_open == open */
+    int open;
+  } t[] = {
+      {{"--listen", "0.0.0.0:80"}, NULL,
+       "refusing to start open: listen is 0.0.0.0:80, not loopback, and no sentry keys, "
+       "ingest tokens or read tokens are set; set some, or allow_open = true "
+       "(SPAA_RELAY_ALLOW_OPEN=true, --allow-open) to run open", 0},
+      {{"--listen", ":9000"}, NULL, "refusing to start open: listen is 0.0.0.0:9000", 0},
+      {{"--listen", "[::]:81"}, NULL, "refusing to start open: listen is [::]:81", 0},
+      {{"--listen", "10.1.2.3:80", "--allow-open=false"}, NULL,
+       "refusing to start open: listen is 10.1.2.3:80", 0},
+      {{"--grpc-listen", "0.0.0.0:4317"}, NULL,
+       "refusing to start open: grpc_listen is 0.0.0.0:4317", 0},
+      {{"--listen", "0.0.0.0:80"}, "SPAA_RELAY_ALLOW_OPEN=no", "refusing to start open", 0},
+      {{"--allow-open=maybe"}, NULL, "--allow-open: bad value 'maybe': expected true or false",
+       0},
+      {{"--listen", "0.0.0.0:80", "--allow-open"}, NULL, NULL, 1},
+      {{"--allow-open", "--listen", "0.0.0.0:80"}, NULL, NULL, 1},
+      {{"--listen", "0.0.0.0:80", "--allow-open=TRUE"}, NULL, NULL, 1},
+      {{"--listen", "0.0.0.0:80"}, "SPAA_RELAY_ALLOW_OPEN=true", NULL, 1},
+      {{"--listen", "0.0.0.0:80"}, "SPAA_RELAY_ALLOW_OPEN=1", NULL, 1},
+      {{"--listen", "0.0.0.0:80", "--ingest-token", "t"}, NULL, NULL, 0},
+      {{"--listen", "0.0.0.0:80", "--sentry-key", "1:abc"}, NULL, NULL, 0},
+      {{"--listen", "127.0.0.2:80"}, NULL, NULL, 0},
+      {{"--listen", "[::1]:80", "--grpc-listen", ""}, NULL, NULL, 0},
+      {{"--listen", "localhost:80"}, NULL, NULL, 0},
+  };
+  size_t i, k;
+  for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+    char *argv[7] = {"serve"};
+    char *env[2] = {(char *)t[i].env, NULL};
+    struct spaa_config *c = NULL;
+    struct spaa_err err;
+    int rc;
+    for (k = 0; k < 5 && t[i].a[k]; k++)
+      argv[k + 1] = (char *)t[i].a[k];
+    rc = load(argv, env, &c, &err);
+    if (t[i].msg) {
+      if (rc != SPAA_E_USAGE || strncmp(err.msg, t[i].msg, strlen(t[i].msg)) != 0)
+        fail_msg("case %zu: rc=%d msg='%s', want '%s'", i, rc, err.msg, t[i].msg);
+      assert_null(c);
+      continue;
+    }
+    if (rc)
+      fail_msg("case %zu: rc=%d msg='%s'", i, rc, err.msg);
+    assert_int_equal(c->allow_open, t[i].open);
+    spaa_config_free(c);
+  }
+  /* the file key */
+  {
+    const char *path = write_file("open.conf", "listen = 0.0.0.0:80\nallow_open = yes\n");
+    char *argv[] = {"serve", "--config", (char *)path, NULL};
+    char *env[] = {NULL};
+    struct spaa_config *c;
+    struct spaa_err err;
+    assert_int_equal(load(argv, env, &c, &err), 0);
+    assert_int_equal(c->allow_open, 1);
+    spaa_config_free(c);
+  }
+}
+
+/* An unknown flag or key names the nearest known one. */
+static void test_suggestions(void **state)
+{
+  static const struct {
+    const char *a, *b;
+    const char *msg;
+  } t[] = {
+      {"--retentoin", "3d", "--retentoin: unknown option (did you mean --retention?)"},
+      {"--retention-intreval=5s", NULL,
+       "--retention-intreval: unknown option (did you mean --retention-interval?)"},
+      {"--data_dir", "x", "--data_dir: unknown option (did you mean --data-dir?)"},
+      {"--allow-opne", NULL, "--allow-opne: unknown option (did you mean --allow-open?)"},
+      {"--confg", "x", "--confg: unknown option (did you mean --config?)"},
+      {"--grpc-listn", "x", "--grpc-listn: unknown option (did you mean --grpc-listen?)"},
+      {"--max-db", "1g", "--max-db: unknown option (did you mean --max-db-size?)"},
+      {"--grpc", "x", "--grpc: unknown option"}, /* three flags start so */
+      {"--zzzzzzzz", "1", "--zzzzzzzz: unknown option"},
+  };
+  size_t i;
+  for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+    char *argv[] = {"serve", (char *)t[i].a, (char *)t[i].b, NULL};
+    char *env[] = {NULL};
+    struct spaa_config *c = NULL;
+    struct spaa_err err;
+    int rc = load(argv, env, &c, &err);
+    if (rc != SPAA_E_USAGE || strcmp(err.msg, t[i].msg) != 0)
+      fail_msg("case %zu: rc=%d msg='%s', want '%s'", i, rc, err.msg, t[i].msg);
+  }
+  {
+    const char *path = write_file("typo.conf", "# typo\nretenton = 3d\n");
+    char *argv[] = {"serve", "--config", (char *)path, NULL};
+    char *env[] = {NULL};
+    struct spaa_config *c = NULL;
+    struct spaa_err err;
+    char want[600];
+    assert_int_equal(load(argv, env, &c, &err), SPAA_E_USAGE);
+    snprintf(want, sizeof(want), "%s:2: unknown key 'retenton' (did you mean retention?)", path);
+    assert_string_equal(err.msg, want);
   }
 }
 
@@ -495,7 +603,8 @@ int main(void)
       cmocka_unit_test(test_flag_errors),  cmocka_unit_test(test_env_errors),
       cmocka_unit_test(test_file_errors),  cmocka_unit_test(test_long_line),
       cmocka_unit_test(test_example_file), cmocka_unit_test(test_storage_settings),
-      cmocka_unit_test(test_retention_settings),
+      cmocka_unit_test(test_retention_settings), cmocka_unit_test(test_allow_open),
+      cmocka_unit_test(test_suggestions),
   };
   int rc;
   snprintf(tmpdir, sizeof(tmpdir), "/tmp/spaa-config-test-XXXXXX");
