@@ -27,6 +27,8 @@ enum cfg_key {
   K_BODY_MIN_RATE,
   K_MEMORY_BUDGET,
   K_LOG_LEVEL,
+  K_LOG_FORMAT,
+  K_LOG_FILE,
   K_KEEP_ORIGINAL,
   K_DURABILITY,
   K_RETENTION,
@@ -70,6 +72,8 @@ static const struct cfg_setting {
     {K_BODY_MIN_RATE, "body_min_rate", "SPAA_RELAY_BODY_MIN_RATE", "--body-min-rate", 0},
     {K_MEMORY_BUDGET, "memory_budget", "SPAA_RELAY_MEMORY_BUDGET", "--memory-budget", 0},
     {K_LOG_LEVEL, "log_level", "SPAA_RELAY_LOG_LEVEL", "--log-level", 0},
+    {K_LOG_FORMAT, "log_format", "SPAA_RELAY_LOG_FORMAT", "--log-format", 0},
+    {K_LOG_FILE, "log_file", "SPAA_RELAY_LOG_FILE", "--log-file", 0},
     {K_KEEP_ORIGINAL, "keep_original", "SPAA_RELAY_KEEP_ORIGINAL", "--keep-original", 0},
     {K_DURABILITY, "durability", "SPAA_RELAY_DURABILITY", "--durability", 0},
     {K_RETENTION, "retention", "SPAA_RELAY_RETENTION", "--retention", 0},
@@ -120,6 +124,8 @@ static const char usage_text[] =
     "  --body-min-rate BYTES          SPAA_RELAY_BODY_MIN_RATE           [1k] (0: off)\n"
     "  --memory-budget BYTES          SPAA_RELAY_MEMORY_BUDGET           [RAM/4] (0: RAM/4)\n"
     "  --log-level debug|info|warn|error  SPAA_RELAY_LOG_LEVEL log_level [info]\n"
+    "  --log-format text|json         SPAA_RELAY_LOG_FORMAT  log_format  [text]\n"
+    "  --log-file PATH                SPAA_RELAY_LOG_FILE    log_file    [stderr] (SIGHUP reopens)\n"
     "  --keep-original never|always   SPAA_RELAY_KEEP_ORIGINAL keep_original [never]\n"
     "  --durability full|normal       SPAA_RELAY_DURABILITY  durability  [full]\n"
     "  --retention DURATION           SPAA_RELAY_RETENTION   retention   [30d] (0 = forever)\n"
@@ -361,6 +367,7 @@ static int parse_listen(struct spaa_config *c, const char *v, const char *where,
     if (!nh)
       return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
     free(c->listen_host);
+  free(c->log_file);
     c->listen_host = nh;
   }
   c->listen_port = (uint16_t)port;
@@ -677,6 +684,14 @@ static int apply(struct cfg_load *ld, const struct cfg_setting *s, enum cfg_leve
                           SPAA_CONFIG_MAX_GRPC_STREAMS);
     c->grpc_max_streams = (unsigned)n;
     return 0;
+  case K_LOG_FORMAT:
+    if (strcmp(v, "text") && strcmp(v, "json"))
+      return spaa_err_set(err, SPAA_E_USAGE, 0, 0, "%s: bad value '%s': expected text or json",
+                          where, v);
+    c->log_json = strcmp(v, "json") == 0;
+    return 0;
+  case K_LOG_FILE:
+    return set_str(&c->log_file, v, err);
   case K_LOG_LEVEL:
     if ((lv = spaa_config_parse_level(v)) < 0)
       return spaa_err_set(err, SPAA_E_USAGE, 0, 0,

@@ -75,6 +75,9 @@ struct spaa_config {
   size_t queue_depth;           /* store writer queue depth before 503 */
   unsigned idle_timeout;        /* seconds a connection may stay silent */
   enum spaa_log_level log_level;/* lowest level logged */
+  int log_json;                 /* log_format = json: one JSON object per line */
+  char *log_file;               /* log_file: append there (reopened on SIGHUP), or NULL: stderr
+                                   (owned) */
   enum spaa_keep_original keep_original; /* store uploads beside their conversion or not */
   enum spaa_config_durability durability;     /* commit mode of the store */
   uint64_t retention;           /* seconds a profile is kept after it was received; 0 =

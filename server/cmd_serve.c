@@ -135,6 +135,85 @@ static void drain(struct spaa_http *h, const sigset_t *set)
   }
 }
 
+/* Configurations replaced by reloads: requests in flight may still read them, so they live
+ * until exit. */
+struct old_cfgs {
+  struct spaa_config **v;
+  size_t n;
+};
+
+/* What a restart would need to change: named in the reload's log line. */
+static const char *fixed_changed(const struct spaa_config *a, const struct spaa_config *b)
+{
+  if (strcmp(a->listen_host, b->listen_host) || a->listen_port != b->listen_port)
+    return "listen";
+  if (strcmp(a->data_dir, b->data_dir) || strcmp(a->store, b->store))
+    return "store";
+  if (a->workers != b->workers || a->max_connections != b->max_connections ||
+      a->memory_budget != b->memory_budget)
+    return "workers, max_connections or memory_budget";
+  if ((a->retention || a->max_db_size) != (b->retention || b->max_db_size))
+    return "retention on or off";
+  return NULL;
+}
+
+/* SIGHUP: the log file reopened, then the configuration read again as at start. What may
+ * change while running takes effect for the next requests (keys and tokens, log level and
+ * format, the retention rules, limits read per request); what needs a restart is named. */
+static void reload(int argc, char **argv, struct spaa_app *app, struct old_cfgs *old)
+{
+  struct spaa_config *nc = NULL, **v;
+  struct spaa_retention_opts ro;
+  struct spaa_err err;
+  const char *fixed;
+  spaa_err_clear(&err);
+  if (spaa_log_open(app->cfg->log_file, app->cfg->log_json))
+    spaa_log(SPAA_LOG_WARN, "cannot reopen the log file", "file=\"%s\" error=\"%s\"",
+             app->cfg->log_file, strerror(errno));
+  if (spaa_config_load(argc, argv, environ, &nc, &err)) {
+    spaa_log(SPAA_LOG_WARN, "configuration not reloaded: keeping the running one",
+             "detail=\"%s\"", err.msg);
+    return;
+  }
+  if (!(v = realloc(old->v, (old->n + 1) * sizeof(*v)))) {
+    spaa_config_free(nc);
+    return;
+  }
+  old->v = v;
+  old->v[old->n++] = (struct spaa_config *)app->cfg;
+  fixed = fixed_changed(app->cfg, nc);
+  spaa_log_set_level(nc->log_level);
+  if (nc->log_json != app->cfg->log_json ||
+      (nc->log_file ? 1 : 0) != (app->cfg->log_file ? 1 : 0) ||
+      (nc->log_file && strcmp(nc->log_file, app->cfg->log_file)))
+    spaa_log_open(nc->log_file, nc->log_json);
+  ro.keep_s = nc->retention;
+  ro.max_bytes = nc->max_db_size;
+  ro.every_s = nc->retention_interval;
+  spaa_retention_set(app->retention, &ro);
+  __atomic_store_n(&app->cfg, nc, __ATOMIC_RELEASE);
+  spaa_log(SPAA_LOG_INFO, "configuration reloaded", "sentry_keys=%zu ingest_tokens=%zu "
+           "read_tokens=%zu admin_tokens=%zu log_level=%s retention=%llus max_db_size=%llu%s%s",
+           nc->n_sentry_keys, nc->n_ingest_tokens, nc->n_read_tokens, nc->n_admin_tokens,
+           spaa_config_level_name(nc->log_level), (unsigned long long)nc->retention,
+           (unsigned long long)nc->max_db_size, fixed ? " needs_restart=" : "",
+           fixed ? fixed : "");
+}
+
+/* Wait for SIGTERM or SIGINT (returned), reloading on each SIGHUP meanwhile. */
+static int wait_for_stop(int argc, char **argv, const sigset_t *set, struct spaa_app *app,
+                         struct old_cfgs *old)
+{
+  int sig = 0;
+  while (sigwait(set, &sig) != 0 || (sig != SIGTERM && sig != SIGINT)) {
+    if (sig == SIGHUP) {
+      spaa_log(SPAA_LOG_INFO, "SIGHUP: reopening the log, reloading the configuration", NULL);
+      reload(argc, argv, app, old);
+    }
+  }
+  return sig;
+}
+
 /* The data directory, and a SQLite store's folder (a database server's location names
  * none). 0, or -1 logged. */
 static int make_dirs(const struct spaa_config *cfg)
@@ -165,6 +244,7 @@ int spaa_cmd_serve(int argc, char **argv)
   struct spaa_config *cfg = NULL;
   struct spaa_store *store = NULL;
   struct spaa_retention *retention = NULL;
+  struct old_cfgs old = {NULL, 0};
   struct spaa_http *http = NULL;
   struct spaa_grpc *grpc = NULL;
   struct spaa_metrics *metrics = NULL;
@@ -185,6 +265,12 @@ int spaa_cmd_serve(int argc, char **argv)
     return 2;
   }
   spaa_log_set_level(cfg->log_level);
+  if (spaa_log_open(cfg->log_file, cfg->log_json)) {
+    fprintf(stderr, "spaa-relay serve: cannot open the log file %s: %s\n", cfg->log_file,
+            strerror(errno));
+    spaa_config_free(cfg);
+    return 2;
+  }
   spaa_log(SPAA_LOG_INFO, "starting spaa-relay", "version=%s pid=%ld", SPAA_RELAY_VERSION,
            (long)getpid());
   log_config(cfg);
@@ -193,6 +279,7 @@ int spaa_cmd_serve(int argc, char **argv)
   sigemptyset(&set);
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &set, NULL);
   signal(SIGPIPE, SIG_IGN);
 
@@ -245,8 +332,8 @@ int spaa_cmd_serve(int argc, char **argv)
     spaa_log_always(SPAA_LOG_INFO, "listening on gRPC h2c", "addr=%s%s%s:%u", cfg->grpc_ipv6 ? "[" :
                     "", cfg->grpc_host, cfg->grpc_ipv6 ? "]" : "", spaa_grpc_port(grpc));
 
-  while (sigwait(&set, &sig) != 0 || (sig != SIGTERM && sig != SIGINT))
-    ;
+  sig = wait_for_stop(argc, argv, &set, &app, &old);
+  cfg = (struct spaa_config *)app.cfg;
   spaa_log(SPAA_LOG_INFO, "shutting down: no new connections, finishing requests in flight",
            "signal=%s inflight=%zu", sig_name(sig), spaa_http_inflight(http));
   spaa_http_quiesce(http);
@@ -265,5 +352,8 @@ out:
     spaa_log(SPAA_LOG_INFO, "stopped", NULL);
   spaa_metrics_free(metrics);
   spaa_config_free(cfg);
+  while (old.n)
+    spaa_config_free(old.v[--old.n]);
+  free(old.v);
   return rc;
 }

@@ -78,6 +78,8 @@ struct http_rq {
   int needs_decode;                  /* Content-Encoding to undo */
   int answered;                      /* a response was queued */
   int status;                        /* its status, for the log */
+  char answer[200];                  /* the start of an error answer's body, for the log */
+  char ids[208];                     /* the answer's X-Spaa-Profile-Ids, for the log */
   int64_t start_ns;                  /* monotonic start, for the log */
   struct spaa_conn *sconn;           /* the connection's bookkeeping (conns.h), or NULL */
   struct MHD_Connection *mconn;      /* the connection, for the worker's resume */
@@ -412,13 +414,37 @@ static void log_mhd(void *cls, const char *fm, va_list ap)
   spaa_log(SPAA_LOG_WARN, "libmicrohttpd", "detail=\"%s\"", msg);
 }
 
+/* The stored profile ids an answer names (its X-Spaa-Profile-Ids), "-" when none. */
+static const char *resp_ids(const struct spaa_resp *r)
+{
+  size_t i;
+  for (i = 0; i < r->n_headers; i++)
+    if (strcasecmp(r->headers[i].name, "X-Spaa-Profile-Ids") == 0 && r->headers[i].value[0])
+      return r->headers[i].value;
+  return "-";
+}
+
 static enum MHD_Result queue(struct http_rq *rq, struct MHD_Connection *conn,
                              struct spaa_resp *resp)
 {
   struct MHD_Response *r;
   enum MHD_Result ok;
   size_t len = 0, i;
-  char *body = spaa_buf_steal(&resp->body, &len);
+  char *body;
+  const char *ids = resp_ids(resp);
+  if (resp->status >= 400 && resp->body.p) {
+    /* quotes and backslashes escaped: the text goes in a quoted log value */
+    size_t o = 0;
+    for (i = 0; i < resp->body.len && o + 3 < sizeof(rq->answer); i++) {
+      char ch = resp->body.p[i];
+      if (ch == '"' || ch == '\\')
+        rq->answer[o++] = '\\';
+      rq->answer[o++] = ch;
+    }
+    rq->answer[o] = 0;
+  }
+  snprintf(rq->ids, sizeof(rq->ids), "%s", ids);
+  body = spaa_buf_steal(&resp->body, &len);
   if (body)
     r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
   else
@@ -910,6 +936,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
   return finish(rq, conn);
 }
 
+
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
@@ -929,15 +956,22 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
       lv = SPAA_LOG_DEBUG; /* refusals are counted and logged once per interval */
     if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && lv < SPAA_LOG_INFO)
       lv = SPAA_LOG_INFO;
+    if (rq->answered && rq->status >= 400 && rq->status != 503 && rq->status != 429)
+      lv = SPAA_LOG_WARN; /* a rejection: with what the client was told */
     spaa_log(lv, "request",
-             "method=%s path=\"%s\" status=%d bytes=%zu ms=%lld.%03lld%s",
+             "method=%s path=\"%s\" status=%d bytes=%zu ms=%lld.%03lld%s route=\"%s\" "
+             "ids=%s%s%.*s%s",
              rq->req.method ? rq->req.method : "-", path, rq->answered ? rq->status : 0,
              rq->received, (long long)(us / 1000), (long long)(us % 1000),
              toe == MHD_REQUEST_TERMINATED_COMPLETED_OK       ? ""
              : toe == MHD_REQUEST_TERMINATED_TIMEOUT_REACHED  ? " end=timeout"
              : toe == MHD_REQUEST_TERMINATED_CLIENT_ABORT     ? " end=client_abort"
              : toe == MHD_REQUEST_TERMINATED_DAEMON_SHUTDOWN  ? " end=shutdown"
-                                                              : " end=error");
+                                                              : " end=error",
+             rq->req.route && rq->req.route->pattern ? rq->req.route->pattern : "-",
+             rq->ids[0] ? rq->ids : "-", lv == SPAA_LOG_WARN ? " answer=\"" : "",
+             lv == SPAA_LOG_WARN ? 200 : 0, lv == SPAA_LOG_WARN ? rq->answer : "",
+             lv == SPAA_LOG_WARN ? "\"" : "");
   }
   spaa_conn_request_end(rq->sconn);
   spaa_buf_free(&rq->body);

@@ -74,6 +74,23 @@ static void meta_build(const struct spaa_ingest *x, const struct spaa_converted 
   meta->original_len = c->original_len;
 }
 
+/* The samples a profile holds, as the list answer counts them: its sample records, or
+ * without any the sum of its stacks' "samples" weights (pprof, OTLP aggregate counts). */
+static int64_t sample_count(const struct spaa_profile *p)
+{
+  int64_t n = 0;
+  size_t i, k;
+  if (p->n_samples)
+    return (int64_t)p->n_samples;
+  for (i = 0; i < p->n_stacks; i++)
+    for (k = 0; k < p->stacks[i].weights.n; k++) {
+      const struct spaa_weight *w = &p->stacks[i].weights.v[k];
+      if (strcmp(w->metric, "samples") == 0)
+        n += w->value.is_float ? (int64_t)w->value.f : w->value.i;
+    }
+  return n;
+}
+
 static void log_outcome(const struct spaa_meta *m, const struct spaa_converted *c, int rc,
                         const struct spaa_err *err)
 {
@@ -82,8 +99,8 @@ static void log_outcome(const struct spaa_meta *m, const struct spaa_converted *
              m->source, spaa_err_name(rc), err->msg);
   else
     spaa_log(SPAA_LOG_INFO, rc == 1 ? "profile already stored" : "profile stored",
-             "id=%s source=%s service=%s stacks=%zu samples=%zu", m->id, m->source,
-             m->service, c->profile->n_stacks, c->profile->n_samples);
+             "id=%s source=%s service=%s stacks=%zu samples=%lld", m->id, m->source,
+             m->service, c->profile->n_stacks, (long long)sample_count(c->profile));
 }
 
 /* The profiles of one upload on their way to the store, in spaa_store_put_many's arrays. */

@@ -1,6 +1,7 @@
 /* Line-per-event logging to stderr (see log.h). */
 #include "server/log.h"
 
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,6 +13,115 @@
 #include "base/rfc3339.h"
 
 static int log_level = SPAA_LOG_INFO;
+static int log_fd = STDERR_FILENO; /* where lines go (swapped atomically on reopen) */
+static int log_json;               /* 1: JSON lines */
+
+int spaa_log_open(const char *path, int json)
+{
+  int fd = STDERR_FILENO, old;
+  if (path && *path) {
+    fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+    if (fd < 0)
+      return -1;
+  }
+  __atomic_store_n(&log_json, json ? 1 : 0, __ATOMIC_RELAXED);
+  old = __atomic_exchange_n(&log_fd, fd, __ATOMIC_SEQ_CST);
+  /* a line being written on the old descriptor at this moment may be lost with it: a
+   * rotation's rare cost, rather than a lock on every line */
+  if (old != STDERR_FILENO && old != fd)
+    close(old);
+  return 0;
+}
+
+/* Append a JSON string of s[0..len) (escaped) at out[*pos], within n. */
+static void put_json_str(char *out, size_t n, size_t *pos, const char *s, size_t len)
+{
+  size_t i;
+  if (*pos + 2 >= n)
+    return;
+  out[(*pos)++] = '"';
+  for (i = 0; i < len && *pos + 8 < n; i++) {
+    unsigned char ch = (unsigned char)s[i];
+    if (ch == '"' || ch == '\\') {
+      out[(*pos)++] = '\\';
+      out[(*pos)++] = (char)ch;
+    } else if (ch < 0x20 || ch == 0x7f) {
+      *pos += (size_t)snprintf(out + *pos, n - *pos, "\\u%04x", ch);
+    } else {
+      out[(*pos)++] = (char)ch;
+    }
+  }
+  if (*pos + 1 < n)
+    out[(*pos)++] = '"';
+}
+
+/* The next value of a text field at *p: quoted ("..." with \" and \\ kept escaped in the
+ * line) or bare up to a space; its unescaped bytes into v (size vn). */
+static size_t text_value(const char **p, char *v, size_t vn)
+{
+  const char *s = *p;
+  size_t len = 0;
+  if (*s == '"') {
+    for (s++; *s && *s != '"'; s++) {
+      if (*s == '\\' && (s[1] == '"' || s[1] == '\\'))
+        s++;
+      if (len + 1 < vn)
+        v[len++] = *s;
+    }
+    if (*s == '"')
+      s++;
+  } else {
+    for (; *s && *s != ' '; s++)
+      if (len + 1 < vn)
+        v[len++] = *s;
+  }
+  *p = s;
+  return len;
+}
+
+size_t spaa_log_json_line(char *out, size_t n, const char *line)
+{
+  static const char *const first[3] = {"time", "level", "msg"};
+  char v[SPAA_LOG_MAX_LINE];
+  const char *p = line;
+  size_t pos = 0, len, i;
+  if (n < 64)
+    return 0;
+  out[pos++] = '{';
+  for (i = 0; *p && *p != '\n'; i++) {
+    const char *key, *eq;
+    size_t klen;
+    while (*p == ' ')
+      p++;
+    key = p;
+    if (i == 0) { /* the time has no key */
+      eq = NULL;
+      klen = 0;
+    } else {
+      eq = strchr(p, '=');
+      if (!eq)
+        break;
+      klen = (size_t)(eq - p);
+      p = eq + 1;
+    }
+    len = text_value(&p, v, sizeof(v));
+    if (i && pos + 1 < n)
+      out[pos++] = ',';
+    if (i < 3)
+      put_json_str(out, n, &pos, first[i], strlen(first[i]));
+    else
+      put_json_str(out, n, &pos, key, klen);
+    if (pos + 1 < n)
+      out[pos++] = ':';
+    put_json_str(out, n, &pos, v, len);
+  }
+  if (pos + 2 >= n)
+    pos = n - 3;
+  out[pos++] = '}';
+  out[pos++] = '\n';
+  out[pos] = 0;
+  return pos;
+}
 
 void spaa_log_set_level(enum spaa_log_level level)
 {
@@ -78,19 +188,34 @@ size_t spaa_log_format(char *out, size_t n, long long ns, enum spaa_log_level le
   return pos;
 }
 
+static void write_all(const char *line, size_t len);
+
 static void log_v(enum spaa_log_level level, const char *msg, const char *kv_fmt, va_list ap)
 {
   char kv[SPAA_LOG_MAX_LINE], line[SPAA_LOG_MAX_LINE + 256];
   struct timespec ts;
-  size_t len, off = 0;
+  size_t len;
   kv[0] = 0;
   if (kv_fmt)
     vsnprintf(kv, sizeof(kv), kv_fmt, ap);
   clock_gettime(CLOCK_REALTIME, &ts);
   len = spaa_log_format(line, sizeof(line), (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec,
                         level, msg, kv);
+  if (__atomic_load_n(&log_json, __ATOMIC_RELAXED)) {
+    char json[sizeof(line) * 2];
+    len = spaa_log_json_line(json, sizeof(json), line);
+    write_all(json, len);
+    return;
+  }
+  write_all(line, len);
+}
+
+static void write_all(const char *line, size_t len)
+{
+  size_t off = 0;
+  int fd = __atomic_load_n(&log_fd, __ATOMIC_RELAXED);
   while (off < len) {
-    ssize_t w = write(STDERR_FILENO, line + off, len - off);
+    ssize_t w = write(fd, line + off, len - off);
     if (w <= 0)
       break;
     off += (size_t)w;

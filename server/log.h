@@ -5,6 +5,16 @@
 
 #include "config/config.h"
 
+/* Where lines go: `path` opened for appending (NULL: stderr), as text lines or, json 1, one
+ * JSON object per line ({"time","level","msg", then each key=value as a string member}).
+ * Called again (SIGHUP), it reopens the file: a rotated log goes on in a new file. 0, or -1
+ * with errno set (lines keep going where they went). */
+int spaa_log_open(const char *path, int json);
+
+/* A text line's key=value fields as JSON members, for tests: the JSON line of `line` (as
+ * spaa_log_format made it) into out (size n); its length. */
+size_t spaa_log_json_line(char *out, size_t n, const char *line);
+
 /* Lines below `level` are dropped (default SPAA_LOG_INFO). */
 void spaa_log_set_level(enum spaa_log_level level);
 /* 1 when a line at `level` would be written. */

@@ -112,9 +112,12 @@ static void *run(void *arg)
   pthread_mutex_lock(&r->mu);
   while (!r->stop) {
     st = r->stats;
-    pthread_mutex_unlock(&r->mu);
-    spaa_retention_pass(r->store, &r->o, &st);
-    pthread_mutex_lock(&r->mu);
+    {
+      struct spaa_retention_opts o = r->o; /* a reload may change r->o meanwhile */
+      pthread_mutex_unlock(&r->mu);
+      spaa_retention_pass(r->store, &o, &st);
+      pthread_mutex_lock(&r->mu);
+    }
     r->stats = st;
     clock_gettime(CLOCK_REALTIME, &until);
     until.tv_sec += (time_t)r->o.every_s;
@@ -171,5 +174,16 @@ void spaa_retention_stats(struct spaa_retention *r, struct spaa_retention_stats 
     return;
   pthread_mutex_lock(&r->mu);
   *out = r->stats;
+  pthread_mutex_unlock(&r->mu);
+}
+
+void spaa_retention_set(struct spaa_retention *r, const struct spaa_retention_opts *o)
+{
+  if (!r)
+    return;
+  pthread_mutex_lock(&r->mu);
+  r->o = *o;
+  if (!r->o.every_s)
+    r->o.every_s = 60;
   pthread_mutex_unlock(&r->mu);
 }

@@ -35,5 +35,8 @@ void spaa_retention_stop(struct spaa_retention *r);
 int spaa_retention_pass(struct spaa_store *store, const struct spaa_retention_opts *o,
                         struct spaa_retention_stats *stats);
 void spaa_retention_stats(struct spaa_retention *r, struct spaa_retention_stats *out);
+/* New rules for the next passes (a reload). NULL-safe: with no thread running, nothing
+ * changes (the rules that would start one need a restart). */
+void spaa_retention_set(struct spaa_retention *r, const struct spaa_retention_opts *o);
 
 #endif

@@ -60,6 +60,25 @@ static void test_levels(void **state)
   spaa_log_set_level(SPAA_LOG_INFO);
 }
 
+/* log_format = json: each field a string member; quotes, backslashes and control
+ * characters come out as JSON escapes. */
+static void test_json(void **state)
+{
+  char line[512], js[1024];
+  (void)state;
+  spaa_log_format(line, sizeof(line), T0, SPAA_LOG_WARN, "request \"x\"",
+                  "method=POST path=\"/a b\" status=400 detail=\"bad \\\"q\\\" \\\\ end\"");
+  spaa_log_json_line(js, sizeof(js), line);
+  assert_string_equal(js, "{\"time\":\"2026-11-21T12:00:00.123Z\",\"level\":\"warn\","
+                          "\"msg\":\"request \\\"x\\\"\",\"method\":\"POST\","
+                          "\"path\":\"/a b\",\"status\":\"400\","
+                          "\"detail\":\"bad \\\"q\\\" \\\\ end\"}\n");
+  spaa_log_format(line, sizeof(line), T0, SPAA_LOG_INFO, "tab\there", NULL);
+  spaa_log_json_line(js, sizeof(js), line);
+  assert_string_equal(js, "{\"time\":\"2026-11-21T12:00:00.123Z\",\"level\":\"info\","
+                          "\"msg\":\"tab\\\\there\"}\n");
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -67,6 +86,7 @@ int main(void)
       cmocka_unit_test(test_escaping),
       cmocka_unit_test(test_cut),
       cmocka_unit_test(test_levels),
+      cmocka_unit_test(test_json),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
