@@ -88,7 +88,10 @@ struct spaa_h2_opts {
   size_t queue_depth;      /* requests waiting for a worker before SPAA_H2_BUSY */
   size_t mem_budget;       /* bytes of request bodies held at once before SPAA_H2_BUSY */
   unsigned idle_timeout;   /* seconds a connection with no open stream may stay silent,
-                            * the client preface and SETTINGS included */
+                            * the client preface and SETTINGS included; also the deadline
+                            * for the client's ACK of our SETTINGS when under 10 s (GOAWAY
+                            * SETTINGS_TIMEOUT past it), and twice it the longest a
+                            * connection may leave bytes unread before it is closed */
 };
 
 struct spaa_h2;

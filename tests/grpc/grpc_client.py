@@ -13,6 +13,13 @@ and python3-h2 (hand-made HTTP/2 for what a well-behaved client never sends).
       the client preface (or an HTTP/1.1 request instead, or nothing), then bytes that are
       no HTTP/2 frame; prints whether the server sent GOAWAY before it closed the connection
       (a server that does not close it within 20 s makes this fail)
+  settings PORT [--ack SECONDS]
+      the client preface and an empty SETTINGS frame by hand, then a PING every 0.25 s
+      (so that the connection is never idle) and never an ACK of the server's SETTINGS;
+      prints the error code of the GOAWAY the server sent and whether it closed the
+      connection (gives up after 20 s). With --ack: a well-behaved client (python3-h2, which
+      acknowledges) pings for SECONDS, then makes one call; prints its grpc-status and
+      whether a GOAWAY came
   shutdown PORT FILE PID
       one call whose body is sent in two halves, with SIGTERM sent to PID in between: prints
       the call's grpc-status and whether a GOAWAY came (the call must still be answered)
@@ -232,10 +239,87 @@ def cmd_garbage(port, args):
     print(json.dumps({"closed": True, "goaway": 7 in types}))
 
 
+def read_frames(buf):
+    """Split complete frames off buf: a list of (type, flags, stream, payload), the rest."""
+    frames = []
+    while len(buf) >= 9:
+        n = int.from_bytes(buf[:3], "big")
+        if len(buf) < 9 + n:
+            break
+        frames.append((buf[3], buf[4], int.from_bytes(buf[5:9], "big") & 0x7FFFFFFF,
+                       buf[9:9 + n]))
+        buf = buf[9 + n:]
+    return frames, buf
+
+
+def cmd_settings(port, args):
+    if "--ack" in args:
+        return settings_acked(port, float(opt(args, "--ack")))
+    sock = socket.create_connection(("127.0.0.1", int(port)), timeout=0.25)
+    # the preface, then SETTINGS (type 4) with no parameter
+    sock.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00")
+    got = {"goaway_error": None, "closed": False, "server_settings": False}
+    buf, end = b"", time.monotonic() + 20
+    while time.monotonic() < end:
+        try:
+            sock.sendall(b"\x00\x00\x08\x06\x00\x00\x00\x00\x00" + b"keepbusy")  # PING
+            chunk = sock.recv(65536)
+        except socket.timeout:
+            continue
+        except (BrokenPipeError, ConnectionResetError):
+            chunk = b""
+        if not chunk:
+            got["closed"] = True
+            break
+        frames, buf = read_frames(buf + chunk)
+        for kind, flags, _, payload in frames:
+            if kind == 4 and not flags & 1:
+                got["server_settings"] = True
+            elif kind == 7:
+                got["goaway_error"] = int.from_bytes(payload[4:8], "big")
+    sock.close()
+    print(json.dumps(got, sort_keys=True))
+
+
+def settings_acked(port, seconds):
+    import h2.events
+    sock, conn = h2_conn(port)
+    sock.settimeout(0.25)
+    got, end = {}, time.monotonic() + seconds
+    while time.monotonic() < end:
+        conn.ping(b"keepbusy")
+        sock.sendall(conn.data_to_send())
+        try:
+            chunk = sock.recv(65536)
+        except socket.timeout:
+            continue
+        if not chunk:
+            got["closed"] = "yes"
+            break
+        for ev in conn.receive_data(chunk):
+            if isinstance(ev, h2.events.ConnectionTerminated):
+                got["goaway"] = "yes"
+        sock.sendall(conn.data_to_send())  # the ACK of the server's SETTINGS, among others
+    if "goaway" not in got and "closed" not in got:
+        sock.settimeout(20)
+        sid = conn.get_next_available_stream_id()
+        conn.send_headers(sid, [(":method", "POST"), (":scheme", "http"), (":authority", "x"),
+                                (":path", "/no.Such/Method"), ("content-type", "application/grpc"),
+                                ("te", "trailers")], end_stream=True)
+        sock.sendall(conn.data_to_send())
+        answer, _ = read_answer(sock, conn)
+        got.update(answer)
+    sock.close()
+    print(json.dumps({k: got.get(k, "") for k in ("grpc-status", "goaway", "closed")},
+                     sort_keys=True))
+
+
 def main():
     cmd, port = sys.argv[1], sys.argv[2]
     if cmd == "garbage":
         return cmd_garbage(port, sys.argv[3:])
+    if cmd == "settings":
+        return cmd_settings(port, sys.argv[3:])
     fn = {"export": cmd_export, "many": cmd_many, "raw": cmd_raw, "shutdown": cmd_shutdown}[cmd]
     return fn(port, sys.argv[3], sys.argv[4:])
 
