@@ -407,6 +407,7 @@ static int on_data(nghttp2_session *s, uint8_t flags, int32_t id, const uint8_t 
   if (!st || st->state != ST_BODY)
     return 0;
   if (len > st->max_body - st->body.len) {
+    st->req.body_len = st->body.len + len; /* what arrived, for the refusal's message */
     refuse(st, SPAA_H2_TOO_LARGE);
     return 0;
   }

@@ -74,7 +74,8 @@ struct spaa_h2_service {
                size_t *max_body, int64_t *deadline_ns);
   /* A worker thread, once the body is complete: fill `a`. May take its time. */
   void (*run)(void *ctx, const struct spaa_h2_req *req, struct spaa_h2_answer *a);
-  /* Loop thread: the answer to a refusal by the transport. Must not block. */
+  /* Loop thread: the answer to a refusal by the transport (req->body NULL; with
+   * SPAA_H2_TOO_LARGE, req->body_len is the bytes received so far). Must not block. */
   void (*refuse)(void *ctx, const struct spaa_h2_req *req, enum spaa_h2_refusal why,
                  struct spaa_h2_answer *a);
 };

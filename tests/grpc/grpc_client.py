@@ -13,6 +13,10 @@ and python3-h2 (hand-made HTTP/2 for what a well-behaved client never sends).
       the client preface (or an HTTP/1.1 request instead, or nothing), then bytes that are
       no HTTP/2 frame; prints whether the server sent GOAWAY before it closed the connection
       (a server that does not close it within 20 s makes this fail)
+  connect PORT FILE CTYPE [--gzip] [--token T] [--method M] [--header NAME:VALUE]...
+      one Connect unary call of push.v1.PusherService/Push over python3-h2 (FILE as the body,
+      gzip-compressed with Content-Encoding: gzip when asked); prints one JSON line: the
+      :status, content-type, retry-after and allow, and the body (text; "" for none)
   settings PORT [--ack SECONDS]
       the client preface and an empty SETTINGS frame by hand, then a PING every 0.25 s
       (so that the connection is never idle) and never an ACK of the server's SETTINGS;
@@ -239,6 +243,78 @@ def cmd_garbage(port, args):
     print(json.dumps({"closed": True, "goaway": 7 in types}))
 
 
+class Answer:
+    """What came back on one stream: header fields, body, whether it ended (or was reset)."""
+
+    def __init__(self):
+        self.fields, self.body, self.done = {}, b"", False
+
+    def feed(self, sock, conn, chunk):
+        import h2.events
+        for ev in conn.receive_data(chunk):
+            if isinstance(ev, (h2.events.ResponseReceived, h2.events.TrailersReceived)):
+                for k, v in ev.headers:
+                    self.fields[k.decode()] = v.decode()
+            elif isinstance(ev, h2.events.DataReceived):
+                self.body += ev.data
+                conn.acknowledge_received_data(ev.flow_controlled_length, ev.stream_id)
+            elif isinstance(ev, (h2.events.StreamEnded, h2.events.StreamReset)):
+                self.done = True
+        sock.sendall(conn.data_to_send())
+
+
+def send_body(sock, conn, sid, data, ans):
+    """Send data on stream sid as the peer's flow-control windows allow, then end it; stops
+    early when the answer ends first (a refusal before the whole body)."""
+    while data and not ans.done:
+        n = min(conn.local_flow_control_window(sid), conn.max_outbound_frame_size, len(data))
+        if n == 0:
+            chunk = sock.recv(65536)
+            if not chunk:
+                return
+            ans.feed(sock, conn, chunk)
+            continue
+        conn.send_data(sid, data[:n])
+        data = data[n:]
+        sock.sendall(conn.data_to_send())
+    if not ans.done:
+        conn.end_stream(sid)
+        sock.sendall(conn.data_to_send())
+
+
+def cmd_connect(port, path, args):
+    import gzip
+    data = open(path, "rb").read()
+    headers = [(":method", opt(args, "--method", "POST")), (":scheme", "http"),
+               (":authority", "127.0.0.1"), (":path", "/push.v1.PusherService/Push"),
+               ("content-type", args[0])]
+    if "--gzip" in args:
+        data = gzip.compress(data)
+        headers.append(("content-encoding", "gzip"))
+    if "--token" in args:
+        headers.append(("authorization", "Bearer " + opt(args, "--token")))
+    for i, a in enumerate(args):
+        if a == "--header":
+            k, v = args[i + 1].split(":", 1)
+            headers.append((k.lower(), v.strip()))
+    sock, conn = h2_conn(port)
+    sid = conn.get_next_available_stream_id()
+    ans = Answer()
+    conn.send_headers(sid, headers)
+    sock.sendall(conn.data_to_send())
+    send_body(sock, conn, sid, data, ans)
+    while not ans.done:
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        ans.feed(sock, conn, chunk)
+    sock.close()
+    out = {k: ans.fields.get(k, "") for k in (":status", "content-type", "retry-after",
+                                                  "allow")}
+    out["body"] = ans.body.decode("utf-8", "replace")
+    print(json.dumps(out, sort_keys=True))
+
+
 def read_frames(buf):
     """Split complete frames off buf: a list of (type, flags, stream, payload), the rest."""
     frames = []
@@ -320,7 +396,8 @@ def main():
         return cmd_garbage(port, sys.argv[3:])
     if cmd == "settings":
         return cmd_settings(port, sys.argv[3:])
-    fn = {"export": cmd_export, "many": cmd_many, "raw": cmd_raw, "shutdown": cmd_shutdown}[cmd]
+    fn = {"export": cmd_export, "many": cmd_many, "raw": cmd_raw, "shutdown": cmd_shutdown,
+          "connect": cmd_connect}[cmd]
     return fn(port, sys.argv[3], sys.argv[4:])
 
 
