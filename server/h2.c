@@ -63,6 +63,9 @@ struct h2_stream {
   struct spaa_h2_answer ans;     /* the answer submitted */
   struct spaa_h2_answer wans;    /* the worker's answer (moved to ans when taken back) */
   size_t sent;                   /* body bytes of ans handed to nghttp2 */
+  int64_t moved_ns;              /* CLOCK_MONOTONIC ans was submitted or last had body bytes
+                                  * taken by nghttp2 (the peer's windows let them go) */
+  int reset;                     /* RST_STREAM submitted: its answer did not move */
   struct h2_stream *prev, *next; /* the connection's streams */
   struct h2_stream *qnext;       /* worker queue / done list */
 };
@@ -249,6 +252,7 @@ static ssize_t read_body(nghttp2_session *s, int32_t id, uint8_t *buf, size_t le
   (void)user;
   memcpy(buf, st->ans.body.p + st->sent, n);
   st->sent += n;
+  st->moved_ns = mono_ns();
   if (st->sent == st->ans.body.len) {
     nghttp2_nv nv[SPAA_H2_ANSWER_FIELDS];
     size_t nt = field_nv(&st->ans, 't', nv, SPAA_H2_ANSWER_FIELDS);
@@ -278,6 +282,7 @@ static void answer_submit(struct h2_stream *st)
   prd.source.ptr = st;
   prd.read_callback = read_body;
   st->state = ST_ANSWERED;
+  st->moved_ns = mono_ns();
   if (!st->in_worker) /* a worker still reads it: released when taken back */
     body_release(st);
   if (nghttp2_submit_response(st->c->s, st->id, nv, n, only ? NULL : &prd) != 0)
@@ -602,14 +607,22 @@ static void conn_goaway(struct h2_conn *c)
 
 /* ---- the loop ------------------------------------------------------------------------------- */
 
-/* Answer the streams whose deadline passed; returns the nearest deadline still ahead (0: none). */
+/* Answer the streams whose deadline passed, reset those whose answer has not moved for twice
+ * idle_timeout; returns the nearest deadline still ahead (0: none). */
 static int64_t deadlines(struct spaa_h2 *h, int64_t now)
 {
-  int64_t next = 0;
+  int64_t next = 0, stall = 2 * (int64_t)h->o.idle_timeout * 1000000000LL;
   struct h2_conn *c;
   for (c = h->conns; c; c = c->next) {
     struct h2_stream *st;
     for (st = c->streams; st; st = st->next) {
+      if (st->state == ST_ANSWERED && !st->reset && now - st->moved_ns > stall) {
+        /* a peer whose flow-control windows keep the answer from moving: the stream goes */
+        st->reset = 1;
+        spaa_log(SPAA_LOG_INFO, "grpc stream reset: its answer did not move", "stream=%d",
+                 (int)st->id);
+        nghttp2_submit_rst_stream(c->s, NGHTTP2_FLAG_NONE, st->id, NGHTTP2_CANCEL);
+      }
       if (!st->deadline_ns || st->state == ST_ANSWERED || st->late)
         continue;
       if (st->deadline_ns > now) {

@@ -91,8 +91,9 @@ struct spaa_h2_opts {
   unsigned idle_timeout;   /* seconds a connection with no open stream may stay silent,
                             * the client preface and SETTINGS included; also the deadline
                             * for the client's ACK of our SETTINGS when under 10 s (GOAWAY
-                            * SETTINGS_TIMEOUT past it), and twice it the longest a
-                            * connection may leave bytes unread before it is closed */
+                            * SETTINGS_TIMEOUT past it); twice it, the longest a
+                            * connection may leave bytes unread before it is closed, and
+                            * an answer may not move before its stream is reset */
 };
 
 struct spaa_h2;

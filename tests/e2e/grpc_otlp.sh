@@ -4,7 +4,8 @@
 # ExportProfilesServiceResponse as over OTLP/HTTP; gzip; a deadline the server enforces;
 # bearer tokens; invalid protobuf; the message cap; unknown methods and encodings; 100
 # concurrent streams on one connection; garbage after the preface closes that connection only;
-# a client that does not acknowledge the server's SETTINGS gets GOAWAY SETTINGS_TIMEOUT.
+# a client that does not acknowledge the server's SETTINGS gets GOAWAY SETTINGS_TIMEOUT; an
+# answer a client's flow-control window never lets out is reset.
 source "$(dirname "$0")/lib.bash"
 
 FIX="${SPAA_SHARED:?}/fixtures/otlp"
@@ -162,6 +163,11 @@ grep -q 'msg="grpc connection closed: SETTINGS not acknowledged" timeout_ms=1000
 out=$(client settings "$(grpc_port)" --ack 3)
 assert_eq "" "$(field goaway "$out")" "SETTINGS acknowledged: no GOAWAY after 3 s of PINGs"
 assert_eq 12 "$(field '"grpc-status"' "$out")" "SETTINGS acknowledged: a call after 3 s is answered"
+# a client whose stream window stays 0 (its answer can never be sent) does not keep the
+# stream: RST_STREAM CANCEL (0x8) once the answer has not moved for twice idle_timeout
+out=$(client stall "$(grpc_port)" "$FIX/v1dev_06_minimal.bin")
+assert_eq 200 "$(field status "$out")" "stalled answer: its HEADERS were sent"
+assert_eq 8 "$(field reset "$out")" "stalled answer: RST_STREAM CANCEL"
 
 # --- shutdown: GOAWAY, and a call already open is finished and stored ------------------------
 start_server

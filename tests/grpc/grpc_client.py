@@ -24,6 +24,10 @@ and python3-h2 (hand-made HTTP/2 for what a well-behaved client never sends).
       connection (gives up after 20 s). With --ack: a well-behaved client (python3-h2, which
       acknowledges) pings for SECONDS, then makes one call; prints its grpc-status and
       whether a GOAWAY came
+  stall PORT FILE
+      one Export call from a client whose stream window is 0 (SETTINGS_INITIAL_WINDOW_SIZE),
+      so the answer's DATA can never be sent; pings every 0.25 s and prints the error code of
+      the RST_STREAM the server sent (gives up after 20 s)
   shutdown PORT FILE PID
       one call whose body is sent in two halves, with SIGTERM sent to PID in between: prints
       the call's grpc-status and whether a GOAWAY came (the call must still be answered)
@@ -390,6 +394,39 @@ def settings_acked(port, seconds):
                      sort_keys=True))
 
 
+def cmd_stall(port, path, args):
+    import h2.events
+    import h2.settings
+    data = open(path, "rb").read()
+    sock, conn = h2_conn(port)
+    conn.update_settings({h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: 0})
+    sid = conn.get_next_available_stream_id()
+    conn.send_headers(sid, [(":method", "POST"), (":scheme", "http"), (":authority", "x"),
+                            (":path", SERVICE % "v1development"),
+                            ("content-type", "application/grpc"), ("te", "trailers")])
+    conn.send_data(sid, b"\0" + len(data).to_bytes(4, "big") + data, end_stream=True)
+    sock.sendall(conn.data_to_send())
+    sock.settimeout(0.25)
+    got, end = {"reset": None, "status": ""}, time.monotonic() + 20
+    while time.monotonic() < end and got["reset"] is None:
+        conn.ping(b"keepbusy")
+        sock.sendall(conn.data_to_send())
+        try:
+            chunk = sock.recv(65536)
+        except socket.timeout:
+            continue
+        if not chunk:
+            break
+        for ev in conn.receive_data(chunk):
+            if isinstance(ev, h2.events.ResponseReceived):
+                got["status"] = dict(ev.headers).get(b":status", b"").decode()
+            elif isinstance(ev, h2.events.StreamReset):
+                got["reset"] = int(ev.error_code)
+        sock.sendall(conn.data_to_send())
+    sock.close()
+    print(json.dumps(got, sort_keys=True))
+
+
 def main():
     cmd, port = sys.argv[1], sys.argv[2]
     if cmd == "garbage":
@@ -397,7 +434,7 @@ def main():
     if cmd == "settings":
         return cmd_settings(port, sys.argv[3:])
     fn = {"export": cmd_export, "many": cmd_many, "raw": cmd_raw, "shutdown": cmd_shutdown,
-          "connect": cmd_connect}[cmd]
+          "connect": cmd_connect, "stall": cmd_stall}[cmd]
     return fn(port, sys.argv[3], sys.argv[4:])
 
 
