@@ -1,6 +1,7 @@
 /* OTLP over gRPC (see grpc.h): the gRPC rules of a unary call on top of the h2c listener
  * (h2.h) - method, content type, grpc-encoding, grpc-timeout, bearer token, the message
- * prefix - and the OTLP ingest flow on the message, its answer framed as a gRPC response. */
+ * prefix - and the OTLP ingest flow on the message, its answer framed as a gRPC response.
+ * A Connect call of the push method (not application/grpc) goes to grpc_connect.c. */
 #include "server/grpc.h"
 
 #include <stdio.h>
@@ -10,6 +11,7 @@
 
 #include "base/compress.h"
 #include "base/limits.h"
+#include "server/grpc_connect.h"
 #include "server/grpc_wire.h"
 #include "server/h2.h"
 #include "server/ingest.h"
@@ -176,30 +178,18 @@ static void refuse_flow(const struct spaa_grpc *g, const struct spaa_route *rt,
            spaa_err_name(code), detail);
 }
 
-/* 1 when the call carries `authorization: Bearer T` with T a configured ingest token (each
- * compared in constant time), or when none is configured. */
-static int token_ok(const struct spaa_config *cfg, const char *auth)
-{
-  size_t i, tl;
-  int ok = 0;
-  if (!cfg->n_ingest_tokens)
-    return 1;
-  if (!auth || strncasecmp(auth, "Bearer ", 7) != 0)
-    return 0;
-  auth += 7;
-  while (*auth == ' ')
-    auth++;
-  tl = strlen(auth);
-  for (i = 0; i < cfg->n_ingest_tokens; i++)
-    ok |= spaa_http_ct_equal(auth, tl, cfg->ingest_tokens[i], strlen(cfg->ingest_tokens[i]));
-  return ok;
-}
-
 /* 1 for application/grpc, application/grpc+proto, application/grpc;params. */
 static int grpc_ctype(const char *ct)
 {
   size_t n = strlen(GRPC_CT);
   return ct && strncasecmp(ct, GRPC_CT, n) == 0 && (!ct[n] || ct[n] == '+' || ct[n] == ';');
+}
+
+/* 1 for a Connect unary call (grpc_connect.h): the push method, not as gRPC. */
+static int is_connect(const struct spaa_h2_req *h)
+{
+  return h->path && strcmp(h->path, SPAA_CONNECT_PUSH_PATH) == 0 &&
+         !grpc_ctype(spaa_h2_header(h, "content-type"));
 }
 
 static int call_check(void *ctx, const struct spaa_h2_req *h, struct spaa_h2_answer *a,
@@ -212,6 +202,10 @@ static int call_check(void *ctx, const struct spaa_h2_req *h, struct spaa_h2_ans
   const char *timeout = spaa_h2_header(h, "grpc-timeout");
   char msg[512];
   int64_t ns;
+  if (is_connect(h)) {
+    *deadline_ns = 0;
+    return spaa_connect_check(g->app, h, a, max_body);
+  }
   if (strcmp(h->method, "POST") != 0) {
     a->status = 405;
     spaa_h2_answer_field(a, 0, "allow", "POST");
@@ -237,7 +231,7 @@ static int call_check(void *ctx, const struct spaa_h2_req *h, struct spaa_h2_ans
     answer_status(a, SPAA_GRPC_UNIMPLEMENTED, msg);
     return 1;
   }
-  if (!token_ok(cfg, spaa_h2_header(h, "authorization"))) {
+  if (!spaa_grpc__token_ok(cfg, spaa_h2_header(h, "authorization"), 0)) {
     refuse_flow(g, rt, h, SPAA_E_UNAUTHORIZED, "send metadata 'authorization: Bearer "
                 "<ingest token>'", a);
     return 1;
@@ -293,6 +287,10 @@ static void call_run(void *ctx, const struct spaa_h2_req *h, struct spaa_h2_answ
   struct spaa_resp resp;
   struct spaa_err err;
   int rc;
+  if (is_connect(h)) {
+    spaa_connect_run(g->app, h, a);
+    return;
+  }
   spaa_err_clear(&err);
   spaa_buf_init(&dec, 0);
   if (!rt) { /* check let it through: cannot happen */
@@ -322,6 +320,10 @@ static void call_refuse(void *ctx, const struct spaa_h2_req *h, enum spaa_h2_ref
   const struct spaa_grpc *g = ctx;
   const struct spaa_route *rt = find_method(h->path);
   char msg[160];
+  if (is_connect(h)) {
+    spaa_connect_refuse(g->app, h, why, a);
+    return;
+  }
   if (!rt) {
     answer_status(a, SPAA_GRPC_INTERNAL, "no such method");
     return;

@@ -28,6 +28,12 @@
 #define H2_OUT_HIGH (1 << 20)        /* bytes queued for a socket before nghttp2 is asked
                                       * for more */
 #define H2_READ_CHUNK 65536
+#define H2_READS_PER_WAKE 16         /* chunks read from one connection per poll round: a
+                                      * fast sender does not keep the loop from the others */
+#define H2_SETTINGS_TIMEOUT_S 10     /* seconds a client has to acknowledge our SETTINGS
+                                      * (RFC 9113 6.5.3), or idle_timeout when shorter */
+#define H2_CLOSE_GRACE_NS 1000000000LL /* a terminated connection whose peer does not read
+                                        * its GOAWAY is closed this long after */
 
 enum stream_state {
   ST_HEADERS = 0, /* header fields arriving */
@@ -57,6 +63,9 @@ struct h2_stream {
   struct spaa_h2_answer ans;     /* the answer submitted */
   struct spaa_h2_answer wans;    /* the worker's answer (moved to ans when taken back) */
   size_t sent;                   /* body bytes of ans handed to nghttp2 */
+  int64_t moved_ns;              /* CLOCK_MONOTONIC ans was submitted or last had body bytes
+                                  * taken by nghttp2 (the peer's windows let them go) */
+  int reset;                     /* RST_STREAM submitted: its answer did not move */
   struct h2_stream *prev, *next; /* the connection's streams */
   struct h2_stream *qnext;       /* worker queue / done list */
 };
@@ -68,6 +77,12 @@ struct h2_conn {
   struct spaa_buf out;           /* bytes nghttp2 produced, not yet written */
   size_t out_off;                /* written from out */
   int64_t last_ns;               /* CLOCK_MONOTONIC of the last byte read */
+  int64_t wrote_ns;              /* CLOCK_MONOTONIC of the last write progress (or of the
+                                  * last time nothing was waiting to be written) */
+  int64_t settings_ns;           /* CLOCK_MONOTONIC our SETTINGS went out; 0 before, and
+                                  * once the client acknowledged them */
+  int64_t closing_ns;            /* terminated (GOAWAY with an error) at; 0 = not */
+  int settings_acked;            /* the client acknowledged our SETTINGS */
   int goaway;                    /* GOAWAY submitted */
   int dead;                      /* to be closed */
   struct h2_stream *streams;     /* open streams (not those detached in a worker) */
@@ -82,6 +97,7 @@ struct spaa_h2 {
   uint16_t port;
   struct h2_conn *conns;
   size_t n_conns;
+  int64_t settings_timeout_ns;   /* a client's SETTINGS ACK is due this long after ours */
   int quiesce, stop;             /* atomic requests to the loop */
   size_t inflight;               /* atomic: streams open */
   size_t held;                   /* body bytes held by streams (loop thread only) */
@@ -236,6 +252,7 @@ static ssize_t read_body(nghttp2_session *s, int32_t id, uint8_t *buf, size_t le
   (void)user;
   memcpy(buf, st->ans.body.p + st->sent, n);
   st->sent += n;
+  st->moved_ns = mono_ns();
   if (st->sent == st->ans.body.len) {
     nghttp2_nv nv[SPAA_H2_ANSWER_FIELDS];
     size_t nt = field_nv(&st->ans, 't', nv, SPAA_H2_ANSWER_FIELDS);
@@ -265,6 +282,7 @@ static void answer_submit(struct h2_stream *st)
   prd.source.ptr = st;
   prd.read_callback = read_body;
   st->state = ST_ANSWERED;
+  st->moved_ns = mono_ns();
   if (!st->in_worker) /* a worker still reads it: released when taken back */
     body_release(st);
   if (nghttp2_submit_response(st->c->s, st->id, nv, n, only ? NULL : &prd) != 0)
@@ -394,6 +412,7 @@ static int on_data(nghttp2_session *s, uint8_t flags, int32_t id, const uint8_t 
   if (!st || st->state != ST_BODY)
     return 0;
   if (len > st->max_body - st->body.len) {
+    st->req.body_len = st->body.len + len; /* what arrived, for the refusal's message */
     refuse(st, SPAA_H2_TOO_LARGE);
     return 0;
   }
@@ -410,7 +429,11 @@ static int on_frame(nghttp2_session *s, const nghttp2_frame *f, void *user)
 {
   struct h2_stream *st;
   struct h2_conn *c = user;
-  (void)c;
+  if (f->hd.type == NGHTTP2_SETTINGS && (f->hd.flags & NGHTTP2_FLAG_ACK)) {
+    c->settings_acked = 1;
+    c->settings_ns = 0;
+    return 0;
+  }
   if (f->hd.type != NGHTTP2_HEADERS && f->hd.type != NGHTTP2_DATA)
     return 0;
   if (!(st = nghttp2_session_get_stream_user_data(s, f->hd.stream_id)))
@@ -431,6 +454,17 @@ static int on_frame(nghttp2_session *s, const nghttp2_frame *f, void *user)
   }
   if ((f->hd.flags & NGHTTP2_FLAG_END_STREAM) && st->state == ST_BODY)
     dispatch(st);
+  return 0;
+}
+
+/* Our SETTINGS went out: the client's ACK is due from now. */
+static int on_frame_sent(nghttp2_session *s, const nghttp2_frame *f, void *user)
+{
+  struct h2_conn *c = user;
+  (void)s;
+  if (f->hd.type == NGHTTP2_SETTINGS && !(f->hd.flags & NGHTTP2_FLAG_ACK) &&
+      !c->settings_acked && !c->settings_ns)
+    c->settings_ns = mono_ns();
   return 0;
 }
 
@@ -458,6 +492,7 @@ static nghttp2_session_callbacks *callbacks(void)
   nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, on_data);
   nghttp2_session_callbacks_set_on_frame_recv_callback(cb, on_frame);
   nghttp2_session_callbacks_set_on_stream_close_callback(cb, on_close);
+  nghttp2_session_callbacks_set_on_frame_send_callback(cb, on_frame_sent);
   return cb;
 }
 
@@ -484,7 +519,7 @@ static int conn_new(struct spaa_h2 *h, int fd)
   }
   c->h = h;
   c->fd = fd;
-  c->last_ns = mono_ns();
+  c->last_ns = c->wrote_ns = mono_ns();
   spaa_buf_init(&c->out, 0);
   c->next = h->conns;
   h->conns = c;
@@ -519,12 +554,16 @@ static int conn_flush(struct h2_conn *c)
       if (spaa_buf_add(&c->out, p, (size_t)n))
         return -1;
     }
-    if (c->out_off == c->out.len)
+    if (c->out_off == c->out.len) {
+      c->wrote_ns = mono_ns();
       return 0;
+    }
     {
       ssize_t w = send(c->fd, c->out.p + c->out_off, c->out.len - c->out_off, MSG_NOSIGNAL);
       if (w < 0)
         return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -1;
+      if (w > 0)
+        c->wrote_ns = mono_ns();
       c->out_off += (size_t)w;
       if (c->out_off == c->out.len)
         c->out.len = c->out_off = 0;
@@ -536,7 +575,8 @@ static int conn_flush(struct h2_conn *c)
 static int conn_read(struct h2_conn *c)
 {
   uint8_t buf[H2_READ_CHUNK];
-  for (;;) {
+  int round;
+  for (round = 0; round < H2_READS_PER_WAKE; round++) {
     ssize_t n = recv(c->fd, buf, sizeof(buf), 0), used;
     if (n < 0)
       return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -1;
@@ -553,6 +593,7 @@ static int conn_read(struct h2_conn *c)
     if ((size_t)n < sizeof(buf))
       return 0;
   }
+  return 0; /* more may be waiting: poll says so again next round */
 }
 
 static void conn_goaway(struct h2_conn *c)
@@ -566,14 +607,22 @@ static void conn_goaway(struct h2_conn *c)
 
 /* ---- the loop ------------------------------------------------------------------------------- */
 
-/* Answer the streams whose deadline passed; returns the nearest deadline still ahead (0: none). */
+/* Answer the streams whose deadline passed, reset those whose answer has not moved for twice
+ * idle_timeout; returns the nearest deadline still ahead (0: none). */
 static int64_t deadlines(struct spaa_h2 *h, int64_t now)
 {
-  int64_t next = 0;
+  int64_t next = 0, stall = 2 * (int64_t)h->o.idle_timeout * 1000000000LL;
   struct h2_conn *c;
   for (c = h->conns; c; c = c->next) {
     struct h2_stream *st;
     for (st = c->streams; st; st = st->next) {
+      if (st->state == ST_ANSWERED && !st->reset && now - st->moved_ns > stall) {
+        /* a peer whose flow-control windows keep the answer from moving: the stream goes */
+        st->reset = 1;
+        spaa_log(SPAA_LOG_INFO, "grpc stream reset: its answer did not move", "stream=%d",
+                 (int)st->id);
+        nghttp2_submit_rst_stream(c->s, NGHTTP2_FLAG_NONE, st->id, NGHTTP2_CANCEL);
+      }
       if (!st->deadline_ns || st->state == ST_ANSWERED || st->late)
         continue;
       if (st->deadline_ns > now) {
@@ -628,24 +677,50 @@ static void take_done(struct spaa_h2 *h)
   }
 }
 
-/* Close the connections that are done or dead; flush the others. Idle ones time out. */
+/* The client did not acknowledge our SETTINGS in time: GOAWAY SETTINGS_TIMEOUT, and the
+ * connection closes once it is sent (or H2_CLOSE_GRACE_NS later if the peer does not read). */
+static void settings_expired(struct h2_conn *c, int64_t now)
+{
+  spaa_log(SPAA_LOG_INFO, "grpc connection closed: SETTINGS not acknowledged", "timeout_ms=%lld",
+           (long long)(c->h->settings_timeout_ns / 1000000));
+  c->settings_ns = 0;
+  c->goaway = 1;
+  c->closing_ns = now;
+  if (nghttp2_session_terminate_session(c->s, NGHTTP2_SETTINGS_TIMEOUT))
+    c->dead = 1;
+}
+
+/* 1 when the connection is to be closed now. */
+static int conn_done(struct h2_conn *c, int64_t now)
+{
+  int64_t idle = (int64_t)c->h->o.idle_timeout * 1000000000LL;
+  if (c->dead || conn_flush(c))
+    return 1;
+  if (c->closing_ns && now - c->closing_ns > H2_CLOSE_GRACE_NS)
+    return 1; /* terminated, and its GOAWAY cannot be written: the peer does not read */
+  if (c->goaway && !c->streams && now - c->last_ns > 2 * idle)
+    return 1; /* a peer that does not read: close anyway */
+  if (c->out_off < c->out.len && now - c->wrote_ns > 2 * idle)
+    return 1; /* nothing written for that long with bytes waiting: a peer that stopped */
+  return !nghttp2_session_want_read(c->s) && !nghttp2_session_want_write(c->s) &&
+         c->out_off == c->out.len;
+}
+
+/* Close the connections that are done or dead; flush the others. Idle ones time out, and so
+ * do those whose client does not acknowledge our SETTINGS. */
 static void sweep(struct spaa_h2 *h, int64_t now)
 {
   struct h2_conn **pp = &h->conns;
   int64_t idle = (int64_t)h->o.idle_timeout * 1000000000LL;
   while (*pp) {
     struct h2_conn *c = *pp;
+    if (c->settings_ns && !c->closing_ns && now - c->settings_ns > h->settings_timeout_ns)
+      settings_expired(c, now);
     /* quiescing, or idle (no stream, nothing read for idle_timeout, the client preface and
      * SETTINGS included): GOAWAY, then the connection closes once it has nothing to do */
     if (__atomic_load_n(&h->quiesce, __ATOMIC_RELAXED) || (!c->streams && now - c->last_ns > idle))
       conn_goaway(c);
-    if (!c->dead && conn_flush(c))
-      c->dead = 1;
-    if (!c->dead && c->goaway && !c->streams && now - c->last_ns > 2 * idle)
-      c->dead = 1; /* a peer that does not read: close anyway */
-    if (!c->dead && !nghttp2_session_want_read(c->s) && !nghttp2_session_want_write(c->s) &&
-        c->out_off == c->out.len)
-      c->dead = 1;
+    c->dead = conn_done(c, now);
     if (c->dead) {
       *pp = c->next;
       h->n_conns--;
@@ -813,6 +888,8 @@ int spaa_h2_start(const struct spaa_h2_opts *o, const struct spaa_h2_service *sv
     return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
   h->o = *o;
   h->svc = *svc;
+  h->settings_timeout_ns = (int64_t)(o->idle_timeout && o->idle_timeout < H2_SETTINGS_TIMEOUT_S
+                                         ? o->idle_timeout : H2_SETTINGS_TIMEOUT_S) * 1000000000LL;
   h->lfd = h->efd = -1;
   pthread_mutex_init(&h->mu, NULL);
   pthread_cond_init(&h->cv, NULL);

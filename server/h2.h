@@ -74,7 +74,8 @@ struct spaa_h2_service {
                size_t *max_body, int64_t *deadline_ns);
   /* A worker thread, once the body is complete: fill `a`. May take its time. */
   void (*run)(void *ctx, const struct spaa_h2_req *req, struct spaa_h2_answer *a);
-  /* Loop thread: the answer to a refusal by the transport. Must not block. */
+  /* Loop thread: the answer to a refusal by the transport (req->body NULL; with
+   * SPAA_H2_TOO_LARGE, req->body_len is the bytes received so far). Must not block. */
   void (*refuse)(void *ctx, const struct spaa_h2_req *req, enum spaa_h2_refusal why,
                  struct spaa_h2_answer *a);
 };
@@ -88,7 +89,11 @@ struct spaa_h2_opts {
   size_t queue_depth;      /* requests waiting for a worker before SPAA_H2_BUSY */
   size_t mem_budget;       /* bytes of request bodies held at once before SPAA_H2_BUSY */
   unsigned idle_timeout;   /* seconds a connection with no open stream may stay silent,
-                            * the client preface and SETTINGS included */
+                            * the client preface and SETTINGS included; also the deadline
+                            * for the client's ACK of our SETTINGS when under 10 s (GOAWAY
+                            * SETTINGS_TIMEOUT past it); twice it, the longest a
+                            * connection may leave bytes unread before it is closed, and
+                            * an answer may not move before its stream is reset */
 };
 
 struct spaa_h2;

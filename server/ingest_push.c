@@ -64,40 +64,60 @@ const char *spaa_push_connect_code(int code, int *http_status)
   }
 }
 
-/* parse: the content type (a JSON one must hold JSON); the profiles are stored as pprof. */
-static int push_parse(struct spaa_ingest *x, struct spaa_err *err)
+int spaa_push_media(const char *content_type, const char *protocol_version, int *json,
+                    struct spaa_err *err)
 {
-  const char *ct = spaa_req_header(x->req, "Content-Type");
-  const char *ver = spaa_req_header(x->req, "Connect-Protocol-Version");
-  enum push_ctype t = push_ctype(ct);
-  size_t i = 0;
-  x->source = "pprof"; /* the push is an envelope: what it carries are pprof profiles */
-  if (ver && strcmp(ver, "1") != 0)
+  enum push_ctype t = push_ctype(content_type);
+  if (protocol_version && strcmp(protocol_version, "1") != 0)
     return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "Connect-Protocol-Version '%.16s' is "
-                        "not supported: send 1", ver);
+                        "not supported: send 1", protocol_version);
   if (t == PUSH_OTHER) {
     char shown[96];
-    spaa_utf8_clean(shown, sizeof(shown), ct ? ct : "", ct ? strlen(ct) : 0);
+    const char *ct = content_type ? content_type : "";
+    spaa_utf8_clean(shown, sizeof(shown), ct, strlen(ct));
     return spaa_err_set(err, SPAA_E_MEDIA_TYPE, 0, 0, "Content-Type '%s' is not supported: "
                         "send application/proto or application/json", shown);
   }
-  while (i < x->body_len && (x->body[i] == ' ' || x->body[i] == '\n' || x->body[i] == '\r' ||
-                             x->body[i] == '\t'))
-    i++;
-  if (t == PUSH_JSON && (i == x->body_len || x->body[i] != '{'))
-    return spaa_err_set(err, SPAA_E_BAD_JSON, i, 0, "the body is not a JSON object, as "
-                        "Content-Type application/json says");
-  x->state = (void *)(t == PUSH_JSON ? "application/json" : "application/proto");
+  *json = t == PUSH_JSON;
   return 0;
 }
 
-/* parse for gRPC (server/grpc.c): the message is protobuf, there is no Content-Type. */
+/* The body of a request whose content type was checked: a JSON one must hold a JSON object;
+ * the profiles are stored as pprof. */
+static int push_body(struct spaa_ingest *x, int json, struct spaa_err *err)
+{
+  size_t i = 0;
+  x->source = "pprof"; /* the push is an envelope: what it carries are pprof profiles */
+  while (i < x->body_len && (x->body[i] == ' ' || x->body[i] == '\n' || x->body[i] == '\r' ||
+                             x->body[i] == '\t'))
+    i++;
+  if (json && (i == x->body_len || x->body[i] != '{'))
+    return spaa_err_set(err, SPAA_E_BAD_JSON, i, 0, "the body is not a JSON object, as "
+                        "Content-Type application/json says");
+  x->state = (void *)(json ? "application/json" : "application/proto");
+  return 0;
+}
+
+/* parse: Connect-Protocol-Version and the content type from the HTTP request, then the body. */
+static int push_parse(struct spaa_ingest *x, struct spaa_err *err)
+{
+  int json = 0, rc;
+  x->source = "pprof";
+  rc = spaa_push_media(spaa_req_header(x->req, "Content-Type"),
+                       spaa_req_header(x->req, "Connect-Protocol-Version"), &json, err);
+  return rc ? rc : push_body(x, json, err);
+}
+
+/* parse of a protobuf PushRequest whose headers the caller checked (gRPC, Connect on h2c). */
 static int push_proto_parse(struct spaa_ingest *x, struct spaa_err *err)
 {
-  (void)err;
-  x->source = "pprof";
-  x->state = (void *)"application/proto";
-  return 0;
+  return push_body(x, 0, err);
+}
+
+/* parse of a JSON PushRequest whose headers the caller checked (Connect on h2c). */
+static int push_json_parse(struct spaa_ingest *x, struct spaa_err *err)
+{
+  return push_body(x, 1, err);
 }
 
 /* answer: an empty PushResponse in the request's content type. */
@@ -146,6 +166,13 @@ const struct spaa_dialect spaa_dialect_pyroscope_push = {
 const struct spaa_dialect spaa_dialect_pyroscope_push_proto = {
     .name = "pyroscope-push",
     .parse = push_proto_parse,
+    .answer = push_answer,
+    .fail = push_fail,
+};
+
+const struct spaa_dialect spaa_dialect_pyroscope_push_json = {
+    .name = "pyroscope-push",
+    .parse = push_json_parse,
     .answer = push_answer,
     .fail = push_fail,
 };

@@ -3,7 +3,9 @@
 # OTLP fixture stores the same profiles (totals, labels, SPAA) and gets the same
 # ExportProfilesServiceResponse as over OTLP/HTTP; gzip; a deadline the server enforces;
 # bearer tokens; invalid protobuf; the message cap; unknown methods and encodings; 100
-# concurrent streams on one connection; garbage after the preface closes that connection only.
+# concurrent streams on one connection; garbage after the preface closes that connection only;
+# a client that does not acknowledge the server's SETTINGS gets GOAWAY SETTINGS_TIMEOUT; an
+# answer a client's flow-control window never lets out is reset.
 source "$(dirname "$0")/lib.bash"
 
 FIX="${SPAA_SHARED:?}/fixtures/otlp"
@@ -148,6 +150,24 @@ start_server --idle-timeout 1
 out=$(client garbage "$(grpc_port)" --silent)
 assert_eq true "$(field closed "$out")" "a silent connection closed after idle_timeout"
 assert_eq true "$(field goaway "$out")" "with a GOAWAY first"
+
+# --- SETTINGS timeout (min(10 s, idle_timeout)): a client that keeps the connection busy with
+# PINGs but never acknowledges the server's SETTINGS gets GOAWAY SETTINGS_TIMEOUT (0x4) and is
+# closed; a client that acknowledges them keeps its connection past that deadline
+out=$(client settings "$(grpc_port)")
+assert_eq true "$(field server_settings "$out")" "the server sent its SETTINGS"
+assert_eq 4 "$(field goaway_error "$out")" "SETTINGS not acknowledged: GOAWAY SETTINGS_TIMEOUT"
+assert_eq true "$(field closed "$out")" "SETTINGS not acknowledged: closed"
+grep -q 'msg="grpc connection closed: SETTINGS not acknowledged" timeout_ms=1000' "$SERVER_LOG" ||
+  fail "the SETTINGS timeout is not logged"
+out=$(client settings "$(grpc_port)" --ack 3)
+assert_eq "" "$(field goaway "$out")" "SETTINGS acknowledged: no GOAWAY after 3 s of PINGs"
+assert_eq 12 "$(field '"grpc-status"' "$out")" "SETTINGS acknowledged: a call after 3 s is answered"
+# a client whose stream window stays 0 (its answer can never be sent) does not keep the
+# stream: RST_STREAM CANCEL (0x8) once the answer has not moved for twice idle_timeout
+out=$(client stall "$(grpc_port)" "$FIX/v1dev_06_minimal.bin")
+assert_eq 200 "$(field status "$out")" "stalled answer: its HEADERS were sent"
+assert_eq 8 "$(field reset "$out")" "stalled answer: RST_STREAM CANCEL"
 
 # --- shutdown: GOAWAY, and a call already open is finished and stored ------------------------
 start_server

@@ -3,6 +3,8 @@
 # series and three samples, as protobuf and as JSON (and gzip-compressed), stores three pprof
 # profiles with the series' labels and the samples' IDs, each with the totals the same pprof
 # gets on /v1/pprof; errors answered in Connect's shape, nothing stored by a failed push.
+# The same Connect calls over HTTP/2 on the h2c listener (python3-h2) get the same answers,
+# byte for byte, and store the same profiles.
 source "$(dirname "$0")/lib.bash"
 
 FIX="${SPAA_SHARED:?}/fixtures/pprof"
@@ -124,4 +126,82 @@ assert_eq 200 "$HTTP_CODE" "push with the ingest token"
 start_server --max-body 1k
 push "$E2E_TMP/req.proto" application/proto
 connect_error 429 resource_exhausted "over max_body"
+# --- Connect unary over HTTP/2 on the h2c listener: the HTTP/1.1 route's answers -------------
+"$PY" -c 'import h2' 2>/dev/null || fail "python3-h2 is needed (scripts/install-deps.sh)"
+# h2push FILE CTYPE [client args]: the same push as a Connect call over HTTP/2
+h2push() {
+  local file=$1 ct=$2
+  shift 2
+  H2=$("$PY" "$CLIENT" connect "$(grpc_port)" "$file" "$ct" "$@")
+}
+# same_answer WHAT: the last HTTP/1.1 answer (http) and the last HTTP/2 one (h2push) agree on
+# status, Content-Type, Retry-After and body
+same_answer() {
+  local hdr
+  hdr() { grep -i "^$1:" <<<"$HTTP_HEADERS" | sed 's/^[^:]*: *//' || true; }
+  assert_eq "$HTTP_CODE" "$(jq -r '.[":status"]' <<<"$H2")" "$1 over HTTP/2: status"
+  assert_eq "$(hdr Content-Type)" "$(jq -r '.["content-type"]' <<<"$H2")" "$1 over HTTP/2: content type"
+  assert_eq "$(hdr Retry-After)" "$(jq -r '.["retry-after"]' <<<"$H2")" "$1 over HTTP/2: Retry-After"
+  assert_eq "$(hdr Allow)" "$(jq -r '.allow' <<<"$H2")" "$1 over HTTP/2: Allow"
+  assert_eq "$HTTP_BODY" "$(jq -r .body <<<"$H2")" "$1 over HTTP/2: body"
+}
+for kind in proto json; do
+  ct=application/$kind
+  start_server
+  h2push "$E2E_TMP/req.$kind" "$ct"
+  push "$E2E_TMP/req.$kind" "$ct" # again over HTTP/1.1: the samples with an ID are stored already
+  same_answer "$kind push"
+  assert_eq 200 "$HTTP_CODE" "$kind push over HTTP/2"
+  assert_eq 4 "$(stored | wc -l)" "$kind push over HTTP/2, then HTTP/1.1: the same three, one new"
+  start_server
+  h2push "$E2E_TMP/req.$kind" "$ct" --gzip
+  assert_eq 200 "$(jq -r '.[":status"]' <<<"$H2")" "gzip $kind push over HTTP/2"
+  assert_eq "$WANT" "$(stored)" "gzip $kind push over HTTP/2: three profiles, labels, ids, totals"
+done
+# errors: every one answered as the HTTP/1.1 route answers it, nothing stored
+start_server
+for c in "bad.pb application/proto" "bad.json application/json" "b64.json application/json" \
+  "empty.json application/json" "req.proto text/plain" "half.pb application/proto"; do
+  read -r f ct <<<"$c"
+  push "$E2E_TMP/$f" "$ct"
+  h2push "$E2E_TMP/$f" "$ct"
+  same_answer "$f as $ct"
+done
+push "$E2E_TMP/req.proto" application/proto -H 'Connect-Protocol-Version: 2'
+h2push "$E2E_TMP/req.proto" application/proto --header 'connect-protocol-version:2'
+same_answer "Connect-Protocol-Version 2"
+push "$E2E_TMP/req.proto" application/proto -H 'Content-Encoding: br'
+h2push "$E2E_TMP/req.proto" application/proto --header 'content-encoding:br'
+same_answer "Content-Encoding br"
+printf 'not gzip at all' >"$E2E_TMP/notgz"
+push "$E2E_TMP/notgz" application/proto -H 'Content-Encoding: gzip'
+h2push "$E2E_TMP/notgz" application/proto --header 'content-encoding:gzip'
+same_answer "a body that is not gzip"
+http GET "$PUSH"
+h2push "$E2E_TMP/empty.json" application/json --method GET
+same_answer "GET"
+assert_eq 0 "$(stored | grep -c . || true)" "nothing stored by the failed pushes over HTTP/2"
+start_server --ingest-token s3cret
+push "$E2E_TMP/req.proto" application/proto
+h2push "$E2E_TMP/req.proto" application/proto
+same_answer "no token"
+push "$E2E_TMP/req.proto" application/proto -H 'Authorization: Bearer wrong'
+h2push "$E2E_TMP/req.proto" application/proto --token wrong
+same_answer "a wrong token"
+h2push "$E2E_TMP/req.proto" application/proto --token s3cret
+assert_eq 200 "$(jq -r '.[":status"]' <<<"$H2")" "the ingest token over HTTP/2"
+h2push "$E2E_TMP/req.proto" application/proto --header "authorization:Basic $(printf 'u:s3cret' | base64)"
+assert_eq 200 "$(jq -r '.[":status"]' <<<"$H2")" "the ingest token as Basic password over HTTP/2"
+start_server --max-body 1k
+push "$E2E_TMP/req.proto" application/proto
+h2push "$E2E_TMP/req.proto" application/proto --header "content-length:$(stat -c %s "$E2E_TMP/req.proto")"
+same_answer "over max_body (Content-Length)"
+h2push "$E2E_TMP/req.proto" application/proto
+connect_h2() { jq -r "$1" <<<"$H2"; }
+assert_eq 429 "$(connect_h2 '.[":status"]')" "over max_body (no Content-Length) over HTTP/2"
+assert_eq resource_exhausted "$(connect_h2 .body | jq -r .code)" "over max_body: its code"
+# the calls counted like the HTTP route's
+M=$(curl -sS "$SERVER_URL/metrics") || fail "scrape /metrics"
+grep -q '^spaa_relay_requests_total{route="/push.v1.PusherService/Push",status="429"} 3$' <<<"$M" ||
+  fail "the pushes over max_body are not counted as 429: $(grep PusherService <<<"$M")"
 echo "ok [$E2E_NAME]"

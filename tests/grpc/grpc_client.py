@@ -13,6 +13,21 @@ and python3-h2 (hand-made HTTP/2 for what a well-behaved client never sends).
       the client preface (or an HTTP/1.1 request instead, or nothing), then bytes that are
       no HTTP/2 frame; prints whether the server sent GOAWAY before it closed the connection
       (a server that does not close it within 20 s makes this fail)
+  connect PORT FILE CTYPE [--gzip] [--token T] [--method M] [--header NAME:VALUE]...
+      one Connect unary call of push.v1.PusherService/Push over python3-h2 (FILE as the body,
+      gzip-compressed with Content-Encoding: gzip when asked); prints one JSON line: the
+      :status, content-type, retry-after and allow, and the body (text; "" for none)
+  settings PORT [--ack SECONDS]
+      the client preface and an empty SETTINGS frame by hand, then a PING every 0.25 s
+      (so that the connection is never idle) and never an ACK of the server's SETTINGS;
+      prints the error code of the GOAWAY the server sent and whether it closed the
+      connection (gives up after 20 s). With --ack: a well-behaved client (python3-h2, which
+      acknowledges) pings for SECONDS, then makes one call; prints its grpc-status and
+      whether a GOAWAY came
+  stall PORT FILE
+      one Export call from a client whose stream window is 0 (SETTINGS_INITIAL_WINDOW_SIZE),
+      so the answer's DATA can never be sent; pings every 0.25 s and prints the error code of
+      the RST_STREAM the server sent (gives up after 20 s)
   shutdown PORT FILE PID
       one call whose body is sent in two halves, with SIGTERM sent to PID in between: prints
       the call's grpc-status and whether a GOAWAY came (the call must still be answered)
@@ -232,11 +247,194 @@ def cmd_garbage(port, args):
     print(json.dumps({"closed": True, "goaway": 7 in types}))
 
 
+class Answer:
+    """What came back on one stream: header fields, body, whether it ended (or was reset)."""
+
+    def __init__(self):
+        self.fields, self.body, self.done = {}, b"", False
+
+    def feed(self, sock, conn, chunk):
+        import h2.events
+        for ev in conn.receive_data(chunk):
+            if isinstance(ev, (h2.events.ResponseReceived, h2.events.TrailersReceived)):
+                for k, v in ev.headers:
+                    self.fields[k.decode()] = v.decode()
+            elif isinstance(ev, h2.events.DataReceived):
+                self.body += ev.data
+                conn.acknowledge_received_data(ev.flow_controlled_length, ev.stream_id)
+            elif isinstance(ev, (h2.events.StreamEnded, h2.events.StreamReset)):
+                self.done = True
+        sock.sendall(conn.data_to_send())
+
+
+def send_body(sock, conn, sid, data, ans):
+    """Send data on stream sid as the peer's flow-control windows allow, then end it; stops
+    early when the answer ends first (a refusal before the whole body)."""
+    while data and not ans.done:
+        n = min(conn.local_flow_control_window(sid), conn.max_outbound_frame_size, len(data))
+        if n == 0:
+            chunk = sock.recv(65536)
+            if not chunk:
+                return
+            ans.feed(sock, conn, chunk)
+            continue
+        conn.send_data(sid, data[:n])
+        data = data[n:]
+        sock.sendall(conn.data_to_send())
+    if not ans.done:
+        conn.end_stream(sid)
+        sock.sendall(conn.data_to_send())
+
+
+def cmd_connect(port, path, args):
+    import gzip
+    data = open(path, "rb").read()
+    headers = [(":method", opt(args, "--method", "POST")), (":scheme", "http"),
+               (":authority", "127.0.0.1"), (":path", "/push.v1.PusherService/Push"),
+               ("content-type", args[0])]
+    if "--gzip" in args:
+        data = gzip.compress(data)
+        headers.append(("content-encoding", "gzip"))
+    if "--token" in args:
+        headers.append(("authorization", "Bearer " + opt(args, "--token")))
+    for i, a in enumerate(args):
+        if a == "--header":
+            k, v = args[i + 1].split(":", 1)
+            headers.append((k.lower(), v.strip()))
+    sock, conn = h2_conn(port)
+    sid = conn.get_next_available_stream_id()
+    ans = Answer()
+    conn.send_headers(sid, headers)
+    sock.sendall(conn.data_to_send())
+    send_body(sock, conn, sid, data, ans)
+    while not ans.done:
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        ans.feed(sock, conn, chunk)
+    sock.close()
+    out = {k: ans.fields.get(k, "") for k in (":status", "content-type", "retry-after",
+                                                  "allow")}
+    out["body"] = ans.body.decode("utf-8", "replace")
+    print(json.dumps(out, sort_keys=True))
+
+
+def read_frames(buf):
+    """Split complete frames off buf: a list of (type, flags, stream, payload), the rest."""
+    frames = []
+    while len(buf) >= 9:
+        n = int.from_bytes(buf[:3], "big")
+        if len(buf) < 9 + n:
+            break
+        frames.append((buf[3], buf[4], int.from_bytes(buf[5:9], "big") & 0x7FFFFFFF,
+                       buf[9:9 + n]))
+        buf = buf[9 + n:]
+    return frames, buf
+
+
+def cmd_settings(port, args):
+    if "--ack" in args:
+        return settings_acked(port, float(opt(args, "--ack")))
+    sock = socket.create_connection(("127.0.0.1", int(port)), timeout=0.25)
+    # the preface, then SETTINGS (type 4) with no parameter
+    sock.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00")
+    got = {"goaway_error": None, "closed": False, "server_settings": False}
+    buf, end = b"", time.monotonic() + 20
+    while time.monotonic() < end:
+        try:
+            sock.sendall(b"\x00\x00\x08\x06\x00\x00\x00\x00\x00" + b"keepbusy")  # PING
+            chunk = sock.recv(65536)
+        except socket.timeout:
+            continue
+        except (BrokenPipeError, ConnectionResetError):
+            chunk = b""
+        if not chunk:
+            got["closed"] = True
+            break
+        frames, buf = read_frames(buf + chunk)
+        for kind, flags, _, payload in frames:
+            if kind == 4 and not flags & 1:
+                got["server_settings"] = True
+            elif kind == 7:
+                got["goaway_error"] = int.from_bytes(payload[4:8], "big")
+    sock.close()
+    print(json.dumps(got, sort_keys=True))
+
+
+def settings_acked(port, seconds):
+    import h2.events
+    sock, conn = h2_conn(port)
+    sock.settimeout(0.25)
+    got, end = {}, time.monotonic() + seconds
+    while time.monotonic() < end:
+        conn.ping(b"keepbusy")
+        sock.sendall(conn.data_to_send())
+        try:
+            chunk = sock.recv(65536)
+        except socket.timeout:
+            continue
+        if not chunk:
+            got["closed"] = "yes"
+            break
+        for ev in conn.receive_data(chunk):
+            if isinstance(ev, h2.events.ConnectionTerminated):
+                got["goaway"] = "yes"
+        sock.sendall(conn.data_to_send())  # the ACK of the server's SETTINGS, among others
+    if "goaway" not in got and "closed" not in got:
+        sock.settimeout(20)
+        sid = conn.get_next_available_stream_id()
+        conn.send_headers(sid, [(":method", "POST"), (":scheme", "http"), (":authority", "x"),
+                                (":path", "/no.Such/Method"), ("content-type", "application/grpc"),
+                                ("te", "trailers")], end_stream=True)
+        sock.sendall(conn.data_to_send())
+        answer, _ = read_answer(sock, conn)
+        got.update(answer)
+    sock.close()
+    print(json.dumps({k: got.get(k, "") for k in ("grpc-status", "goaway", "closed")},
+                     sort_keys=True))
+
+
+def cmd_stall(port, path, args):
+    import h2.events
+    import h2.settings
+    data = open(path, "rb").read()
+    sock, conn = h2_conn(port)
+    conn.update_settings({h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: 0})
+    sid = conn.get_next_available_stream_id()
+    conn.send_headers(sid, [(":method", "POST"), (":scheme", "http"), (":authority", "x"),
+                            (":path", SERVICE % "v1development"),
+                            ("content-type", "application/grpc"), ("te", "trailers")])
+    conn.send_data(sid, b"\0" + len(data).to_bytes(4, "big") + data, end_stream=True)
+    sock.sendall(conn.data_to_send())
+    sock.settimeout(0.25)
+    got, end = {"reset": None, "status": ""}, time.monotonic() + 20
+    while time.monotonic() < end and got["reset"] is None:
+        conn.ping(b"keepbusy")
+        sock.sendall(conn.data_to_send())
+        try:
+            chunk = sock.recv(65536)
+        except socket.timeout:
+            continue
+        if not chunk:
+            break
+        for ev in conn.receive_data(chunk):
+            if isinstance(ev, h2.events.ResponseReceived):
+                got["status"] = dict(ev.headers).get(b":status", b"").decode()
+            elif isinstance(ev, h2.events.StreamReset):
+                got["reset"] = int(ev.error_code)
+        sock.sendall(conn.data_to_send())
+    sock.close()
+    print(json.dumps(got, sort_keys=True))
+
+
 def main():
     cmd, port = sys.argv[1], sys.argv[2]
     if cmd == "garbage":
         return cmd_garbage(port, sys.argv[3:])
-    fn = {"export": cmd_export, "many": cmd_many, "raw": cmd_raw, "shutdown": cmd_shutdown}[cmd]
+    if cmd == "settings":
+        return cmd_settings(port, sys.argv[3:])
+    fn = {"export": cmd_export, "many": cmd_many, "raw": cmd_raw, "shutdown": cmd_shutdown,
+          "connect": cmd_connect, "stall": cmd_stall}[cmd]
     return fn(port, sys.argv[3], sys.argv[4:])
 
 
