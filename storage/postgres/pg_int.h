@@ -1,8 +1,8 @@
 /* Internals of the PostgreSQL backend (storage/postgres/): a pool of libpq connections, the
  * statements every connection prepares lazily, the schema and its migrations, and the store.
- * The per-profile block, its packing and the content-id cache are the SQLite engine's
- * (storage/sqlite/sqlite_int.h: they are engine-neutral), so that both engines write the
- * same blocks and read back the same SPAA. docs/storage.md has the design. */
+ * The per-profile block, its packing, the preparation, the block reader and the content-id
+ * cache are shared with the SQLite engine (storage/engine_int.h), so that both engines write
+ * the same blocks and read back the same SPAA. docs/storage.md has the design. */
 #ifndef SPAA_STORAGE_PG_INT_H
 #define SPAA_STORAGE_PG_INT_H
 
@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "storage/backend.h"
-#include "storage/sqlite/sqlite_int.h"
+#include "storage/engine_int.h"
 
 /* ---- statements (conn.c) -------------------------------------------------------------
  * Fixed SQL text, prepared once per connection. Parameters are sent in binary with their
