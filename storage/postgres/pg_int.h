@@ -78,18 +78,39 @@ void pg__disconnect(struct pg__conn *c);
 extern const size_t pg__n_migrations;
 
 /* ---- the store (store.c) ---------------------------------------------------------------- */
+/* One spaa_store_put_many call waiting for the writer. */
+struct pg__job {
+  size_t n;                    /* its profiles */
+  struct storage__prep *preps; /* prepared by the caller (owned by the caller) */
+  int *rcs;                    /* per profile: < 0 already failed, else the outcome */
+  struct spaa_err *errs;
+  int *keep;                   /* rcs as queued (a re-run starts from them) */
+  int done;                    /* set by the writer under mu */
+  struct pg__job *next;        /* queue link */
+};
+
 struct storage__pg {
   struct spaa_store base;
   char *conninfo;              /* "postgresql://..." */
-  size_t queue_depth;          /* puts waiting or running before SPAA_E_BUSY */
+  char where[SPAA_STORE_MAX_LOCATION]; /* the location with its password redacted */
+  size_t queue_depth;          /* profiles queued or being stored before SPAA_E_BUSY */
+  size_t batch_max;            /* most profiles in one transaction */
   pthread_mutex_t mu;          /* guards what follows */
   pthread_cond_t cv;           /* a connection returned, unpaused, stopping */
-  struct pg__conn *conns;      /* the pool */
+  pthread_cond_t cv_work;      /* a job queued, unpaused, stopping */
+  pthread_cond_t cv_done;      /* a batch finished */
+  struct pg__conn *conns;      /* the pool (reads, deletes) */
   char *cbusy;                 /* 1 while lent out */
   size_t n_conns;
-  size_t inflight;             /* puts inside put_many */
+  struct pg__conn wconn;       /* the writer thread's connection */
+  pthread_t writer;            /* groups queued puts into transactions */
+  int writer_started;
+  struct pg__job *head, *tail; /* queued jobs */
+  size_t inflight;             /* profiles queued or being stored */
   int paused, stopping;
+  int db_ready;                /* connected and migrated once: until then every call is BUSY */
   int healthy;                 /* the last use of a connection worked */
+  struct spaa_err last;        /* why the database could not be reached (not ready) */
   struct spaa_store_stats stats;
 };
 
@@ -97,6 +118,9 @@ struct storage__pg {
  * err filled (SPAA_E_BUSY when the database cannot be reached). */
 struct pg__conn *pg__get(struct storage__pg *s, struct spaa_err *err);
 void pg__put(struct storage__pg *s, struct pg__conn *c);
+
+/* Fill err with SPAA_E_BUSY "the store is not ready" naming the (redacted) location. */
+int pg__not_ready(struct storage__pg *s, struct spaa_err *err);
 
 /* Insert one prepared profile inside the open transaction (writer.c). 0 stored, 1 already
  * stored, or an error with err filled. */
