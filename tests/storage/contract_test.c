@@ -5,6 +5,7 @@
  * runs this program a second time with a throwaway PostgreSQL, tests/support/pg.sh); without
  * it, a SQLite file in a temporary directory. */
 #include <pthread.h>
+#include <unistd.h>
 
 #include "tprofiles.h"
 
@@ -391,6 +392,46 @@ static void test_concurrent_stores(void **state)
   spaa_store_close(s);
 }
 
+/* Concurrent puts queued together share one transaction, each answered after it. */
+static void test_grouped_puts(void **state)
+{
+  struct spaa_store *s = open_empty();
+  struct spaa_profile *p = tp_rich(SPAA_LEAF_TO_ROOT, 1);
+  struct spaa_store_stats before, st;
+  struct relay r[8];
+  pthread_t t[8];
+  int i, spins;
+  (void)state;
+  spaa_store_stats(s, &before);
+  spaa_store__pause(s, 1);
+  for (i = 0; i < 8; i++) {
+    memset(&r[i], 0, sizeof(r[i]));
+    r[i].s = s;
+    r[i].p = p;
+    r[i].idx = 10 + i;
+    assert_int_equal(pthread_create(&t[i], NULL, relay_put, &r[i]), 0);
+  }
+  /* every put queued before the writer may take any (no timing: the queue is watched) */
+  for (spins = 0; spins < 20000; spins++) {
+    spaa_store_stats(s, &st);
+    if (st.queued == 8)
+      break;
+    usleep(1000);
+  }
+  assert_int_equal(st.queued, 8);
+  spaa_store__pause(s, 0);
+  for (i = 0; i < 8; i++)
+    pthread_join(t[i], NULL);
+  for (i = 0; i < 8; i++)
+    assert_int_equal(r[i].rc, 0);
+  spaa_store_stats(s, &st);
+  assert_int_equal(st.transactions - before.transactions, 1);
+  assert_int_equal(st.stored - before.stored, 8);
+  assert_int_equal(counts(s).profiles, 8);
+  spaa_profile_free(p);
+  spaa_store_close(s);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -399,6 +440,7 @@ int main(void)
     cmocka_unit_test_setup_teardown(test_scan, setup, teardown),
     cmocka_unit_test_setup_teardown(test_dedup_delete_sweep, setup, teardown),
     cmocka_unit_test_setup_teardown(test_concurrent_stores, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_grouped_puts, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
