@@ -157,6 +157,10 @@ int pg__select(const struct spaa_list_query *q, int blocks, size_t limit, struct
     pg__p_int(p, q->to_ns);
     rc = spaa_buf_addf(sql, " AND p.start_ns <= $%d::int8", p->n);
   }
+  if (!rc && q->received_before_ns) {
+    pg__p_int(p, q->received_before_ns);
+    rc = spaa_buf_addf(sql, " AND p.received_ns < $%d::int8", p->n);
+  }
   /* at most SPAA_QUERY_MAX_LABELS pairs (checked): PG_MAXP has room for them all */
   for (i = 0; !rc && i < q->n_labels; i++) {
     if (p->n + 5 > PG_MAXP)

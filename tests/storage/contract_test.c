@@ -177,6 +177,20 @@ static void test_list_filters(void **state)
   expect_list(s, &q, "c,b");
   q.to_ns = 0;
   expect_list(s, &q, "d,c,b");
+  q.from_ns = 0;
+  q.received_before_ns = 30; /* what retention selects: d came at 30, not before */
+  expect_list(s, &q, "c,b,a");
+  q.received_before_ns = 11;
+  expect_list(s, &q, "a");
+  {
+    /* and deletes: only what came before */
+    struct spaa_store_deleted del;
+    assert_int_equal(spaa_store_delete(s, &q, &del, &err), 0);
+    assert_int_equal(del.profiles, 1);
+    q.received_before_ns = 0;
+    expect_list(s, &q, "d,c,b");
+    put_ok(s, p, "a", "web", 10, "{\"env\":\"prod\",\"region\":\"eu\"}", 0);
+  }
   /* keyset pages of one: the received tie (b, c) broken by id descending */
   memset(&q, 0, sizeof(q));
   q.limit = 2;
