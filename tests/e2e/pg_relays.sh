@@ -4,7 +4,8 @@
 # upload reads back byte-identical from every relay, every relay lists the same profiles, and
 # the dictionaries hold each content id once. Then PostgreSQL stops in the middle of ingest:
 # uploads get 503 with Retry-After and /readyz says 503 while it is down; once it is back
-# every relay recovers by itself and nothing acknowledged is lost.
+# every relay recovers by itself and nothing acknowledged is lost. Last, one relay is killed
+# with SIGKILL in the middle of ingest: the others go on, nothing acknowledged is lost.
 source "$(dirname "$0")/lib.bash"
 source "$(dirname "$0")/../support/pg.sh"
 
@@ -59,6 +60,7 @@ list_all() {
     q="limit=1000"
     [[ -n "$cursor" ]] && q="$q&cursor=$cursor"
     curl -sS -H 'Authorization: Bearer rt' "$url/api/v1/profiles?$q" >"$out.page"
+    jq -e .profiles "$out.page" >/dev/null || fail "listing on $url: $(head -c 300 "$out.page")"
     jq -r '.profiles[].id' "$out.page" >>"$out"
     cursor=$(jq -r '.next_cursor // empty' "$out.page")
     [[ -n "$cursor" ]] || break
@@ -143,3 +145,33 @@ other=$(cat "$E2E_TMP"/client[789].log | awk '$2 !~ /^2/ && $2 != 503' | wc -l)
 assert_eq 0 "$other" "answers other than 2xx and 503 during the outage: $(awk '$2 !~ /^2/ && $2 != 503' "$E2E_TMP"/client[789].log | sort | uniq -c | head)"
 ((refused > 0)) || fail "no upload was refused while PostgreSQL was down"
 check_everything "after a PostgreSQL restart ($refused uploads refused with 503 meanwhile)"
+
+# ---- phase 3: one relay killed with SIGKILL in the middle of ingest -----------------------
+# Its clients' requests in flight get no answer (unacknowledged); every upload it or the others
+# acknowledged stays readable; the other relays go on answering 2xx throughout. A relay
+# started again on the same database serves everything.
+until=$(($(date +%s) + 6))
+pids=()
+for k in 10 11 12; do
+  client "$E2E_TMP/client$k.log" "$until" "$k" &
+  pids+=($!)
+done
+sleep 2
+victim=${E2E_PIDS[2]}
+kill -KILL "$victim"
+wait "$victim" 2>/dev/null || true
+for p in "${pids[@]}"; do wait "$p"; done
+victim_url=${URLS[2]}
+# answers from the two survivors: every one 2xx (the victim's are 2xx before, none after)
+other=0
+for k in 10 11 12; do
+  # round-robin: request n of client k went to relay (n + k) % 3
+  other=$((other + $(awk -v k="$k" '{ r = (NR - 1 + k) % 3 } r != 2 && $2 !~ /^2/' \
+    "$E2E_TMP/client$k.log" | wc -l)))
+done
+assert_eq 0 "$other" "the surviving relays refused uploads while a relay was killed"
+lost_conn=$(cat "$E2E_TMP"/client1[012].log | awk '$2 == "000"' | wc -l)
+((lost_conn > 0)) || fail "no request to the killed relay went unanswered: it was not killed mid-ingest"
+start_server --store "$SPAA_TEST_STORE" --read-token rt --ingest-token it
+URLS[2]=$SERVER_URL
+check_everything "after relay 3 ($victim_url) was killed with SIGKILL ($lost_conn requests unanswered)"
