@@ -27,6 +27,8 @@ enum pg__st {
 /* The advisory lock keys: migrations, and puts (shared) vs the sweep (exclusive). */
 #define PG_LOCK_MIGRATE 0x73706161001LL
 #define PG_LOCK_SWEEP 0x73706161002LL
+#define PG_WRITERS 2 /* writer threads per store: 1 was ~2x slower than parallel per-call
+                        transactions on bench/store_engines.c; 2 matched or beat them */
 #define PG_MAXP 160 /* parameters of one statement: 2 per label filter, and a few */
 
 struct pg__params {
@@ -102,9 +104,13 @@ struct storage__pg {
   struct pg__conn *conns;      /* the pool (reads, deletes) */
   char *cbusy;                 /* 1 while lent out */
   size_t n_conns;
-  struct pg__conn wconn;       /* the writer thread's connection */
-  pthread_t writer;            /* groups queued puts into transactions */
-  int writer_started;
+  struct pg__writer {          /* writer threads: each takes queued puts in batches */
+    struct storage__pg *s;
+    struct pg__conn conn;      /* its own connection (and content-id cache) */
+    pthread_t th;
+    int idx;                   /* 0 also reaches a database absent at start */
+  } w[PG_WRITERS];
+  size_t writers_started;
   struct pg__job *head, *tail; /* queued jobs */
   size_t inflight;             /* profiles queued or being stored */
   int paused, stopping;

@@ -71,13 +71,15 @@ static void pg_close(struct spaa_store *base)
   s->paused = 0;
   pthread_cond_broadcast(&s->cv);
   pthread_cond_broadcast(&s->cv_work);
-  while (s->inflight && s->writer_started)
+  while (s->inflight && s->writers_started)
     pthread_cond_wait(&s->cv_done, &s->mu);
   pthread_mutex_unlock(&s->mu);
-  if (s->writer_started)
-    pthread_join(s->writer, NULL);
-  pg__disconnect(&s->wconn);
-  storage__cache_free(&s->wconn.cache);
+  for (i = 0; i < s->writers_started; i++)
+    pthread_join(s->w[i].th, NULL);
+  for (i = 0; i < PG_WRITERS; i++) {
+    pg__disconnect(&s->w[i].conn);
+    storage__cache_free(&s->w[i].conn.cache);
+  }
   for (i = 0; i < s->n_conns; i++) {
     pg__disconnect(&s->conns[i]);
     storage__cache_free(&s->conns[i].cache);
@@ -177,9 +179,8 @@ fail:
 
 /* Store a batch of jobs in one transaction on the writer's connection, re-run after a
  * deadlock or a stale connection; a batch-wide failure fails every profile of it. */
-static void store_batch(struct storage__pg *s, struct pg__job *jobs)
+static void store_batch(struct storage__pg *s, struct pg__conn *c, struct pg__job *jobs)
 {
-  struct pg__conn *c = &s->wconn;
   struct spaa_err berr;
   struct pg__job *j;
   int attempt, rc = -1;
@@ -216,7 +217,7 @@ static void try_connect(struct storage__pg *s)
   struct spaa_err e;
   int rc;
   memset(&e, 0, sizeof(e));
-  rc = pg__connect(&s->wconn, s->conninfo, 1, &e);
+  rc = pg__connect(&s->w[0].conn, s->conninfo, 1, &e);
   pthread_mutex_lock(&s->mu);
   if (!rc)
     s->db_ready = s->healthy = 1;
@@ -241,15 +242,16 @@ static struct pg__job *take_batch(struct storage__pg *s)
   return first;
 }
 
-/* The writer thread: reach the database (when it was not there at start), then take queued
- * jobs in batches until the store closes with an empty queue. */
+/* A writer thread: (writer 0) reach the database when it was not there at start, then take
+ * queued jobs in batches until the store closes with an empty queue. */
 static void *writer_main(void *arg)
 {
-  struct storage__pg *s = arg;
+  struct pg__writer *w = arg;
+  struct storage__pg *s = w->s;
   struct pg__job *batch, *j;
   pthread_mutex_lock(&s->mu);
   for (;;) {
-    if (!s->db_ready && !s->stopping) {
+    if (!s->db_ready && !s->stopping && w->idx == 0) {
       struct timespec t;
       pthread_mutex_unlock(&s->mu);
       try_connect(s);
@@ -262,10 +264,10 @@ static void *writer_main(void *arg)
         pthread_cond_timedwait(&s->cv_work, &s->mu, &t);
       continue;
     }
-    if (s->head && !s->paused) {
+    if (s->head && !s->paused && s->db_ready) {
       batch = take_batch(s);
       pthread_mutex_unlock(&s->mu);
-      store_batch(s, batch);
+      store_batch(s, &w->conn, batch);
       pthread_mutex_lock(&s->mu);
       for (j = batch; j; j = j->next)
         j->done = 1;
@@ -311,21 +313,27 @@ static int pg_open(const struct spaa_store_opts *opts, struct spaa_store **out,
     s->conns[i].gen = -1;
     s->conns[i].sync_off = opts->durability == SPAA_DURABILITY_NORMAL;
   }
-  s->wconn.gen = -1;
-  s->wconn.sync_off = opts->durability == SPAA_DURABILITY_NORMAL;
+  for (i = 0; i < PG_WRITERS; i++) {
+    s->w[i].s = s;
+    s->w[i].idx = (int)i;
+    s->w[i].conn.gen = -1;
+    s->w[i].conn.sync_off = opts->durability == SPAA_DURABILITY_NORMAL;
+  }
   /* unreachable now: opened not ready, the writer thread connects (and migrates) later */
-  rc = pg__connect(&s->wconn, s->conninfo, 1, &s->last);
+  rc = pg__connect(&s->w[0].conn, s->conninfo, 1, &s->last);
   s->db_ready = s->healthy = rc == 0;
   if (rc && rc != SPAA_E_BUSY) {
     *err = s->last;
     pg_close(&s->base);
     return rc;
   }
-  if (pthread_create(&s->writer, NULL, writer_main, s)) {
-    pg_close(&s->base);
-    return spaa_err_set(err, SPAA_E_STORE, 0, 0, "cannot start the writer thread");
+  for (i = 0; i < PG_WRITERS; i++) {
+    if (pthread_create(&s->w[i].th, NULL, writer_main, &s->w[i])) {
+      pg_close(&s->base);
+      return spaa_err_set(err, SPAA_E_STORE, 0, 0, "cannot start the writer threads");
+    }
+    s->writers_started = i + 1;
   }
-  s->writer_started = 1;
   *out = &s->base;
   return 0;
 }
