@@ -5,20 +5,14 @@
 # (ignored by the cluster's trust authentication): no log line shows it, the redacted
 # location (user:***@) is what the messages name.
 source "$(dirname "$0")/lib.bash"
-source "$(dirname "$0")/../support/pg.sh"
+source "$(dirname "$0")/pg_lib.bash"
 
 pg_start || exit $?
 trap 'pg_stop; e2e_cleanup' EXIT
 pg_down fast
 STORE="postgresql://postgres:Hunter2secret@/spaa?host=$SPAA_PG_DIR&port=$SPAA_PG_PORT"
 
-cat >"$E2E_TMP/p.spaa" <<'SPAA'
-{"type":"header","format":"spaa","version":"1.0","source_tool":"perf","frame_order":"leaf_to_root","events":[{"name":"cycles","kind":"hardware","sampling":{"mode":"period","primary_metric":"period","sample_period":100000}}]}
-{"type":"dso","id":1,"name":"/usr/bin/shop","build_id":"00112233445566778899aabbccddeeff"}
-{"type":"frame","id":10,"func":"checkout::charge","dso":1,"kind":"user"}
-{"type":"frame","id":11,"func":"main","dso":1,"kind":"user"}
-{"type":"stack","id":"s1","frames":[10,11],"context":{"event":"cycles"},"weights":[{"metric":"period","value":3000000,"unit":"events"}]}
-SPAA
+shop_spaa "$E2E_TMP/p.spaa"
 
 start_server --store "$STORE" --read-token rt --ingest-token it --log-level debug
 
