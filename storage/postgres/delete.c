@@ -232,8 +232,8 @@ static const char *const SWEEP_DELETE[4] = {
   "DELETE FROM stack s WHERE NOT EXISTS (SELECT 1 FROM keep_stack k WHERE k.id = s.id)",
   "DELETE FROM frame f WHERE NOT EXISTS (SELECT 1 FROM keep_frame k WHERE k.id = f.id)",
   "DELETE FROM dso d WHERE NOT EXISTS (SELECT 1 FROM keep_dso k WHERE k.id = d.id)",
-  "DELETE FROM block_dict d WHERE NOT EXISTS"
-  " (SELECT 1 FROM profile_block b WHERE b.dict = d.id)",
+  ("DELETE FROM block_dict d WHERE NOT EXISTS"
+   " (SELECT 1 FROM profile_block b WHERE b.dict = d.id)"),
 };
 
 static int sweep_in(struct mark *m, struct spaa_store_deleted *out)

@@ -195,8 +195,8 @@ static const char *const SWEEP_DELETE[4] = {
   "DELETE FROM stack WHERE id NOT IN (SELECT id FROM keep_stack)",
   "DELETE FROM frame WHERE id NOT IN (SELECT id FROM keep_frame)",
   "DELETE FROM dso WHERE id NOT IN (SELECT id FROM keep_dso)",
-  "DELETE FROM block_dict WHERE id NOT IN"
-  " (SELECT dict FROM profile_block WHERE dict IS NOT NULL)",
+  ("DELETE FROM block_dict WHERE id NOT IN"
+   " (SELECT dict FROM profile_block WHERE dict IS NOT NULL)"),
 };
 
 /* Mark and delete inside the open transaction; the counts into out. */
