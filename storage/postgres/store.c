@@ -338,7 +338,8 @@ static int pg_open(const struct spaa_store_opts *opts, struct spaa_store **out,
   return 0;
 }
 
-/* Wait for room; 0, SPAA_E_BUSY (queue full, or not ready) or SPAA_E_SHUTDOWN. */
+/* Room for n more profiles (under mu): 0, SPAA_E_BUSY (queue full, or not ready) or
+ * SPAA_E_SHUTDOWN. */
 static int admit(struct storage__pg *s, size_t n)
 {
   int rc = 0;
@@ -371,9 +372,11 @@ static void finish(struct storage__pg *s, size_t n, const int *rcs)
   pthread_cond_broadcast(&s->cv_done);
 }
 
-/* Queue the job and wait until the writer committed (or failed) it. 0 or the refusal. */
+/* Queue the job and wait until the writer committed (or failed) it. 0 or the refusal, with
+ * the message of each profile not refused before filled. */
 static int submit(struct storage__pg *s, struct pg__job *j)
 {
+  size_t i;
   int rc;
   pthread_mutex_lock(&s->mu);
   if (!(rc = admit(s, j->n))) {
@@ -386,6 +389,16 @@ static int submit(struct storage__pg *s, struct pg__job *j)
     while (!j->done)
       pthread_cond_wait(&s->cv_done, &s->mu);
     finish(s, j->n, j->rcs);
+  } else {
+    for (i = 0; i < j->n; i++)
+      if (j->rcs[i] >= 0) {
+        if (rc == SPAA_E_BUSY && !s->db_ready)
+          pg__not_ready(s, &j->errs[i]);
+        else
+          spaa_err_set(&j->errs[i], rc, 0, 0, rc == SPAA_E_BUSY ? "the store queue is full"
+                                                               : "the store is closing");
+        j->rcs[i] = rc;
+      }
   }
   pthread_mutex_unlock(&s->mu);
   return rc;
@@ -417,16 +430,7 @@ static int pg_put_many(struct spaa_store *base, size_t n, const struct spaa_prof
   j.rcs = rcs;
   j.errs = errs;
   j.keep = keep;
-  if ((rc = submit(s, &j)))
-    for (i = 0; i < n; i++)
-      if (rcs[i] >= 0) {
-        if (rc == SPAA_E_BUSY && !s->db_ready)
-          pg__not_ready(s, &errs[i]);
-        else
-          spaa_err_set(&errs[i], rc, 0, 0, rc == SPAA_E_BUSY ? "the store queue is full"
-                                                            : "the store is closing");
-        rcs[i] = rc;
-      }
+  rc = submit(s, &j);
   for (i = 0; i < n; i++)
     storage__prep_free(&preps[i]);
   free(preps);
