@@ -144,8 +144,9 @@ static double run_floor(const char *db, const char *service, uint64_t *raw_bytes
     goto out;
   sqlite3_bind_text(st, 1, service, -1, SQLITE_STATIC);
   while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-    if (storage__block_raw(&c, &dict, sqlite3_column_int64(st, 0), sqlite3_column_blob(st, 1),
-                           (size_t)sqlite3_column_bytes(st, 1), &raw, &err))
+    if (storage__sq_block_raw(&c, &dict, sqlite3_column_int64(st, 0),
+                              sqlite3_column_blob(st, 1), (size_t)sqlite3_column_bytes(st, 1),
+                              &raw, &err))
       goto out;
     *raw_bytes += raw.len;
   }

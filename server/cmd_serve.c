@@ -293,8 +293,8 @@ int spaa_cmd_serve(int argc, char **argv)
   so.durability = cfg->durability == SPAA_CONFIG_DURABILITY_NORMAL ? SPAA_DURABILITY_NORMAL
                                                                  : SPAA_DURABILITY_FULL;
   if (spaa_store_open(&so, &store, &err)) {
-    spaa_log(SPAA_LOG_ERROR, "cannot open the store", "store=\"%s\" code=%s detail=\"%s\"",
-             cfg->store, spaa_err_name(err.code), err.msg);
+    spaa_log(SPAA_LOG_ERROR, "cannot open the store", "code=%s detail=\"%s\"", /* names it */
+             spaa_err_name(err.code), err.msg);
     goto out;
   }
   if (spaa_metrics_new(&metrics)) {

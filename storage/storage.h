@@ -51,6 +51,12 @@ struct spaa_meta {
  * 0, or SPAA_E_STORE / SPAA_E_IO / SPAA_E_NOMEM with err filled. */
 int spaa_store_open(const struct spaa_store_opts *opts, struct spaa_store **out,
                     struct spaa_err *err);
+/* The store location loc with its password (URI user information "user:PASS@", a
+ * "password=PASS" parameter) replaced by "***", into out (cap bytes, always
+ * NUL-terminated, cut short when it does not fit): what a log line or an error message may
+ * show. Every message the store makes names its location this way. */
+#define SPAA_STORE_MAX_LOCATION 512 /* the redacted location's size in messages */
+void spaa_store_redact(const char *loc, char *out, size_t cap);
 /* Drain the queue (every queued profile is committed or failed), stop the writer, close
  * every connection, free. NULL-safe. */
 void spaa_store_close(struct spaa_store *s);

@@ -40,6 +40,7 @@ int spaa_store_open(const struct spaa_store_opts *opts, struct spaa_store **out,
 {
   struct spaa_store_opts o;
   const struct spaa_store_backend *be;
+  int rc;
   *out = NULL;
   if (!opts || !opts->path || !*opts->path)
     return spaa_err_set(err, SPAA_E_STORE, 0, 0, "no store location given");
@@ -47,8 +48,16 @@ int spaa_store_open(const struct spaa_store_opts *opts, struct spaa_store **out,
   if (!(be = pick(opts->path, &o.path, err)))
     return SPAA_E_STORE;
   if (!*o.path)
-    return spaa_err_set(err, SPAA_E_STORE, 0, 0, "store '%s': empty location", opts->path);
-  return be->open(&o, out, err);
+    return spaa_err_set(err, SPAA_E_STORE, 0, 0, "store '%.*s': empty location",
+                        (int)(o.path - opts->path), opts->path);
+  if ((rc = be->open(&o, out, err)) && err) {
+    /* every open failure names the location, its password hidden */
+    char where[SPAA_STORE_MAX_LOCATION], msg[sizeof(err->msg)];
+    spaa_store_redact(opts->path, where, sizeof(where));
+    memcpy(msg, err->msg, sizeof(msg));
+    spaa_err_set(err, rc, err->line, err->offset, "store '%.100s': %s", where, msg);
+  }
+  return rc;
 }
 
 void spaa_store_close(struct spaa_store *s)

@@ -157,6 +157,34 @@ int pg__null(const PGresult *r, int row, int col)
 
 /* ---- running statements ---------------------------------------------------------------------- */
 
+/* Replace every occurrence of the connection's password in err->msg by "***" (a server's
+ * or libpq's message may quote a connection string). */
+static void scrub(struct pg__conn *c, struct spaa_err *err)
+{
+  const char *pw = c->db ? PQpass(c->db) : NULL;
+  char out[sizeof(err->msg)], *at, *from = err->msg;
+  size_t n = pw ? strlen(pw) : 0, len = 0, k;
+  if (!err || !n || !strstr(err->msg, pw))
+    return;
+  while ((at = strstr(from, pw))) {
+    k = (size_t)(at - from);
+    if (len + k + 3 >= sizeof(out)) { /* no room: cut the message short here */
+      from = "";
+      break;
+    }
+    memcpy(out + len, from, k);
+    memcpy(out + len + k, "***", 3);
+    len += k + 3;
+    from = at + n;
+  }
+  k = strlen(from);
+  if (len + k >= sizeof(out))
+    k = sizeof(out) - len - 1;
+  memcpy(out + len, from, k);
+  out[len + k] = 0;
+  memcpy(err->msg, out, len + k + 1);
+}
+
 int pg__err(struct pg__conn *c, const PGresult *r, struct spaa_err *err, const char *what)
 {
   const char *state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
@@ -172,8 +200,11 @@ int pg__err(struct pg__conn *c, const PGresult *r, struct spaa_err *err, const c
    * made itself (no SQLSTATE: the server closed the connection, a timeout) */
   c->lost = !c->db || PQstatus(c->db) != CONNECTION_OK || !state ||
             strncmp(state, "08", 2) == 0 || strncmp(state, "57P0", 4) == 0;
-  return spaa_err_set(err, c->lost ? SPAA_E_BUSY : SPAA_E_STORE, 0, 0, "%s: %s%.*s", what,
-                      c->lost ? "the database is unavailable: " : "", (int)n, msg);
+  spaa_err_set(err, c->lost ? SPAA_E_BUSY : SPAA_E_STORE, 0, 0, "%s: %s%.*s", what,
+               c->lost ? "the database is unavailable: " : "", (int)n, msg);
+  if (err)
+    scrub(c, err);
+  return c->lost ? SPAA_E_BUSY : SPAA_E_STORE;
 }
 
 static PGresult *check(struct pg__conn *c, PGresult *r, struct spaa_err *err, const char *what)

@@ -138,6 +138,8 @@ static int keep(struct mark *m, int which, int64_t row)
   return rc;
 }
 
+static int keep_cb(void *m, int which, int64_t row) { return keep(m, which, row); }
+
 static int flush(struct mark *m)
 {
   int i, rc = 0;
@@ -146,31 +148,13 @@ static int flush(struct mark *m)
   return rc;
 }
 
-/* Mark what a raw block names. */
+/* Mark what a raw block names (storage__blk_rows: 0 stacks, 1 frames, 2 dsos). */
 static int mark_block(struct mark *m, const struct spaa_buf *raw)
 {
   struct storage__blk_rd b;
-  struct storage__blk_frame_rd f;
-  struct storage__blk_sample sm;
-  struct storage__rd r;
-  uint64_t i, local;
-  int64_t row;
-  int rc = 0;
   if (storage__blk_open(&b, raw->p, raw->len))
     return SPAA_E_STORE;
-  for (i = 0; i < b.n[BN_DSOS] && !rc; i++)
-    rc = storage__blk_next_dso(&b, &local, &row, &r) ? SPAA_E_STORE : keep(m, 2, row);
-  for (i = 0; i < b.n[BN_FRAMES] && !rc; i++)
-    rc = storage__blk_next_frame(&b, &f) ? SPAA_E_STORE : keep(m, 1, f.row);
-  for (i = 0; i < b.n[BN_STACKS] && !rc; i++)
-    rc = storage__blk_next_stack(&b, &row, &r) ? SPAA_E_STORE : keep(m, 0, row);
-  for (i = 0; i < b.n[BN_SAMPLES] && !rc; i++) {
-    if (storage__blk_next_sample(&b, &sm))
-      rc = SPAA_E_STORE;
-    else if (sm.has_stack)
-      rc = keep(m, 0, sm.stack_row);
-  }
-  return rc;
+  return storage__blk_rows(&b, 1, keep_cb, m);
 }
 
 /* Mark from every remaining block, read through a cursor. */
@@ -248,8 +232,8 @@ static const char *const SWEEP_DELETE[4] = {
   "DELETE FROM stack s WHERE NOT EXISTS (SELECT 1 FROM keep_stack k WHERE k.id = s.id)",
   "DELETE FROM frame f WHERE NOT EXISTS (SELECT 1 FROM keep_frame k WHERE k.id = f.id)",
   "DELETE FROM dso d WHERE NOT EXISTS (SELECT 1 FROM keep_dso k WHERE k.id = d.id)",
-  "DELETE FROM block_dict d WHERE NOT EXISTS"
-  " (SELECT 1 FROM profile_block b WHERE b.dict = d.id)",
+  ("DELETE FROM block_dict d WHERE NOT EXISTS"
+   " (SELECT 1 FROM profile_block b WHERE b.dict = d.id)"),
 };
 
 static int sweep_in(struct mark *m, struct spaa_store_deleted *out)

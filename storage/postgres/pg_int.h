@@ -1,8 +1,8 @@
 /* Internals of the PostgreSQL backend (storage/postgres/): a pool of libpq connections, the
  * statements every connection prepares lazily, the schema and its migrations, and the store.
- * The per-profile block, its packing and the content-id cache are the SQLite engine's
- * (storage/sqlite/sqlite_int.h: they are engine-neutral), so that both engines write the
- * same blocks and read back the same SPAA. docs/storage.md has the design. */
+ * The per-profile block, its packing, the preparation, the block reader and the content-id
+ * cache are shared with the SQLite engine (storage/engine_int.h), so that both engines write
+ * the same blocks and read back the same SPAA. docs/storage.md has the design. */
 #ifndef SPAA_STORAGE_PG_INT_H
 #define SPAA_STORAGE_PG_INT_H
 
@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "storage/backend.h"
-#include "storage/sqlite/sqlite_int.h"
+#include "storage/engine_int.h"
 
 /* ---- statements (conn.c) -------------------------------------------------------------
  * Fixed SQL text, prepared once per connection. Parameters are sent in binary with their
@@ -27,6 +27,8 @@ enum pg__st {
 /* The advisory lock keys: migrations, and puts (shared) vs the sweep (exclusive). */
 #define PG_LOCK_MIGRATE 0x73706161001LL
 #define PG_LOCK_SWEEP 0x73706161002LL
+#define PG_WRITERS 2 /* writer threads per store: 1 was ~2x slower than parallel per-call
+                        transactions on bench/store_engines.c; 2 matched or beat them */
 #define PG_MAXP 160 /* parameters of one statement: 2 per label filter, and a few */
 
 struct pg__params {
@@ -78,18 +80,43 @@ void pg__disconnect(struct pg__conn *c);
 extern const size_t pg__n_migrations;
 
 /* ---- the store (store.c) ---------------------------------------------------------------- */
+/* One spaa_store_put_many call waiting for the writer. */
+struct pg__job {
+  size_t n;                    /* its profiles */
+  struct storage__prep *preps; /* prepared by the caller (owned by the caller) */
+  int *rcs;                    /* per profile: < 0 already failed, else the outcome */
+  struct spaa_err *errs;
+  int *keep;                   /* rcs as queued (a re-run starts from them) */
+  int done;                    /* set by the writer under mu */
+  struct pg__job *next;        /* queue link */
+};
+
 struct storage__pg {
   struct spaa_store base;
   char *conninfo;              /* "postgresql://..." */
-  size_t queue_depth;          /* puts waiting or running before SPAA_E_BUSY */
+  char where[SPAA_STORE_MAX_LOCATION]; /* the location with its password redacted */
+  size_t queue_depth;          /* profiles queued or being stored before SPAA_E_BUSY */
+  size_t batch_max;            /* most profiles in one transaction */
   pthread_mutex_t mu;          /* guards what follows */
   pthread_cond_t cv;           /* a connection returned, unpaused, stopping */
-  struct pg__conn *conns;      /* the pool */
+  pthread_cond_t cv_work;      /* a job queued, unpaused, stopping */
+  pthread_cond_t cv_done;      /* a batch finished */
+  struct pg__conn *conns;      /* the pool (reads, deletes) */
   char *cbusy;                 /* 1 while lent out */
   size_t n_conns;
-  size_t inflight;             /* puts inside put_many */
+  struct pg__writer {          /* writer threads: each takes queued puts in batches */
+    struct storage__pg *s;
+    struct pg__conn conn;      /* its own connection (and content-id cache) */
+    pthread_t th;
+    int idx;                   /* 0 also reaches a database absent at start */
+  } w[PG_WRITERS];
+  size_t writers_started;
+  struct pg__job *head, *tail; /* queued jobs */
+  size_t inflight;             /* profiles queued or being stored */
   int paused, stopping;
+  int db_ready;                /* connected and migrated once: until then every call is BUSY */
   int healthy;                 /* the last use of a connection worked */
+  struct spaa_err last;        /* why the database could not be reached (not ready) */
   struct spaa_store_stats stats;
 };
 
@@ -97,6 +124,9 @@ struct storage__pg {
  * err filled (SPAA_E_BUSY when the database cannot be reached). */
 struct pg__conn *pg__get(struct storage__pg *s, struct spaa_err *err);
 void pg__put(struct storage__pg *s, struct pg__conn *c);
+
+/* Fill err with SPAA_E_BUSY "the store is not ready" naming the (redacted) location. */
+int pg__not_ready(struct storage__pg *s, struct spaa_err *err);
 
 /* Insert one prepared profile inside the open transaction (writer.c). 0 stored, 1 already
  * stored, or an error with err filled. */

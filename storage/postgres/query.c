@@ -9,8 +9,6 @@
 
 #define DEFAULT_LIMIT 100 /* when the query gives none */
 
-/* Same checks as the SQLite engine's (storage__check_query), so both refuse alike. */
-#define check_query storage__check_query
 
 /* ---- one row into a struct ------------------------------------------------------------- */
 
@@ -27,69 +25,19 @@ static int col_dup(const PGresult *r, int row, int i, char **out)
   return 0;
 }
 
-static json_t *col_json(const PGresult *r, int row, int i)
-{
-  if (PQgetisnull(r, row, i))
-    return NULL;
-  return storage__json_parse(PQgetvalue(r, row, i), (size_t)PQgetlength(r, row, i));
-}
-
+/* The labels / totals column i as select.c reads it. 0 or SPAA_E_NOMEM. */
 static int labels_of_col(const PGresult *r, int row, int i, struct spaa_store_profile_info *pi)
 {
-  json_t *o = col_json(r, row, i), *v;
-  const char *k;
-  int rc = 0;
-  if (!json_is_object(o) || !json_object_size(o))
-    goto out;
-  if (!(pi->labels = calloc(json_object_size(o), sizeof(*pi->labels)))) {
-    rc = SPAA_E_NOMEM;
-    goto out;
-  }
-  json_object_foreach(o, k, v) {
-    struct spaa_store_label *l = &pi->labels[pi->n_labels];
-    size_t n = json_string_length(v);
-    if (!json_is_string(v))
-      continue;
-    pi->n_labels++;
-    if (!(l->key = strdup(k)) || !(l->value = malloc(n + 1))) {
-      rc = SPAA_E_NOMEM;
-      goto out;
-    }
-    memcpy(l->value, json_string_value(v), n);
-    l->value[n] = 0;
-    l->value_len = n;
-  }
-out:
-  json_decref(o);
-  return rc;
+  if (PQgetisnull(r, row, i))
+    return 0;
+  return storage__labels_of(PQgetvalue(r, row, i), (size_t)PQgetlength(r, row, i), pi);
 }
 
 static int totals_of_col(const PGresult *r, int row, int i, struct spaa_store_event *e)
 {
-  json_t *o = col_json(r, row, i), *v;
-  const char *k;
-  int rc = 0;
-  if (!json_is_object(o) || !json_object_size(o))
-    goto out;
-  if (!(e->totals = calloc(json_object_size(o), sizeof(*e->totals)))) {
-    rc = SPAA_E_NOMEM;
-    goto out;
-  }
-  json_object_foreach(o, k, v) {
-    struct spaa_store_total *t = &e->totals[e->n_totals];
-    if (!json_is_number(v))
-      continue;
-    t->value = json_is_integer(v) ? spaa_int(json_integer_value(v))
-                                  : spaa_float(json_real_value(v));
-    e->n_totals++;
-    if (!(t->metric = strdup(k))) {
-      rc = SPAA_E_NOMEM;
-      goto out;
-    }
-  }
-out:
-  json_decref(o);
-  return rc;
+  if (PQgetisnull(r, row, i))
+    return 0;
+  return storage__totals_of(PQgetvalue(r, row, i), (size_t)PQgetlength(r, row, i), e);
 }
 
 static int events_of_profile(struct pg__conn *c, int64_t num, struct spaa_store_profile_info *pi,
@@ -209,6 +157,10 @@ int pg__select(const struct spaa_list_query *q, int blocks, size_t limit, struct
     pg__p_int(p, q->to_ns);
     rc = spaa_buf_addf(sql, " AND p.start_ns <= $%d::int8", p->n);
   }
+  if (!rc && q->received_before_ns) {
+    pg__p_int(p, q->received_before_ns);
+    rc = spaa_buf_addf(sql, " AND p.received_ns < $%d::int8", p->n);
+  }
   /* at most SPAA_QUERY_MAX_LABELS pairs (checked): PG_MAXP has room for them all */
   for (i = 0; !rc && i < q->n_labels; i++) {
     if (p->n + 5 > PG_MAXP)
@@ -251,7 +203,7 @@ int pg__list(struct storage__pg *s, const struct spaa_list_query *q, struct spaa
   size_t limit;
   int rc, k, n;
   memset(out, 0, sizeof(*out));
-  if ((rc = check_query(q, err)))
+  if ((rc = storage__check_query(q, err)))
     return rc;
   limit = q->limit ? q->limit : DEFAULT_LIMIT;
   spaa_buf_init(&sql, 16 * 1024);
@@ -307,101 +259,8 @@ int pg__counts(struct storage__pg *s, struct spaa_store_counts *out, struct spaa
 
 /* ---- scanning ------------------------------------------------------------------------------ */
 
-struct scan {
-  spaa_store_scan_cb cb;
-  void *ctx;
-  struct spaa_buf raw;
-  char **strs;
-  size_t n_strs;
-  struct storage__blk_weight *w;
-  struct spaa_store_scan_weight *out;
-  size_t cap_w;
-};
-
-static void strs_free(struct scan *x)
-{
-  size_t i;
-  for (i = 0; i < x->n_strs; i++)
-    free(x->strs[i]);
-  free(x->strs);
-  x->strs = NULL;
-  x->n_strs = 0;
-}
-
-static int load_strs(struct scan *x, struct storage__rd *r)
-{
-  uint64_t n = storage__get_uv(r), i, len;
-  strs_free(x);
-  if (r->bad || n > r->len - r->pos)
-    return SPAA_E_STORE;
-  if (!(x->strs = calloc(n ? (size_t)n : 1, sizeof(*x->strs))))
-    return SPAA_E_NOMEM;
-  for (i = 0; i < n; i++, x->n_strs++) {
-    len = storage__get_uv(r);
-    if (r->bad || !len || len - 1 > r->len - r->pos)
-      return SPAA_E_STORE;
-    if (!(x->strs[i] = malloc((size_t)len)))
-      return SPAA_E_NOMEM;
-    memcpy(x->strs[i], r->p + r->pos, (size_t)len - 1);
-    x->strs[i][len - 1] = 0;
-    r->pos += (size_t)len - 1;
-  }
-  return 0;
-}
-
-static int weights_room(struct scan *x, size_t n)
-{
-  void *a, *b;
-  if (n <= x->cap_w)
-    return 0;
-  if (!(a = realloc(x->w, n * sizeof(*x->w))))
-    return SPAA_E_NOMEM;
-  x->w = a;
-  if (!(b = realloc(x->out, n * sizeof(*x->out))))
-    return SPAA_E_NOMEM;
-  x->out = b;
-  x->cap_w = n;
-  return 0;
-}
-
-static int scan_block(struct scan *x, int64_t num, const char *id)
-{
-  struct storage__blk_rd b;
-  struct spaa_store_scan_stack st;
-  uint64_t i;
-  size_t k, n;
-  int rc;
-  if (storage__blk_open(&b, x->raw.p, x->raw.len))
-    return SPAA_E_STORE;
-  if ((rc = load_strs(x, &b.sec[BS_STRINGS])))
-    return rc;
-  st.profile = num;
-  st.profile_id = id;
-  for (i = 0; i < b.n[BN_STACKS]; i++) {
-    struct storage__rd xr;
-    size_t cap = b.sec[BS_WSHAPE].len - b.sec[BS_WSHAPE].pos;
-    if (storage__blk_next_stack(&b, &st.stack, &xr))
-      return SPAA_E_STORE;
-    if ((rc = weights_room(x, cap ? cap : 1)))
-      return rc;
-    if (storage__blk_next_weights(&b, x->w, x->cap_w, &n))
-      return SPAA_E_STORE;
-    for (k = 0; k < n; k++) {
-      if (!x->w[k].metric || x->w[k].metric > x->n_strs)
-        return SPAA_E_STORE;
-      x->out[k].metric = x->strs[x->w[k].metric - 1];
-      x->out[k].value = x->w[k].value;
-    }
-    st.weights = x->out;
-    st.n_weights = n;
-    if ((rc = x->cb(x->ctx, &st)))
-      return rc;
-  }
-  return 0;
-}
-
 /* Blocks are fetched a page at a time through a cursor: one block in memory at a time. */
-static int scan_rows(struct scan *x, struct pg__conn *c, struct spaa_err *err)
+static int scan_rows(struct storage__scan *x, struct pg__conn *c, struct spaa_err *err)
 {
   struct storage__rdict dict;
   PGresult *r;
@@ -422,7 +281,7 @@ static int scan_rows(struct scan *x, struct pg__conn *c, struct spaa_err *err)
       rc = pg__block_raw(c, &dict, pg__int(r, k, 2), PQgetvalue(r, k, 3),
                          (size_t)PQgetlength(r, k, 3), &x->raw, err);
       if (!rc)
-        rc = scan_block(x, pg__int(r, k, 0), id);
+        rc = storage__scan_block(x, pg__int(r, k, 0), id);
       if (rc == SPAA_E_STORE && !err->code)
         spaa_err_set(err, rc, 0, 0, "stored profile %.64s is corrupt: block", id);
       else if (rc == SPAA_E_NOMEM)
@@ -443,10 +302,10 @@ int pg__scan(struct storage__pg *s, const struct spaa_list_query *sel, spaa_stor
   struct pg__conn *c = NULL;
   struct pg__params p;
   struct spaa_buf sql;
-  struct scan x;
+  struct storage__scan x;
   PGresult *r;
   int rc;
-  if ((rc = check_query(sel, err)))
+  if ((rc = storage__check_query(sel, err)))
     return rc;
   memset(&x, 0, sizeof(x));
   x.cb = cb;
@@ -469,9 +328,6 @@ int pg__scan(struct storage__pg *s, const struct spaa_list_query *sel, spaa_stor
   end_read(s, c);
 out:
   spaa_buf_free(&sql);
-  spaa_buf_free(&x.raw);
-  strs_free(&x);
-  free(x.w);
-  free(x.out);
+  storage__scan_free(&x);
   return rc;
 }

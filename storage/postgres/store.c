@@ -1,14 +1,23 @@
-/* The PostgreSQL store: a pool of connections shared by the callers' threads (no writer
- * thread: PostgreSQL serializes what needs it), puts grouped per transaction and answered
- * after COMMIT, a lost connection answered SPAA_E_BUSY (503 + Retry-After) and reconnected
- * on next use, and the backend's table of operations. */
+/* The PostgreSQL store: one writer thread per relay grouping queued puts into transactions
+ * (acknowledged after COMMIT), a pool of connections for reads and deletes, a lost
+ * connection answered SPAA_E_BUSY (503 + Retry-After) and reconnected on next use, a
+ * database unreachable at start answered the same until the writer has connected and
+ * migrated, and the backend's table of operations. */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "storage/postgres/pg_int.h"
 
-#define PG_EXTRA_CONNS 2 /* connections beyond the readers asked for: puts */
+#define PG_EXTRA_CONNS 1 /* pool connections beyond the readers asked for (deletes) */
 #define PG_ATTEMPTS 5    /* a batch re-run after a deadlock or a stale connection */
+#define PG_RETRY_MS 500  /* between attempts to reach a database that was not there at start */
+
+int pg__not_ready(struct storage__pg *s, struct spaa_err *err)
+{
+  return spaa_err_set(err, SPAA_E_BUSY, 0, 0, "the store is not ready: PostgreSQL at '%.96s' "
+                      "cannot be reached yet (%.100s)", s->where, s->last.msg);
+}
 
 struct pg__conn *pg__get(struct storage__pg *s, struct spaa_err *err)
 {
@@ -16,6 +25,11 @@ struct pg__conn *pg__get(struct storage__pg *s, struct spaa_err *err)
   size_t i;
   int rc;
   pthread_mutex_lock(&s->mu);
+  if (!s->db_ready) {
+    pg__not_ready(s, err);
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+  }
   for (;;) {
     for (i = 0; i < s->n_conns && s->cbusy[i]; i++)
       ;
@@ -56,73 +70,51 @@ static void pg_close(struct spaa_store *base)
   s->stopping = 1;
   s->paused = 0;
   pthread_cond_broadcast(&s->cv);
-  while (s->inflight)
-    pthread_cond_wait(&s->cv, &s->mu);
+  pthread_cond_broadcast(&s->cv_work);
+  while (s->inflight && s->writers_started)
+    pthread_cond_wait(&s->cv_done, &s->mu);
   pthread_mutex_unlock(&s->mu);
+  for (i = 0; i < s->writers_started; i++)
+    pthread_join(s->w[i].th, NULL);
+  for (i = 0; i < PG_WRITERS; i++) {
+    pg__disconnect(&s->w[i].conn);
+    storage__cache_free(&s->w[i].conn.cache);
+  }
   for (i = 0; i < s->n_conns; i++) {
     pg__disconnect(&s->conns[i]);
     storage__cache_free(&s->conns[i].cache);
   }
   pthread_mutex_destroy(&s->mu);
   pthread_cond_destroy(&s->cv);
+  pthread_cond_destroy(&s->cv_work);
+  pthread_cond_destroy(&s->cv_done);
   free(s->conns);
   free(s->cbusy);
   free(s->conninfo);
   free(s);
 }
 
-static int pg_open(const struct spaa_store_opts *opts, struct spaa_store **out,
-                   struct spaa_err *err)
-{
-  struct storage__pg *s = calloc(1, sizeof(*s));
-  size_t n = (opts->readers ? opts->readers : 1) + PG_EXTRA_CONNS, i;
-  int rc;
-  if (!s)
-    return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
-  s->base.be = &storage__postgres_backend;
-  pthread_mutex_init(&s->mu, NULL);
-  pthread_cond_init(&s->cv, NULL);
-  s->queue_depth = opts->queue_depth ? opts->queue_depth : 256;
-  s->stats.synchronous = opts->durability == SPAA_DURABILITY_NORMAL ? 1 : 2;
-  /* the location lost its scheme in store.c: a URI again, which libpq parses */
-  if ((s->conninfo = malloc(strlen(opts->path) + 16)))
-    strcpy(s->conninfo, "postgresql:"), strcat(s->conninfo, opts->path);
-  s->conns = calloc(n, sizeof(*s->conns));
-  s->cbusy = calloc(n, 1);
-  if (!s->conninfo || !s->conns || !s->cbusy) {
-    pg_close(&s->base);
-    return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
-  }
-  s->n_conns = n;
-  for (i = 0; i < n; i++) {
-    s->conns[i].gen = -1;
-    s->conns[i].sync_off = opts->durability == SPAA_DURABILITY_NORMAL;
-  }
-  if ((rc = pg__connect(&s->conns[0], s->conninfo, 1, err))) {
-    pg_close(&s->base);
-    return rc == SPAA_E_BUSY ? SPAA_E_STORE : rc;
-  }
-  s->healthy = 1;
-  *out = &s->base;
-  return 0;
-}
-
-/* Ready when a connection answers now (a broken one is reconnected). */
+/* Ready when a connection answers now (a stale one, left from before an outage, is
+ * reconnected and asked again once). */
 static int pg_ready(struct spaa_store *base)
 {
   struct storage__pg *s = (struct storage__pg *)base;
   struct pg__conn *c;
-  PGresult *r;
-  int ok;
+  PGresult *r = NULL;
+  int ok, attempt;
   pthread_mutex_lock(&s->mu);
-  ok = !s->stopping;
+  ok = !s->stopping && s->db_ready;
   pthread_mutex_unlock(&s->mu);
-  if (!ok || !(c = pg__get(s, NULL)))
-    return 0;
-  r = pg__sql(c, "SELECT 1", NULL, NULL);
+  for (attempt = 0; ok && attempt < 2 && !r; attempt++) {
+    if (!(c = pg__get(s, NULL)))
+      break;
+    r = pg__sql(c, "SELECT 1", NULL, NULL);
+    if (!r && c->lost)
+      pg__disconnect(c);
+    pg__put(s, c);
+  }
   ok = r != NULL;
   PQclear(r);
-  pg__put(s, c);
   pthread_mutex_lock(&s->mu);
   s->healthy = ok;
   pthread_mutex_unlock(&s->mu);
@@ -146,13 +138,13 @@ static int put_one(struct pg__conn *c, const struct storage__prep *pr, int *rc,
   return pg__exec(c, "ROLLBACK TO SAVEPOINT one_profile", err) ? -1 : 0;
 }
 
-/* One transaction over the prepared profiles of a batch (rcs[i] already < 0 are skipped).
+/* One transaction over the queued jobs' prepared profiles (rcs[i] already < 0 are skipped).
  * 0 committed (each rcs[i] says what became of its profile), or a batch-wide error with
  * *berr filled: nothing of the batch is stored. */
-static int run_batch(struct pg__conn *c, size_t n, struct storage__prep *preps, int *rcs,
-                     struct spaa_err *errs, struct spaa_err *berr)
+static int run_batch(struct pg__conn *c, struct pg__job *jobs, struct spaa_err *berr)
 {
   struct pg__params p;
+  struct pg__job *j;
   PGresult *r;
   size_t i;
   int64_t gen;
@@ -168,11 +160,12 @@ static int run_batch(struct pg__conn *c, size_t n, struct storage__prep *preps, 
     storage__cache_free(&c->cache);
     c->gen = gen;
   }
-  for (i = 0; i < n; i++)
-    if (rcs[i] >= 0 && put_one(c, &preps[i], &rcs[i], &errs[i]) < 0) {
-      *berr = errs[i];
-      goto fail;
-    }
+  for (j = jobs; j; j = j->next)
+    for (i = 0; i < j->n; i++)
+      if (j->rcs[i] >= 0 && put_one(c, &j->preps[i], &j->rcs[i], &j->errs[i]) < 0) {
+        *berr = j->errs[i];
+        goto fail;
+      }
   if (pg__exec(c, "COMMIT", berr))
     goto fail;
   storage__cache_commit(&c->cache);
@@ -184,31 +177,188 @@ fail:
   return -1;
 }
 
-/* Wait for room; 0, SPAA_E_BUSY or SPAA_E_SHUTDOWN. */
+/* Store a batch of jobs in one transaction on the writer's connection, re-run after a
+ * deadlock or a stale connection; a batch-wide failure fails every profile of it. */
+static void store_batch(struct storage__pg *s, struct pg__conn *c, struct pg__job *jobs)
+{
+  struct spaa_err berr;
+  struct pg__job *j;
+  int attempt, rc = -1;
+  size_t i;
+  memset(&berr, 0, sizeof(berr));
+  for (attempt = 0; attempt < PG_ATTEMPTS && rc; attempt++) {
+    if ((!c->db || PQstatus(c->db) != CONNECTION_OK) && pg__connect(c, s->conninfo, 0, &berr))
+      break;
+    for (j = jobs; j; j = j->next)
+      memcpy(j->rcs, j->keep, j->n * sizeof(int));
+    rc = run_batch(c, jobs, &berr);
+    if (rc && c->lost)
+      pg__disconnect(c);
+    if (rc && !c->retry && !(c->lost && attempt == 0))
+      break;
+  }
+  pthread_mutex_lock(&s->mu);
+  s->healthy = rc == 0;
+  if (!rc)
+    s->stats.transactions++;
+  pthread_mutex_unlock(&s->mu);
+  if (rc)
+    for (j = jobs; j; j = j->next)
+      for (i = 0; i < j->n; i++)
+        if (j->keep[i] >= 0) {
+          j->rcs[i] = berr.code ? berr.code : SPAA_E_STORE;
+          j->errs[i] = berr;
+        }
+}
+
+/* Connect the writer and migrate: the store becomes ready, or s->last says why not. */
+static void try_connect(struct storage__pg *s)
+{
+  struct spaa_err e;
+  int rc;
+  memset(&e, 0, sizeof(e));
+  rc = pg__connect(&s->w[0].conn, s->conninfo, 1, &e);
+  pthread_mutex_lock(&s->mu);
+  if (!rc)
+    s->db_ready = s->healthy = 1;
+  else
+    s->last = e;
+  pthread_mutex_unlock(&s->mu);
+}
+
+/* Jobs from the head of the queue, whole, up to batch_max profiles (at least one job). */
+static struct pg__job *take_batch(struct storage__pg *s)
+{
+  struct pg__job *first = s->head, *last = s->head;
+  size_t n = first->n;
+  while (last->next && n + last->next->n <= s->batch_max) {
+    last = last->next;
+    n += last->n;
+  }
+  s->head = last->next;
+  if (!s->head)
+    s->tail = NULL;
+  last->next = NULL;
+  return first;
+}
+
+/* A writer thread: (writer 0) reach the database when it was not there at start, then take
+ * queued jobs in batches until the store closes with an empty queue. */
+static void *writer_main(void *arg)
+{
+  struct pg__writer *w = arg;
+  struct storage__pg *s = w->s;
+  struct pg__job *batch, *j;
+  pthread_mutex_lock(&s->mu);
+  for (;;) {
+    if (!s->db_ready && !s->stopping && w->idx == 0) {
+      struct timespec t;
+      pthread_mutex_unlock(&s->mu);
+      try_connect(s);
+      pthread_mutex_lock(&s->mu);
+      clock_gettime(CLOCK_REALTIME, &t);
+      t.tv_nsec += PG_RETRY_MS * 1000000L;
+      t.tv_sec += t.tv_nsec / 1000000000L;
+      t.tv_nsec %= 1000000000L;
+      if (!s->db_ready && !s->stopping)
+        pthread_cond_timedwait(&s->cv_work, &s->mu, &t);
+      continue;
+    }
+    if (s->head && !s->paused && s->db_ready) {
+      batch = take_batch(s);
+      pthread_mutex_unlock(&s->mu);
+      store_batch(s, &w->conn, batch);
+      pthread_mutex_lock(&s->mu);
+      for (j = batch; j; j = j->next)
+        j->done = 1;
+      pthread_cond_broadcast(&s->cv_done);
+      continue;
+    }
+    if (s->stopping && !s->head)
+      break;
+    pthread_cond_wait(&s->cv_work, &s->mu);
+  }
+  pthread_mutex_unlock(&s->mu);
+  return NULL;
+}
+
+static int pg_open(const struct spaa_store_opts *opts, struct spaa_store **out,
+                   struct spaa_err *err)
+{
+  struct storage__pg *s = calloc(1, sizeof(*s));
+  size_t n = (opts->readers ? opts->readers : 1) + PG_EXTRA_CONNS, i;
+  int rc;
+  if (!s)
+    return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
+  s->base.be = &storage__postgres_backend;
+  pthread_mutex_init(&s->mu, NULL);
+  pthread_cond_init(&s->cv, NULL);
+  pthread_cond_init(&s->cv_work, NULL);
+  pthread_cond_init(&s->cv_done, NULL);
+  s->queue_depth = opts->queue_depth ? opts->queue_depth : 256;
+  s->batch_max = opts->batch_max ? opts->batch_max : 64;
+  s->stats.synchronous = opts->durability == SPAA_DURABILITY_NORMAL ? 1 : 2;
+  /* the location lost its scheme in store.c: a URI again, which libpq parses */
+  if ((s->conninfo = malloc(strlen(opts->path) + 16)))
+    strcpy(s->conninfo, "postgresql:"), strcat(s->conninfo, opts->path);
+  s->conns = calloc(n, sizeof(*s->conns));
+  s->cbusy = calloc(n, 1);
+  if (!s->conninfo || !s->conns || !s->cbusy) {
+    pg_close(&s->base);
+    return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
+  }
+  spaa_store_redact(s->conninfo, s->where, sizeof(s->where));
+  s->n_conns = n;
+  for (i = 0; i < n; i++) {
+    s->conns[i].gen = -1;
+    s->conns[i].sync_off = opts->durability == SPAA_DURABILITY_NORMAL;
+  }
+  for (i = 0; i < PG_WRITERS; i++) {
+    s->w[i].s = s;
+    s->w[i].idx = (int)i;
+    s->w[i].conn.gen = -1;
+    s->w[i].conn.sync_off = opts->durability == SPAA_DURABILITY_NORMAL;
+  }
+  /* unreachable now: opened not ready, the writer thread connects (and migrates) later */
+  rc = pg__connect(&s->w[0].conn, s->conninfo, 1, &s->last);
+  s->db_ready = s->healthy = rc == 0;
+  if (rc && rc != SPAA_E_BUSY) {
+    *err = s->last;
+    pg_close(&s->base);
+    return rc;
+  }
+  for (i = 0; i < PG_WRITERS; i++) {
+    if (pthread_create(&s->w[i].th, NULL, writer_main, &s->w[i])) {
+      pg_close(&s->base);
+      return spaa_err_set(err, SPAA_E_STORE, 0, 0, "cannot start the writer threads");
+    }
+    s->writers_started = i + 1;
+  }
+  *out = &s->base;
+  return 0;
+}
+
+/* Room for n more profiles (under mu): 0, SPAA_E_BUSY (queue full, or not ready) or
+ * SPAA_E_SHUTDOWN. */
 static int admit(struct storage__pg *s, size_t n)
 {
   int rc = 0;
-  pthread_mutex_lock(&s->mu);
   if (s->stopping)
     rc = SPAA_E_SHUTDOWN;
-  else if (s->inflight + n > s->queue_depth && s->inflight)
+  else if (!s->db_ready || (s->inflight + n > s->queue_depth && s->inflight))
     rc = SPAA_E_BUSY;
   if (rc == SPAA_E_BUSY)
     s->stats.busy += n;
   if (!rc) {
     s->inflight += n;
     s->stats.queued = s->inflight;
-    while (s->paused && !s->stopping)
-      pthread_cond_wait(&s->cv, &s->mu);
   }
-  pthread_mutex_unlock(&s->mu);
   return rc;
 }
 
 static void finish(struct storage__pg *s, size_t n, const int *rcs)
 {
   size_t i;
-  pthread_mutex_lock(&s->mu);
   s->inflight -= n;
   s->stats.queued = s->inflight;
   for (i = 0; i < n; i++) {
@@ -219,48 +369,39 @@ static void finish(struct storage__pg *s, size_t n, const int *rcs)
     else if (rcs[i] != SPAA_E_INVALID)
       s->stats.failed++;
   }
-  pthread_cond_broadcast(&s->cv);
-  pthread_mutex_unlock(&s->mu);
+  pthread_cond_broadcast(&s->cv_done);
 }
 
-/* Store preps[0..n) in one transaction, re-run after a deadlock or a stale connection. */
-static void store_batch(struct storage__pg *s, size_t n, struct storage__prep *preps, int *rcs,
-                        struct spaa_err *errs)
+/* Queue the job and wait until the writer committed (or failed) it. 0 or the refusal, with
+ * the message of each profile not refused before filled. */
+static int submit(struct storage__pg *s, struct pg__job *j)
 {
-  struct spaa_err berr;
-  struct pg__conn *c;
-  int *keep = malloc((n ? n : 1) * sizeof(int)), attempt, rc = -1;
   size_t i;
-  memset(&berr, 0, sizeof(berr));
-  if (!keep) {
-    spaa_err_set(&berr, SPAA_E_NOMEM, 0, 0, NULL);
-    goto fail;
-  }
-  memcpy(keep, rcs, n * sizeof(int));
-  for (attempt = 0; attempt < PG_ATTEMPTS && rc; attempt++) {
-    if (!(c = pg__get(s, &berr)))
-      break;
-    memcpy(rcs, keep, n * sizeof(int));
-    rc = run_batch(c, n, preps, rcs, errs, &berr);
-    if (rc && c->lost)
-      pg__disconnect(c);
-    pg__put(s, c);
-    if (rc && !c->retry && !(c->lost && attempt == 0))
-      break;
-  }
-  if (!rc) {
-    pthread_mutex_lock(&s->mu);
-    s->stats.transactions++;
-    pthread_mutex_unlock(&s->mu);
-  }
-fail:
-  if (rc)
-    for (i = 0; i < n; i++)
-      if (!keep || keep[i] >= 0) {
-        rcs[i] = berr.code ? berr.code : SPAA_E_STORE;
-        errs[i] = berr;
+  int rc;
+  pthread_mutex_lock(&s->mu);
+  if (!(rc = admit(s, j->n))) {
+    if (s->tail)
+      s->tail->next = j;
+    else
+      s->head = j;
+    s->tail = j;
+    pthread_cond_signal(&s->cv_work);
+    while (!j->done)
+      pthread_cond_wait(&s->cv_done, &s->mu);
+    finish(s, j->n, j->rcs);
+  } else {
+    for (i = 0; i < j->n; i++)
+      if (j->rcs[i] >= 0) {
+        if (rc == SPAA_E_BUSY && !s->db_ready)
+          pg__not_ready(s, &j->errs[i]);
+        else
+          spaa_err_set(&j->errs[i], rc, 0, 0, rc == SPAA_E_BUSY ? "the store queue is full"
+                                                               : "the store is closing");
+        j->rcs[i] = rc;
       }
-  free(keep);
+  }
+  pthread_mutex_unlock(&s->mu);
+  return rc;
 }
 
 static int pg_put_many(struct spaa_store *base, size_t n, const struct spaa_profile *const *p,
@@ -268,29 +409,32 @@ static int pg_put_many(struct spaa_store *base, size_t n, const struct spaa_prof
 {
   struct storage__pg *s = (struct storage__pg *)base;
   struct storage__prep *preps = calloc(n ? n : 1, sizeof(*preps));
+  int *keep = malloc((n ? n : 1) * sizeof(int));
+  struct pg__job j;
   size_t i;
   int rc;
-  if (!preps) {
+  if (!preps || !keep) {
     for (i = 0; i < n; i++)
       rcs[i] = spaa_err_set(&errs[i], SPAA_E_NOMEM, 0, 0, NULL);
+    free(preps);
+    free(keep);
     return SPAA_E_NOMEM;
   }
   for (i = 0; i < n; i++) {
     memset(&errs[i], 0, sizeof(errs[i]));
-    rcs[i] = storage__prep_build(&preps[i], p[i], &meta[i], &errs[i]);
+    keep[i] = rcs[i] = storage__prep_build(&preps[i], p[i], &meta[i], &errs[i]);
   }
-  if ((rc = admit(s, n))) {
-    for (i = 0; i < n; i++)
-      if (rcs[i] >= 0)
-        rcs[i] = spaa_err_set(&errs[i], rc, 0, 0, rc == SPAA_E_BUSY ? "the store queue is "
-                              "full" : "the store is closing");
-  } else {
-    store_batch(s, n, preps, rcs, errs);
-    finish(s, n, rcs);
-  }
+  memset(&j, 0, sizeof(j));
+  j.n = n;
+  j.preps = preps;
+  j.rcs = rcs;
+  j.errs = errs;
+  j.keep = keep;
+  rc = submit(s, &j);
   for (i = 0; i < n; i++)
     storage__prep_free(&preps[i]);
   free(preps);
+  free(keep);
   return rc;
 }
 
@@ -308,6 +452,7 @@ static void pg_pause(struct spaa_store *base, int on)
   pthread_mutex_lock(&s->mu);
   s->paused = on;
   pthread_cond_broadcast(&s->cv);
+  pthread_cond_broadcast(&s->cv_work);
   pthread_mutex_unlock(&s->mu);
 }
 

@@ -91,58 +91,28 @@ static int add_frames(struct pg__conn *c, const struct storage__prep *pr, const 
   size_t i;
   int rc = 0;
   for (i = 0; i < p->n_frames && !rc; i++) {
-    const struct spaa_frame *f = &p->frames[i];
-    const struct spaa_dso *d = pr->frame_dso[i] == SIZE_MAX ? NULL : &p->dsos[pr->frame_dso[i]];
+    struct storage__frame_ident id;
     struct pg__params ins;
     if (storage__cache_get(&c->cache, SK_FRAME, &pr->frame_cid[i], &rows[i]))
       continue;
     params0(&ins);
     pg__p_bytes(&ins, pr->frame_cid[i].b, SPAA_CID_LEN);
-    if (d)
+    if (pr->frame_dso[i] != SIZE_MAX)
       pg__p_int(&ins, dso_rows[pr->frame_dso[i]]);
     else
       pg__p_null(&ins);
-    /* the identity fields, as spaa_frame_identity reads them */
-    pg__p_str(&ins, f->func_resolved && f->func ? f->func : "");
-    pg__p_str(&ins, f->srcline_resolved && f->srcline && f->srcline[0] ? f->srcline : NULL);
-    pg__p_int(&ins, f->has_inline_depth ? f->inline_depth : 0);
-    pg__p_str(&ins, f->kind ? f->kind : "unknown");
-    if (!f->func_resolved && f->has_ip) {
-      uint64_t a = f->ip;
-      if (d && d->has_mapping && a >= d->map_start && a < d->map_limit)
-        a = a - d->map_start + d->map_offset;
-      pg__p_int(&ins, (int64_t)a);
-    } else {
+    storage__frame_ident(pr, i, &id);
+    pg__p_str(&ins, id.func);
+    pg__p_str(&ins, id.srcline);
+    pg__p_int(&ins, id.inline_depth);
+    pg__p_str(&ins, id.kind);
+    if (id.has_addr)
+      pg__p_int(&ins, id.addr);
+    else
       pg__p_null(&ins);
-    }
     rc = row_of(c, SK_FRAME, &pr->frame_cid[i], &ins, 0, &rows[i], err);
   }
   return rc;
-}
-
-/* A new stack's id must be its content id (prep.c trusts the ids of known stacks). */
-static int check_new_stack(const struct storage__prep *pr, size_t i, struct spaa_err *err)
-{
-  const struct spaa_stack *s = &pr->p->stacks[i];
-  size_t from = pr->stack_frames_off[i], n = pr->stack_frames_off[i + 1] - from, j;
-  struct spaa_cid small[64] = {{{0}}}, *leaf = small, c;
-  int rc;
-  if (n > 64 && !(leaf = malloc(n * sizeof(*leaf))))
-    return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
-  for (j = 0; j < n; j++)
-    leaf[j] = pr->frame_cid[pr->stack_frames[from + j]];
-  rc = spaa_stack_cid(s->event, s->stack_type, leaf, n, s->context, &c);
-  if (leaf != small)
-    free(leaf);
-  if (rc)
-    return spaa_err_set(err, rc, 0, 0, "computing a stack's content id failed");
-  if (memcmp(c.b, pr->stack_cid[i].b, SPAA_CID_LEN) != 0) {
-    char hex[SPAA_CID_HEXLEN + 1];
-    spaa_cid_hex(&c, hex);
-    return spaa_err_set(err, SPAA_E_INVALID, 0, 0, "stack %zu has id \"%.40s\" but its content "
-                        "id is %s: normalize the profile before storing it", i, s->id, hex);
-  }
-  return 0;
 }
 
 static int add_stacks(struct pg__conn *c, const struct storage__prep *pr,
@@ -171,7 +141,7 @@ static int add_stacks(struct pg__conn *c, const struct storage__prep *pr,
                ? spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL) : 0;
       continue;
     }
-    if ((rc = check_new_stack(pr, i, err)))
+    if ((rc = storage__prep_check_stack(pr, i, err)))
       break;
     fb.len = 0;
     for (j = pr->stack_frames_off[i]; j < pr->stack_frames_off[i + 1] && !rc; j++)
@@ -254,85 +224,6 @@ static int add_labels_events(struct pg__conn *c, const struct storage__prep *pr,
   return 0;
 }
 
-/* The profile's instances, in its order, into a raw block (as the SQLite writer builds it). */
-static int build_frames(struct storage__blk *b, const struct storage__prep *pr,
-                        const int64_t *frame_rows)
-{
-  const struct spaa_profile *p = pr->p;
-  size_t i;
-  int rc = 0;
-  for (i = 0; i < p->n_frames && !rc; i++) {
-    const struct spaa_frame *f = &p->frames[i];
-    struct storage__blk_frame bf;
-    int src_here = !f->srcline_resolved || (f->srcline && !f->srcline[0]);
-    bf.local_id = f->id;
-    bf.row = frame_rows[i];
-    bf.flags = (f->func_resolved ? 0 : PF_UNRESOLVED) |
-               (f->srcline_resolved ? 0 : PF_SRC_UNRESOLVED) | (f->inlined ? PF_INLINED : 0) |
-               (f->has_inline_depth ? 0 : PF_NO_DEPTH) | (src_here ? PF_SRC_HERE : 0);
-    bf.has_dso = f->has_dso;
-    bf.dso_local = f->dso;
-    bf.has_ip = f->has_ip;
-    bf.ip = f->ip;
-    bf.func = f->func_resolved ? NULL : f->func;
-    bf.symoff = f->symoff;
-    bf.srcline = src_here ? f->srcline : NULL;
-    bf.extra = pr->frame_extra[i];
-    rc = storage__blk_frame(b, &bf);
-  }
-  return rc;
-}
-
-static int build_block(const struct storage__prep *pr, const int64_t *dso_rows,
-                       const int64_t *frame_rows, const int64_t *stack_rows, struct spaa_buf *raw)
-{
-  const struct spaa_profile *p = pr->p;
-  struct storage__blk_tables t;
-  struct storage__blk b;
-  size_t i;
-  int rc = 0;
-  storage__blk_init(&b);
-  for (i = 0; i < p->n_dsos && !rc; i++)
-    rc = storage__blk_dso(&b, p->dsos[i].id, dso_rows[i], pr->blobs.p + pr->dso_inst[i],
-                          pr->dso_inst[i + 1] - pr->dso_inst[i]);
-  if (!rc)
-    rc = build_frames(&b, pr, frame_rows);
-  for (i = 0; i < p->n_threads && !rc; i++)
-    rc = storage__blk_thread(&b, p->threads[i].pid, p->threads[i].tid, p->threads[i].comm,
-                             pr->thread_extra[i]);
-  for (i = 0; i < p->n_stacks && !rc; i++)
-    rc = storage__blk_stack(&b, stack_rows[i], pr->blobs.p + pr->pstack_w[2 * i],
-                            pr->pstack_w[2 * i + 1] - pr->pstack_w[2 * i],
-                            pr->blobs.p + pr->pstack_w[2 * i + 1],
-                            pr->pstack_w[2 * i + 2] - pr->pstack_w[2 * i + 1]);
-  for (i = 0; i < p->n_samples && !rc; i++) {
-    const struct spaa_sample *s = &p->samples[i];
-    struct storage__blk_sample sm;
-    memset(&sm, 0, sizeof(sm));
-    sm.ts_kind = !s->has_timestamp ? BT_NONE : s->timestamp.is_float ? BT_FLOAT : BT_INT;
-    sm.ts = s->timestamp;
-    sm.has_tid = s->has_tid;
-    sm.tid = s->tid;
-    sm.has_stack = pr->sample_stack[i] != SIZE_MAX;
-    sm.stack_row = sm.has_stack ? stack_rows[pr->sample_stack[i]] : 0;
-    sm.rest = pr->blobs.p + pr->sample_rest[i];
-    sm.rest_len = pr->sample_rest[i + 1] - pr->sample_rest[i];
-    rc = storage__blk_sample(&b, &sm);
-  }
-  memset(&t, 0, sizeof(t));
-  t.header = pr->blobs.p + pr->header_off[0];
-  t.header_len = pr->header_off[1] - pr->header_off[0];
-  t.strings = pr->blobs.p + pr->strings_off[0];
-  t.strings_len = pr->strings_off[1] - pr->strings_off[0];
-  t.windows = pr->blobs.p + pr->windows_off[0];
-  t.windows_len = pr->windows_off[1] - pr->windows_off[0];
-  t.sorted = pr->sorted;
-  if (!rc)
-    rc = storage__blk_finish(&b, &t, raw);
-  storage__blk_free(&b);
-  return rc;
-}
-
 /* Read the service's dictionary: 1 found (into *id, dz), 0 none, or an error. */
 static int dict_read(struct pg__conn *c, const char *service, int64_t *id, struct spaa_buf *dz,
                      struct spaa_err *err)
@@ -410,7 +301,7 @@ static int add_block(struct pg__conn *c, const struct storage__prep *pr, int64_t
   int rc;
   spaa_buf_init(&raw, 0);
   spaa_buf_init(&z, 0);
-  if ((rc = build_block(pr, dso_rows, frame_rows, stack_rows, &raw))) {
+  if ((rc = storage__blk_build(pr, dso_rows, frame_rows, stack_rows, &raw))) {
     rc = spaa_err_set(err, rc, 0, 0, "packing the profile's block failed");
     goto out;
   }

@@ -121,31 +121,16 @@ static int keep(struct mark *m, int which, int64_t row)
   return sqlite3_step(st) == SQLITE_DONE ? 0 : storage__db_err(m->c, m->err, "marking rows");
 }
 
-/* Mark what the block in m->raw names. 0, SPAA_E_STORE (corrupt or database), NOMEM. */
+static int keep_cb(void *m, int which, int64_t row) { return keep(m, which, row); }
+
+/* Mark what the block in m->raw names (storage__blk_rows: 0 stacks, 1 frames, 2 dsos).
+ * 0, SPAA_E_STORE (corrupt or database), NOMEM. */
 static int mark_block(struct mark *m)
 {
   struct storage__blk_rd b;
-  struct storage__blk_frame_rd f;
-  struct storage__blk_sample sm;
-  struct storage__rd r;
-  uint64_t i, local;
-  int64_t row;
-  int rc = 0;
   if (storage__blk_open(&b, m->raw.p, m->raw.len))
     return SPAA_E_STORE;
-  for (i = 0; i < b.n[BN_DSOS] && !rc; i++)
-    rc = storage__blk_next_dso(&b, &local, &row, &r) ? SPAA_E_STORE : keep(m, 2, row);
-  for (i = 0; i < b.n[BN_FRAMES] && !rc; i++)
-    rc = storage__blk_next_frame(&b, &f) ? SPAA_E_STORE : keep(m, 1, f.row);
-  for (i = 0; i < b.n[BN_STACKS] && !rc; i++)
-    rc = storage__blk_next_stack(&b, &row, &r) ? SPAA_E_STORE : keep(m, 0, row);
-  for (i = 0; i < b.n[BN_SAMPLES] && !rc; i++) {
-    if (storage__blk_next_sample(&b, &sm))
-      rc = SPAA_E_STORE;
-    else if (sm.has_stack)
-      rc = keep(m, 0, sm.stack_row);
-  }
-  return rc;
+  return storage__blk_rows(&b, 1, keep_cb, m);
 }
 
 /* Mark from every remaining block. */
@@ -159,9 +144,9 @@ static int mark_blocks(struct mark *m)
     return storage__db_err(m->c, m->err, "preparing the sweep");
   while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
     const char *id = (const char *)sqlite3_column_text(st, 0);
-    rc = storage__block_raw(m->c, &m->dict, sqlite3_column_int64(st, 1),
-                            sqlite3_column_blob(st, 2), (size_t)sqlite3_column_bytes(st, 2),
-                            &m->raw, m->err);
+    rc = storage__sq_block_raw(m->c, &m->dict, sqlite3_column_int64(st, 1),
+                               sqlite3_column_blob(st, 2), (size_t)sqlite3_column_bytes(st, 2),
+                               &m->raw, m->err);
     if (!rc)
       rc = mark_block(m);
     if (rc == SPAA_E_STORE && !m->err->code)
@@ -210,8 +195,8 @@ static const char *const SWEEP_DELETE[4] = {
   "DELETE FROM stack WHERE id NOT IN (SELECT id FROM keep_stack)",
   "DELETE FROM frame WHERE id NOT IN (SELECT id FROM keep_frame)",
   "DELETE FROM dso WHERE id NOT IN (SELECT id FROM keep_dso)",
-  "DELETE FROM block_dict WHERE id NOT IN"
-  " (SELECT dict FROM profile_block WHERE dict IS NOT NULL)",
+  ("DELETE FROM block_dict WHERE id NOT IN"
+   " (SELECT dict FROM profile_block WHERE dict IS NOT NULL)"),
 };
 
 /* Mark and delete inside the open transaction; the counts into out. */

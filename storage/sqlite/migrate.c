@@ -10,8 +10,8 @@
 static const char *const OLD_SQL[] = {
   "SELECT num, header, strings, windows FROM profile ORDER BY num",
   "SELECT local_id, dso, inst FROM profile_dso WHERE profile = ?1 ORDER BY seq",
-  "SELECT local_id, frame, dso_local, ip, flags, func, symoff, srcline, extra"
-  " FROM profile_frame WHERE profile = ?1 ORDER BY seq",
+  ("SELECT local_id, frame, dso_local, ip, flags, func, symoff, srcline, extra"
+   " FROM profile_frame WHERE profile = ?1 ORDER BY seq"),
   "SELECT pid, tid, comm, extra FROM profile_thread WHERE profile = ?1 ORDER BY seq",
   "SELECT stack, weights, x FROM profile_stack WHERE profile = ?1 ORDER BY seq",
   "SELECT ts, tid, stack, rest FROM sample WHERE profile = ?1 ORDER BY seq",

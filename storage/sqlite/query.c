@@ -28,73 +28,21 @@ static int col_dup(sqlite3_stmt *st, int i, char **out)
   return 0;
 }
 
-/* The stored canonical JSON of text column i (NULL when it is NULL or does not parse). */
-static json_t *col_json(sqlite3_stmt *st, int i)
-{
-  if (sqlite3_column_type(st, i) == SQLITE_NULL)
-    return NULL;
-  return storage__json_parse((const char *)sqlite3_column_text(st, i),
-                             (size_t)sqlite3_column_bytes(st, i));
-}
-
-/* The labels column (a canonical object of strings) as key/value pairs. 0 or SPAA_E_NOMEM. */
+/* The labels / totals column i as select.c reads it. 0 or SPAA_E_NOMEM. */
 static int labels_of_col(sqlite3_stmt *st, int i, struct spaa_store_profile_info *pi)
 {
-  json_t *o = col_json(st, i), *v;
-  const char *k;
-  int rc = 0;
-  if (!json_is_object(o) || !json_object_size(o))
-    goto out;
-  if (!(pi->labels = calloc(json_object_size(o), sizeof(*pi->labels)))) {
-    rc = SPAA_E_NOMEM;
-    goto out;
-  }
-  json_object_foreach(o, k, v) {
-    struct spaa_store_label *l = &pi->labels[pi->n_labels];
-    size_t n = json_string_length(v);
-    if (!json_is_string(v))
-      continue;
-    pi->n_labels++;
-    if (!(l->key = strdup(k)) || !(l->value = malloc(n + 1))) {
-      rc = SPAA_E_NOMEM;
-      goto out;
-    }
-    memcpy(l->value, json_string_value(v), n);
-    l->value[n] = 0;
-    l->value_len = n;
-  }
-out:
-  json_decref(o);
-  return rc;
+  if (sqlite3_column_type(st, i) == SQLITE_NULL)
+    return 0;
+  return storage__labels_of((const char *)sqlite3_column_text(st, i),
+                            (size_t)sqlite3_column_bytes(st, i), pi);
 }
 
-/* An event's totals column (a canonical object of numbers) into e. 0 or SPAA_E_NOMEM. */
 static int totals_of_col(sqlite3_stmt *st, int i, struct spaa_store_event *e)
 {
-  json_t *o = col_json(st, i), *v;
-  const char *k;
-  int rc = 0;
-  if (!json_is_object(o) || !json_object_size(o))
-    goto out;
-  if (!(e->totals = calloc(json_object_size(o), sizeof(*e->totals)))) {
-    rc = SPAA_E_NOMEM;
-    goto out;
-  }
-  json_object_foreach(o, k, v) {
-    struct spaa_store_total *t = &e->totals[e->n_totals];
-    if (!json_is_number(v))
-      continue;
-    t->value = json_is_integer(v) ? spaa_int(json_integer_value(v))
-                                  : spaa_float(json_real_value(v));
-    e->n_totals++;
-    if (!(t->metric = strdup(k))) {
-      rc = SPAA_E_NOMEM;
-      goto out;
-    }
-  }
-out:
-  json_decref(o);
-  return rc;
+  if (sqlite3_column_type(st, i) == SQLITE_NULL)
+    return 0;
+  return storage__totals_of((const char *)sqlite3_column_text(st, i),
+                            (size_t)sqlite3_column_bytes(st, i), e);
 }
 
 /* The events of profile row `num`, in their stored order, into pi. */
@@ -185,24 +133,6 @@ out:
 }
 
 /* ---- the list -------------------------------------------------------------------------------- */
-
-int storage__check_query(const struct spaa_list_query *q, struct spaa_err *err)
-{
-  size_t i;
-  if (q->limit > SPAA_QUERY_MAX_PAGE)
-    return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "limit %zu is over %d", q->limit,
-                        SPAA_QUERY_MAX_PAGE);
-  if (q->n_labels > SPAA_QUERY_MAX_LABELS || (q->n_labels && !q->labels))
-    return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "label filters must be an object of "
-                        "at most %d strings", SPAA_QUERY_MAX_LABELS);
-  for (i = 0; i < q->n_labels; i++)
-    if (!q->labels[i].key || !q->labels[i].value)
-      return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "label filter \"%.64s\" is not a "
-                          "string", q->labels[i].key ? q->labels[i].key : "");
-  if (q->after && !q->after->id)
-    return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "malformed cursor: it names no profile");
-  return 0;
-}
 
 /* The list query's SQL into sql, from fixed fragments only: every value is bound (bind_list
  * binds them in the same order). 0 or SPAA_E_NOMEM. */

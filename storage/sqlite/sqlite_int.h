@@ -1,6 +1,6 @@
 /* Internals of the SQLite backend (storage/sqlite/): connections with cached statements, the
- * schema migrations, the compact packing, the per-profile block, the content-id cache and
- * the store itself. */
+ * schema migrations, the writer and the store itself. The block, its packing, the
+ * preparation and the content-id cache are shared with the other engine (engine_int.h). */
 #ifndef SPAA_STORAGE_SQLITE_INT_H
 #define SPAA_STORAGE_SQLITE_INT_H
 
@@ -11,13 +11,10 @@
 #include <jansson.h>
 #include <sqlite3.h>
 
-#include "base/buf.h"
-#include "spaa/cid.h"
-#include "base/err.h"
-#include "base/limits.h"
-#include "spaa/spaa.h"
 #include "storage/backend.h"
-#include "storage/storage.h"
+#include "storage/engine_int.h"
+
+#define STORAGE_VACUUM_STEP 2048 /* pages given back per step after a delete (8 MiB) */
 
 /* ---- statements (schema.c) ------------------------------------------------------------
  * Every statement the store runs with fixed text; prepared lazily, once per connection. */
@@ -52,286 +49,6 @@ int storage__db_err(struct storage__conn *c, struct spaa_err *err, const char *w
 /* Run a cached statement that returns no rows. 0 or SPAA_E_STORE. */
 int storage__exec(struct storage__conn *c, enum storage__st id, struct spaa_err *err);
 
-/* ---- packing (pack.c) -----------------------------------------------------------------
- * Per-profile rows keep what is not in a record's identity as compact blobs: unsigned
- * LEB128 varints, zigzag varints for signed values, numbers as a tag byte (0 integer +
- * zigzag varint, 1 double + 8 bytes little-endian), strings as varint (length + 1, 0 for
- * NULL) and bytes, JSON values as strings of canonical JSON text. */
-int storage__put_uv(struct spaa_buf *b, uint64_t v);
-int storage__put_sv(struct spaa_buf *b, int64_t v);
-int storage__put_num(struct spaa_buf *b, struct spaa_num n);
-int storage__put_str(struct spaa_buf *b, const char *s);
-int storage__put_json(struct spaa_buf *b, const json_t *v);
-
-/* A bounds-checked reader: any overrun or malformed value sets `bad` and yields zeros. */
-struct storage__rd {
-  const uint8_t *p; /* the bytes (borrowed) */
-  size_t len;       /* their count */
-  size_t pos;       /* next byte */
-  int bad;          /* 1 once anything failed */
-};
-void storage__rd_init(struct storage__rd *r, const void *p, size_t len);
-uint64_t storage__get_uv(struct storage__rd *r);
-int64_t storage__get_sv(struct storage__rd *r);
-struct spaa_num storage__get_num(struct storage__rd *r);
-/* The string interned in `p` (NULL when it was NULL, or on error with r->bad set). */
-const char *storage__get_str(struct storage__rd *r, struct spaa_profile *p);
-/* A new JSON value, NULL when it was NULL (or on error with r->bad set). */
-json_t *storage__get_json(struct storage__rd *r);
-/* Parse canonical JSON text (any value, NULs allowed); NULL on error. */
-json_t *storage__json_parse(const char *s, size_t len);
-/* Canonical JSON text of v into a new NUL-terminated malloc'ed string; NULL on OOM. */
-char *storage__json_text(const json_t *v, size_t *len);
-
-/* ---- preparation (prep.c) -------------------------------------------------------------
- * Everything about a profile that does not depend on row ids, computed in the caller's
- * thread before it is queued, so that the writer thread only runs SQL. */
-struct storage__prep {
-  const struct spaa_profile *p;   /* borrowed, as given to spaa_store_put */
-  const struct spaa_meta *m;      /* borrowed */
-  struct spaa_cid *dso_cid;       /* n_dsos */
-  struct spaa_cid *frame_cid;     /* n_frames */
-  size_t *frame_dso;              /* n_frames: index in p->dsos, SIZE_MAX without a dso */
-  struct spaa_cid *stack_cid;     /* n_stacks */
-  size_t *stack_frames;           /* every stack's frames as indexes in p->frames, leaf first */
-  size_t *stack_frames_off;       /* n_stacks + 1 offsets into stack_frames */
-  size_t *sample_stack;           /* n_samples: index in p->stacks, SIZE_MAX when unknown */
-  struct spaa_buf blobs;          /* every packed blob below, back to back */
-  size_t *dso_inst;               /* n_dsos + 1 offsets into blobs */
-  size_t *pstack_w;               /* 2 * n_stacks + 1 offsets: weights, x, weights, x... */
-  size_t *sample_rest;            /* n_samples + 1 offsets */
-  size_t header_off[2];           /* the packed header */
-  size_t strings_off[2];          /* the string table */
-  size_t windows_off[2];          /* the packed windows */
-  char **frame_extra;             /* n_frames canonical JSON texts or NULL */
-  char **thread_extra;            /* n_threads */
-  char **stack_ctx;               /* n_stacks: context minus event, canonical, or NULL */
-  char *labels_text, *attrs_text; /* canonical JSON or NULL */
-  const char **event_names;       /* n_events_out names (borrowed from the profile) */
-  char **event_totals;            /* n_events_out canonical JSON objects */
-  size_t n_events_out;
-  int64_t samples;                /* the "samples" number of the meta answer */
-  int sorted;                     /* 1: the stacks are in canonical order (BK_SORTED) */
-  void *original;                 /* zstd-compressed original payload, or NULL */
-  size_t original_len;
-};
-
-/* 0, or SPAA_E_INVALID (not in canonical form, a dangling reference...) / SPAA_E_NOMEM. */
-int storage__prep_build(struct storage__prep *pr, const struct spaa_profile *p,
-                        const struct spaa_meta *m, struct spaa_err *err);
-void storage__prep_free(struct storage__prep *pr); /* NULL-safe */
-
-/* Flags of profile_frame.flags. */
-#define PF_UNRESOLVED 1u      /* func is not resolved: the raw text is in profile_frame.func */
-#define PF_SRC_UNRESOLVED 2u  /* srcline_resolved false */
-#define PF_INLINED 4u         /* inlined true */
-#define PF_NO_DEPTH 8u        /* inline_depth absent */
-#define PF_SRC_HERE 16u       /* srcline comes from profile_frame.srcline (even when NULL) */
-
-/* Flags at the start of a profile_stack.x blob. */
-#define PS_EXCLUSIVE 1u       /* exclusive frame (uv) and weights follow */
-#define PS_NO_TYPE 2u         /* stack_type absent (stored as "unified") */
-#define PS_FRAMES 4u          /* explicit local frame ids follow (uv count, uv ids); written
-                                 by schema version 2, still read */
-#define PS_RELATED 8u         /* related stack ids follow (uv count, strings) */
-#define PS_EXTRA 16u          /* extra JSON follows */
-#define PS_DUPS 32u           /* frames that are not the first local frame of their shared row
-                                 follow: uv count, then (uv position delta, uv rank) each */
-#define PS_EXCL_LEAF 64u      /* with PS_EXCLUSIVE: the exclusive frame is the leaf (not kept) */
-#define PS_EXCL_SAME 128u     /* with PS_EXCLUSIVE: exclusive weights = the weights (not kept) */
-
-/* Flags at the start of a sample.rest blob. */
-#define SR_PID 1u
-#define SR_CPU 2u
-#define SR_EVENT 4u           /* string table index */
-#define SR_PERIOD 8u
-#define SR_WEIGHTS 16u
-#define SR_CONTEXT 32u
-#define SR_EXTRA 64u
-#define SR_STACK_ID 128u      /* the stack id as text: it names no stack of the profile */
-
-/* ---- the per-profile block (block.c) ---------------------------------------------------
- * Layout in docs/storage.md. Built record by record (dsos, frames, threads, stacks, samples
- * each in the profile's order), then finished into the raw block the writer compresses. */
-enum storage__blk_sec {
-  BS_HEADER, BS_STRINGS, BS_WINDOWS, BS_DSOS, BS_FRAMES, BS_THREADS, BS_STACKS, BS_WSHAPE,
-  BS_WVALS, BS_X, BS_SAMPLES, BS__N
-};
-enum storage__blk_count { BN_DSOS, BN_FRAMES, BN_THREADS, BN_STACKS, BN_SAMPLES, BN__N };
-#define BK_SORTED 1u  /* stacks in ascending row id order; read back in canonical order */
-#define BF_DSO 32u    /* frame flag in a block: a local dso id follows */
-#define BF_IP 64u     /* frame flag in a block: an ip (delta) follows */
-enum { BT_NONE = 0, BT_INT = 1, BT_FLOAT = 2 }; /* a sample's timestamp */
-
-struct storage__blk_st {   /* a stack waiting for storage__blk_finish */
-  int64_t row;             /* stack row id */
-  size_t off, wlen, xlen;  /* its weights then extras in sblobs */
-};
-
-struct storage__blk {
-  struct spaa_buf sec[BS__N];
-  uint64_t n[BN__N];
-  struct storage__blk_st *stacks;
-  size_t cap_stacks;
-  struct spaa_buf sblobs;
-  uint64_t prev_dso_local, prev_frame_local, prev_ip;
-  int64_t prev_dso_row, prev_frame_row, prev_ts, prev_sample_stack;
-};
-
-/* One frame instance: the profile_frame columns of schema version 2. */
-struct storage__blk_frame {
-  uint64_t local_id;
-  int64_t row;             /* frame row id */
-  unsigned flags;          /* PF_* */
-  int has_dso, has_ip;
-  uint64_t dso_local, ip;
-  const char *func, *symoff, *srcline, *extra; /* NUL-terminated or NULL */
-};
-
-/* The same, read back: strings point into the block (not NUL-terminated). */
-struct storage__blk_frame_rd {
-  uint64_t local_id;
-  int64_t row;
-  unsigned flags;
-  int has_dso, has_ip;
-  uint64_t dso_local, ip;
-  const char *func, *symoff, *srcline, *extra;
-  size_t func_len, symoff_len, srcline_len, extra_len;
-};
-
-/* One sample: the sample columns of schema version 2. */
-struct storage__blk_sample {
-  int ts_kind;             /* BT_* */
-  struct spaa_num ts;
-  int has_tid, has_stack;
-  int64_t tid, stack_row;
-  const void *rest;        /* packed SR_* fields, or NULL */
-  size_t rest_len;
-};
-
-/* The profile-wide tables kept in the block, and whether its stacks may be sorted. */
-struct storage__blk_tables {
-  const void *header, *strings, *windows;
-  size_t header_len, strings_len, windows_len;
-  int sorted;              /* 1: stacks are in canonical order, store them by row id */
-};
-
-struct storage__blk_weight {
-  uint64_t metric, unit;   /* string table references (0 = none) */
-  struct spaa_num value;
-};
-
-void storage__blk_init(struct storage__blk *b);
-void storage__blk_free(struct storage__blk *b); /* NULL-safe */
-/* Append one record; 0 or SPAA_E_NOMEM. */
-int storage__blk_dso(struct storage__blk *b, uint64_t local_id, int64_t row, const void *inst,
-                     size_t len);
-int storage__blk_frame(struct storage__blk *b, const struct storage__blk_frame *f);
-int storage__blk_thread(struct storage__blk *b, int64_t pid, int64_t tid, const char *comm,
-                        const char *extra);
-/* w: packed weights (pack.c), x: packed PS_* extras (may be empty). */
-int storage__blk_stack(struct storage__blk *b, int64_t row, const void *w, size_t wlen,
-                       const void *x, size_t xlen);
-int storage__blk_sample(struct storage__blk *b, const struct storage__blk_sample *sm);
-/* The raw block appended to out. 0, SPAA_E_NOMEM, or SPAA_E_STORE for malformed weights. */
-int storage__blk_finish(struct storage__blk *b, const struct storage__blk_tables *t,
-                        struct spaa_buf *out);
-
-/* A raw block taken apart: counts and one reader per section, records read in order. */
-struct storage__blk_rd {
-  unsigned flags;
-  uint64_t n[BN__N];
-  struct storage__rd sec[BS__N];
-  uint64_t prev_dso_local, prev_frame_local, prev_ip;
-  int64_t prev_dso_row, prev_frame_row, prev_ts, prev_sample_stack, prev_stack_row;
-};
-/* 0, or SPAA_E_STORE when the bytes are not a block. The reader borrows raw. */
-int storage__blk_open(struct storage__blk_rd *r, const void *raw, size_t len);
-/* The next record of each kind; 0 or SPAA_E_STORE (corrupt). */
-int storage__blk_next_dso(struct storage__blk_rd *r, uint64_t *local_id, int64_t *row,
-                          struct storage__rd *inst);
-int storage__blk_next_frame(struct storage__blk_rd *r, struct storage__blk_frame_rd *f);
-int storage__blk_next_thread(struct storage__blk_rd *r, int64_t *pid, int64_t *tid,
-                             const char **comm, size_t *comm_len, const char **extra,
-                             size_t *extra_len);
-/* A stack's row id and its extras (x, empty when none); its weights follow with
- * storage__blk_next_weights (at most cap of them, else SPAA_E_STORE). */
-int storage__blk_next_stack(struct storage__blk_rd *r, int64_t *row, struct storage__rd *x);
-int storage__blk_next_weights(struct storage__blk_rd *r, struct storage__blk_weight *w,
-                              size_t cap, size_t *n);
-int storage__blk_next_sample(struct storage__blk_rd *r, struct storage__blk_sample *sm);
-
-/* Compress a raw block (with the service dictionary `dict`, raw content, when dict_len > 0)
- * into out; decompress one into out (cap SPAA_STORE_MAX_BLOCK). 0, SPAA_E_NOMEM,
- * SPAA_E_STORE (corrupt, too large). */
-int storage__blk_compress(const void *raw, size_t len, const void *dict, size_t dict_len,
-                          void **cdict, struct spaa_buf *out);
-/* With a dictionary, cdict (when not NULL) keeps it digested for the next blocks: *cdict is
- * made on first use and freed with storage__blk_cdict_free (NULL-safe). The output is the
- * same format either way: it decompresses with the dictionary as a prefix. */
-void storage__blk_cdict_free(void *cdict);
-int storage__blk_decompress(const void *z, size_t len, const void *dict, size_t dict_len,
-                            struct spaa_buf *out);
-
-/* ---- the content-id cache (cache.c) -------------------------------------------------------
- * The writer's map content id -> row id of dsos, frames and stacks (and service -> block
- * dictionary), so that a known record costs no SQL lookup. Only committed rows enter it:
- * rows found or inserted inside the open transaction wait in a pending list, which a
- * rollback truncates and a COMMIT moves into the map. At most SPAA_STORE_CID_CACHE entries:
- * a full map is emptied and warms again from lookups. */
-enum storage__kind { SK_DSO, SK_FRAME, SK_STACK };
-#define STORAGE_PENDING_DICTS 8 /* new service dictionaries cached per transaction */
-#define STORAGE_VACUUM_STEP 2048 /* pages given back per step after a delete (8 MiB) */
-#define STORAGE_BLOCK_LEVEL 9   /* zstd level of blocks (docs/storage.md has the measurements) */
-#define STORAGE_BLOCK_LEVEL_LARGE 3 /* ... for a service dictionary over STORAGE_LEVEL_SWITCH */
-#define STORAGE_LEVEL_SWITCH ((size_t)1 << 20)
-
-struct storage__cent {
-  uint8_t cid[SPAA_CID_LEN];
-  uint8_t kind;            /* storage__kind + 1; 0 = empty slot */
-  int64_t row;
-};
-
-struct storage__dict {
-  char *service;           /* owned */
-  int64_t id;              /* block_dict row */
-  void *raw;               /* the dictionary bytes (owned) */
-  size_t len;
-  void *cdict;             /* raw digested for compression, made on first use (owned) */
-};
-
-struct storage__cache {
-  struct storage__cent *slots; /* cap slots, open addressing */
-  size_t cap, n;
-  struct storage__cent *pending; /* found or inserted in the open transaction */
-  size_t n_pending, cap_pending;
-  struct storage__dict dicts[SPAA_STORE_DICT_CACHE]; /* committed dictionaries */
-  size_t n_dicts, next_dict;   /* next_dict: the slot replaced when full */
-  struct storage__dict pdicts[STORAGE_PENDING_DICTS]; /* added in the open transaction */
-  size_t pdict_mark[STORAGE_PENDING_DICTS];           /* n_pending when each was added */
-  size_t n_pdicts;
-  uint64_t hits, misses;
-};
-
-void storage__cache_free(struct storage__cache *c); /* NULL-safe; leaves it empty */
-/* 1 with *row when cid of kind is cached, else 0. */
-int storage__cache_get(const struct storage__cache *c, enum storage__kind kind,
-                       const struct spaa_cid *cid, int64_t *row);
-/* Remember a row of the open transaction. 0 or SPAA_E_NOMEM (nothing cached then: fine). */
-int storage__cache_pending(struct storage__cache *c, enum storage__kind kind,
-                           const struct spaa_cid *cid, int64_t row);
-/* Drop the pending rows after the first `mark` (a profile's savepoint rolled back). */
-void storage__cache_rollback(struct storage__cache *c, size_t mark);
-/* The transaction committed: pending rows into the map. */
-void storage__cache_commit(struct storage__cache *c);
-/* The cached dictionary of a service, or NULL. */
-struct storage__dict *storage__cache_dict(struct storage__cache *c,
-                                                const char *service);
-/* Keep a service dictionary (raw is copied): committed (pending 0), or added in the open
- * transaction (pending 1: kept once it commits). 0 or SPAA_E_NOMEM. */
-int storage__cache_dict_put(struct storage__cache *c, const char *service, int64_t id,
-                            const void *raw, size_t len, int pending);
-
 /* ---- insertion (writer.c) ------------------------------------------------------------ */
 /* Insert one prepared profile on the writer connection inside the open transaction.
  * 0 stored, 1 already stored, or SPAA_E_STORE with err filled. */
@@ -341,22 +58,11 @@ int storage__insert(struct storage__conn *c, struct storage__cache *cache,
 /* Schema version 3's data step: version 2 rows into blocks (migrate.c). 0 or SPAA_E_STORE. */
 int storage__migrate_blocks(struct storage__conn *c, struct spaa_err *err);
 
-/* The canonical order of stacks (spaa_normalize's): header event position, then the
- * event's primary metric heaviest first, then stack id. <0, 0, >0. */
-int storage__stack_order_cmp(const struct spaa_profile *p, const struct spaa_stack *a,
-                             const struct spaa_stack *b);
-
 /* ---- reading (read.c) ------------------------------------------------------------------ */
-/* A dictionary read for decompressing blocks, kept across blocks of one read. */
-struct storage__rdict {
-  int64_t id;              /* block_dict row held in raw, 0 = none */
-  struct spaa_buf raw;
-};
-/* Decompress a stored block (dict_id 0 = none; the dictionary is read through `dict` unless
- * it holds it already) into raw (emptied first). 0, SPAA_E_STORE (corrupt: err not filled),
- * SPAA_E_NOMEM, or a database error with err filled. */
-int storage__block_raw(struct storage__conn *c, struct storage__rdict *dict, int64_t dict_id,
-                       const void *z, size_t len, struct spaa_buf *raw, struct spaa_err *err);
+/* storage__block_raw (engine_int.h) reading dictionaries on connection c. */
+int storage__sq_block_raw(struct storage__conn *c, struct storage__rdict *dict, int64_t dict_id,
+                          const void *z, size_t len, struct spaa_buf *raw,
+                          struct spaa_err *err);
 
 /* ---- selections (query.c) ------------------------------------------------------------- */
 /* The query text of a selection: list columns (blocks 0) or "num, id, dict, data" of the
@@ -364,8 +70,6 @@ int storage__block_raw(struct storage__conn *c, struct storage__rdict *dict, int
 int storage__select_sql(const struct spaa_list_query *q, struct spaa_buf *sql, int blocks);
 /* Bind q's filters, then limit + 1, in storage__select_sql's order. */
 void storage__select_bind(sqlite3_stmt *st, const struct spaa_list_query *q, size_t limit);
-/* Check a selection's limits as spaa_store_list documents them. 0 or SPAA_E_BAD_REQUEST. */
-int storage__check_query(const struct spaa_list_query *q, struct spaa_err *err);
 
 /* ---- the store (storage.c) ----------------------------------------------------------- */
 struct storage__job {

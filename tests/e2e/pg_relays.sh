@@ -4,9 +4,10 @@
 # upload reads back byte-identical from every relay, every relay lists the same profiles, and
 # the dictionaries hold each content id once. Then PostgreSQL stops in the middle of ingest:
 # uploads get 503 with Retry-After and /readyz says 503 while it is down; once it is back
-# every relay recovers by itself and nothing acknowledged is lost.
+# every relay recovers by itself and nothing acknowledged is lost. Last, one relay is killed
+# with SIGKILL in the middle of ingest: the others go on, nothing acknowledged is lost.
 source "$(dirname "$0")/lib.bash"
-source "$(dirname "$0")/../support/pg.sh"
+source "$(dirname "$0")/pg_lib.bash"
 
 [[ -d "${SPAA_SHARED:-}/fixtures" ]] || { echo "skipped: no shared fixtures"; exit 77; }
 pg_start || exit $?
@@ -19,13 +20,7 @@ for i in 1 2 3; do
   URLS+=("$SERVER_URL")
 done
 
-cat >"$E2E_TMP/p.spaa" <<'SPAA'
-{"type":"header","format":"spaa","version":"1.0","source_tool":"perf","frame_order":"leaf_to_root","events":[{"name":"cycles","kind":"hardware","sampling":{"mode":"period","primary_metric":"period","sample_period":100000}}]}
-{"type":"dso","id":1,"name":"/usr/bin/shop","build_id":"00112233445566778899aabbccddeeff"}
-{"type":"frame","id":10,"func":"checkout::charge","dso":1,"kind":"user"}
-{"type":"frame","id":11,"func":"main","dso":1,"kind":"user"}
-{"type":"stack","id":"s1","frames":[10,11],"context":{"event":"cycles"},"weights":[{"metric":"period","value":3000000,"unit":"events"}]}
-SPAA
+shop_spaa "$E2E_TMP/p.spaa"
 
 # One client: uploads round-robin over the relays until $2 (epoch seconds); each answer's
 # code and, for SPAA, id go to $1.
@@ -59,6 +54,7 @@ list_all() {
     q="limit=1000"
     [[ -n "$cursor" ]] && q="$q&cursor=$cursor"
     curl -sS -H 'Authorization: Bearer rt' "$url/api/v1/profiles?$q" >"$out.page"
+    jq -e .profiles "$out.page" >/dev/null || fail "listing on $url: $(head -c 300 "$out.page")"
     jq -r '.profiles[].id' "$out.page" >>"$out"
     cursor=$(jq -r '.next_cursor // empty' "$out.page")
     [[ -n "$cursor" ]] || break
@@ -98,25 +94,29 @@ check_everything() {
   echo "$phase: $acked acknowledged, $listed listed on each of 3 relays"
 }
 
+# Clients numbered $2... in the background for $1 seconds; their pids in PIDS.
+start_clients() {
+  local secs=$1 k until
+  shift
+  until=$(($(date +%s) + secs))
+  PIDS=()
+  for k in "$@"; do
+    client "$E2E_TMP/client$k.log" "$until" "$k" &
+    PIDS+=($!)
+  done
+}
+
 # ---- phase 1: 6 clients, 3 relays, 6 seconds ----------------------------------------------
-until=$(($(date +%s) + 6))
-pids=()
-for k in 1 2 3 4 5 6; do
-  client "$E2E_TMP/client$k.log" "$until" "$k" &
-  pids+=($!)
-done
+start_clients 6 1 2 3 4 5 6
+pids=("${PIDS[@]}")
 for p in "${pids[@]}"; do wait "$p"; done
 bad=$(cat "$E2E_TMP"/client*.log | awk '$2 !~ /^2/' | wc -l)
 assert_eq 0 "$bad" "uploads refused while PostgreSQL was up: $(awk '$2 !~ /^2/' "$E2E_TMP"/client*.log | sort | uniq -c | head)"
 check_everything "three relays"
 
 # ---- phase 2: PostgreSQL stops in the middle of ingest ------------------------------------
-until=$(($(date +%s) + 8))
-pids=()
-for k in 7 8 9; do
-  client "$E2E_TMP/client$k.log" "$until" "$k" &
-  pids+=($!)
-done
+start_clients 8 7 8 9
+pids=("${PIDS[@]}")
 sleep 2
 pg_down immediate
 sleep 1
@@ -143,3 +143,29 @@ other=$(cat "$E2E_TMP"/client[789].log | awk '$2 !~ /^2/ && $2 != 503' | wc -l)
 assert_eq 0 "$other" "answers other than 2xx and 503 during the outage: $(awk '$2 !~ /^2/ && $2 != 503' "$E2E_TMP"/client[789].log | sort | uniq -c | head)"
 ((refused > 0)) || fail "no upload was refused while PostgreSQL was down"
 check_everything "after a PostgreSQL restart ($refused uploads refused with 503 meanwhile)"
+
+# ---- phase 3: one relay killed with SIGKILL in the middle of ingest -----------------------
+# Its clients' requests in flight get no answer (unacknowledged); every upload it or the others
+# acknowledged stays readable; the other relays go on answering 2xx throughout. A relay
+# started again on the same database serves everything.
+start_clients 6 10 11 12
+pids=("${PIDS[@]}")
+sleep 2
+victim=${E2E_PIDS[2]}
+kill -KILL "$victim"
+wait "$victim" 2>/dev/null || true
+for p in "${pids[@]}"; do wait "$p"; done
+victim_url=${URLS[2]}
+# answers from the two survivors: every one 2xx (the victim's are 2xx before, none after)
+other=0
+for k in 10 11 12; do
+  # round-robin: request n of client k went to relay (n + k) % 3
+  other=$((other + $(awk -v k="$k" '{ r = (NR - 1 + k) % 3 } r != 2 && $2 !~ /^2/' \
+    "$E2E_TMP/client$k.log" | wc -l)))
+done
+assert_eq 0 "$other" "the surviving relays refused uploads while a relay was killed"
+lost_conn=$(cat "$E2E_TMP"/client1[012].log | awk '$2 == "000"' | wc -l)
+((lost_conn > 0)) || fail "no request to the killed relay went unanswered: it was not killed mid-ingest"
+start_server --store "$SPAA_TEST_STORE" --read-token rt --ingest-token it
+URLS[2]=$SERVER_URL
+check_everything "after relay 3 ($victim_url) was killed with SIGKILL ($lost_conn requests unanswered)"

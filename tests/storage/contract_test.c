@@ -5,6 +5,7 @@
  * runs this program a second time with a throwaway PostgreSQL, tests/support/pg.sh); without
  * it, a SQLite file in a temporary directory. */
 #include <pthread.h>
+#include <unistd.h>
 
 #include "tprofiles.h"
 
@@ -176,6 +177,20 @@ static void test_list_filters(void **state)
   expect_list(s, &q, "c,b");
   q.to_ns = 0;
   expect_list(s, &q, "d,c,b");
+  q.from_ns = 0;
+  q.received_before_ns = 30; /* what retention selects: d came at 30, not before */
+  expect_list(s, &q, "c,b,a");
+  q.received_before_ns = 11;
+  expect_list(s, &q, "a");
+  {
+    /* and deletes: only what came before */
+    struct spaa_store_deleted del;
+    assert_int_equal(spaa_store_delete(s, &q, &del, &err), 0);
+    assert_int_equal(del.profiles, 1);
+    q.received_before_ns = 0;
+    expect_list(s, &q, "d,c,b");
+    put_ok(s, p, "a", "web", 10, "{\"env\":\"prod\",\"region\":\"eu\"}", 0);
+  }
   /* keyset pages of one: the received tie (b, c) broken by id descending */
   memset(&q, 0, sizeof(q));
   q.limit = 2;
@@ -391,6 +406,46 @@ static void test_concurrent_stores(void **state)
   spaa_store_close(s);
 }
 
+/* Concurrent puts queued together share one transaction, each answered after it. */
+static void test_grouped_puts(void **state)
+{
+  struct spaa_store *s = open_empty();
+  struct spaa_profile *p = tp_rich(SPAA_LEAF_TO_ROOT, 1);
+  struct spaa_store_stats before, st;
+  struct relay r[8];
+  pthread_t t[8];
+  int i, spins;
+  (void)state;
+  spaa_store_stats(s, &before);
+  spaa_store__pause(s, 1);
+  for (i = 0; i < 8; i++) {
+    memset(&r[i], 0, sizeof(r[i]));
+    r[i].s = s;
+    r[i].p = p;
+    r[i].idx = 10 + i;
+    assert_int_equal(pthread_create(&t[i], NULL, relay_put, &r[i]), 0);
+  }
+  /* every put queued before the writer may take any (no timing: the queue is watched) */
+  for (spins = 0; spins < 20000; spins++) {
+    spaa_store_stats(s, &st);
+    if (st.queued == 8)
+      break;
+    usleep(1000);
+  }
+  assert_int_equal(st.queued, 8);
+  spaa_store__pause(s, 0);
+  for (i = 0; i < 8; i++)
+    pthread_join(t[i], NULL);
+  for (i = 0; i < 8; i++)
+    assert_int_equal(r[i].rc, 0);
+  spaa_store_stats(s, &st);
+  assert_int_equal(st.transactions - before.transactions, 1);
+  assert_int_equal(st.stored - before.stored, 8);
+  assert_int_equal(counts(s).profiles, 8);
+  spaa_profile_free(p);
+  spaa_store_close(s);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -399,6 +454,7 @@ int main(void)
     cmocka_unit_test_setup_teardown(test_scan, setup, teardown),
     cmocka_unit_test_setup_teardown(test_dedup_delete_sweep, setup, teardown),
     cmocka_unit_test_setup_teardown(test_concurrent_stores, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_grouped_puts, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "storage/sqlite/sqlite_int.h"
+#include "storage/engine_int.h"
 
 static const uint64_t UVS[] = {0, 1, 127, 128, 255, 16383, 16384, UINT32_MAX,
                                (uint64_t)INT64_MAX, UINT64_MAX - 1, UINT64_MAX};

@@ -344,10 +344,18 @@ static void test_location(void **state)
   assert_int_equal(spaa_store_open(&o, &s, &err), SPAA_E_STORE);
   assert_null(s);
   assert_non_null(strstr(err.msg, "'mysql'"));
-  o.path = "postgres://relay@db.invalid/spaa"; /* an engine it has, unreachable */
-  assert_int_equal(spaa_store_open(&o, &s, &err), SPAA_E_STORE);
-  assert_null(s);
-  assert_non_null(strstr(err.msg, "PostgreSQL"));
+  /* an engine it has, unreachable: opened not ready, every put busy (503 + Retry-After),
+   * the message naming the location without its password */
+  o.path = "postgres://relay:s3cret@db.invalid/spaa";
+  assert_int_equal(spaa_store_open(&o, &s, &err), 0);
+  assert_int_equal(spaa_store_ready(s), 0);
+  assert_int_equal(spaa_store_put(s, p, &(struct spaa_meta){.id = "x1", .service = "svc",
+                                                            .source = "pprof"}, &err),
+                   SPAA_E_BUSY);
+  assert_non_null(strstr(err.msg, "not ready"));
+  assert_non_null(strstr(err.msg, "relay:***@db.invalid"));
+  assert_null(strstr(err.msg, "s3cret"));
+  spaa_store_close(s);
   o.path = "sqlite:";
   assert_int_equal(spaa_store_open(&o, &s, &err), SPAA_E_STORE);
   assert_non_null(strstr(err.msg, "empty location"));

@@ -7,7 +7,7 @@
 #include <zstd.h>
 
 #include "base/limits.h"
-#include "storage/sqlite/sqlite_int.h"
+#include "storage/engine_int.h"
 
 void storage__blk_init(struct storage__blk *b)
 {
@@ -492,5 +492,85 @@ int storage__blk_decompress(const void *z, size_t len, const void *dict, size_t 
   out->len += n;
 out:
   ZSTD_freeDCtx(dc);
+  return rc;
+}
+
+/* The profile's frame instances, in its order. */
+static int build_frames(struct storage__blk *b, const struct storage__prep *pr,
+                        const int64_t *frame_rows)
+{
+  const struct spaa_profile *p = pr->p;
+  size_t i;
+  int rc = 0;
+  for (i = 0; i < p->n_frames && !rc; i++) {
+    const struct spaa_frame *f = &p->frames[i];
+    struct storage__blk_frame bf;
+    int src_here = !f->srcline_resolved || (f->srcline && !f->srcline[0]);
+    bf.local_id = f->id;
+    bf.row = frame_rows[i];
+    bf.flags = (f->func_resolved ? 0 : PF_UNRESOLVED) |
+               (f->srcline_resolved ? 0 : PF_SRC_UNRESOLVED) | (f->inlined ? PF_INLINED : 0) |
+               (f->has_inline_depth ? 0 : PF_NO_DEPTH) | (src_here ? PF_SRC_HERE : 0);
+    bf.has_dso = f->has_dso;
+    bf.dso_local = f->dso;
+    bf.has_ip = f->has_ip;
+    bf.ip = f->ip;
+    bf.func = f->func_resolved ? NULL : f->func;
+    bf.symoff = f->symoff;
+    bf.srcline = src_here ? f->srcline : NULL;
+    bf.extra = pr->frame_extra[i];
+    rc = storage__blk_frame(b, &bf);
+  }
+  return rc;
+}
+
+int storage__blk_build(const struct storage__prep *pr, const int64_t *dso_rows,
+                       const int64_t *frame_rows, const int64_t *stack_rows,
+                       struct spaa_buf *raw)
+{
+  const struct spaa_profile *p = pr->p;
+  struct storage__blk_tables t;
+  struct storage__blk b;
+  size_t i;
+  int rc = 0;
+  storage__blk_init(&b);
+  for (i = 0; i < p->n_dsos && !rc; i++)
+    rc = storage__blk_dso(&b, p->dsos[i].id, dso_rows[i], pr->blobs.p + pr->dso_inst[i],
+                          pr->dso_inst[i + 1] - pr->dso_inst[i]);
+  if (!rc)
+    rc = build_frames(&b, pr, frame_rows);
+  for (i = 0; i < p->n_threads && !rc; i++)
+    rc = storage__blk_thread(&b, p->threads[i].pid, p->threads[i].tid, p->threads[i].comm,
+                             pr->thread_extra[i]);
+  for (i = 0; i < p->n_stacks && !rc; i++)
+    rc = storage__blk_stack(&b, stack_rows[i], pr->blobs.p + pr->pstack_w[2 * i],
+                            pr->pstack_w[2 * i + 1] - pr->pstack_w[2 * i],
+                            pr->blobs.p + pr->pstack_w[2 * i + 1],
+                            pr->pstack_w[2 * i + 2] - pr->pstack_w[2 * i + 1]);
+  for (i = 0; i < p->n_samples && !rc; i++) {
+    const struct spaa_sample *s = &p->samples[i];
+    struct storage__blk_sample sm;
+    memset(&sm, 0, sizeof(sm));
+    sm.ts_kind = !s->has_timestamp ? BT_NONE : s->timestamp.is_float ? BT_FLOAT : BT_INT;
+    sm.ts = s->timestamp;
+    sm.has_tid = s->has_tid;
+    sm.tid = s->tid;
+    sm.has_stack = pr->sample_stack[i] != SIZE_MAX;
+    sm.stack_row = sm.has_stack ? stack_rows[pr->sample_stack[i]] : 0;
+    sm.rest = pr->blobs.p + pr->sample_rest[i];
+    sm.rest_len = pr->sample_rest[i + 1] - pr->sample_rest[i];
+    rc = storage__blk_sample(&b, &sm);
+  }
+  memset(&t, 0, sizeof(t));
+  t.header = pr->blobs.p + pr->header_off[0];
+  t.header_len = pr->header_off[1] - pr->header_off[0];
+  t.strings = pr->blobs.p + pr->strings_off[0];
+  t.strings_len = pr->strings_off[1] - pr->strings_off[0];
+  t.windows = pr->blobs.p + pr->windows_off[0];
+  t.windows_len = pr->windows_off[1] - pr->windows_off[0];
+  t.sorted = pr->sorted;
+  if (!rc)
+    rc = storage__blk_finish(&b, &t, raw);
+  storage__blk_free(&b);
   return rc;
 }

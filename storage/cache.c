@@ -1,11 +1,11 @@
 /* The writer's content-id cache: committed content id -> row id of dsos, frames and stacks
  * in one open-addressing map, a pending list for the open transaction, and the service
- * dictionaries (sqlite_int.h). Used by the writer thread only. */
+ * dictionaries (engine_int.h). Used by one writer thread (or connection) at a time. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/limits.h"
-#include "storage/sqlite/sqlite_int.h"
+#include "storage/engine_int.h"
 
 void storage__cache_free(struct storage__cache *c)
 {

@@ -9,7 +9,7 @@
 #include "base/idmap.h"
 #include "base/limits.h"
 #include "spaa/canon.h"
-#include "storage/sqlite/sqlite_int.h"
+#include "storage/engine_int.h"
 
 #define TRY(x)                                                                                \
   do {                                                                                        \
@@ -733,4 +733,48 @@ void storage__prep_free(struct storage__prep *pr)
   free_strs(pr->event_totals, pr->event_totals ? pr->n_events_out : 0);
   free(pr->original);
   memset(pr, 0, sizeof(*pr));
+}
+
+int storage__prep_check_stack(const struct storage__prep *pr, size_t i, struct spaa_err *err)
+{
+  const struct spaa_stack *s = &pr->p->stacks[i];
+  size_t from = pr->stack_frames_off[i], n = pr->stack_frames_off[i + 1] - from, j;
+  struct spaa_cid small[64] = {{{0}}}, *leaf = small, c;
+  int rc;
+  if (n > 64 && !(leaf = malloc(n * sizeof(*leaf))))
+    return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
+  for (j = 0; j < n; j++)
+    leaf[j] = pr->frame_cid[pr->stack_frames[from + j]];
+  rc = spaa_stack_cid(s->event, s->stack_type, leaf, n, s->context, &c);
+  if (leaf != small)
+    free(leaf);
+  if (rc)
+    return spaa_err_set(err, rc, 0, 0, "computing a stack's content id failed");
+  if (memcmp(c.b, pr->stack_cid[i].b, SPAA_CID_LEN) != 0) {
+    char hex[SPAA_CID_HEXLEN + 1];
+    spaa_cid_hex(&c, hex);
+    return spaa_err_set(err, SPAA_E_INVALID, 0, 0, "stack %zu has id \"%.40s\" but its content "
+                        "id is %s: normalize the profile before storing it", i, s->id, hex);
+  }
+  return 0;
+}
+
+void storage__frame_ident(const struct storage__prep *pr, size_t i,
+                          struct storage__frame_ident *out)
+{
+  const struct spaa_profile *p = pr->p;
+  const struct spaa_frame *f = &p->frames[i];
+  const struct spaa_dso *d = pr->frame_dso[i] == SIZE_MAX ? NULL : &p->dsos[pr->frame_dso[i]];
+  out->func = f->func_resolved && f->func ? f->func : "";
+  out->srcline = f->srcline_resolved && f->srcline && f->srcline[0] ? f->srcline : NULL;
+  out->inline_depth = f->has_inline_depth ? f->inline_depth : 0;
+  out->kind = f->kind ? f->kind : "unknown";
+  out->has_addr = !f->func_resolved && f->has_ip;
+  out->addr = 0;
+  if (out->has_addr) {
+    uint64_t a = f->ip;
+    if (d && d->has_mapping && a >= d->map_start && a < d->map_limit)
+      a = a - d->map_start + d->map_offset;
+    out->addr = (int64_t)a;
+  }
 }

@@ -1,11 +1,11 @@
-/* Compact binary packing of the per-profile parts of a profile (see sqlite_int.h): varints,
+/* Compact binary packing of the per-profile parts of a profile (see engine_int.h): varints,
  * numbers, strings and canonical JSON text, with a reader that checks every bound. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "spaa/canon.h"
-#include "storage/sqlite/sqlite_int.h"
+#include "storage/engine_int.h"
 
 int storage__put_uv(struct spaa_buf *b, uint64_t v)
 {
