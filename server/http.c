@@ -74,6 +74,7 @@ struct http_rq {
   size_t max_decoded;                /* cap on the decoded body */
   size_t received;                   /* body bytes received, kept or not */
   int over;                          /* body passed the cap: discarding the rest */
+  unsigned long long declared_over;  /* a Content-Length over the cap, read and thrown away */
   int nomem;                         /* could not keep the body */
   int needs_decode;                  /* Content-Encoding to undo */
   int answered;                      /* a response was queued */
@@ -414,6 +415,13 @@ static void log_mhd(void *cls, const char *fm, va_list ap)
   spaa_log(SPAA_LOG_WARN, "libmicrohttpd", "detail=\"%s\"", msg);
 }
 
+/* How much past the cap a body is read (and thrown away) so that the sender gets its 413;
+ * beyond that the connection is dropped: max(cap, 64 MiB). */
+static size_t discard_max(size_t cap)
+{
+  return cap > SPAA_HTTP_MIN_DISCARD ? cap : SPAA_HTTP_MIN_DISCARD;
+}
+
 /* The stored profile ids an answer names (its X-Spaa-Profile-Ids), "-" when none. */
 static const char *resp_ids(const struct spaa_resp *r)
 {
@@ -643,6 +651,16 @@ static enum MHD_Result begin(struct http_rq *rq, struct MHD_Connection *conn, co
   if (cl) {
     char *end;
     unsigned long long v = strtoull(cl, &end, 10);
+    const char *expect = spaa_req_header(&rq->req, MHD_HTTP_HEADER_EXPECT);
+    if (end != cl && v > rq->max_body && !expect &&
+        v <= rq->max_body + discard_max(rq->max_body)) {
+      /* a client that does not wait for 100-continue is sending the body now: answering
+       * before reading it would close a connection with unread bytes, and the reset can
+       * reach the client before the 413 does. Read it, keep nothing, answer at the end. */
+      rq->over = 1;
+      rq->declared_over = v;
+      return MHD_YES;
+    }
     if (end != cl && v > rq->max_body)
       return fail(rq, conn, SPAA_E_TOO_LARGE,
                   "the body is %llu bytes, over the %zu-byte cap on this endpoint", v,
@@ -820,6 +838,10 @@ static enum MHD_Result finish(struct http_rq *rq, struct MHD_Connection *conn)
   struct spaa_resp resp;
   enum MHD_Result ok;
   spaa_conn_body_done(rq->sconn);
+  if (rq->over && rq->declared_over)
+    return fail(rq, conn, SPAA_E_TOO_LARGE,
+                "the body is %llu bytes, over the %zu-byte cap on this endpoint",
+                rq->declared_over, rq->max_body);
   if (rq->over)
     return fail(rq, conn, SPAA_E_TOO_LARGE,
                 "the body passed the %zu-byte cap on this endpoint (%zu bytes received)",
@@ -857,12 +879,6 @@ static enum MHD_Result finish(struct http_rq *rq, struct MHD_Connection *conn)
   return MHD_YES;
 }
 
-/* How much past the cap a body is read (and thrown away) so that the sender gets its 413;
- * beyond that the connection is dropped: max(cap, 64 MiB). */
-static size_t discard_max(size_t cap)
-{
-  return cap > SPAA_HTTP_MIN_DISCARD ? cap : SPAA_HTTP_MIN_DISCARD;
-}
 
 /* A piece of the body: keep it under the caps and the budget, or count it and drop it. */
 static enum MHD_Result body_piece(struct http_rq *rq, const char *data, size_t n)
