@@ -935,6 +935,7 @@ void spaa_config_free(struct spaa_config *c)
   free(c->data_dir);
   free(c->db_path);
   free(c->store);
+  free(c->log_file);
   free_keys(c->sentry_keys, c->n_sentry_keys);
   free_tokens(c->ingest_tokens, c->n_ingest_tokens);
   free_tokens(c->read_tokens, c->n_read_tokens);

@@ -421,10 +421,19 @@ static void test_live_errors(void **state)
   j = parse(body);
   assert_string_equal(json_string_value(json_object_get(j, "error")), "method");
   json_decref(j);
-  /* Content-Length over the config cap: 413 before the body */
+  /* Content-Length over the config cap, client waiting for 100-continue: 413 before the body */
+  assert_int_equal(exchange("POST /echo/x HTTP/1.1\r\nHost: x\r\nContent-Length: 70000\r\n"
+                            "Expect: 100-continue\r\nConnection: close\r\n\r\n",
+                            NULL, 0, 0, &body, NULL),
+                   413);
+  j = parse(body);
+  assert_string_equal(json_string_value(json_object_get(j, "detail")),
+                      "the body is 70000 bytes, over the 65536-byte cap on this endpoint");
+  json_decref(j);
+  /* the same without Expect: the body is read, thrown away, and answered 413 at its end */
   assert_int_equal(exchange("POST /echo/x HTTP/1.1\r\nHost: x\r\nContent-Length: 70000\r\n"
                             "Connection: close\r\n\r\n",
-                            NULL, 0, 0, &body, NULL),
+                            NULL, 70000, 0, &body, NULL),
                    413);
   j = parse(body);
   assert_string_equal(json_string_value(json_object_get(j, "detail")),
@@ -464,7 +473,7 @@ static void test_live_route_caps_and_dialect(void **state)
   /* the route's own cap (100), answered in the route's own error shape */
   assert_int_equal(exchange("POST /small HTTP/1.1\r\nHost: x\r\nContent-Length: 101\r\n"
                             "Connection: close\r\n\r\n",
-                            NULL, 0, 0, &body, NULL),
+                            NULL, 101, 0, &body, NULL),
                    413);
   j = parse(body);
   assert_null(json_object_get(j, "error"));
