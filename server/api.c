@@ -114,19 +114,28 @@ static void on_labels(void *ctx, const char *v)
 
 int spaa_query_labels(const struct spaa_req *req, json_t **out, struct spaa_err *err)
 {
+  return spaa_query_labels_prefixed(req, "", out, err);
+}
+
+int spaa_query_labels_prefixed(const struct spaa_req *req, const char *prefix, json_t **out,
+                               struct spaa_err *err)
+{
   struct label_ctx lc;
+  char k[64];
   memset(&lc, 0, sizeof(lc));
   *out = NULL;
   if (!(lc.obj = json_object()))
     return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
-  spaa_req_query_each(req, "label", on_label, &lc);
-  spaa_req_query_each(req, "labels", on_labels, &lc);
+  snprintf(k, sizeof(k), "%slabel", prefix);
+  spaa_req_query_each(req, k, on_label, &lc);
+  snprintf(k, sizeof(k), "%slabels", prefix);
+  spaa_req_query_each(req, k, on_labels, &lc);
   if (lc.bad) {
     json_decref(lc.obj);
     return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0,
-                        "bad label '%s': expected key:value (at most %d labels, keys under "
+                        "bad '%slabel' '%s': expected key:value (at most %d labels, keys under "
                         "%d bytes, UTF-8)",
-                        lc.what, SPAA_QUERY_MAX_LABELS, SPAA_QUERY_MAX_LABEL_ITEM);
+                        prefix, lc.what, SPAA_QUERY_MAX_LABELS, SPAA_QUERY_MAX_LABEL_ITEM);
   }
   if (json_object_size(lc.obj) == 0) {
     json_decref(lc.obj);
@@ -183,100 +192,43 @@ int spaa_query_pick_encoding(const char *ae)
 
 /* ---- handlers ---------------------------------------------------------------------------- */
 
-/* The list query's filters from the request; 0, or an error answer is set in resp. */
-static int list_filters(const struct spaa_req *req, struct spaa_list_query *q,
-                        struct spaa_resp *resp)
-{
-  const char *v;
-  q->service = spaa_req_query(req, "service");
-  if (!q->service)
-    q->service = spaa_req_query(req, "project");
-  q->source = spaa_req_query(req, "source");
-  q->event = spaa_req_query(req, "event");
-  if ((v = spaa_req_query(req, "from")) && spaa_query_parse_time(v, &q->from_ns) &&
-      spaa_api_parse_relative(v, req->received_ns, &q->from_ns)) {
-    spaa_resp_error(resp, SPAA_E_BAD_REQUEST, "bad 'from' time '%.64s': expected unix "
-                    "seconds or RFC 3339", v);
-    return -1;
-  }
-  if ((v = spaa_req_query(req, "to")) && spaa_query_parse_time(v, &q->to_ns) &&
-      spaa_api_parse_relative(v, req->received_ns, &q->to_ns)) {
-    spaa_resp_error(resp, SPAA_E_BAD_REQUEST, "bad 'to' time '%.64s': expected unix seconds "
-                    "or RFC 3339", v);
-    return -1;
-  }
-  if (q->from_ns && q->to_ns && q->to_ns < q->from_ns) {
-    spaa_resp_error(resp, SPAA_E_BAD_REQUEST, "'to' is before 'from'");
-    return -1;
-  }
-  if ((v = spaa_req_query(req, "limit"))) {
-    char *end;
-    long n = strtol(v, &end, 10);
-    if (!*v || *end || n < 1 || n > SPAA_QUERY_MAX_PAGE) {
-      spaa_resp_error(resp, SPAA_E_BAD_REQUEST, "bad 'limit' '%.32s': expected 1 to %d", v,
-                      SPAA_QUERY_MAX_PAGE);
-      return -1;
-    }
-    q->limit = (size_t)n;
-  }
-  return 0;
-}
-
-/* The label object (string values) as filters, borrowing its strings. 0 or
- * SPAA_E_BAD_REQUEST when it has more than SPAA_QUERY_MAX_LABELS members. */
-static int label_filters(const json_t *labels, struct spaa_store_label_filter *f, size_t cap,
-                         size_t *n, struct spaa_err *err)
-{
-  const char *k;
-  json_t *v;
-  *n = 0;
-  json_object_foreach((json_t *)labels, k, v) {
-    if (*n == cap)
-      return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "more than %zu label filters", cap);
-    f[*n].key = k;
-    f[(*n)++].value = json_string_value(v);
-  }
-  return 0;
-}
-
 void spaa_query_list(const struct spaa_req *req, struct spaa_resp *resp)
 {
   static const char *const paging[] = {"limit", "cursor", NULL};
   static const char *const *const lists[] = {spaa_api_filter_params, paging, NULL};
-  struct spaa_store_label_filter filters[SPAA_QUERY_MAX_LABELS];
   char cur_id[SPAA_QUERY_MAX_CURSOR / 2 + 1];
   struct spaa_store_cursor after;
-  struct spaa_list_query q;
+  struct spaa_api_sel sel;
   struct spaa_store_page page;
   struct spaa_err err;
-  json_t *labels = NULL, *out = NULL;
+  json_t *out = NULL;
   const char *cursor = spaa_req_query(req, "cursor");
-  int rc;
-  memset(&q, 0, sizeof(q));
+  size_t limit;
+  int rc = 0;
   memset(&page, 0, sizeof(page));
   spaa_err_clear(&err);
-  if (spaa_api_params_check(req, lists, NULL, resp) || list_filters(req, &q, resp))
+  if (spaa_api_params_check(req, lists, NULL, resp) ||
+      spaa_api_sel_parse(req, "", req->received_ns, &sel, resp))
     return;
-  if ((rc = spaa_query_labels(req, &labels, &err)) ||
-      (rc = label_filters(labels, filters, SPAA_QUERY_MAX_LABELS, &q.n_labels, &err)))
-    goto out;
-  q.labels = filters;
-  /* too many label filters is the store's first complaint, before a bad cursor */
-  if (cursor && cursor[0] && q.n_labels <= SPAA_QUERY_MAX_LABELS) {
+  if (spaa_api_size_param(req, "limit", 1, SPAA_QUERY_MAX_PAGE, 0, &limit, resp))
+    goto done;
+  sel.q.limit = limit;
+  if (cursor && cursor[0]) {
     if ((rc = spaa_api_cursor_decode(cursor, &after.received_ns, cur_id, sizeof(cur_id), &err)))
       goto out;
     after.id = cur_id;
-    q.after = &after;
+    sel.q.after = &after;
   }
-  if ((rc = spaa_store_list(req->app->store, &q, &page, &err)) ||
+  if ((rc = spaa_store_list(req->app->store, &sel.q, &page, &err)) ||
       (rc = spaa_api_page_json(&page, &out, &err)))
     goto out;
   spaa_resp_json(resp, 200, out);
 out:
   if (rc)
     spaa_resp_err(resp, &err);
+done:
   spaa_store_page_free(&page);
-  json_decref(labels);
+  spaa_api_sel_free(&sel);
 }
 
 void spaa_query_meta(const struct spaa_req *req, struct spaa_resp *resp)

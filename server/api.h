@@ -25,6 +25,9 @@ int spaa_query_parse_time(const char *s, int64_t *ns);
  * `labels=k:v,k2:v2`. *out is a new object (NULL when there are none). 0, or
  * SPAA_E_BAD_REQUEST with err naming the bad item. */
 int spaa_query_labels(const struct spaa_req *req, json_t **out, struct spaa_err *err);
+/* The same for prefix + "label" and prefix + "labels" (a diff's "base." and "target."). */
+int spaa_query_labels_prefixed(const struct spaa_req *req, const char *prefix, json_t **out,
+                               struct spaa_err *err);
 
 /* Pick the response coding from an Accept-Encoding value: 2 zstd, 1 gzip, 0 identity.
  * Highest q wins; zstd before gzip before identity at equal q; q=0 refuses. */

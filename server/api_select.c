@@ -10,8 +10,9 @@
 
 #include "server/api.h"
 
-const char *const spaa_api_filter_params[] = {"service", "project", "source", "event", "from",
-                                              "to", "label", "labels", "time", NULL};
+const char *const spaa_api_filter_params[] = {
+    "service", "project", "source", "event", "metric", "from", "to", "time", "label", "labels",
+    "transaction", "release", "environment", "trace_id", NULL};
 
 struct params_check {
   const char *const *const *lists;
@@ -109,45 +110,6 @@ int spaa_api_parse_relative(const char *s, int64_t now_ns, int64_t *ns)
   return 0;
 }
 
-/* Add "k:v" items (one, or comma-separated when `list`) to sel->labels. 0 or -1. */
-static int add_labels(struct spaa_api_sel *sel, const char *v, int list)
-{
-  const char *p = v;
-  for (;;) {
-    const char *e = list ? strchr(p, ',') : NULL;
-    size_t n = e ? (size_t)(e - p) : strlen(p);
-    const char *colon = memchr(p, ':', n);
-    char key[SPAA_QUERY_MAX_LABEL_ITEM];
-    if (!colon || colon == p || n >= sizeof(key) ||
-        json_object_size(sel->labels) >= SPAA_QUERY_MAX_LABELS)
-      return -1;
-    memcpy(key, p, (size_t)(colon - p));
-    key[colon - p] = 0;
-    if (json_object_set_new(sel->labels, key,
-                            json_stringn(colon + 1, n - (size_t)(colon - p) - 1)))
-      return -1;
-    if (!e)
-      return 0;
-    p = e + 1;
-  }
-}
-
-struct label_walk {
-  struct spaa_api_sel *sel;
-  int list;
-  int bad;
-  char what[96];
-};
-
-static void on_label(void *ctx, const char *v)
-{
-  struct label_walk *lw = ctx;
-  if (!lw->bad && add_labels(lw->sel, v, lw->list)) {
-    lw->bad = 1;
-    snprintf(lw->what, sizeof(lw->what), "%.80s", v);
-  }
-}
-
 static int sel_time(const struct spaa_req *req, const char *key, int64_t now_ns, int64_t *out,
                     struct spaa_resp *resp)
 {
@@ -162,12 +124,78 @@ static int sel_time(const struct spaa_req *req, const char *key, int64_t now_ns,
   return 0;
 }
 
+/* Sentry's event fields kept in a profile's attrs, filtered on by name */
+static const char *const attr_params[] = {"transaction", "release", "environment", "trace_id",
+                                          NULL};
+
+/* from/to on received time, or on profile time with time=profile. 0 or -1 (answered). */
+static int sel_times(const struct spaa_req *req, const char *prefix, int64_t now_ns,
+                     struct spaa_api_sel *sel, struct spaa_resp *resp)
+{
+  char k[64];
+  const char *v;
+  int64_t from = 0, to = 0;
+  snprintf(k, sizeof(k), "%stime", prefix);
+  if ((v = spaa_req_query(req, k)) && strcmp(v, "profile") != 0 && strcmp(v, "received") != 0) {
+    spaa_resp_error(resp, SPAA_E_BAD_REQUEST, "bad '%s' '%.32s': expected received or profile",
+                    k, v);
+    return -1;
+  }
+  sel->profile_time = v && strcmp(v, "profile") == 0;
+  snprintf(k, sizeof(k), "%sfrom", prefix);
+  if (sel_time(req, k, now_ns, &from, resp))
+    return -1;
+  snprintf(k, sizeof(k), "%sto", prefix);
+  if (sel_time(req, k, now_ns, &to, resp))
+    return -1;
+  if (from && to && to < from) {
+    spaa_resp_error(resp, SPAA_E_BAD_REQUEST, "'%sto' is before '%sfrom'", prefix, prefix);
+    return -1;
+  }
+  if (sel->profile_time) {
+    sel->q.from_ns = from;
+    sel->q.to_ns = to;
+  } else {
+    sel->q.received_from_ns = from;
+    sel->q.received_to_ns = to;
+  }
+  return 0;
+}
+
+/* label=k:v, labels=k:v,... (one parser for ingest and queries) and the attribute filters. */
+static int sel_labels_attrs(const struct spaa_req *req, const char *prefix,
+                            struct spaa_api_sel *sel, struct spaa_resp *resp)
+{
+  struct spaa_err err;
+  const char *key, *v;
+  json_t *val;
+  char k[64];
+  size_t i;
+  spaa_err_clear(&err);
+  if (spaa_query_labels_prefixed(req, prefix, &sel->labels, &err)) {
+    spaa_resp_err(resp, &err);
+    return -1;
+  }
+  json_object_foreach(sel->labels, key, val) {
+    sel->filters[sel->q.n_labels].key = key;
+    sel->filters[sel->q.n_labels++].value = json_string_value(val);
+  }
+  sel->q.labels = sel->filters;
+  for (i = 0; attr_params[i]; i++) {
+    snprintf(k, sizeof(k), "%s%s", prefix, attr_params[i]);
+    if (!(v = spaa_req_query(req, k)))
+      continue;
+    sel->attr_filters[sel->q.n_attrs].key = attr_params[i];
+    sel->attr_filters[sel->q.n_attrs++].value = v;
+  }
+  sel->q.attrs = sel->attr_filters;
+  return 0;
+}
+
 int spaa_api_sel_parse(const struct spaa_req *req, const char *prefix, int64_t now_ns,
                        struct spaa_api_sel *sel, struct spaa_resp *resp)
 {
   char k[64];
-  const char *v;
-  struct label_walk lw;
   memset(sel, 0, sizeof(*sel));
 #define KEY(name) (snprintf(k, sizeof(k), "%s%s", prefix, name), k)
   sel->q.service = spaa_req_query(req, KEY("service"));
@@ -175,43 +203,13 @@ int spaa_api_sel_parse(const struct spaa_req *req, const char *prefix, int64_t n
     sel->q.service = spaa_req_query(req, KEY("project"));
   sel->q.source = spaa_req_query(req, KEY("source"));
   sel->q.event = spaa_req_query(req, KEY("event"));
-  if ((v = spaa_req_query(req, KEY("time"))) && strcmp(v, "profile") != 0) {
-    spaa_resp_error(resp, SPAA_E_BAD_REQUEST, "bad '%s' '%.32s': expected profile", k, v);
-    return -1;
-  }
-  if (sel_time(req, KEY("from"), now_ns, &sel->q.from_ns, resp) ||
-      sel_time(req, KEY("to"), now_ns, &sel->q.to_ns, resp))
-    return -1;
-  if (sel->q.from_ns && sel->q.to_ns && sel->q.to_ns < sel->q.from_ns) {
-    spaa_resp_error(resp, SPAA_E_BAD_REQUEST, "'%sto' is before '%sfrom'", prefix, prefix);
-    return -1;
-  }
-  if (!(sel->labels = json_object())) {
-    spaa_resp_error(resp, SPAA_E_NOMEM, "out of memory");
-    return -1;
-  }
-  memset(&lw, 0, sizeof(lw));
-  lw.sel = sel;
-  spaa_req_query_each(req, KEY("label"), on_label, &lw);
-  lw.list = 1;
-  spaa_req_query_each(req, KEY("labels"), on_label, &lw);
+  sel->q.metric = spaa_req_query(req, KEY("metric"));
 #undef KEY
-  if (lw.bad) {
-    spaa_resp_error(resp, SPAA_E_BAD_REQUEST, "bad '%slabel' '%s': expected key:value (at most "
-                    "%d labels)", prefix, lw.what, SPAA_QUERY_MAX_LABELS);
+  if (sel_times(req, prefix, now_ns, sel, resp) || sel_labels_attrs(req, prefix, sel, resp))
     return -1;
-  }
-  {
-    const char *key;
-    json_t *val;
-    json_object_foreach(sel->labels, key, val) {
-      sel->filters[sel->q.n_labels].key = key;
-      sel->filters[sel->q.n_labels++].value = json_string_value(val);
-    }
-  }
-  sel->q.labels = sel->filters;
-  sel->any = sel->q.service || sel->q.source || sel->q.event || sel->q.from_ns ||
-             sel->q.to_ns || sel->q.n_labels;
+  sel->any = sel->q.service || sel->q.source || sel->q.event || sel->q.metric ||
+             sel->q.from_ns || sel->q.to_ns || sel->q.received_from_ns ||
+             sel->q.received_to_ns || sel->q.n_labels || sel->q.n_attrs;
   return 0;
 }
 

@@ -31,15 +31,18 @@ int spaa_api_size_param(const struct spaa_req *req, const char *name, size_t min
 struct spaa_api_sel {
   struct spaa_list_query q;      /* filters (strings borrowed from the request or labels) */
   struct spaa_store_label_filter filters[SPAA_QUERY_MAX_LABELS];
+  struct spaa_store_label_filter attr_filters[SPAA_QUERY_MAX_ATTRS];
   json_t *labels;                /* the label filters as an object (owned), or NULL */
+  int profile_time;              /* from/to are on profile time (time=profile) */
   int any;                       /* 1 when some filter was given */
 };
 
 /* Read the selection's filters, each named prefix + filter ("" for none): service (or
- * project), source, event, from, to (unix seconds, RFC 3339, "now", "now-90s", "now-15m",
- * "now-1h", "now-7d"), label=k:v (repeatable), labels=k:v,... , time=profile (the only
- * time base the store filters on). now_ns is the request's arrival. 0, or answers 400
- * naming the parameter and returns -1. Release with spaa_api_sel_free. */
+ * project), source, event, metric, from, to (unix seconds, RFC 3339, "now", "now-90s",
+ * "now-15m", "now-1h", "now-7d"; on received time, or on profile time with time=profile),
+ * label=k:v (repeatable), labels=k:v,... , and Sentry's transaction, release, environment,
+ * trace_id (exact matches on the profile's attrs). now_ns is the request's arrival. 0, or
+ * answers 400 naming the parameter and returns -1. Release with spaa_api_sel_free. */
 int spaa_api_sel_parse(const struct spaa_req *req, const char *prefix, int64_t now_ns,
                        struct spaa_api_sel *sel, struct spaa_resp *resp);
 void spaa_api_sel_free(struct spaa_api_sel *sel); /* NULL-safe */

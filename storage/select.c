@@ -18,6 +18,18 @@ int storage__check_query(const struct spaa_list_query *q, struct spaa_err *err)
     if (!q->labels[i].key || !q->labels[i].value)
       return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "label filter \"%.64s\" is not a "
                           "string", q->labels[i].key ? q->labels[i].key : "");
+  if (q->n_attrs > SPAA_QUERY_MAX_ATTRS || (q->n_attrs && !q->attrs))
+    return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "at most %d attribute filters",
+                        SPAA_QUERY_MAX_ATTRS);
+  for (i = 0; i < q->n_attrs; i++) {
+    const char *k = q->attrs[i].key;
+    size_t n = k ? strlen(k) : 0;
+    if (!n || n >= SPAA_QUERY_MAX_ATTR_KEY ||
+        strspn(k, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") != n ||
+        !q->attrs[i].value)
+      return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "bad attribute filter \"%.64s\": "
+                          "expected a name of letters, digits and _ and a string", k ? k : "");
+  }
   if (q->after && !q->after->id)
     return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "malformed cursor: it names no profile");
   return 0;

@@ -155,10 +155,18 @@ struct spaa_list_query {
   const char *service;      /* exact match, or NULL */
   const char *source;       /* exact match, or NULL */
   const char *event;        /* profiles having this event, or NULL */
-  int64_t from_ns, to_ns;   /* profiles overlapping [from, to]; 0 = open */
+  const char *metric;       /* profiles with this metric in one of their events, or NULL */
+  int64_t from_ns, to_ns;   /* profiles overlapping [from, to] in profile time; 0 = open */
+  int64_t received_from_ns, received_to_ns; /* received in [from, to]; 0 = open */
   int64_t received_before_ns; /* profiles received before this unix time (ns); 0 = open */
   const struct spaa_store_label_filter *labels; /* n_labels filters, all must match */
   size_t n_labels;
+  const struct spaa_store_label_filter *attrs; /* n_attrs filters on the profile's attrs (the
+                                                  string members the codec kept, e.g. Sentry's
+                                                  release, environment, transaction, trace_id);
+                                                  keys of [A-Za-z0-9_], at most
+                                                  SPAA_QUERY_MAX_ATTRS */
+  size_t n_attrs;
   size_t limit;             /* page size, 1..1000 (0 = 100) */
   const struct spaa_store_cursor *after; /* entries after this one only, or NULL */
 };

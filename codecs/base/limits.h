@@ -58,6 +58,8 @@
 
 /* ---- the query API (server/api.c, storage/query.c) ------------------------------------------ */
 #define SPAA_QUERY_MAX_LABELS 64      /* label filters in one list request */
+#define SPAA_QUERY_MAX_ATTRS 8        /* attribute filters (release, trace_id...) in one list request */
+#define SPAA_QUERY_MAX_ATTR_KEY 48    /* bytes of an attribute filter's key */
 #define SPAA_QUERY_MAX_LABEL_ITEM 256 /* bytes of one "key:value" filter, NUL included */
 #define SPAA_QUERY_MAX_PAGE 1000      /* profiles in one page of the list */
 #define SPAA_QUERY_MAX_ID 64          /* characters of a profile id in a URL */

@@ -29,7 +29,7 @@ enum pg__st {
 #define PG_LOCK_SWEEP 0x73706161002LL
 #define PG_WRITERS 2 /* writer threads per store: 1 was ~2x slower than parallel per-call
                         transactions on bench/store_engines.c; 2 matched or beat them */
-#define PG_MAXP 160 /* parameters of one statement: 2 per label filter, and a few */
+#define PG_MAXP 192 /* parameters of one statement: 2 per label or attribute filter, and a few */
 
 struct pg__params {
   int n;

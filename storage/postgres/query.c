@@ -149,6 +149,27 @@ int pg__select(const struct spaa_list_query *q, int blocks, size_t limit, struct
     rc = spaa_buf_addf(sql, " AND EXISTS(SELECT 1 FROM profile_event e"
                             " WHERE e.profile = p.num AND e.name = $%d::bytea)", p->n);
   }
+  if (!rc && q->metric) {
+    pg__p_str(p, q->metric);
+    rc = spaa_buf_addf(sql, " AND EXISTS(SELECT 1 FROM profile_event e WHERE e.profile = p.num"
+                            " AND convert_from(e.totals, 'UTF8')::jsonb ? $%d::text)", p->n);
+  }
+  if (!rc && q->received_from_ns) {
+    pg__p_int(p, q->received_from_ns);
+    rc = spaa_buf_addf(sql, " AND p.received_ns >= $%d::int8", p->n);
+  }
+  if (!rc && q->received_to_ns) {
+    pg__p_int(p, q->received_to_ns);
+    rc = spaa_buf_addf(sql, " AND p.received_ns <= $%d::int8", p->n);
+  }
+  /* at most SPAA_QUERY_MAX_ATTRS (checked) */
+  for (i = 0; !rc && i < q->n_attrs; i++) {
+    pg__p_str(p, q->attrs[i].key);
+    pg__p_str(p, q->attrs[i].value);
+    /* compared as JSON strings: a number 3 is not the string "3" (as on SQLite) */
+    rc = spaa_buf_addf(sql, " AND (convert_from(p.attrs, 'UTF8')::jsonb -> $%d::text)"
+                            " = to_jsonb($%d::text)", p->n - 1, p->n);
+  }
   if (!rc && q->from_ns) {
     pg__p_int(p, q->from_ns);
     rc = spaa_buf_addf(sql, " AND p.end_ns >= $%d::int8", p->n);

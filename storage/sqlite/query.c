@@ -151,15 +151,25 @@ int storage__select_sql(const struct spaa_list_query *q, struct spaa_buf *sql, i
   if (!rc && q->event)
     rc = spaa_buf_adds(sql, " AND EXISTS(SELECT 1 FROM profile_event e"
                             " WHERE e.profile = p.num AND e.name = ?)");
+  if (!rc && q->metric)
+    rc = spaa_buf_adds(sql, " AND EXISTS(SELECT 1 FROM profile_event e, json_each(e.totals) j"
+                            " WHERE e.profile = p.num AND j.key = ?)");
   if (!rc && q->from_ns)
     rc = spaa_buf_adds(sql, " AND p.end_ns >= ?");
   if (!rc && q->to_ns)
     rc = spaa_buf_adds(sql, " AND p.start_ns <= ?");
+  if (!rc && q->received_from_ns)
+    rc = spaa_buf_adds(sql, " AND p.received_ns >= ?");
+  if (!rc && q->received_to_ns)
+    rc = spaa_buf_adds(sql, " AND p.received_ns <= ?");
   if (!rc && q->received_before_ns)
     rc = spaa_buf_adds(sql, " AND p.received_ns < ?");
   for (i = 0; !rc && i < q->n_labels; i++)
     rc = spaa_buf_adds(sql, " AND EXISTS(SELECT 1 FROM profile_label l"
                             " WHERE l.profile = p.num AND l.key = ? AND l.value = ?)");
+  /* the JSON path is bound too ("$.key", keys checked to be [A-Za-z0-9_]) */
+  for (i = 0; !rc && i < q->n_attrs; i++)
+    rc = spaa_buf_adds(sql, " AND json_extract(p.attrs, ?) = ?");
   if (!rc && q->after)
     rc = spaa_buf_adds(sql, " AND (p.received_ns, p.id) < (?, ?)");
   if (!rc)
@@ -177,15 +187,27 @@ void storage__select_bind(sqlite3_stmt *st, const struct spaa_list_query *q, siz
     sqlite3_bind_text(st, bi++, q->source, -1, SQLITE_TRANSIENT);
   if (q->event)
     sqlite3_bind_text(st, bi++, q->event, -1, SQLITE_TRANSIENT);
+  if (q->metric)
+    sqlite3_bind_text(st, bi++, q->metric, -1, SQLITE_TRANSIENT);
   if (q->from_ns)
     sqlite3_bind_int64(st, bi++, q->from_ns);
   if (q->to_ns)
     sqlite3_bind_int64(st, bi++, q->to_ns);
+  if (q->received_from_ns)
+    sqlite3_bind_int64(st, bi++, q->received_from_ns);
+  if (q->received_to_ns)
+    sqlite3_bind_int64(st, bi++, q->received_to_ns);
   if (q->received_before_ns)
     sqlite3_bind_int64(st, bi++, q->received_before_ns);
   for (i = 0; i < q->n_labels; i++) {
     sqlite3_bind_text(st, bi++, q->labels[i].key, -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(st, bi++, q->labels[i].value, -1, SQLITE_TRANSIENT);
+  }
+  for (i = 0; i < q->n_attrs; i++) {
+    char path[SPAA_QUERY_MAX_ATTR_KEY + 3];
+    snprintf(path, sizeof(path), "$.%s", q->attrs[i].key);
+    sqlite3_bind_text(st, bi++, path, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, bi++, q->attrs[i].value, -1, SQLITE_TRANSIENT);
   }
   if (q->after) {
     sqlite3_bind_int64(st, bi++, q->after->received_ns);

@@ -57,9 +57,17 @@ expect_list '?event=malloc' "" "list by an absent event"
 expect_list '?label=env:prod' "$ID1" "list by label"
 expect_list '?labels=env:prod,region:eu' "$ID1" "list by two labels"
 expect_list '?label=env:prod&label=region:us' "" "list by a label that does not match"
-expect_list '?from=1700000030&to=2023-11-14T22:20:00Z' "$ID2 $ID1" "list by time range"
-expect_list '?from=2023-11-14T22:15:00Z' "" "list after the profiles"
-expect_list '?to=1699999999' "" "list before the profiles"
+expect_list '?time=profile&from=1700000030&to=2023-11-14T22:20:00Z' "$ID2 $ID1" \
+  "list by profile time range"
+expect_list '?time=profile&from=2023-11-14T22:15:00Z' "" "list after the profiles"
+expect_list '?time=profile&to=1699999999' "" "list before the profiles"
+# from/to are on received time unless time=profile: both arrived within the last hour
+expect_list '?from=now-1h' "$ID2 $ID1" "list by received time"
+expect_list '?time=received&from=now-1h&to=now' "$ID2 $ID1" "list by received time, named"
+expect_list '?to=now-1h' "" "list received before an hour ago"
+expect_list '?from=1700000030&to=2023-11-14T22:20:00Z' "" "profile times are not received times"
+expect_list '?metric=period' "$ID2 $ID1" "list by metric"
+expect_list '?metric=no_such_metric' "" "list by an absent metric"
 expect_list '?limit=1' "$ID2" "first page"
 cursor=$(json_get "$HTTP_BODY" next_cursor)
 [[ -n "$cursor" && "$cursor" != null ]] || fail "no next_cursor on a full page: $HTTP_BODY"
@@ -78,6 +86,7 @@ assert_eq 400 "$HTTP_CODE" "list by 65 labels"
 assert_contains "$HTTP_BODY" "at most 64 labels" "65 labels detail"
 
 for q in '?limit=0' '?limit=1001' '?limit=x' '?from=yesterday' '?to=2023-13-01T00:00:00Z' \
+  '?time=wall' '?servce=checkout' \
   '?from=1700000100&to=1700000000' '?label=nocolon' '?cursor=%21%21not-a-cursor'; do
   http GET "/api/v1/profiles$q" "${AUTH_R[@]}"
   assert_eq 400 "$HTTP_CODE" "list $q"

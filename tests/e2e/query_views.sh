@@ -130,6 +130,29 @@ assert_eq "main 10" "$HTTP_BODY" "merged collapsed with ignore"
 http GET '/api/v1/summary?service=shop&budget=500'
 assert_eq 200 "$HTTP_CODE" "merged summary"
 
+# --- Sentry's filters on the profile's attrs, on the list and on merged views ------------------
+list_ids() { jq -r '[.profiles[].id] | join(" ")' <<<"$HTTP_BODY"; }
+http GET '/api/v1/profiles?release=0.1%20(199)'
+assert_eq "$SENTRY" "$(list_ids)" "list by release"
+http GET '/api/v1/profiles?transaction=a-transaction&trace_id=4b25bc58f14243d8b208d1e22a054164'
+assert_eq "$SENTRY" "$(list_ids)" "list by transaction and trace_id"
+http GET '/api/v1/profiles?transaction=another-transaction'
+assert_eq "" "$(list_ids)" "list by another transaction"
+http GET '/api/v1/profiles?environment=production'
+assert_eq "" "$(list_ids)" "list by an environment the envelope does not name"
+http GET '/api/v1/top?transaction=a-transaction'
+assert_eq 200 "$HTTP_CODE" "merged top by transaction ($HTTP_BODY)"
+assert_eq "$(total_of "$SENTRY" samples)" "$(jq -r .total <<<"$HTTP_BODY")" "merged top by transaction: total"
+# from/to on received time by default (all arrived just now), on profile time when asked
+http GET '/api/v1/profiles?service=shop&from=now-1h&limit=10'
+assert_eq 2 "$(jq '.profiles | length' <<<"$HTTP_BODY")" "received in the last hour"
+http GET '/api/v1/profiles?service=shop&to=now-1h'
+assert_eq 0 "$(jq '.profiles | length' <<<"$HTTP_BODY")" "received before an hour ago"
+http GET '/api/v1/profiles?source=sentry&time=profile&to=2022-09-01T00:00:00Z'
+assert_eq "" "$(list_ids)" "the sentry profile starts after 2022-09-01T00:00Z"
+http GET '/api/v1/profiles?source=sentry&time=profile&from=2022-09-01T00:00:00Z&to=2022-09-02T00:00:00Z'
+assert_eq "$SENTRY" "$(list_ids)" "sentry profile time on 2022-09-01"
+
 # --- diff ------------------------------------------------------------------------------------
 http GET "/api/v1/diff?base=$SMALL&target=$SMALL"
 assert_eq 200 "$HTTP_CODE" "self diff"
@@ -166,6 +189,9 @@ bad() { # PATH STATUS TEXT
 bad '/api/v1/profiles?servce=x' 400 "unknown parameter 'servce'"
 bad '/api/v1/top?service=shop&metrc=cpu' 400 "'metrc'"
 bad '/api/v1/top?from=yesterday' 400 "'from'"
+bad '/api/v1/top?time=wallclock' 400 "'time'"
+bad '/api/v1/diff?base.time=x&target.service=shop' 400 "'base.time'"
+bad '/api/v1/diff?base.label=nocolon&target.service=shop' 400 "'base.label'"
 bad "/api/v1/profiles/$PPROF/top?limit=0" 400 "'limit'"
 bad "/api/v1/profiles/$PPROF/flamegraph?max_nodes=x" 400 "'max_nodes'"
 bad "/api/v1/profiles/$PPROF/top?by=line" 400 "'by'"

@@ -52,7 +52,12 @@ static void put_ok(struct spaa_store *s, const struct spaa_profile *p, const cha
   struct spaa_meta m = {0};
   struct spaa_err err = {0};
   json_t *l = labels ? tjson(labels) : NULL;
+  /* a and b carry Sentry-like attrs for the attribute filters */
+  json_t *a = strcmp(id, "a") == 0   ? tjson("{\"release\":\"1.0\",\"trace_id\":\"t1\"}")
+              : strcmp(id, "b") == 0 ? tjson("{\"release\":\"2.0\",\"n\":3}")
+                                     : NULL;
   int rc;
+  m.attrs = a;
   m.id = id;
   m.service = service;
   m.source = strcmp(service, "api") == 0 ? "otlp" : "pprof";
@@ -65,6 +70,7 @@ static void put_ok(struct spaa_store *s, const struct spaa_profile *p, const cha
   if (rc != want)
     fail_msg("put %s: %d (want %d) %s", id, rc, want, err.msg);
   json_decref(l);
+  json_decref(a);
 }
 
 static void assert_same(struct spaa_store *s, const char *id, const char *want)
@@ -178,6 +184,29 @@ static void test_list_filters(void **state)
   q.to_ns = 0;
   expect_list(s, &q, "d,c,b");
   q.from_ns = 0;
+  q.received_from_ns = 20; /* received time: a 10, b and c 20, d 30 */
+  expect_list(s, &q, "d,c,b");
+  q.received_to_ns = 20;
+  expect_list(s, &q, "c,b");
+  q.received_from_ns = q.received_to_ns = 0;
+  q.metric = "samples";
+  expect_list(s, &q, "d,c,b,a");
+  q.metric = "bytes";
+  expect_list(s, &q, "");
+  q.metric = NULL;
+  q.attrs = FILTERS({"release", "1.0"});
+  q.n_attrs = 1;
+  expect_list(s, &q, "a");
+  q.attrs = FILTERS({"release", "1.0"}, {"trace_id", "t2"});
+  q.n_attrs = 2;
+  expect_list(s, &q, "");
+  q.attrs = FILTERS({"n", "3"}); /* a number is not the string "3" */
+  q.n_attrs = 1;
+  expect_list(s, &q, "");
+  q.attrs = FILTERS({"release'", "1.0"}); /* only [A-Za-z0-9_] names */
+  assert_int_equal(spaa_store_list(s, &q, &pg, &err), SPAA_E_BAD_REQUEST);
+  spaa_store_page_free(&pg);
+  q.n_attrs = 0;
   q.received_before_ns = 30; /* what retention selects: d came at 30, not before */
   expect_list(s, &q, "c,b,a");
   q.received_before_ns = 11;
