@@ -12,6 +12,7 @@
 #include "codecs/registry.h"
 #include "server/api_json.h"
 #include "server/api_select.h"
+#include "server/api_views.h"
 #include "storage/storage.h"
 
 /* ".123456789" -> ns; advances. */
@@ -259,12 +260,9 @@ void spaa_query_spaa(const struct spaa_req *req, struct spaa_resp *resp)
   const char *id = spaa_req_param(req, "id");
   const struct spaa_exporter *x = spaa_exporter("spaa");
   struct spaa_profile *p = NULL;
-  struct spaa_csink *z = NULL;
-  struct spaa_buf body;
+  struct spaa_api_out o;
   struct spaa_err err;
-  int enc, rc;
   spaa_err_clear(&err);
-  spaa_buf_init(&body, SPAA_HTTP_RESP_MAX);
   if (!spaa_query_id_ok(id)) {
     spaa_resp_error(resp, SPAA_E_NOT_FOUND, "no profile with id '%.64s'", id ? id : "");
     return;
@@ -277,28 +275,10 @@ void spaa_query_spaa(const struct spaa_req *req, struct spaa_resp *resp)
     spaa_resp_err(resp, &err);
     return;
   }
-  enc = spaa_query_pick_encoding(spaa_req_header(req, "Accept-Encoding"));
-  /* the exporter streams into the answer, through a compressing sink when one is asked for */
-  if (enc && (rc = spaa_csink_open(enc == 2 ? SPAA_CODING_ZSTD : SPAA_CODING_GZIP,
-                                   enc == 2 ? 3 : 6, spaa_buf_sink, &body, &z, &err))) {
+  /* the exporter streams into the answer's spool, through a compressing sink when asked */
+  if (spaa_api_out_open(req, &o, 1, &err))
     spaa_resp_err(resp, &err);
-    goto out;
-  }
-  if ((rc = x->fn(p, NULL, z ? spaa_csink_write : spaa_buf_sink, z ? (void *)z : &body, &err)) ||
-      (z && (rc = spaa_csink_finish(z, &err)))) {
-    spaa_resp_err(resp, &err);
-    goto out;
-  }
-  spaa_buf_free(&resp->body);
-  resp->body = body;
-  spaa_buf_init(&body, 0);
-  resp->status = 200;
-  resp->content_type = x->media_type;
-  if (enc)
-    spaa_resp_header(resp, "Content-Encoding", enc == 2 ? "zstd" : "gzip");
-  spaa_resp_header(resp, "Vary", "Accept-Encoding");
-out:
-  spaa_csink_free(z);
-  spaa_buf_free(&body);
+  else
+    spaa_api_out_answer(resp, &o, x->fn(p, NULL, o.sink, o.ctx, &err), x->media_type, &err);
   spaa_profile_free(p);
 }

@@ -21,12 +21,15 @@ int spaa_api_out_open(const struct spaa_req *req, struct spaa_api_out *o, int co
                       struct spaa_err *err)
 {
   memset(o, 0, sizeof(*o));
-  spaa_buf_init(&o->body, SPAA_HTTP_RESP_MAX);
+  spaa_spool_init(&o->body, req->app && req->app->cfg ? req->app->cfg->data_dir : NULL,
+                  SPAA_HTTP_RESP_MAX);
   o->enc = compress ? spaa_query_pick_encoding(spaa_req_header(req, "Accept-Encoding")) : 0;
   if (o->enc && spaa_csink_open(o->enc == 2 ? SPAA_CODING_ZSTD : SPAA_CODING_GZIP,
-                                o->enc == 2 ? 3 : 6, spaa_buf_sink, &o->body, &o->z, err))
+                                o->enc == 2 ? 3 : 6, spaa_spool_sink, &o->body, &o->z, err)) {
+    spaa_spool_free(&o->body);
     return err->code;
-  o->sink = o->z ? spaa_csink_write : spaa_buf_sink;
+  }
+  o->sink = o->z ? spaa_csink_write : spaa_spool_sink;
   o->ctx = o->z ? (void *)o->z : (void *)&o->body;
   return 0;
 }
@@ -36,12 +39,11 @@ void spaa_api_out_answer(struct spaa_resp *resp, struct spaa_api_out *o, int rc,
 {
   if (!rc && o->z)
     rc = spaa_csink_finish(o->z, err);
+  if (!rc)
+    rc = spaa_spool_to_resp(&o->body, resp, err);
   if (rc) {
     spaa_resp_err(resp, err);
   } else {
-    spaa_buf_free(&resp->body);
-    resp->body = o->body;
-    spaa_buf_init(&o->body, 0);
     resp->status = 200;
     resp->content_type = media_type;
     if (o->enc)
@@ -50,7 +52,7 @@ void spaa_api_out_answer(struct spaa_resp *resp, struct spaa_api_out *o, int rc,
   }
   spaa_csink_free(o->z);
   o->z = NULL;
-  spaa_buf_free(&o->body);
+  spaa_spool_free(&o->body);
 }
 
 /* ---- view parameters ---------------------------------------------------------------------- */

@@ -9,6 +9,7 @@
 
 #include "base/buf.h"
 #include "server/http.h"
+#include "server/spool.h"
 #include "spaa/view.h"
 #include "storage/storage.h"
 
@@ -56,9 +57,10 @@ int spaa_api_merged_vset(struct spaa_store *store, const struct spaa_list_query 
                          const char *metric, int by_frame, struct spaa_vset *v,
                          size_t *profiles, struct spaa_err *err);
 
-/* An answer being written: a body buffer behind an optional compressing sink. */
+/* An answer being written: a spool (memory, then a file past SPAA_SPOOL_MEM) behind an
+ * optional compressing sink, so that no answer is held whole in memory. */
 struct spaa_api_out {
-  struct spaa_buf body;
+  struct spaa_spool body;
   struct spaa_csink *z;
   int enc;               /* 0 identity, 1 gzip, 2 zstd */
   spaa_sink_cb sink;     /* write here */

@@ -31,6 +31,7 @@
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
+#include <malloc.h>
 
 #include <microhttpd.h>
 
@@ -121,6 +122,15 @@ int spaa_resp_header(struct spaa_resp *resp, const char *name, const char *value
   strcpy(resp->headers[i].value, value);
   resp->n_headers++;
   return 0;
+}
+
+void spaa_resp_body_release(struct spaa_resp *resp)
+{
+  spaa_buf_free(&resp->body);
+  if (resp->has_file)
+    close(resp->file_fd);
+  resp->has_file = 0;
+  resp->file_len = 0;
 }
 
 void spaa_resp_bytes(struct spaa_resp *resp, int status, const char *content_type,
@@ -452,8 +462,13 @@ static enum MHD_Result queue(struct http_rq *rq, struct MHD_Connection *conn,
     rq->answer[o] = 0;
   }
   snprintf(rq->ids, sizeof(rq->ids), "%s", ids);
-  body = spaa_buf_steal(&resp->body, &len);
-  if (body)
+  if (resp->has_file) { /* MHD owns the descriptor from here, also when this fails */
+    resp->has_file = 0;
+    r = MHD_create_response_from_fd64(resp->file_len, resp->file_fd);
+    if (!r)
+      close(resp->file_fd);
+    body = NULL;
+  } else if ((body = spaa_buf_steal(&resp->body, &len)))
     r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
   else
     r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
@@ -826,6 +841,11 @@ static void work(struct spaa_pool_job *job)
   } else {
     rq->work_charged = cost;
     run(rq, &rq->resp);
+    /* a large answer (an export) left this thread's malloc arena holding the model it was
+     * written from, tens of MB no later request may need: give the free pages back now
+     * (uploads are trimmed through the budget, see budget_give) */
+    if (rq->resp.body.len >= SPAA_HTTP_TRIM_ANSWER || rq->resp.file_len >= SPAA_HTTP_TRIM_ANSWER)
+      malloc_trim(0);
   }
   __atomic_store_n(&rq->state, RQ_DONE, __ATOMIC_RELEASE);
   MHD_resume_connection(rq->mconn);
@@ -936,7 +956,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
   }
   if (__atomic_load_n(&rq->state, __ATOMIC_ACQUIRE) == RQ_DONE) { /* the worker is done */
     enum MHD_Result ok = queue(rq, conn, &rq->resp);
-    spaa_buf_free(&rq->resp.body);
+    spaa_resp_body_release(&rq->resp);
     return ok;
   }
   if (rq->answered) { /* refused from the headers: MHD discards what follows */
@@ -991,7 +1011,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
   }
   spaa_conn_request_end(rq->sconn);
   spaa_buf_free(&rq->body);
-  spaa_buf_free(&rq->resp.body);
+  spaa_resp_body_release(&rq->resp);
   budget_give(h, rq->charged, 0);
   if (rq->work_charged)
     budget_give(h, rq->work_charged, 1);

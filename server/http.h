@@ -57,6 +57,10 @@ struct spaa_resp {
   int status;                    /* HTTP status */
   const char *content_type;      /* static string, or NULL for none */
   struct spaa_buf body;          /* the body (owned; capped at SPAA_HTTP_RESP_MAX) */
+  int has_file;                  /* 1: the body is instead file_len bytes of file_fd (owned;
+                                    a spooled answer, see spool.h) */
+  int file_fd;
+  uint64_t file_len;
   size_t n_headers;              /* extra headers in use */
   struct {
     char name[48];
@@ -124,6 +128,8 @@ void spaa_resp_error(struct spaa_resp *resp, int code, const char *fmt, ...)
 /* Same, with a struct spaa_err (its code and message). */
 void spaa_resp_err(struct spaa_resp *resp, const struct spaa_err *err);
 /* Answer a raw body (copied) with a content type (static string). */
+/* Release the body (memory or file) and leave resp with none. */
+void spaa_resp_body_release(struct spaa_resp *resp);
 void spaa_resp_bytes(struct spaa_resp *resp, int status, const char *content_type,
                      const void *data, size_t len);
 

@@ -76,6 +76,22 @@ done
 stack_ids() { curl -s "$SERVER_URL/api/v1/profiles/$1/spaa" | jq -r 'select(.type=="stack") | .id' | sort | md5sum; }
 assert_eq "$(stack_ids "$PPROF")" "$(stack_ids "$AGAIN")" "re-ingested stack ids"
 
+# --- large answers are spooled to an unlinked file and sent from it --------------------------
+# large.cpu as SPAA is ~13 MB, far past the in-memory part of an answer: plain, gzip and zstd
+# must agree, the SPAA must validate, and no spill file may be left in the data directory
+curl -s "$SERVER_URL/api/v1/profiles/$PPROF/spaa" -o "$E2E_TMP/big.spaa"
+(( $(stat -c %s "$E2E_TMP/big.spaa") > 4000000 )) || fail "large SPAA export: $(stat -c %s "$E2E_TMP/big.spaa") bytes"
+"$SPAA_BIN" validate "$E2E_TMP/big.spaa" >/dev/null || fail "the spooled SPAA export does not validate"
+curl -s -H 'Accept-Encoding: gzip' "$SERVER_URL/api/v1/profiles/$PPROF/spaa" | gzip -dc >"$E2E_TMP/big.gz.spaa"
+cmp -s "$E2E_TMP/big.spaa" "$E2E_TMP/big.gz.spaa" || fail "gzip SPAA export differs from the plain one"
+curl -s -H 'Accept-Encoding: zstd' "$SERVER_URL/api/v1/profiles/$PPROF/collapsed" | zstd -dcq >"$E2E_TMP/big.zst.txt"
+curl -s "$SERVER_URL/api/v1/profiles/$PPROF/collapsed" | cmp -s - "$E2E_TMP/big.zst.txt" ||
+  fail "zstd collapsed export differs from the plain one"
+len=$(curl -sI "$SERVER_URL/api/v1/profiles/$PPROF/spaa" | tr -d '\r' | awk 'tolower($1)=="content-length:" {print $2}')
+assert_eq "$(stat -c %s "$E2E_TMP/big.spaa")" "$len" "HEAD of a spooled answer: Content-Length"
+left=$(find "$SERVER_DATA" -name '.spaa-answer-*' | wc -l)
+assert_eq 0 "$left" "spill files left in the data directory"
+
 # --- one profile's views, for every source ---------------------------------------------------
 for id in "$SMALL" "$SENTRY" "$OTLP" "$SPAAID"; do
   http GET "/api/v1/profiles/$id/top?limit=5"
