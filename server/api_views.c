@@ -123,8 +123,11 @@ static struct spaa_profile *load_profile(const struct spaa_req *req, struct spaa
 /* Write view `kind` of set v. */
 static int write_view(enum spaa_api_view kind, const struct spaa_vset *v,
                       const struct view_args *a, const char *name, struct spaa_api_out *o,
-                      struct spaa_err *err)
+                      const struct spaa_profile *p, struct spaa_err *err)
 {
+  /* one profile with timestamped samples: speedscope's evented form, a profile per thread */
+  if (kind == SPAA_VIEW_SPEEDSCOPE && p && spaa_view_has_timeline(p, a->event))
+    return spaa_view_speedscope_evented(v, p, a->event, name, o->sink, o->ctx, err);
   switch (kind) {
   case SPAA_VIEW_TOP: return spaa_view_top(v, a->limit, o->sink, o->ctx, err);
   case SPAA_VIEW_FLAMEGRAPH: return spaa_view_flamegraph(v, a->max_nodes, o->sink, o->ctx, err);
@@ -176,7 +179,7 @@ void spaa_api_profile_view(const struct spaa_req *req, struct spaa_resp *resp,
       !(rc = usage_to_bad_request(
             spaa_vset_from_profile(&v, p, a.event, a.metric, a.by_frame, &err), &err)) &&
       !(rc = spaa_api_out_open(req, &o, 1, &err))) {
-    rc = write_view(kind, &v, &a, spaa_req_param(req, "id"), &o, &err);
+    rc = write_view(kind, &v, &a, spaa_req_param(req, "id"), &o, p, &err);
     spaa_api_out_answer(resp, &o, rc, view_media_of(kind, &a), &err);
   } else {
     spaa_resp_err(resp, &err);
@@ -410,7 +413,7 @@ void spaa_api_merged_view(const struct spaa_req *req, struct spaa_resp *resp,
       !(rc = spaa_api_merged_vset(req->app->store, &sel.q, a.metric, a.by_frame, &v, NULL,
                                   &err)) &&
       !(rc = spaa_api_out_open(req, &o, 1, &err))) {
-    rc = write_view(kind, &v, &a, sel.q.service ? sel.q.service : "merged", &o, &err);
+    rc = write_view(kind, &v, &a, sel.q.service ? sel.q.service : "merged", &o, NULL, &err);
     spaa_api_out_answer(resp, &o, rc, view_media_of(kind, &a), &err);
   } else {
     spaa_resp_err(resp, &err);

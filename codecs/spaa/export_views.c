@@ -11,7 +11,9 @@ int spaa_export_speedscope(const struct spaa_profile *p, const struct spaa_expor
   int rc;
   spaa_vset_init(&v);
   rc = spaa_vset_from_profile(&v, p, o ? o->event : NULL, o ? o->metric : NULL, 0, err);
-  if (!rc)
+  if (!rc && spaa_view_has_timeline(p, o ? o->event : NULL))
+    rc = spaa_view_speedscope_evented(&v, p, o ? o->event : NULL, event, sink, sink_ctx, err);
+  else if (!rc)
     rc = spaa_view_speedscope(&v, event, sink, sink_ctx, err);
   spaa_vset_free(&v);
   return rc;

@@ -93,6 +93,17 @@ int spaa_view_collapsed(const struct spaa_vset *v, spaa_sink_cb sink, void *ctx,
 int spaa_view_speedscope(const struct spaa_vset *v, const char *name, spaa_sink_cb sink,
                          void *ctx, struct spaa_err *err);
 
+/* 1 when p has samples of `event` (NULL: the first event) that carry timestamps. */
+int spaa_view_has_timeline(const struct spaa_profile *p, const char *event);
+/* speedscope's file format with one "evented" profile per thread, from p's timestamped
+ * samples of `event` (NULL: the first) whose stacks are in v (v built from p, so that its
+ * stacks carry their ids; stacks the filters left out are gaps): each sample lasts until the
+ * thread's next one, the last as long as the gap before it; times relative to the first
+ * sample, in the header's time unit when speedscope knows it. */
+int spaa_view_speedscope_evented(const struct spaa_vset *v, const struct spaa_profile *p,
+                                 const char *event, const char *name, spaa_sink_cb sink,
+                                 void *ctx, struct spaa_err *err);
+
 /* A summary for agents, never longer than `budget` bytes: plain text (or JSON when `json`),
  * in a fixed order: the name, metric and total, the top self functions with percentages,
  * then the hottest stacks (root;...;leaf, shortened in the middle past 8 frames) each with

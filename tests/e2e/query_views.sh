@@ -108,7 +108,21 @@ for id in "$SMALL" "$SENTRY" "$OTLP" "$SPAAID"; do
   assert_eq "$(jq -r .tree.total <<<"$HTTP_BODY")" "$(jq -r ".tree.self + $kids" <<<"$HTTP_BODY")" "flamegraph children add up ($id)"
   http GET "/api/v1/profiles/$id/speedscope"
   assert_eq 200 "$HTTP_CODE" "speedscope of $id"
-  assert_eq "$total" "$(jq '.profiles[0].weights | add // 0' <<<"$HTTP_BODY")" "speedscope total of $id"
+  if [[ "$id" == "$SENTRY" ]]; then
+    # timestamped samples: evented, a profile per thread, events in time order, every close
+    # matching the innermost open frame, nothing left open, frames in the shared table
+    assert_eq evented "$(jq -r '.profiles[0].type' <<<"$HTTP_BODY")" "speedscope of a Sentry profile"
+    jq -e '(.shared.frames | length) as $nf | .profiles | length > 0 and all(.[];
+             .type == "evented" and .endValue > .startValue and ([.events[].at] == ([.events[].at] | sort))
+             and all(.events[]; .frame >= 0 and .frame < $nf)
+             and (reduce .events[] as $e ({s: [], ok: true};
+                   if $e.type == "O" then .s += [$e.frame]
+                   elif (.s | length) > 0 and .s[-1] == $e.frame then .s |= .[:-1]
+                   else .ok = false end) | .ok and (.s | length) == 0))' <<<"$HTTP_BODY" >/dev/null ||
+      fail "evented speedscope of $id is not well nested: $(head -c 600 <<<"$HTTP_BODY")"
+  else
+    assert_eq "$total" "$(jq '.profiles[0].weights | add // 0' <<<"$HTTP_BODY")" "speedscope total of $id"
+  fi
   http GET "/api/v1/profiles/$id/pprof"
   assert_eq 200 "$HTTP_CODE" "pprof of $id"
 done

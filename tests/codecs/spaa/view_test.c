@@ -229,6 +229,73 @@ static void test_summary_budget(void **state)
   spaa_vset_free(&v);
 }
 
+/* Timestamped samples on two threads become one evented profile each: frames opened and
+ * closed where consecutive stacks part, times relative to the first sample, the last sample
+ * as long as the gap before it; a sample of a stack the set lacks is a gap. */
+static void test_speedscope_evented(void **state)
+{
+  static const struct {
+    int64_t tid, t;
+    const char *stack;
+  } ticks[] = {{7, 1000000100, "s1"}, {9, 1000000150, "s4"}, {7, 1000000110, "s2"},
+               {7, 1000000120, "s1"}, {7, 1000000130, "nope"}, {7, 1000000140, "s3"}};
+  struct spaa_profile *p = spaa_profile_new();
+  struct spaa_vset v;
+  struct spaa_buf b;
+  struct spaa_err err;
+  struct spaa_event *e;
+  struct spaa_thread *th;
+  size_t i;
+  (void)state;
+  memset(&err, 0, sizeof(err));
+  spaa_vset_init(&v);
+  fill(&v, base_set, 4);
+  assert_non_null(p);
+  e = spaa_add_event(p);
+  e->name = spaa_strdup(p, "wall");
+  p->header.time_unit = spaa_strdup(p, "nanoseconds");
+  th = spaa_add_thread(p);
+  th->tid = 7;
+  th->comm = spaa_strdup(p, "main \"ui\"");
+  for (i = 0; i < sizeof(ticks) / sizeof(ticks[0]); i++) {
+    struct spaa_sample *sm = spaa_add_sample(p);
+    sm->has_timestamp = sm->has_tid = 1;
+    sm->timestamp.i = ticks[i].t;
+    sm->tid = ticks[i].tid;
+    sm->stack_id = spaa_strdup(p, ticks[i].stack);
+  }
+  assert_true(spaa_view_has_timeline(p, NULL));
+  assert_false(spaa_view_has_timeline(p, "cpu"));
+  spaa_buf_init(&b, 0);
+  assert_int_equal(spaa_view_speedscope_evented(&v, p, NULL, "p", sink, &b, &err), 0);
+  spaa_buf_add(&b, "", 1);
+  /* names: main 0, a 1, b 2, c 3 */
+  /* names: main 0, a 1, b 2, c 3. Thread 7 (from 0): s1 main;a;b, 10 s2 main;a, 20 s1,
+   * 30 a gap, 40 s3 main;c;a;a, lasting to 50 (its gap before); thread 9's lone sample at 50
+   * lasts the shortest gap seen (10) */
+  assert_string_equal(
+      b.p, "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\"exporter\":"
+           "\"spaa-relay\",\"name\":\"p\",\"activeProfileIndex\":0,\"shared\":{\"frames\":["
+           "{\"name\":\"main\"},{\"name\":\"a\"},{\"name\":\"b\"},{\"name\":\"c\"}]},"
+           "\"profiles\":[{\"type\":\"evented\",\"name\":\"main \\\"ui\\\"\",\"unit\":"
+           "\"nanoseconds\",\"startValue\":0,\"endValue\":50,\"events\":["
+           "{\"type\":\"O\",\"frame\":0,\"at\":0},{\"type\":\"O\",\"frame\":1,\"at\":0},"
+           "{\"type\":\"O\",\"frame\":2,\"at\":0},{\"type\":\"C\",\"frame\":2,\"at\":10},"
+           "{\"type\":\"O\",\"frame\":2,\"at\":20},{\"type\":\"C\",\"frame\":2,\"at\":30},"
+           "{\"type\":\"C\",\"frame\":1,\"at\":30},{\"type\":\"C\",\"frame\":0,\"at\":30},"
+           "{\"type\":\"O\",\"frame\":0,\"at\":40},{\"type\":\"O\",\"frame\":3,\"at\":40},"
+           "{\"type\":\"O\",\"frame\":1,\"at\":40},{\"type\":\"O\",\"frame\":1,\"at\":40},"
+           "{\"type\":\"C\",\"frame\":1,\"at\":50},{\"type\":\"C\",\"frame\":1,\"at\":50},"
+           "{\"type\":\"C\",\"frame\":3,\"at\":50},{\"type\":\"C\",\"frame\":0,\"at\":50}]},"
+           "{\"type\":\"evented\",\"name\":\"thread 9\",\"unit\":\"nanoseconds\","
+           "\"startValue\":50,\"endValue\":60,\"events\":["
+           "{\"type\":\"O\",\"frame\":0,\"at\":50},{\"type\":\"O\",\"frame\":3,\"at\":50},"
+           "{\"type\":\"C\",\"frame\":3,\"at\":60},{\"type\":\"C\",\"frame\":0,\"at\":60}]}]}\n");
+  spaa_buf_free(&b);
+  spaa_vset_free(&v);
+  spaa_profile_free(p);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -238,6 +305,7 @@ int main(void)
       cmocka_unit_test(test_filters),
       cmocka_unit_test(test_diff),
       cmocka_unit_test(test_summary_budget),
+      cmocka_unit_test(test_speedscope_evented),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
