@@ -174,8 +174,11 @@ static int run_batch(struct pg__conn *c, struct pg__job *jobs, struct spaa_err *
   return 0;
 fail:
   storage__cache_rollback(&c->cache, 0);
-  if (c->db && PQstatus(c->db) == CONNECTION_OK)
+  if (c->db && PQstatus(c->db) == CONNECTION_OK) {
+    int retry = c->retry; /* what store_batch decides on, which the ROLLBACK's success clears */
     pg__exec(c, "ROLLBACK", NULL);
+    c->retry = retry;
+  }
   return -1;
 }
 

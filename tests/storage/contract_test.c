@@ -446,6 +446,71 @@ static void test_grouped_puts(void **state)
   spaa_store_close(s);
 }
 
+/* Two stores storing the same two new profiles in crossed order, each pair in one
+ * transaction: on PostgreSQL each waits for the other's new rows, a deadlock the database
+ * breaks by aborting one transaction; the writer runs that batch again, so both commit. */
+struct crossed {
+  struct spaa_store *s;
+  const struct spaa_profile *p[2];
+  const char *ids[2];
+  pthread_barrier_t *go;
+  int rcs[2], rc;
+};
+
+static void *crossed_put(void *arg)
+{
+  struct crossed *x = arg;
+  struct spaa_meta m[2];
+  struct spaa_err errs[2];
+  memset(m, 0, sizeof(m));
+  for (int i = 0; i < 2; i++) {
+    m[i].id = x->ids[i];
+    m[i].service = "web";
+    m[i].source = "spaa";
+    m[i].received_ns = 100 + i;
+  }
+  pthread_barrier_wait(x->go);
+  x->rc = spaa_store_put_many(x->s, 2, x->p, m, x->rcs, errs);
+  for (int i = 0; i < 2; i++)
+    if (x->rcs[i])
+      print_error("%s: %s\n", x->ids[i], errs[i].msg);
+  return NULL;
+}
+
+static void test_crossed_batches(void **state)
+{
+  struct spaa_store *s = open_empty(), *t = topen(g_loc, 64, 16);
+  struct spaa_profile *a = tp_rich(SPAA_LEAF_TO_ROOT, 1), *b = tp_small(40, 0);
+  struct crossed x[2] = {{s, {a, b}, {"xa1", "xb1"}, NULL, {0, 0}, 0},
+                         {t, {b, a}, {"xb2", "xa2"}, NULL, {0, 0}, 0}};
+  pthread_barrier_t go;
+  pthread_t th[2];
+  char *want = twrite(a);
+  (void)state;
+  pthread_barrier_init(&go, NULL, 2);
+  for (int i = 0; i < 2; i++) {
+    x[i].go = &go;
+    assert_int_equal(pthread_create(&th[i], NULL, crossed_put, &x[i]), 0);
+  }
+  for (int i = 0; i < 2; i++)
+    pthread_join(th[i], NULL);
+  for (int i = 0; i < 2; i++) {
+    assert_int_equal(x[i].rc, 0);
+    assert_int_equal(x[i].rcs[0], 0);
+    assert_int_equal(x[i].rcs[1], 0);
+  }
+  assert_int_equal(counts(s).profiles, 4);
+  assert_int_equal(counts(s).stacks, (int64_t)(a->n_stacks + b->n_stacks));
+  assert_same(t, "xa1", want);
+  assert_same(s, "xa2", want);
+  pthread_barrier_destroy(&go);
+  free(want);
+  spaa_profile_free(a);
+  spaa_profile_free(b);
+  spaa_store_close(t);
+  spaa_store_close(s);
+}
+
 /* ---- discovery ------------------------------------------------------------------------------ */
 
 /* Every stack handed over, as text: "event type id: func@dso(srcline)+addr<-...\n". */
@@ -610,6 +675,7 @@ int main(void)
     cmocka_unit_test_setup_teardown(test_dedup_delete_sweep, setup, teardown),
     cmocka_unit_test_setup_teardown(test_concurrent_stores, setup, teardown),
     cmocka_unit_test_setup_teardown(test_grouped_puts, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_crossed_batches, setup, teardown),
     cmocka_unit_test_setup_teardown(test_discovery, setup, teardown),
     cmocka_unit_test_setup_teardown(test_leadership, setup, teardown),
   };
