@@ -311,7 +311,7 @@ static int part1(const char *sqlite, const char *pg, const struct spaa_buf *ups,
 int main(int argc, char **argv)
 {
   const char *tmp = getenv("TMPDIR"), *pg = getenv("SPAA_BENCH_PG");
-  unsigned n = 600, threads = 8, m = 1000, i, k;
+  unsigned n = 2000, threads = 8, m = 1000, i, k;
   char dir[1024], db1[1100], db2[1100], cmd[1200];
   struct spaa_buf *ups = NULL, *tops = NULL;
   double sq, pq[MAX_RELAYS], tsq, tpq;
