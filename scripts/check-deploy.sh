@@ -8,6 +8,12 @@
 #                         ports map EXPOSEd ports; its data is a declared named volume on the
 #                         data directory; it sets keys or tokens (or allow_open), so it starts;
 #                         bind-mounted sources exist
+#   docker/compose.postgres.yaml   parses; a postgres service keeping its data in a declared
+#                         named volume, with a pg_isready healthcheck; at least two relays built
+#                         from the Dockerfile, each with SPAA_RELAY_STORE a postgres URI naming
+#                         that service, its user and database, waiting for it to be healthy,
+#                         setting keys or tokens, publishing 8080 on host ports of their own;
+#                         the image installs libpq (build and runtime stages)
 #   docker/*.service      systemd-analyze verify when present, and the hardening keys
 # With SPAA_BIN (the built binary) also: `healthcheck --help` and the example config load.
 # usage: scripts/check-deploy.sh [REPO_ROOT]     exit 0 all good, 1 with one line per problem
@@ -204,6 +210,108 @@ if compose is not None:
         for target in (dep if isinstance(dep, (list, dict)) else []):
             if target not in services:
                 bad(f"compose.yaml: {svc_name} depends on unknown service '{target}'")
+
+# ---- compose.postgres.yaml: two relays on one PostgreSQL -----------------------------------
+from urllib.parse import urlsplit
+
+def stage_packages(instrs_of_stage):
+    pk = set()
+    for w, rest in instrs_of_stage:
+        if w == "RUN" and "apt-get install" in rest:
+            pk.update(t for t in re.split(r"[\s\\&|;]+", rest.split("apt-get install", 1)[1])
+                      if t and not t.startswith("-"))
+    return pk
+build_stage = instrs[stages[0]:stages[-1]] if len(stages) > 1 else []
+if build_stage and "libpq-dev" not in stage_packages(build_stage):
+    bad("Dockerfile: the build stage does not install libpq-dev (the PostgreSQL backend)")
+if "libpq5" not in stage_packages(final):
+    bad("Dockerfile: the final stage does not install libpq5 (the PostgreSQL backend)")
+
+def env_of(svc):
+    e = (svc or {}).get("environment") or {}
+    if isinstance(e, list):
+        e = dict(x.split("=", 1) for x in e if "=" in x)
+    return {k: str(v) for k, v in e.items()}
+
+def unexpand(v):
+    """${NAME:-default} -> default, as compose would expand it with NAME unset."""
+    return re.sub(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?::?-([^}]*))?\}", lambda m: m.group(1) or "", v)
+
+access = ("SPAA_RELAY_SENTRY_KEYS", "SPAA_RELAY_INGEST_TOKENS", "SPAA_RELAY_READ_TOKENS")
+pg_path = os.path.join(root, "docker/compose.postgres.yaml")
+try:
+    pgc = yaml.safe_load(open(pg_path, encoding="utf-8"))
+except (OSError, yaml.YAMLError) as e:
+    bad(f"compose.postgres.yaml: does not parse: {e}")
+    pgc = None
+if pgc is not None:
+    services = pgc.get("services") or {}
+    named = pgc.get("volumes") or {}
+    pgs = {n: v for n, v in services.items() if str((v or {}).get("image", "")).startswith("postgres")}
+    if len(pgs) != 1:
+        bad("compose.postgres.yaml: needs exactly one service running a postgres image")
+    pg_name, pg = next(iter(pgs.items())) if pgs else ("", {})
+    penv = env_of(pg)
+    mounts = [str(v).split(":") for v in (pg or {}).get("volumes") or []]
+    if not any(len(m) >= 2 and m[0] in named and m[1] == "/var/lib/postgresql/data"
+               for m in mounts):
+        bad("compose.postgres.yaml: postgres keeps no declared named volume on "
+            "/var/lib/postgresql/data")
+    test = (pg or {}).get("healthcheck", {}).get("test")
+    if "pg_isready" not in " ".join(test if isinstance(test, list) else [str(test)]):
+        bad("compose.postgres.yaml: postgres has no pg_isready healthcheck")
+    relays = {n: v for n, v in services.items() if "SPAA_RELAY_STORE" in env_of(v)}
+    if len(relays) < 2:
+        bad(f"compose.postgres.yaml: {len(relays)} relays set SPAA_RELAY_STORE, want 2 or more")
+    host_ports = []
+    for n, r in relays.items():
+        renv = env_of(r)
+        u = urlsplit(unexpand(renv["SPAA_RELAY_STORE"]))
+        if u.scheme not in ("postgres", "postgresql"):
+            bad(f"compose.postgres.yaml: {n}: SPAA_RELAY_STORE is not a postgres:// URI")
+        if u.hostname != pg_name:
+            bad(f"compose.postgres.yaml: {n}: the store's host '{u.hostname}' is not the "
+                f"postgres service '{pg_name}'")
+        if u.username != unexpand(penv.get("POSTGRES_USER", "postgres")) or \
+                u.path.lstrip("/") != unexpand(penv.get("POSTGRES_DB", penv.get("POSTGRES_USER", "postgres"))):
+            bad(f"compose.postgres.yaml: {n}: the store's user or database is not postgres's "
+                "POSTGRES_USER / POSTGRES_DB")
+        if u.password is not None and u.password != unexpand(penv.get("POSTGRES_PASSWORD", "")):
+            bad(f"compose.postgres.yaml: {n}: the store's password is not POSTGRES_PASSWORD")
+        b = r.get("build") or {}
+        if isinstance(b, str):
+            b = {"context": b}
+        if not b or os.path.realpath(os.path.join(os.path.dirname(pg_path), b.get("context", "."),
+                                                  b.get("dockerfile", "Dockerfile"))) != \
+                os.path.realpath(dockerfile):
+            bad(f"compose.postgres.yaml: {n} does not build docker/Dockerfile")
+        dep = r.get("depends_on") or {}
+        if not isinstance(dep, dict) or (dep.get(pg_name) or {}).get("condition") != "service_healthy":
+            bad(f"compose.postgres.yaml: {n} does not wait for {pg_name or 'postgres'} to be healthy")
+        if not any(renv.get(k) for k in access):
+            bad(f"compose.postgres.yaml: {n} sets no keys or tokens: it would refuse to start")
+        published = []
+        for port in r.get("ports") or []:
+            m = re.fullmatch(r"(?:([\d.]+|\[[0-9a-fA-F:]+\]):)?(\d+):(\d+)(?:/(tcp|udp))?", str(port))
+            if not m or int(m.group(3)) not in exposed:
+                bad(f"compose.postgres.yaml: {n} port '{port}' is not [IP:]HOST:CONTAINER on an "
+                    "EXPOSEd port")
+                continue
+            host_ports.append(int(m.group(2)))
+            published.append(int(m.group(3)))
+        if 8080 not in published:
+            bad(f"compose.postgres.yaml: {n} does not publish the HTTP port 8080")
+    if len(host_ports) != len(set(host_ports)):
+        bad(f"compose.postgres.yaml: relays publish the same host port twice ({host_ports})")
+    for svc_name, svc in services.items():
+        for v in (svc or {}).get("volumes") or []:
+            src = str(v).split(":")[0]
+            if not src.startswith((".", "/", "~")) and src not in named:
+                bad(f"compose.postgres.yaml: {svc_name} uses volume '{src}', not declared")
+        dep = (svc or {}).get("depends_on") or {}
+        for target in (dep if isinstance(dep, (list, dict)) else []):
+            if target not in services:
+                bad(f"compose.postgres.yaml: {svc_name} depends on unknown service '{target}'")
 
 # ---- systemd unit: the keys (systemd-analyze verify runs in the shell part) ---------------
 unit_path = os.path.join(root, "docker/spaa-relay.service")

@@ -1,4 +1,5 @@
-/* The retention thread: a pass every `every_s` seconds, woken early only to stop. A pass
+/* The retention thread: a pass every `every_s` seconds, woken early only to stop, run only
+ * while this relay leads the store's upkeep (spaa_store_lead). A pass
  * deletes by age first (one delete of everything received before now - keep_s), then, while
  * the store is over its cap, the oldest twentieth of what is left (at least
  * RETENTION_MIN_STEP profiles), measuring again after each step. Each delete runs on the
@@ -104,18 +105,40 @@ int spaa_retention_pass(struct spaa_store *store, const struct spaa_retention_op
   return rc;
 }
 
+/* Whether this relay runs the pass now: relays sharing one database take turns through the
+ * store's leadership (one at a time; SQLite always leads). Each change is logged once;
+ * *was is the last answer (1, 0, -1 unknown, -2 not asked yet). */
+static int leading(struct spaa_store *store, int *was)
+{
+  struct spaa_err err = {0};
+  int rc = spaa_store_lead(store, &err), now = rc < 0 ? -1 : rc;
+  if (now != *was) {
+    if (now == 1)
+      spaa_log(SPAA_LOG_INFO, "retention leadership taken", "this relay runs the passes");
+    else if (now == 0)
+      spaa_log(SPAA_LOG_INFO, "retention led by another relay", "passes skipped here");
+    else
+      spaa_log(SPAA_LOG_WARN, "retention leadership unknown", "code=%s detail=\"%s\"",
+               spaa_err_name(err.code ? err.code : rc), err.msg);
+  }
+  *was = now;
+  return now == 1;
+}
+
 static void *run(void *arg)
 {
   struct spaa_retention *r = arg;
   struct spaa_retention_stats st;
   struct timespec until;
+  int led = -2;
   pthread_mutex_lock(&r->mu);
   while (!r->stop) {
     st = r->stats;
     {
       struct spaa_retention_opts o = r->o; /* a reload may change r->o meanwhile */
       pthread_mutex_unlock(&r->mu);
-      spaa_retention_pass(r->store, &o, &st);
+      if (leading(r->store, &led))
+        spaa_retention_pass(r->store, &o, &st);
       pthread_mutex_lock(&r->mu);
     }
     r->stats = st;

@@ -328,6 +328,14 @@ struct spaa_store_stats {
 /* Fill *out. Never fails; NULL-safe on s (zeros). */
 void spaa_store_stats(struct spaa_store *s, struct spaa_store_stats *out);
 
+/* Whether this process leads the store's upkeep (retention deletes and their sweep) now:
+ * several relays sharing one database run it one at a time. 1 leads (and keeps leading until
+ * it closes the store or loses the database), 0 another process leads, or a negative
+ * SPAA_E_* with err filled when it cannot be known now (the database is unreachable). Ask
+ * before each pass: a leader that dies hands leadership to the next one asking. An engine
+ * written by one process (SQLite) always answers 1. */
+int spaa_store_lead(struct spaa_store *s, struct spaa_err *err);
+
 /* Test hook: while paused (on = 1) the writer takes nothing from the queue, so tests can
  * fill it deterministically; on = 0 resumes. Closing the store resumes it. */
 void spaa_store__pause(struct spaa_store *s, int on);

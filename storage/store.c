@@ -208,6 +208,13 @@ void spaa_store_stats(struct spaa_store *s, struct spaa_store_stats *out)
     s->be->stats(s, out);
 }
 
+int spaa_store_lead(struct spaa_store *s, struct spaa_err *err)
+{
+  if (!s)
+    return spaa_err_set(err, SPAA_E_INTERNAL, 0, 0, "no store");
+  return s->be->lead ? s->be->lead(s, err) : 1;
+}
+
 void spaa_store__pause(struct spaa_store *s, int on)
 {
   if (s && s->be->pause)

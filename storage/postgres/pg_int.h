@@ -24,9 +24,10 @@ enum pg__st {
   PS_COUNTS, PS__N
 };
 
-/* The advisory lock keys: migrations, and puts (shared) vs the sweep (exclusive). */
+/* The advisory lock keys: migrations, puts (shared) vs the sweep (exclusive), leadership. */
 #define PG_LOCK_MIGRATE 0x73706161001LL
 #define PG_LOCK_SWEEP 0x73706161002LL
+#define PG_LOCK_LEAD 0x73706161003LL /* held by the relay leading retention (session-long) */
 #define PG_WRITERS 2 /* writer threads per store: 1 was ~2x slower than parallel per-call
                         transactions on bench/store_engines.c; 2 matched or beat them */
 #define PG_MAXP 192 /* parameters of one statement: 2 per label or attribute filter, and a few */
@@ -118,6 +119,9 @@ struct storage__pg {
   int healthy;                 /* the last use of a connection worked */
   struct spaa_err last;        /* why the database could not be reached (not ready) */
   struct spaa_store_stats stats;
+  pthread_mutex_t lead_mu;     /* guards the two fields below (one asker at a time) */
+  struct pg__conn lead;        /* its own session: holds PG_LOCK_LEAD while leading */
+  int leading;                 /* 1 while that session holds the lock */
 };
 
 /* Borrow a connected connection (waits for a free one; reconnects a broken one). NULL with
@@ -152,6 +156,22 @@ int pg__scan(struct storage__pg *s, const struct spaa_list_query *sel, spaa_stor
 int pg__delete(struct storage__pg *s, const struct spaa_list_query *sel,
                struct spaa_store_deleted *out, struct spaa_err *err);
 int pg__counts(struct storage__pg *s, struct spaa_store_counts *out, struct spaa_err *err);
+
+/* Retention leadership (lead.c), as spaa_store_lead; pg__lead_end closes its session. */
+int pg__lead(struct storage__pg *s, struct spaa_err *err);
+void pg__lead_end(struct storage__pg *s);
+
+/* Discovery (discover.c), as storage.h's functions of the same names. */
+int pg__stacks(struct storage__pg *s, const int64_t *numbers, size_t n, spaa_store_stack_cb cb,
+               void *ctx, struct spaa_err *err);
+int pg__stack_by_id(struct storage__pg *s, const char *id, spaa_store_stack_cb cb, void *ctx,
+                    struct spaa_err *err);
+int pg__services(struct storage__pg *s, struct spaa_store_name_count **out, size_t *n,
+                 struct spaa_err *err);
+int pg__label_keys(struct storage__pg *s, struct spaa_store_name_count **out, size_t *n,
+                   struct spaa_err *err);
+int pg__label_values(struct storage__pg *s, const char *key, struct spaa_store_name_count **out,
+                     size_t *n, struct spaa_err *err);
 
 extern const struct spaa_store_backend storage__postgres_backend;
 extern const struct spaa_store_backend storage__postgresql_backend;

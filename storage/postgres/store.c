@@ -76,6 +76,7 @@ static void pg_close(struct spaa_store *base)
   pthread_mutex_unlock(&s->mu);
   for (i = 0; i < s->writers_started; i++)
     pthread_join(s->w[i].th, NULL);
+  pg__lead_end(s);
   for (i = 0; i < PG_WRITERS; i++) {
     pg__disconnect(&s->w[i].conn);
     storage__cache_free(&s->w[i].conn.cache);
@@ -85,6 +86,7 @@ static void pg_close(struct spaa_store *base)
     storage__cache_free(&s->conns[i].cache);
   }
   pthread_mutex_destroy(&s->mu);
+  pthread_mutex_destroy(&s->lead_mu);
   pthread_cond_destroy(&s->cv);
   pthread_cond_destroy(&s->cv_work);
   pthread_cond_destroy(&s->cv_done);
@@ -172,8 +174,11 @@ static int run_batch(struct pg__conn *c, struct pg__job *jobs, struct spaa_err *
   return 0;
 fail:
   storage__cache_rollback(&c->cache, 0);
-  if (c->db && PQstatus(c->db) == CONNECTION_OK)
+  if (c->db && PQstatus(c->db) == CONNECTION_OK) {
+    int retry = c->retry; /* what store_batch decides on, which the ROLLBACK's success clears */
     pg__exec(c, "ROLLBACK", NULL);
+    c->retry = retry;
+  }
   return -1;
 }
 
@@ -292,6 +297,7 @@ static int pg_open(const struct spaa_store_opts *opts, struct spaa_store **out,
     return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
   s->base.be = &storage__postgres_backend;
   pthread_mutex_init(&s->mu, NULL);
+  pthread_mutex_init(&s->lead_mu, NULL);
   pthread_cond_init(&s->cv, NULL);
   pthread_cond_init(&s->cv_work, NULL);
   pthread_cond_init(&s->cv_done, NULL);
@@ -491,10 +497,47 @@ static int pg_counts(struct spaa_store *s, struct spaa_store_counts *out, struct
   return pg__counts((struct storage__pg *)s, out, err);
 }
 
+static int pg_stacks(struct spaa_store *s, const int64_t *numbers, size_t n,
+                     spaa_store_stack_cb cb, void *ctx, struct spaa_err *err)
+{
+  return pg__stacks((struct storage__pg *)s, numbers, n, cb, ctx, err);
+}
+
+static int pg_stack_by_id(struct spaa_store *s, const char *id, spaa_store_stack_cb cb,
+                          void *ctx, struct spaa_err *err)
+{
+  return pg__stack_by_id((struct storage__pg *)s, id, cb, ctx, err);
+}
+
+static int pg_services(struct spaa_store *s, struct spaa_store_name_count **out, size_t *n,
+                       struct spaa_err *err)
+{
+  return pg__services((struct storage__pg *)s, out, n, err);
+}
+
+static int pg_label_keys(struct spaa_store *s, struct spaa_store_name_count **out, size_t *n,
+                         struct spaa_err *err)
+{
+  return pg__label_keys((struct storage__pg *)s, out, n, err);
+}
+
+static int pg_label_values(struct spaa_store *s, const char *key,
+                           struct spaa_store_name_count **out, size_t *n, struct spaa_err *err)
+{
+  return pg__label_values((struct storage__pg *)s, key, out, n, err);
+}
+
+static int pg_lead(struct spaa_store *s, struct spaa_err *err)
+{
+  return pg__lead((struct storage__pg *)s, err);
+}
+
 #define PG_OPS                                                                               \
   .open = pg_open, .close = pg_close, .ready = pg_ready, .put_many = pg_put_many,            \
   .get = pg_get, .meta = pg_meta, .list = pg_list, .scan = pg_scan, .remove = pg_remove,     \
-  .counts = pg_counts, .stats = pg_stats, .pause = pg_pause
+  .counts = pg_counts, .stats = pg_stats, .pause = pg_pause, .stacks = pg_stacks,          \
+  .stack_by_id = pg_stack_by_id, .services = pg_services, .label_keys = pg_label_keys,       \
+  .label_values = pg_label_values, .lead = pg_lead
 
 const struct spaa_store_backend storage__postgres_backend = {.name = "postgres", PG_OPS};
 const struct spaa_store_backend storage__postgresql_backend = {.name = "postgresql", PG_OPS};

@@ -475,6 +475,226 @@ static void test_grouped_puts(void **state)
   spaa_store_close(s);
 }
 
+/* Two stores storing the same two new profiles in crossed order, each pair in one
+ * transaction: on PostgreSQL each waits for the other's new rows, a deadlock the database
+ * breaks by aborting one transaction; the writer runs that batch again, so both commit. */
+struct crossed {
+  struct spaa_store *s;
+  const struct spaa_profile *p[2];
+  const char *ids[2];
+  pthread_barrier_t *go;
+  int rcs[2], rc;
+};
+
+static void *crossed_put(void *arg)
+{
+  struct crossed *x = arg;
+  struct spaa_meta m[2];
+  struct spaa_err errs[2];
+  memset(m, 0, sizeof(m));
+  for (int i = 0; i < 2; i++) {
+    m[i].id = x->ids[i];
+    m[i].service = "web";
+    m[i].source = "spaa";
+    m[i].received_ns = 100 + i;
+  }
+  pthread_barrier_wait(x->go);
+  x->rc = spaa_store_put_many(x->s, 2, x->p, m, x->rcs, errs);
+  for (int i = 0; i < 2; i++)
+    if (x->rcs[i])
+      print_error("%s: %s\n", x->ids[i], errs[i].msg);
+  return NULL;
+}
+
+static void test_crossed_batches(void **state)
+{
+  struct spaa_store *s = open_empty(), *t = topen(g_loc, 64, 16);
+  struct spaa_profile *a = tp_rich(SPAA_LEAF_TO_ROOT, 1), *b = tp_small(40, 0);
+  struct crossed x[2] = {{s, {a, b}, {"xa1", "xb1"}, NULL, {0, 0}, 0},
+                         {t, {b, a}, {"xb2", "xa2"}, NULL, {0, 0}, 0}};
+  pthread_barrier_t go;
+  pthread_t th[2];
+  char *want = twrite(a);
+  (void)state;
+  pthread_barrier_init(&go, NULL, 2);
+  for (int i = 0; i < 2; i++) {
+    x[i].go = &go;
+    assert_int_equal(pthread_create(&th[i], NULL, crossed_put, &x[i]), 0);
+  }
+  for (int i = 0; i < 2; i++)
+    pthread_join(th[i], NULL);
+  for (int i = 0; i < 2; i++) {
+    assert_int_equal(x[i].rc, 0);
+    assert_int_equal(x[i].rcs[0], 0);
+    assert_int_equal(x[i].rcs[1], 0);
+  }
+  assert_int_equal(counts(s).profiles, 4);
+  assert_int_equal(counts(s).stacks, (int64_t)(a->n_stacks + b->n_stacks));
+  assert_same(t, "xa1", want);
+  assert_same(s, "xa2", want);
+  pthread_barrier_destroy(&go);
+  free(want);
+  spaa_profile_free(a);
+  spaa_profile_free(b);
+  spaa_store_close(t);
+  spaa_store_close(s);
+}
+
+/* ---- discovery ------------------------------------------------------------------------------ */
+
+/* Every stack handed over, as text: "event type id: func@dso(srcline)+addr<-...\n". */
+struct stack_text {
+  char buf[4096];
+  size_t len;
+  int64_t numbers[16];
+  size_t n;
+};
+
+static int stack_text_cb(void *ctx, const struct spaa_store_stack_info *st)
+{
+  struct stack_text *t = ctx;
+  t->len += (size_t)snprintf(t->buf + t->len, sizeof(t->buf) - t->len, "%s %s %s:", st->event,
+                             st->stack_type, st->id);
+  for (size_t i = 0; i < st->n_frames; i++) {
+    const struct spaa_store_frame_info *f = &st->frames[i];
+    t->len += (size_t)snprintf(t->buf + t->len, sizeof(t->buf) - t->len, "%s%s@%s(%s)/%s/%d",
+                               i ? "<-" : " ", f->func, f->dso ? f->dso : "-",
+                               f->srcline ? f->srcline : "-", f->kind, f->inline_depth);
+    if (f->has_addr)
+      t->len += (size_t)snprintf(t->buf + t->len, sizeof(t->buf) - t->len, "+%llx",
+                                 (unsigned long long)f->addr);
+  }
+  t->len += (size_t)snprintf(t->buf + t->len, sizeof(t->buf) - t->len, "\n");
+  if (t->n < 16)
+    t->numbers[t->n++] = st->number;
+  return 0;
+}
+
+static int first_stacks(void *ctx, const struct spaa_store_scan_stack *st)
+{
+  struct stack_text *t = ctx;
+  for (size_t i = 0; i < t->n; i++)
+    if (t->numbers[i] == st->stack)
+      return 0;
+  if (t->n < 16)
+    t->numbers[t->n++] = st->stack;
+  return 0;
+}
+
+/* tp_rich's stacks as any engine must give them back: content ids, frames leaf first with
+ * their dso (build id, else name), an unresolved frame's dso-relative address */
+static const char RICH_STACKS[] =
+  "cycles unified 0x20643d0ff5d45dd8586705108476ee2a: @abcdef01(-)/user/0+2234"
+  "<-main@/app/bin(main.c:10)/user/0\n"
+  "cycles unified 0xa0d32fb8358bf54c2e86eb16613d00c3: memcpy@abcdef01(-)/user/0"
+  "<-helper@/app/bin(util.h:3)/user/1<-main@/app/bin(main.c:10)/user/0\n"
+  "cycles kernel 0x7b940390e8061949d828d1a331bef054: schedule@[kernel.kallsyms](-)/kernel/0\n"
+  "cycles unified 0xdfd4a64f6be6a8af0569082378d9dec7: memcpy@abcdef01(-)/user/0"
+  "<-main@/app/bin(main.c:10)/user/0\n"
+  "cycles unified 0xfdc4207999af9fef141eb02f11ed928d:\n"
+  "alloc unified 0xc492573fe34397f5beb70992c0f4c089: alloc_obj@abcdef01(-)/user/0"
+  "<-@-(-)/unknown/0\n";
+
+/* (a macro: the call must run before v and n are read) */
+#define EXPECT_NAMES(call, want)                                                              \
+  do {                                                                                        \
+    int rc_ = (call);                                                                         \
+    expect_names(rc_, v, n, want);                                                            \
+    v = NULL;                                                                                 \
+    n = 0;                                                                                    \
+  } while (0)
+
+static void expect_names(int rc, struct spaa_store_name_count *v, size_t n, const char *want)
+{
+  char buf[512];
+  size_t len = 0;
+  buf[0] = 0;
+  assert_int_equal(rc, 0);
+  for (size_t i = 0; i < n; i++) {
+    len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s=%lld", i ? " " : "", v[i].name,
+                            (long long)v[i].count);
+    if (v[i].sources)
+      len += (size_t)snprintf(buf + len, sizeof(buf) - len, "[%s %lld..%lld %s]", v[i].sources,
+                              (long long)v[i].first_ns, (long long)v[i].last_ns,
+                              v[i].events_json ? v[i].events_json : "-");
+  }
+  assert_string_equal(buf, want);
+  spaa_store_names_free(v, n);
+}
+
+static void test_discovery(void **state)
+{
+  struct spaa_store *s = open_empty();
+  struct spaa_profile *rich = tp_rich(SPAA_LEAF_TO_ROOT, 0), *small = tp_small(3, 0);
+  struct spaa_store_name_count *v = NULL;
+  struct stack_text scanned, got, one;
+  struct spaa_list_query q;
+  struct spaa_err err = {0};
+  size_t n = 0;
+  (void)state;
+  put_ok(s, small, "a", "web", 10, "{\"env\":\"prod\",\"zone\":\"z1\"}", 0);
+  put_ok(s, rich, "b", "web", 20, "{\"env\":\"dev\"}", 0);
+  put_ok(s, small, "c", "api", 30, "{\"env\":\"prod\"}", 0);
+  EXPECT_NAMES(spaa_store_services(s, &v, &n, &err),
+               "api=1[otlp 30..30 {\"cpu\":[\"cpu_time\",\"samples\"]}] "
+               "web=2[pprof 10..20 {\"alloc\":[\"bytes\"],\"cpu\":[\"cpu_time\",\"samples\"],"
+               "\"cycles\":[\"period\",\"samples\"]}]");
+  EXPECT_NAMES(spaa_store_label_keys(s, &v, &n, &err), "env=3 zone=1");
+  EXPECT_NAMES(spaa_store_label_values(s, "env", &v, &n, &err), "dev=1 prod=2");
+  EXPECT_NAMES(spaa_store_label_values(s, "nope", &v, &n, &err), "");
+  /* the rich profile's stacks by the numbers a scan gives, in the order asked */
+  memset(&q, 0, sizeof(q));
+  q.service = "web";
+  q.limit = 1;
+  memset(&scanned, 0, sizeof(scanned));
+  memset(&got, 0, sizeof(got));
+  assert_int_equal(spaa_store_scan(s, &q, first_stacks, &scanned, &err), 0);
+  assert_int_equal(scanned.n, rich->n_stacks);
+  scanned.numbers[scanned.n++] = -5; /* names no stack: skipped */
+  assert_int_equal(spaa_store_stacks(s, scanned.numbers, scanned.n, stack_text_cb, &got, &err),
+                   0);
+  assert_int_equal(got.n, rich->n_stacks);
+  for (size_t i = 0; i < got.n; i++)
+    assert_int_equal(got.numbers[i], scanned.numbers[i]);
+  assert_string_equal(got.buf, RICH_STACKS);
+  /* each again by its content id */
+  for (const char *line = got.buf; *line; line = strchr(line, '\n') + 1) {
+    char id[48];
+    const char *at = strstr(line, " 0x");
+    memset(&one, 0, sizeof(one));
+    snprintf(id, sizeof(id), "%.34s", at + 1);
+    assert_int_equal(spaa_store_stack_by_id(s, id, stack_text_cb, &one, &err), 0);
+    assert_int_equal(one.n, 1);
+    assert_int_equal(strncmp(one.buf, line, one.len), 0);
+  }
+  assert_int_equal(spaa_store_stack_by_id(s, "0x00000000000000000000000000000000", stack_text_cb,
+                                          &one, &err), SPAA_E_NOT_FOUND);
+  assert_int_equal(spaa_store_stack_by_id(s, "s1", stack_text_cb, &one, &err), SPAA_E_NOT_FOUND);
+  spaa_profile_free(rich);
+  spaa_profile_free(small);
+  spaa_store_close(s);
+}
+
+/* Leadership of the upkeep: one store at a time on a shared engine, handed over when the
+ * leader closes; an engine only one process writes (SQLite) always leads. */
+static void test_leadership(void **state)
+{
+  struct spaa_store *a = open_empty(), *b = topen(g_loc, 64, 16), *c;
+  struct spaa_err err = {0};
+  int shared = strncmp(g_loc, "postgres", 8) == 0;
+  (void)state;
+  assert_int_equal(spaa_store_lead(a, &err), 1);
+  assert_int_equal(spaa_store_lead(a, &err), 1); /* asked again: still */
+  assert_int_equal(spaa_store_lead(b, &err), shared ? 0 : 1);
+  spaa_store_close(a);
+  assert_int_equal(spaa_store_lead(b, &err), 1);
+  c = topen(g_loc, 64, 16);
+  assert_int_equal(spaa_store_lead(c, &err), shared ? 0 : 1);
+  assert_int_equal(spaa_store_lead(b, &err), 1);
+  spaa_store_close(c);
+  spaa_store_close(b);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -484,6 +704,9 @@ int main(void)
     cmocka_unit_test_setup_teardown(test_dedup_delete_sweep, setup, teardown),
     cmocka_unit_test_setup_teardown(test_concurrent_stores, setup, teardown),
     cmocka_unit_test_setup_teardown(test_grouped_puts, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_crossed_batches, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_discovery, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_leadership, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A throwaway PostgreSQL cluster for tests: initdb as the `postgres` user in a temporary
-# directory, listening on a free port with its unix socket in that directory (no TCP).
+# directory, listening on a free port with its unix socket in that directory (no TCP), fsync
+# off unless SPAA_PG_FSYNC=on (benchmarks comparing durable commits ask for it).
 #   source tests/support/pg.sh; pg_start; ...; pg_stop
 #     pg_start sets SPAA_PG_DIR, SPAA_PG_PORT and SPAA_TEST_STORE (a postgresql:// location
 #     of the database "spaa"); pg_stop stops the cluster and removes the directory.
@@ -56,7 +57,7 @@ pg_start() {
 # Start (or restart) the cluster pg_start made; pg_down stops it, keeping its data.
 pg_up() {
   pg_as_postgres "$SPAA_PG_BIN/pg_ctl" -D "$SPAA_PG_DIR/data" -l "$SPAA_PG_DIR/server.log" -w \
-    -o "-p $SPAA_PG_PORT -k $SPAA_PG_DIR -c listen_addresses='' -c fsync=off" start >/dev/null ||
+    -o "-p $SPAA_PG_PORT -k $SPAA_PG_DIR -c listen_addresses='' -c fsync=${SPAA_PG_FSYNC:-off}" start >/dev/null ||
     { cat "$SPAA_PG_DIR/server.log" >&2; return 1; }
 }
 
