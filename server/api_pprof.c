@@ -1,5 +1,6 @@
-/* GET /api/v1/pprof: the stacks of a selection, summed by stack id, as one pprof. The merged
- * stacks become a SPAA model (one event named after the metric, frames from the store's
+/* GET /api/v1/pprof: the stacks of a selection, summed by stack id, as one pprof with a sample
+ * type per metric of the selection (in the order the newest profiles give them; metric=
+ * keeps one). The merged stacks become a SPAA model (one event, frames from the store's
  * frame dictionary) written by the pprof exporter, so the answer is what /pprof of one
  * profile would be. */
 #include <stdio.h>
@@ -13,17 +14,19 @@
 #include "server/api_views.h"
 
 /* The model being built from resolved stacks. */
+#define MERGED_MAX_METRICS 16 /* sample types of one merged pprof */
+
 struct mbuild {
   struct spaa_profile *p;
-  const struct spaa_vset *v;      /* the merged values, by stack id */
-  struct spaa_strmap value_ix;    /* stack id -> index in v->stacks */
+  const struct spaa_vset *v;      /* the merged values of each metric, by stack id */
+  size_t n_v;
+  struct spaa_strmap value_ix[MERGED_MAX_METRICS]; /* per metric: stack id -> index in v */
   struct spaa_strmap dso_ix;      /* dso name -> dso id */
   struct spaa_strmap frame_ix;    /* frame key (owned in keys) -> frame id */
   char **keys;                    /* frame keys (owned) */
   size_t n_keys, cap_keys;
   uint64_t *path;                 /* scratch frame ids */
   size_t cap_path;
-  const char *metric;
 };
 
 static int frame_id(struct mbuild *b, const struct spaa_store_frame_info *f, uint64_t *out)
@@ -95,9 +98,11 @@ static int mbuild_cb(void *ctx, const struct spaa_store_stack_info *st)
 {
   struct mbuild *b = ctx;
   struct spaa_stack *s;
-  size_t i, k;
+  size_t i, k, m, found = 0;
   int rc;
-  if (!spaa_strmap_get(&b->value_ix, st->id, strlen(st->id), &k))
+  for (m = 0; m < b->n_v; m++)
+    found += spaa_strmap_get(&b->value_ix[m], st->id, strlen(st->id), &k);
+  if (!found)
     return 0; /* left out by the filters, or another event */
   if (st->n_frames > b->cap_path) {
     free(b->path);
@@ -112,35 +117,112 @@ static int mbuild_cb(void *ctx, const struct spaa_store_stack_info *st)
     return SPAA_E_NOMEM;
   snprintf(s->id, sizeof(s->id), "%s", st->id);
   s->event = b->p->header.events[0].name;
-  return spaa_weights_add(b->p, &s->weights, b->metric, spaa_int((int64_t)b->v->stacks[k].value),
-                          NULL);
+  for (m = 0; m < b->n_v; m++)
+    if (spaa_strmap_get(&b->value_ix[m], st->id, strlen(st->id), &k) &&
+        (rc = spaa_weights_add(b->p, &s->weights, b->v[m].metric,
+                               spaa_int((int64_t)b->v[m].stacks[k].value), NULL)))
+      return rc;
+  return 0;
 }
 
-/* Resolve the set's stacks again (by the store numbers kept in their tags) into b->p. */
-static int build_model(struct spaa_store *store, const struct spaa_vset *v, struct mbuild *b,
-                       struct spaa_err *err)
+/* The event and its sample types (x_pprof_sample_types keeps their order for the exporter). */
+static int model_head(struct mbuild *b)
 {
   struct spaa_event *e;
-  size_t i;
-  int rc = 0;
-  if (!(b->p = spaa_profile_new()) || !(e = spaa_add_event(b->p)))
-    return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
+  json_t *types = json_array();
+  size_t m;
+  if (!types || !(b->p = spaa_profile_new()) || !(e = spaa_add_event(b->p)) ||
+      !(b->p->header.extra = json_object())) {
+    json_decref(types);
+    return SPAA_E_NOMEM;
+  }
   b->p->header.source_tool = spaa_strdup(b->p, "spaa-relay");
-  e->name = spaa_strdup(b->p, b->metric);
+  e->name = spaa_strdup(b->p, b->v[0].metric);
   e->kind = spaa_strdup(b->p, "software");
   e->mode = spaa_strdup(b->p, "event");
   e->primary_metric = e->name;
-  for (i = 0; i < v->n_stacks; i++)
-    if (spaa_strmap_put(&b->value_ix, v->stacks[i].id, strlen(v->stacks[i].id), i, NULL) < 0)
-      return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
-  {
-    int64_t *nums = malloc((v->n_stacks ? v->n_stacks : 1) * sizeof(*nums));
-    if (!nums)
-      return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
-    for (i = 0; i < v->n_stacks; i++)
-      nums[i] = v->stacks[i].tag;
-    rc = spaa_store_stacks(store, nums, v->n_stacks, mbuild_cb, b, err);
-    free(nums);
+  for (m = 0; m < b->n_v; m++)
+    if (json_array_append_new(types, json_pack("{s:s,s:s}", "type", b->v[m].metric, "unit",
+                                               b->v[m].unit ? b->v[m].unit : "count")))
+      break;
+  if (json_object_set_new(b->p->header.extra, "x_pprof_sample_types", types) || m < b->n_v ||
+      !e->name || !e->kind || !e->mode)
+    return SPAA_E_NOMEM;
+  return 0;
+}
+
+/* Resolve the sets' stacks again (by the store numbers kept in their tags) into b->p. */
+static int build_model(struct spaa_store *store, struct mbuild *b, struct spaa_err *err)
+{
+  struct spaa_idmap seen;
+  int64_t *nums = NULL;
+  size_t i, m, n = 0, total = 0, k;
+  int rc;
+  if ((rc = model_head(b)))
+    return spaa_err_set(err, rc, 0, 0, NULL);
+  for (m = 0; m < b->n_v; m++)
+    total += b->v[m].n_stacks;
+  spaa_idmap_init(&seen);
+  if (!(nums = malloc((total ? total : 1) * sizeof(*nums))))
+    rc = SPAA_E_NOMEM;
+  for (m = 0; m < b->n_v && !rc; m++)
+    for (i = 0; i < b->v[m].n_stacks && !rc; i++) {
+      const struct spaa_vstack *vs = &b->v[m].stacks[i];
+      if (spaa_strmap_put(&b->value_ix[m], vs->id, strlen(vs->id), i, NULL) < 0)
+        rc = SPAA_E_NOMEM;
+      else if (!spaa_idmap_get(&seen, (uint64_t)vs->tag, &k)) {
+        nums[n] = vs->tag;
+        rc = spaa_idmap_put(&seen, (uint64_t)vs->tag, n++, NULL) < 0 ? SPAA_E_NOMEM : 0;
+      }
+    }
+  if (rc)
+    spaa_err_set(err, rc, 0, 0, NULL);
+  else
+    rc = spaa_store_stacks(store, nums, n, mbuild_cb, b, err);
+  free(nums);
+  spaa_idmap_free(&seen);
+  return rc;
+}
+
+/* The distinct metric names of a selection's stacks, in the order met. */
+struct metric_names {
+  char name[MERGED_MAX_METRICS][128];
+  size_t n;
+};
+
+static int metric_names_cb(void *ctx, const struct spaa_store_scan_stack *st)
+{
+  struct metric_names *mn = ctx;
+  size_t i, j;
+  for (i = 0; i < st->n_weights && mn->n < MERGED_MAX_METRICS; i++) {
+    for (j = 0; j < mn->n && strcmp(mn->name[j], st->weights[i].metric); j++)
+      ;
+    if (j == mn->n && strlen(st->weights[i].metric) < sizeof(mn->name[0]))
+      snprintf(mn->name[mn->n++], sizeof(mn->name[0]), "%s", st->weights[i].metric);
+  }
+  return 0;
+}
+
+/* One merged set per metric (metric= alone when given) into v[0..*n). */
+static int merged_sets(const struct spaa_req *req, const struct spaa_list_query *q,
+                       struct spaa_vset *v, size_t *n, struct spaa_err *err)
+{
+  const char *metric = spaa_req_query(req, "metric");
+  struct metric_names mn;
+  size_t m;
+  int rc = 0;
+  memset(&mn, 0, sizeof(mn));
+  *n = 0;
+  if (!metric && (rc = spaa_store_scan(req->app->store, q, metric_names_cb, &mn, err)))
+    return rc;
+  for (m = 0; m < (metric ? 1 : mn.n ? mn.n : 1) && !rc; m++) {
+    (*n)++;
+    if (!(rc = spaa_vset_filters(&v[m], spaa_req_query(req, "focus"),
+                                 spaa_req_query(req, "ignore"), err)))
+      rc = spaa_api_merged_vset(req->app->store, q, metric ? metric : mn.n ? mn.name[m] : NULL,
+                                0, &v[m], NULL, err);
+    if (!rc && !v[m].metric)
+      v[m].metric = "samples"; /* an empty selection: still name the type */
   }
   return rc;
 }
@@ -150,11 +232,11 @@ void spaa_api_merged_pprof(const struct spaa_req *req, struct spaa_resp *resp)
   static const char *const own[] = {"metric", "focus", "ignore", NULL};
   static const char *const *const lists[] = {own, spaa_api_filter_params, NULL};
   struct spaa_api_sel sel;
-  struct spaa_vset v;
+  struct spaa_vset v[MERGED_MAX_METRICS];
   struct mbuild b;
   struct spaa_api_out o;
   struct spaa_err err;
-  size_t i;
+  size_t i, n = 0;
   int rc;
   if (spaa_api_params_check(req, lists, NULL, resp))
     return;
@@ -163,18 +245,17 @@ void spaa_api_merged_pprof(const struct spaa_req *req, struct spaa_resp *resp)
     return;
   }
   spaa_err_clear(&err);
-  spaa_vset_init(&v);
+  for (i = 0; i < MERGED_MAX_METRICS; i++)
+    spaa_vset_init(&v[i]);
   memset(&b, 0, sizeof(b));
-  spaa_strmap_init(&b.value_ix);
+  for (i = 0; i < MERGED_MAX_METRICS; i++)
+    spaa_strmap_init(&b.value_ix[i]);
   spaa_strmap_init(&b.dso_ix);
   spaa_strmap_init(&b.frame_ix);
-  if (!(rc = spaa_vset_filters(&v, spaa_req_query(req, "focus"), spaa_req_query(req, "ignore"),
-                               &err)) &&
-      !(rc = spaa_api_merged_vset(req->app->store, &sel.q, spaa_req_query(req, "metric"), 0, &v,
-                                  NULL, &err))) {
-    b.v = &v;
-    b.metric = v.metric ? v.metric : "samples";
-    rc = build_model(req->app->store, &v, &b, &err);
+  if (!(rc = merged_sets(req, &sel.q, v, &n, &err))) {
+    b.v = v;
+    b.n_v = n;
+    rc = build_model(req->app->store, &b, &err);
   }
   if (!rc && !(rc = spaa_api_out_open(req, &o, 0, &err))) {
     rc = spaa_exporter("pprof")->fn(b.p, NULL, o.sink, o.ctx, &err);
@@ -186,10 +267,12 @@ void spaa_api_merged_pprof(const struct spaa_req *req, struct spaa_resp *resp)
     free(b.keys[i]);
   free(b.keys);
   free(b.path);
-  spaa_strmap_free(&b.value_ix);
+  for (i = 0; i < MERGED_MAX_METRICS; i++) {
+    spaa_strmap_free(&b.value_ix[i]);
+    spaa_vset_free(&v[i]);
+  }
   spaa_strmap_free(&b.dso_ix);
   spaa_strmap_free(&b.frame_ix);
   spaa_profile_free(b.p);
-  spaa_vset_free(&v);
   spaa_api_sel_free(&sel);
 }

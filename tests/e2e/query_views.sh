@@ -145,11 +145,25 @@ http GET '/api/v1/top?service=shop&limit=3'
 assert_eq 200 "$HTTP_CODE" "merged top"
 want=$(($(total_of "$PPROF" cpu) + $(total_of "$SMALL" cpu)))
 assert_eq "$want" "$(jq -r .total <<<"$HTTP_BODY")" "merged top total"
-if command -v go >/dev/null; then
-  raw=$(go tool pprof -raw "$SERVER_URL/api/v1/pprof?service=shop" 2>/dev/null)
-  sum=$(printf '%s\n' "$raw" | awk '/^Samples:/{s=1; next} s && /^ *[0-9-]+:/ {a+=$1} /^Locations/{s=0} END {printf "%.0f", a}')
-  assert_eq "$want" "$sum" "merged pprof total (go tool pprof -raw)"
-fi
+# merged_pprof_total QUERY TYPE: TYPE's column summed over go tool pprof -raw's samples
+merged_pprof_total() {
+  go tool pprof -raw "$SERVER_URL/api/v1/pprof?$1" 2>/dev/null | awk -v t="$2" '
+    /^Samples:/ {s = 1; getline; for (i = 1; i <= NF; i++) {split($i, a, "/"); if (a[1] == t) c = i}; next}
+    /^Locations/ {s = 0}
+    s && c && /^ *[0-9-]+/ {sum += $c}
+    END {if (c) printf "%.0f", sum}'
+}
+# every sample type of the selection, each summing to the stored totals
+assert_eq "$want" "$(merged_pprof_total service=shop cpu)" "merged pprof cpu (go tool pprof -raw)"
+assert_eq "$(($(total_of "$PPROF" samples) + $(total_of "$SMALL" samples)))" \
+  "$(merged_pprof_total service=shop samples)" "merged pprof samples (go tool pprof -raw)"
+assert_eq "" "$(merged_pprof_total 'service=shop&metric=cpu' samples)" "metric= keeps one type"
+assert_eq "$want" "$(merged_pprof_total 'service=shop&metric=cpu' cpu)" "metric=cpu"
+http POST '/ingest?name=heapsvc' --data-binary @"$F/pprof/pyroscope_heap"
+HEAP=$(ids_header)
+for t in alloc_objects alloc_space inuse_objects inuse_space; do
+  assert_eq "$(total_of "$HEAP" "$t")" "$(merged_pprof_total service=heapsvc "$t")" "merged heap pprof: $t"
+done
 http GET '/api/v1/top?service=shop&label=env:prod'
 assert_eq "$(total_of "$PPROF" cpu)" "$(jq -r .total <<<"$HTTP_BODY")" "merged top by label"
 http GET '/api/v1/flamegraph?service=shop&max_nodes=10&focus=%5Emain%5C.next%24'
