@@ -144,14 +144,16 @@ const struct spaa_dialect spaa_dialect_pyroscope = {
 
 /* ---- POST /v1/pprof ------------------------------------------------------------------------ */
 
-/* parse: service from the query or the header, labels from the query. */
+/* parse: service from the query or the header, labels from the query. With neither, the
+ * profile is stored under "unknown_service", the name OpenTelemetry's resource conventions
+ * give a service that did not name itself (what a Collector pipeline shows downstream). */
 static int collector_parse(struct spaa_ingest *x, struct spaa_err *err)
 {
   const char *service = spaa_req_query(x->req, "service");
   int rc;
   if (!service || !*service)
     service = spaa_req_header(x->req, "X-Service-Name");
-  x->opts.service = service && *service ? service : NULL;
+  x->opts.service = service && *service ? service : "unknown_service";
   if ((rc = spaa_query_labels(x->req, &x->labels, err)))
     return rc;
   return check_body(x, err);

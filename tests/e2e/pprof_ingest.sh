@@ -68,7 +68,7 @@ http GET "/api/v1/profiles/$(only_id timed)"
 assert_eq 1700000000000000000 "$(json_get "$HTTP_BODY" start)" "start from the query"
 assert_eq 1700000010000000000 "$(json_get "$HTTP_BODY" end)" "end from the query"
 
-# --- /v1/pprof: Content-Encoding, service from the query, unknown service ----------------
+# --- /v1/pprof: Content-Encoding, service from the query, no service name --------------
 gzip -dc "$FIX/google-pprof_sample.cpu" | gzip -c >"$E2E_TMP/sample.gz"
 http POST "/v1/pprof?service=ce" -H 'Content-Encoding: gzip' --data-binary @"$E2E_TMP/sample.gz"
 assert_eq 204 "$HTTP_CODE" "/v1/pprof with Content-Encoding: gzip over a gzipped pprof"
@@ -76,7 +76,8 @@ push_readback "$FIX/google-pprof_sample.cpu" "$(only_id ce)" "/v1/pprof Content-
 gzip -dc "$FIX/google-pprof_sample.cpu" >"$E2E_TMP/sample.raw"
 http POST /v1/pprof --data-binary @"$E2E_TMP/sample.raw"
 assert_eq 204 "$HTTP_CODE" "/v1/pprof plain protobuf"
-push_readback "$FIX/google-pprof_sample.cpu" "$(only_id unknown)" "/v1/pprof service unknown"
+# no service name: stored under OpenTelemetry's unknown_service
+push_readback "$FIX/google-pprof_sample.cpu" "$(only_id unknown_service)" "/v1/pprof service unknown_service"
 
 # --- sample_type_config is kept on the events -------------------------------------------
 printf '{"cpu":{"units":"nanoseconds","display-name":"cpu_time","aggregation":"sum","sampled":true}}' \
