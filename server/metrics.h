@@ -47,7 +47,7 @@
      "other) and protocol version (v1development, v1experimental, - when undecoded).",        \
      "encoding", "version")                                                                  \
   XX(CONNECTIONS_OPEN, GAUGE, "spaa_relay_connections_open",                                 \
-     "HTTP connections open now.", NULL, NULL)                                               \
+     "Connections open now on the HTTP listener (not the gRPC one).", NULL, NULL)                                               \
   XX(CONNECTIONS_REFUSED, COUNTER, "spaa_relay_connections_refused_total",                   \
      "Connections refused: answered 503 over max_connections (max_connections), or closed "   \
      "unanswered at libmicrohttpd's hard limit above it (hard_limit).", "reason", NULL)      \
