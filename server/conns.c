@@ -18,6 +18,7 @@
 #include <linux/tcp.h>
 
 #include "server/log.h"
+#include "server/metrics.h"
 
 #define REAPER_TICK_MS 250
 
@@ -57,6 +58,20 @@ static const char *const event_msg[SPAA_CONNS__COUNT] = {
     "answered 503/429: over the memory budget for requests in flight",
     "answered 503: the worker queue is full",
     "libmicrohttpd reported connection errors (each at level debug)",
+};
+
+/* Where each event counts in the metrics (family and reason; SPAA_METRIC__COUNT: nowhere). */
+static const struct {
+  enum spaa_metric f;
+  const char *reason;
+} event_metric[SPAA_CONNS__COUNT] = {
+    {SPAA_METRIC_CONNECTIONS_REFUSED, "max_connections"},
+    {SPAA_METRIC_CONNECTIONS_REFUSED, "hard_limit"},
+    {SPAA_METRIC_CONNECTIONS_DROPPED, "header_timeout"},
+    {SPAA_METRIC_CONNECTIONS_DROPPED, "body_min_rate"},
+    {SPAA_METRIC_REQUESTS_BUSY, "memory_budget"},
+    {SPAA_METRIC_REQUESTS_BUSY, "worker_queue"},
+    {SPAA_METRIC__COUNT, NULL},
 };
 
 static int64_t mono_ns(void)
@@ -167,6 +182,7 @@ static void *reaper_main(void *arg)
 int spaa_conns_new(const struct spaa_conns_opts *o, struct spaa_conns **out)
 {
   struct spaa_conns *c;
+  int i;
   *out = NULL;
   if (!(c = calloc(1, sizeof(*c))))
     return -1;
@@ -176,6 +192,10 @@ int spaa_conns_new(const struct spaa_conns_opts *o, struct spaa_conns **out)
   pthread_mutex_init(&c->mu, NULL);
   pthread_cond_init(&c->cv, NULL);
   c->last_log_ns = mono_ns();
+  for (i = 0; i < SPAA_CONNS__COUNT; i++) /* every reason listed from the start, at 0 */
+    if (event_metric[i].f != SPAA_METRIC__COUNT)
+      spaa_metrics_add(c->o.metrics, event_metric[i].f, event_metric[i].reason, NULL, 0);
+  spaa_metrics_set(c->o.metrics, SPAA_METRIC_CONNECTIONS_OPEN, NULL, NULL, 0);
   if (pthread_create(&c->reaper, NULL, reaper_main, c)) {
     pthread_cond_destroy(&c->cv);
     pthread_mutex_destroy(&c->mu);
@@ -222,6 +242,7 @@ struct spaa_conn *spaa_conns_open(struct spaa_conns *c, int fd)
   c->head = k;
   pthread_mutex_unlock(&c->mu);
   __atomic_add_fetch(&c->n, 1, __ATOMIC_ACQ_REL);
+  spaa_metrics_add(c->o.metrics, SPAA_METRIC_CONNECTIONS_OPEN, NULL, NULL, 1);
   return k;
 }
 
@@ -238,6 +259,7 @@ void spaa_conns_close(struct spaa_conns *c, struct spaa_conn *k)
     k->next->prev = k->prev;
   pthread_mutex_unlock(&c->mu);
   __atomic_sub_fetch(&c->n, 1, __ATOMIC_ACQ_REL);
+  spaa_metrics_add(c->o.metrics, SPAA_METRIC_CONNECTIONS_OPEN, NULL, NULL, -1);
   free(k);
 }
 
@@ -284,8 +306,11 @@ void spaa_conn_request_end(struct spaa_conn *k)
 
 void spaa_conns_note(struct spaa_conns *c, enum spaa_conns_event ev)
 {
-  if (c && (unsigned)ev < SPAA_CONNS__COUNT)
-    __atomic_add_fetch(&c->total[ev], 1, __ATOMIC_ACQ_REL);
+  if (!c || (unsigned)ev >= SPAA_CONNS__COUNT)
+    return;
+  __atomic_add_fetch(&c->total[ev], 1, __ATOMIC_ACQ_REL);
+  if (event_metric[ev].f != SPAA_METRIC__COUNT)
+    spaa_metrics_add(c->o.metrics, event_metric[ev].f, event_metric[ev].reason, NULL, 1);
 }
 
 uint64_t spaa_conns_total(const struct spaa_conns *c, enum spaa_conns_event ev)

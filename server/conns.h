@@ -23,10 +23,14 @@ enum spaa_conns_event {
   SPAA_CONNS__COUNT
 };
 
+struct spaa_metrics;
+
 struct spaa_conns_opts {
   unsigned header_timeout_s; /* seconds from a head's first byte to its end (0 = no limit) */
   size_t body_min_rate;      /* bytes/s a body must average after header_timeout_s (0 = off) */
   unsigned log_interval_s;   /* how often counted events are logged (>= 1) */
+  struct spaa_metrics *metrics; /* where open connections and the events are counted too
+                                 * (borrowed; NULL: nowhere) */
 };
 
 struct spaa_conns;

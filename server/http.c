@@ -40,6 +40,7 @@
 #include "server/conns.h"
 #include "server/decode.h"
 #include "server/log.h"
+#include "server/metrics.h"
 #include "server/pool.h"
 
 struct spaa_http {
@@ -695,6 +696,14 @@ static enum MHD_Result begin(struct http_rq *rq, struct MHD_Connection *conn, co
 
 /* ---- the memory budget ------------------------------------------------------------------- */
 
+/* The bytes held into the metrics (under budget_mu, so that the last value set is the last
+ * one computed). */
+static void budget_publish(struct spaa_http *h)
+{
+  spaa_metrics_set(h->app->metrics, SPAA_METRIC_BUDGET_USED, NULL, NULL,
+                   (int64_t)h->budget_used);
+}
+
 /* Charge n bytes to the budget. Admitted when they fit or nothing is held; a conversion
  * (work = 1) is also admitted when no other conversion holds the budget, so that one
  * larger than the whole budget still goes through alone. Waits up to wait_ms for other requests to release bytes
@@ -724,6 +733,7 @@ static int budget_take(struct spaa_http *h, size_t n, unsigned wait_ms, int work
     h->since_trim += n;
     if (h->budget_used > h->budget_peak)
       h->budget_peak = h->budget_used;
+    budget_publish(h);
   }
   pthread_mutex_unlock(&h->budget_mu);
   return rc;
@@ -739,6 +749,7 @@ static void budget_give(struct spaa_http *h, size_t n, int work)
   pthread_mutex_lock(&h->budget_mu);
   h->working -= work && h->working ? 1 : 0;
   h->budget_used -= n < h->budget_used ? n : h->budget_used;
+  budget_publish(h);
   if (!h->budget_used && h->since_trim >= SPAA_HTTP_TRIM_AFTER) {
     h->since_trim = 0;
     trim = 1;
@@ -776,6 +787,7 @@ static void budget_adjust(struct http_rq *rq, size_t decoded)
     h->budget_used += real - rq->work_charged;
   if (h->budget_used > h->budget_peak)
     h->budget_peak = h->budget_used;
+  budget_publish(h);
   pthread_cond_broadcast(&h->budget_cv);
   pthread_mutex_unlock(&h->budget_mu);
   rq->work_charged = real;
@@ -973,6 +985,22 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 }
 
 
+/* A request's figures: its duration by route; its status by route, unless the ingest flow
+ * counted it (routes with a dialect count their answers, refusals included, in ingest.c). */
+static void count_request(struct spaa_http *h, const struct http_rq *rq, int64_t ns)
+{
+  const struct spaa_route *r = rq->req.route;
+  const char *route = r && r->pattern ? r->pattern : "-";
+  char status[12];
+  if (!rq->answered) /* the client left first, or the connection was dropped: no answer */
+    return;
+  spaa_metrics_observe_ns(h->app->metrics, SPAA_METRIC_HTTP_DURATION, route, NULL, ns);
+  if (r && r->dialect)
+    return;
+  snprintf(status, sizeof(status), "%d", rq->status);
+  spaa_metrics_add(h->app->metrics, SPAA_METRIC_REQUESTS, route, status, 1);
+}
+
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
@@ -1009,6 +1037,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
              lv == SPAA_LOG_WARN ? 200 : 0, lv == SPAA_LOG_WARN ? rq->answer : "",
              lv == SPAA_LOG_WARN ? "\"" : "");
   }
+  count_request(h, rq, now_ns(CLOCK_MONOTONIC) - rq->start_ns);
   spaa_conn_request_end(rq->sconn);
   spaa_buf_free(&rq->body);
   spaa_resp_body_release(&rq->resp);
@@ -1064,6 +1093,7 @@ static int start_parts(struct spaa_http *h, unsigned *hard_limit)
   co.header_timeout_s = cfg->header_timeout;
   co.body_min_rate = cfg->body_min_rate;
   co.log_interval_s = SPAA_HTTP_LOG_INTERVAL_S;
+  co.metrics = h->app->metrics;
   h->max_conns = cfg->max_connections;
   margin = h->max_conns / 16 > 64 ? h->max_conns / 16 : 64;
   if (h->max_conns + margin > room) {
@@ -1074,6 +1104,9 @@ static int start_parts(struct spaa_http *h, unsigned *hard_limit)
   }
   *hard_limit = h->max_conns + margin;
   h->budget_cap = cfg->memory_budget ? cfg->memory_budget : budget_default();
+  spaa_metrics_set(h->app->metrics, SPAA_METRIC_BUDGET_LIMIT, NULL, NULL,
+                   (int64_t)h->budget_cap);
+  spaa_metrics_set(h->app->metrics, SPAA_METRIC_BUDGET_USED, NULL, NULL, 0);
   pthread_mutex_init(&h->budget_mu, NULL);
   pthread_cond_init(&h->budget_cv, NULL);
   if (spaa_pool_new(cfg->workers, SPAA_HTTP_POOL_QUEUE, &h->pool))

@@ -266,6 +266,23 @@ static void count_answer(const struct spaa_req *req, const struct spaa_resp *res
   spaa_metrics_add(spaa_ingest_metrics(req), SPAA_METRIC_REQUESTS, route_label(req), status, 1);
 }
 
+/* The profiles of an upload that failed, as rejected for the error's reason: those the store
+ * failed (the converter's own rejections were counted by reason already), or, refused before
+ * the store, every profile it held (one when it could not be read at all). */
+static void count_refused(struct spaa_ingest *x, int code)
+{
+  size_t i, n = 0;
+  if (x->rcs) {
+    for (i = 0; i < x->list.n; i++)
+      n += x->rcs[i] < 0;
+  } else {
+    n = x->list.n ? x->list.n : 1;
+  }
+  if (n)
+    spaa_metrics_add(spaa_ingest_metrics(x->req), SPAA_METRIC_PROFILES_REJECTED, x->source,
+                     spaa_err_name(code), (int64_t)n);
+}
+
 /* Parse, convert, accept, store: 0, or the failing code with *stage and err set. */
 static int run(struct spaa_ingest *x, spaa_convert_fn conv, enum spaa_ingest_stage *stage,
                struct spaa_err *err)
@@ -304,11 +321,14 @@ void spaa_ingest(const struct spaa_req *req, struct spaa_resp *resp)
   spaa_err_clear(&err);
   spaa_metrics_add(m, SPAA_METRIC_INGEST_IN_FLIGHT, route, NULL, 1);
   spaa_metrics_add(m, SPAA_METRIC_REQUEST_BYTES, route, NULL, (int64_t)req->wire_len);
+  spaa_metrics_add(m, SPAA_METRIC_REQUEST_DECODED_BYTES, route, NULL, (int64_t)req->body_len);
   rc = run(&x, spaa_converter(rt->format), &stage, &err);
-  if (rc)
+  if (rc) {
+    count_refused(&x, rc);
     x.dialect->fail(&x, stage, rc, err.msg);
-  else
+  } else {
     x.dialect->answer(&x);
+  }
   ids_header(&x);
   count_answer(req, resp);
   if (x.dialect->done)
@@ -323,10 +343,12 @@ void spaa_ingest_on_error(const struct spaa_req *req, struct spaa_resp *resp, in
   struct spaa_ingest x;
   spaa_ingest_init(&x, req, resp, req->route ? req->route->format : NULL);
   x.dialect = req->route ? req->route->dialect : NULL;
-  if (x.dialect)
+  if (x.dialect) {
+    count_refused(&x, code);
     x.dialect->fail(&x, SPAA_INGEST_REFUSED, code, detail ? detail : "");
-  else
+  } else {
     spaa_resp_error(resp, code, "%s", detail && detail[0] ? detail : spaa_err_default(code));
+  }
   count_answer(req, resp);
   spaa_ingest_release(&x);
 }

@@ -1,8 +1,10 @@
 /* The metrics registry (see metrics.h): per family an open-addressed table of series claimed
- * with compare-and-swap, values added with relaxed atomics; the exposition sorts a snapshot. */
+ * with compare-and-swap, values added with relaxed atomics; a histogram family also has a row
+ * of bucket counts per series. The exposition sorts a snapshot. */
 #include "server/metrics.h"
 
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,7 +12,7 @@
 
 #define SLOTS 256 /* series slots per family: a power of two above SPAA_METRICS_MAX_SERIES */
 
-enum kind { COUNTER, GAUGE };
+enum kind { COUNTER, GAUGE, HISTOGRAM };
 enum slot_state { FREE = 0, CLAIMED, READY }; /* a slot's life: FREE -> CLAIMED -> READY */
 
 static const struct {
@@ -23,6 +25,10 @@ static const struct {
     SPAA_METRIC_FAMILIES(SPAA_METRIC_ROW)
 #undef SPAA_METRIC_ROW
 };
+
+static const double bucket_le[] = {SPAA_METRICS_BUCKETS}; /* seconds */
+#define NB (sizeof(bucket_le) / sizeof(bucket_le[0]))
+#define HCOLS (NB + 2) /* a histogram row: NB buckets, +Inf, the sum of the observed ns */
 
 _Static_assert(SLOTS > SPAA_METRICS_MAX_SERIES && (SLOTS & (SLOTS - 1)) == 0,
                "SLOTS is a power of two with room to spare");
@@ -38,6 +44,8 @@ struct family {
   unsigned n_series;           /* slots claimed (atomic), at most SPAA_METRICS_MAX_SERIES */
   struct series overflow;      /* where value pairs past the cap count */
   struct series slots[SLOTS];  /* open addressing on the hash of the label values */
+  uint64_t (*hist)[HCOLS];     /* histograms: a row per slot, then the overflow's (atomic
+                                  counts, not cumulative); NULL for the other kinds */
 };
 
 struct spaa_metrics {
@@ -51,6 +59,12 @@ int spaa_metrics_new(struct spaa_metrics **out)
     return SPAA_E_NOMEM;
   for (i = 0; i < SPAA_METRIC__COUNT; i++) {
     struct series *o = &(*out)->f[i].overflow;
+    if (families[i].kind == HISTOGRAM &&
+        !((*out)->f[i].hist = calloc(SLOTS + 1, sizeof(*(*out)->f[i].hist)))) {
+      spaa_metrics_free(*out);
+      *out = NULL;
+      return SPAA_E_NOMEM;
+    }
     if (families[i].label[0])
       strcpy(o->v[0], SPAA_METRICS_OVERFLOW);
     if (families[i].label[1])
@@ -60,7 +74,13 @@ int spaa_metrics_new(struct spaa_metrics **out)
   return 0;
 }
 
-void spaa_metrics_free(struct spaa_metrics *m) { free(m); }
+void spaa_metrics_free(struct spaa_metrics *m)
+{
+  size_t i;
+  for (i = 0; m && i < SPAA_METRIC__COUNT; i++)
+    free(m->f[i].hist);
+  free(m);
+}
 
 /* Copy a label value as the series keeps it: "" for none, cut to fit. */
 static void key_copy(char *dst, const char *src)
@@ -129,17 +149,51 @@ static struct series *find(struct family *fam, const char (*k)[SPAA_METRICS_MAX_
   return &fam->overflow;
 }
 
+/* The series of family f for labels l0, l1 (see find). */
+static struct series *series_of(struct spaa_metrics *m, enum spaa_metric f, const char *l0,
+                                const char *l1)
+{
+  char k[2][SPAA_METRICS_MAX_VALUE];
+  key_copy(k[0], families[f].label[0] ? l0 : NULL);
+  key_copy(k[1], families[f].label[1] ? l1 : NULL);
+  return find(&m->f[f], (const char (*)[SPAA_METRICS_MAX_VALUE])k);
+}
+
 void spaa_metrics_add(struct spaa_metrics *m, enum spaa_metric f, const char *l0,
                       const char *l1, int64_t delta)
 {
-  char k[2][SPAA_METRICS_MAX_VALUE];
-  struct series *s;
-  if (!m || (unsigned)f >= SPAA_METRIC__COUNT || (families[f].kind == COUNTER && delta < 0))
+  if (!m || (unsigned)f >= SPAA_METRIC__COUNT || families[f].kind == HISTOGRAM ||
+      (families[f].kind == COUNTER && delta < 0))
     return;
-  key_copy(k[0], families[f].label[0] ? l0 : NULL);
-  key_copy(k[1], families[f].label[1] ? l1 : NULL);
-  s = find(&m->f[f], (const char (*)[SPAA_METRICS_MAX_VALUE])k);
-  __atomic_add_fetch(&s->value, (uint64_t)delta, __ATOMIC_RELAXED);
+  __atomic_add_fetch(&series_of(m, f, l0, l1)->value, (uint64_t)delta, __ATOMIC_RELAXED);
+}
+
+void spaa_metrics_set(struct spaa_metrics *m, enum spaa_metric f, const char *l0,
+                      const char *l1, int64_t v)
+{
+  if (!m || (unsigned)f >= SPAA_METRIC__COUNT || families[f].kind != GAUGE)
+    return;
+  __atomic_store_n(&series_of(m, f, l0, l1)->value, (uint64_t)v, __ATOMIC_RELAXED);
+}
+
+void spaa_metrics_observe_ns(struct spaa_metrics *m, enum spaa_metric f, const char *l0,
+                             const char *l1, int64_t ns)
+{
+  struct family *fam;
+  struct series *s;
+  size_t row, i;
+  if (!m || (unsigned)f >= SPAA_METRIC__COUNT || families[f].kind != HISTOGRAM)
+    return;
+  fam = &m->f[f];
+  s = series_of(m, f, l0, l1);
+  row = s == &fam->overflow ? SLOTS : (size_t)(s - fam->slots);
+  if (ns < 0)
+    ns = 0;
+  for (i = 0; i < NB && (double)ns > bucket_le[i] * 1e9; i++)
+    ;
+  __atomic_add_fetch(&fam->hist[row][i], 1, __ATOMIC_RELAXED);
+  __atomic_add_fetch(&fam->hist[row][NB + 1], (uint64_t)ns, __ATOMIC_RELAXED);
+  __atomic_add_fetch(&s->value, 1, __ATOMIC_RELAXED); /* the count, for spaa_metrics_sum */
 }
 
 /* 1 when series s is in use and its labels match the pattern (NULL: any value). */
@@ -197,20 +251,59 @@ static int add_escaped(struct spaa_buf *b, const char *s, int quote)
   return rc;
 }
 
-/* One line: NAME{l0="v0",l1="v1"} VALUE */
-static int write_series(struct spaa_buf *b, size_t f, const struct series *s)
+/* NAME{l0="v0",l1="v1",le="LE"} (suffix after NAME, le NULL: none; no braces without
+ * labels). */
+static int write_name(struct spaa_buf *b, size_t f, const struct series *s, const char *suffix,
+                      const char *le)
 {
-  uint64_t v = __atomic_load_n(&s->value, __ATOMIC_RELAXED);
-  int rc = spaa_buf_adds(b, families[f].name), i;
-  for (i = 0; i < 2 && !rc && families[f].label[i]; i++) {
+  int rc = spaa_buf_addf(b, "%s%s", families[f].name, suffix), i, n = 0;
+  for (i = 0; i < 2 && !rc && families[f].label[i]; i++, n++) {
     rc = spaa_buf_addf(b, "%s%s=\"", i ? "," : "{", families[f].label[i]);
     if (!rc)
       rc = add_escaped(b, s->v[i], 1);
     if (!rc)
       rc = spaa_buf_add(b, "\"", 1);
   }
-  if (!rc && families[f].label[0])
+  if (!rc && le)
+    rc = spaa_buf_addf(b, "%sle=\"%s\"", n ? "," : "{", le);
+  if (!rc && (n || le))
     rc = spaa_buf_add(b, "}", 1);
+  return rc;
+}
+
+/* A histogram series from a snapshot of its row: the cumulative buckets, _sum, _count. */
+static int write_hist(struct spaa_buf *b, size_t f, const struct series *s,
+                      const uint64_t *row)
+{
+  uint64_t cum = 0, sum_ns = __atomic_load_n(&row[NB + 1], __ATOMIC_RELAXED);
+  char le[32];
+  size_t i;
+  int rc = 0;
+  for (i = 0; i <= NB && !rc; i++) {
+    cum += __atomic_load_n(&row[i], __ATOMIC_RELAXED);
+    if (i < NB)
+      snprintf(le, sizeof(le), "%g", bucket_le[i]);
+    else
+      strcpy(le, "+Inf");
+    if (!(rc = write_name(b, f, s, "_bucket", le)))
+      rc = spaa_buf_addf(b, " %llu\n", (unsigned long long)cum);
+  }
+  if (!rc && !(rc = write_name(b, f, s, "_sum", NULL)))
+    rc = spaa_buf_addf(b, " %.9f\n", (double)sum_ns / 1e9);
+  if (!rc && !(rc = write_name(b, f, s, "_count", NULL)))
+    rc = spaa_buf_addf(b, " %llu\n", (unsigned long long)cum);
+  return rc;
+}
+
+/* One series: NAME{l0="v0",l1="v1"} VALUE, or a histogram's lines. */
+static int write_series(struct spaa_buf *b, const struct family *fam, size_t f,
+                        const struct series *s)
+{
+  uint64_t v = __atomic_load_n(&s->value, __ATOMIC_RELAXED);
+  int rc;
+  if (families[f].kind == HISTOGRAM)
+    return write_hist(b, f, s, fam->hist[s == &fam->overflow ? SLOTS : (size_t)(s - fam->slots)]);
+  rc = write_name(b, f, s, "", NULL);
   if (!rc)
     rc = families[f].kind == GAUGE ? spaa_buf_addf(b, " %lld\n", (long long)(int64_t)v)
                                    : spaa_buf_addf(b, " %llu\n", (unsigned long long)v);
@@ -235,16 +328,18 @@ static int write_family(struct spaa_buf *b, const struct family *fam, size_t f,
     rc = add_escaped(b, families[f].help, 0);
   if (!rc)
     rc = spaa_buf_addf(b, "\n# TYPE %s %s\n", families[f].name,
-                       families[f].kind == GAUGE ? "gauge" : "counter");
+                       families[f].kind == GAUGE       ? "gauge"
+                       : families[f].kind == HISTOGRAM ? "histogram"
+                                                       : "counter");
   for (i = 0; i < SLOTS; i++)
     if (__atomic_load_n(&fam->slots[i].state, __ATOMIC_ACQUIRE) == READY)
       tmp[n++] = &fam->slots[i];
   qsort(tmp, n, sizeof(*tmp), cmp_series);
   for (i = 0; i < n && !rc; i++)
-    rc = write_series(b, f, tmp[i]);
+    rc = write_series(b, fam, f, tmp[i]);
   if (!rc && (!families[f].label[0] ? n == 0
                                     : __atomic_load_n(&fam->overflow.value, __ATOMIC_RELAXED)))
-    rc = write_series(b, f, &fam->overflow); /* no labels: the family's one line */
+    rc = write_series(b, fam, f, &fam->overflow); /* no labels: the family's one line */
   return rc;
 }
 

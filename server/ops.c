@@ -1,4 +1,4 @@
-/* /healthz and /readyz (see ops.h). */
+/* /healthz, /readyz and /metrics (see ops.h). */
 #include "server/ops.h"
 
 #include <inttypes.h>
@@ -58,7 +58,15 @@ static int store_families(struct spaa_store *s, struct spaa_buf *b)
                    (double)st.cache_hits)) ||
       (rc = family(b, "spaa_relay_store_dedup_misses_total", "counter",
                    "Dsos, frames and stacks looked up or inserted in the database.",
-                   (double)st.cache_misses)))
+                   (double)st.cache_misses)) ||
+      (rc = family(b, "spaa_relay_store_maintenance_steps_total", "counter",
+                   "Steps of deletes and sweeps the writer ran between batches of puts.",
+                   (double)st.steps)) ||
+      (rc = family(b, "spaa_relay_store_maintenance_seconds_total", "counter",
+                   "Time the writer spent in those steps.", (double)st.step_ns / 1e9)) ||
+      (rc = family(b, "spaa_relay_store_maintenance_step_max_seconds", "gauge",
+                   "The longest of those steps since start: the most a put waited for one.",
+                   (double)st.step_max_ns / 1e9)))
     return rc;
   spaa_err_clear(&err);
   if (spaa_store_counts(s, &c, &err))

@@ -235,10 +235,11 @@ struct spaa_store_deleted {
 
 /* Delete the profiles `sel` selects (its filters as for spaa_store_list; sel->after must be
  * NULL; sel->limit 0 = every match, else at most that many, the oldest received first), in
- * transactions of at most SPAA_STORE_DELETE_BATCH profiles, then the dsos, frames, stacks and
- * dictionaries nothing left references, then gives the freed space back to the file system
- * in short steps. Runs on the store's writer, between batches of puts,
- * so a concurrent put never references a row being swept. *out (zeroed first) says what went.
+ * short transactions, then the dsos, frames, stacks and dictionaries nothing left
+ * references, then gives the freed space back to the file system in short steps. Puts go
+ * on meanwhile (on SQLite between steps of a few ms; docs/storage.md), and a row a put takes
+ * while the sweep runs is kept. One delete runs at a time; the call waits for the one
+ * running. *out (zeroed first) says what went.
  * 0, SPAA_E_BAD_REQUEST (as list, or a cursor given), SPAA_E_SHUTDOWN, SPAA_E_STORE,
  * SPAA_E_NOMEM. A failure after some transactions committed leaves those deletions done
  * (out counts them) and nothing half-deleted: a profile goes with all its rows or not. */
@@ -324,6 +325,11 @@ struct spaa_store_stats {
   uint64_t batch_ns;     /* time spent running batches, BEGIN to COMMIT, in all */
   uint64_t cache_hits;   /* dsos, frames and stacks found in the writer's content-id cache */
   uint64_t cache_misses; /* ... looked up or inserted in the database */
+  uint64_t steps;        /* maintenance steps the writer ran between batches (a delete's
+                            profiles, its sweep, giving space back); 0 where the engine has
+                            none */
+  uint64_t step_ns;      /* time spent in them, in all */
+  uint64_t step_max_ns;  /* the longest one: what a put waited for it at most */
 };
 /* Fill *out. Never fails; NULL-safe on s (zeros). */
 void spaa_store_stats(struct spaa_store *s, struct spaa_store_stats *out);

@@ -14,7 +14,11 @@
 #include "storage/backend.h"
 #include "storage/engine_int.h"
 
-#define STORAGE_VACUUM_STEP 2048 /* pages given back per step after a delete (8 MiB) */
+#define STORAGE_BUSY_MS 5000   /* how long a connection waits for a lock it needs */
+#define STORAGE_STEP_NS 2000000 /* how long one maintenance step (a delete's, a sweep's) may
+                                 * hold the write lock before it commits and lets puts in */
+#define STORAGE_SWEEP_SCAN 64   /* blocks (or 64 times as many rows) a sweep reads per read
+                                 * transaction */
 
 /* ---- statements (schema.c) ------------------------------------------------------------
  * Every statement the store runs with fixed text; prepared lazily, once per connection. */
@@ -49,11 +53,31 @@ int storage__db_err(struct storage__conn *c, struct spaa_err *err, const char *w
 /* Run a cached statement that returns no rows. 0 or SPAA_E_STORE. */
 int storage__exec(struct storage__conn *c, enum storage__st id, struct spaa_err *err);
 
+/* ---- the sweep's side on the writer (sweep.c) ------------------------------------------
+ * A sweep finds the shared rows nothing references while puts go on (delete.c, sweep.c).
+ * What it must not delete are the rows a put takes while it runs: from the sweep's start the
+ * writer notes every existing row (at or below the highest of its kind at the start) that a
+ * put finds by content id, and the sweep keeps those whatever its scan of the blocks found. */
+enum storage__sweep_kind { SW_STACK, SW_FRAME, SW_DSO, SW_DICT, SW__N }; /* blk_rows' order */
+
+struct storage__sweep {
+  int on;                   /* a sweep runs: puts note the rows they find */
+  int64_t max[SW__N];       /* the highest row of each kind when it began */
+  uint8_t *used[SW__N];     /* bitmaps of max + 1 bits: rows puts found since (owned) */
+};
+
+/* A put found row `row` of kind k by its content id: noted when a sweep runs and the row
+ * is old enough to be swept. Writer thread only; sw may be NULL. */
+void storage__sweep_used(struct storage__sweep *sw, enum storage__sweep_kind k, int64_t row);
+/* Stop noting and free the bitmaps. NULL-safe, idempotent. */
+void storage__sweep_off(struct storage__sweep *sw);
+
 /* ---- insertion (writer.c) ------------------------------------------------------------ */
 /* Insert one prepared profile on the writer connection inside the open transaction.
  * 0 stored, 1 already stored, or SPAA_E_STORE with err filled. */
 int storage__insert(struct storage__conn *c, struct storage__cache *cache,
-                    const struct storage__prep *pr, struct spaa_err *err);
+                    struct storage__sweep *sw, const struct storage__prep *pr,
+                    struct spaa_err *err);
 
 /* Schema version 3's data step: version 2 rows into blocks (migrate.c). 0 or SPAA_E_STORE. */
 int storage__migrate_blocks(struct storage__conn *c, struct spaa_err *err);
@@ -72,11 +96,17 @@ int storage__select_sql(const struct spaa_list_query *q, struct spaa_buf *sql, i
 void storage__select_bind(sqlite3_stmt *st, const struct spaa_list_query *q, size_t limit);
 
 /* ---- the store (storage.c) ----------------------------------------------------------- */
+struct storage__sqlite;
+struct storage__job;
+/* A maintenance step run by the writer alone, between batches of puts: 0 or SPAA_E_*
+ * (j->err filled). Each one holds the write lock for about STORAGE_STEP_NS at most. */
+typedef int (*storage__step_cb)(struct storage__sqlite *s, struct storage__job *j);
+
 struct storage__job {
   const struct storage__prep *prep; /* what to insert (owned by the waiting caller), or NULL
-                                       for a delete: */
-  const struct spaa_list_query *del; /* what to delete (a job of its own, never batched) */
-  struct spaa_store_deleted *deleted; /* its outcome */
+                                       for a step: */
+  storage__step_cb step;            /* the step to run (never batched with puts) */
+  void *arg;                        /* its argument (owned by the waiting caller) */
   int rc;                           /* 0, 1 or SPAA_E_* once done */
   int done;                         /* set by the writer under the store mutex */
   struct spaa_err err;              /* the failure, when rc < 0 */
@@ -101,6 +131,11 @@ struct storage__sqlite {
   pthread_t writer;                 /* the writer thread */
   struct storage__conn wconn;       /* the writer's connection */
   struct storage__cache cache;      /* the writer's content-id cache (writer thread only) */
+  struct storage__sweep sweep;      /* the sweep in progress, if any (writer thread only) */
+  pthread_mutex_t del_mu;           /* one delete (with its sweep) at a time */
+  void (*sweep_hook)(void *ctx);    /* test hook: run by a sweep between its scan and its
+                                       deletes, on the deleting thread (NULL: none) */
+  void *sweep_hook_ctx;
   struct spaa_store_stats stats;    /* counters (under mu) */
   pthread_mutex_t rmu;              /* guards the reader pool */
   pthread_cond_t rcv;               /* signalled when a reader is returned */
@@ -110,12 +145,35 @@ struct storage__sqlite {
 };
 
 /* Queue one job and wait until the writer ran it. 0, or SPAA_E_SHUTDOWN / SPAA_E_BUSY
- * (not queued). */
+ * (not queued; a step is queued whatever the queue holds). */
 int storage__sq_submit(struct storage__sqlite *s, struct storage__job *j);
+/* Run `fn` with `arg` as a step on the writer and wait: its result (SPAA_E_SHUTDOWN when it
+ * could not be queued), err filled on failure. */
+int storage__sq_step(struct storage__sqlite *s, storage__step_cb fn, void *arg,
+                     struct spaa_err *err);
 /* Bytes the database, its WAL and shared-memory files take on disk (as du counts them). */
 int64_t storage__disk_bytes(const char *path);
-/* A delete job, run by the writer thread (delete.c). */
-void storage__run_delete(struct storage__sqlite *s, struct storage__job *j);
+/* Monotonic nanoseconds. */
+uint64_t storage__mono_ns(void);
+
+/* How much one maintenance step of a kind does (rows, profiles, pages), adapted from step to
+ * step so that a step costs about what a bare commit costs (its sync) plus STORAGE_STEP_NS:
+ * the time puts wait for it. Owned by the deleting thread, read and updated by the steps. */
+struct storage__pace {
+  size_t n;            /* units the next step may do (0: not started, taken as 16) */
+  uint64_t commit_min; /* the cheapest commit seen, ns: what a transaction costs anyway */
+};
+/* After a step did `units` of pace->n in work_ns, then committed in commit_ns: the next n. */
+void storage__pace_update(struct storage__pace *pace, size_t units, uint64_t work_ns,
+                          uint64_t commit_ns);
+
+/* ---- the sweep (sweep.c) --------------------------------------------------------------- */
+/* Delete the dsos, frames, stacks and block dictionaries nothing references, from the
+ * calling thread: the blocks are read in short read transactions on reader connections, the
+ * rows deleted in steps on the writer, puts going on between them. The counts into out.
+ * 0, SPAA_E_STORE, SPAA_E_NOMEM, SPAA_E_SHUTDOWN; the caller holds s->del_mu. */
+int storage__sq_sweep(struct storage__sqlite *s, struct spaa_store_deleted *out,
+                      struct spaa_err *err);
 
 /* The backend's operations (storage/backend.h has their contracts). */
 int storage__sq_open(const struct spaa_store_opts *opts, struct storage__sqlite **out,

@@ -37,7 +37,7 @@ static void run_batch(struct storage__sqlite *s, struct storage__job *jobs)
       continue;
     }
     mark = s->cache.n_pending;
-    j->rc = storage__insert(c, &s->cache, j->prep, &j->err);
+    j->rc = storage__insert(c, &s->cache, &s->sweep, j->prep, &j->err);
     if (j->rc < 0) {
       /* undo this profile only; the others in the batch go on */
       storage__cache_rollback(&s->cache, mark);
@@ -77,7 +77,7 @@ static void run_batch(struct storage__sqlite *s, struct storage__job *jobs)
   pthread_mutex_unlock(&s->mu);
 }
 
-static uint64_t mono_ns(void)
+uint64_t storage__mono_ns(void)
 {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -96,9 +96,9 @@ static void *writer_main(void *arg)
       pthread_cond_wait(&s->cv_work, &s->mu);
     if (!s->head)
       break; /* stopping and drained */
-    /* take up to batch_max puts, or one delete alone */
+    /* take up to batch_max puts, or one step alone */
     batch = last = s->head;
-    for (n = 1; !batch->del && n < s->batch_max && last->next && !last->next->del; n++)
+    for (n = 1; !batch->step && n < s->batch_max && last->next && !last->next->step; n++)
       last = last->next;
     s->head = last->next;
     if (!s->head)
@@ -107,17 +107,25 @@ static void *writer_main(void *arg)
     s->queued -= n;
     pthread_mutex_unlock(&s->mu);
 
-    t0 = mono_ns();
-    if (batch->del)
-      storage__run_delete(s, batch);
+    t0 = storage__mono_ns();
+    if (batch->step)
+      batch->rc = batch->step(s, batch);
     else
       run_batch(s, batch);
 
     pthread_mutex_lock(&s->mu);
-    s->stats.batch_ns += mono_ns() - t0;
+    t0 = storage__mono_ns() - t0;
+    if (!batch->step) { /* the batch figures are the puts' */
+      s->stats.batch_ns += t0;
+    } else {
+      s->stats.steps++;
+      s->stats.step_ns += t0;
+      if (t0 > s->stats.step_max_ns)
+        s->stats.step_max_ns = t0;
+    }
     for (j = batch; j;) {
       struct storage__job *next = j->next;
-      if (j->del)
+      if (j->step)
         ; /* not a put */
       else if (j->rc == 0)
         s->stats.stored++;
@@ -185,6 +193,7 @@ int storage__sq_open(const struct spaa_store_opts *opts, struct storage__sqlite 
   pthread_cond_init(&s->cv_done, NULL);
   pthread_mutex_init(&s->rmu, NULL);
   pthread_cond_init(&s->rcv, NULL);
+  pthread_mutex_init(&s->del_mu, NULL);
   if (!(s->path = strdup(opts->path)) ||
       !(s->readers = calloc(s->n_readers, sizeof(*s->readers))) ||
       !(s->rbusy = calloc(s->n_readers, 1))) {
@@ -229,6 +238,7 @@ void storage__sq_close(struct storage__sqlite *s)
   pthread_mutex_unlock(&s->mu);
   storage__conn_close(&s->wconn);
   storage__cache_free(&s->cache);
+  storage__sweep_off(&s->sweep); /* a sweep cut short by the close */
   for (i = 0; s->readers && i < s->n_readers; i++)
     storage__conn_close(&s->readers[i]);
   free(s->readers);
@@ -239,6 +249,7 @@ void storage__sq_close(struct storage__sqlite *s)
   pthread_cond_destroy(&s->cv_done);
   pthread_mutex_destroy(&s->rmu);
   pthread_cond_destroy(&s->rcv);
+  pthread_mutex_destroy(&s->del_mu);
   free(s);
 }
 
@@ -283,7 +294,7 @@ int storage__sq_submit(struct storage__sqlite *s, struct storage__job *j)
   pthread_mutex_lock(&s->mu);
   if (s->stopping || !s->writer_alive)
     rc = SPAA_E_SHUTDOWN;
-  else if (s->queued >= s->queue_depth)
+  else if (!j->step && s->queued >= s->queue_depth)
     rc = SPAA_E_BUSY;
   if (!rc) {
     s->inflight++;
@@ -293,6 +304,25 @@ int storage__sq_submit(struct storage__sqlite *s, struct storage__job *j)
   }
   pthread_mutex_unlock(&s->mu);
   return rc;
+}
+
+int storage__sq_step(struct storage__sqlite *s, storage__step_cb fn, void *arg,
+                     struct spaa_err *err)
+{
+  struct storage__job job;
+  int rc;
+  memset(&job, 0, sizeof(job));
+  job.step = fn;
+  job.arg = arg;
+  if ((rc = storage__sq_submit(s, &job)))
+    return spaa_err_set(err, rc, 0, 0, NULL);
+  if (job.rc < 0) {
+    if (job.err.code)
+      *err = job.err;
+    else
+      spaa_err_set(err, job.rc, 0, 0, NULL);
+  }
+  return job.rc;
 }
 
 /* One piece of spaa_store_put_many: n is at most the queue depth. */

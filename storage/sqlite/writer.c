@@ -35,11 +35,14 @@ static void bind_text_or_null(sqlite3_stmt *st, int i, const char *s)
 }
 
 /* The row id of content id `cid` of `kind`: 1 found (the cache, else SQL), 0 absent, or an
- * error. */
-static int lookup(struct storage__conn *c, struct storage__cache *cache, enum storage__kind kind,
+ * error. A row found in the database is noted for a sweep in progress (sw); one found in
+ * the cache was noted when it entered the cache, which a sweep empties when it begins. */
+static int lookup(struct storage__conn *c, struct storage__cache *cache,
+                  struct storage__sweep *sw, enum storage__kind kind,
                   const struct spaa_cid *cid, int64_t *row, struct spaa_err *err)
 {
   static const enum storage__st get[] = {ST_DSO_GET, ST_FRAME_GET, ST_STACK_GET};
+  static const enum storage__sweep_kind swk[] = {SW_DSO, SW_FRAME, SW_STACK};
   sqlite3_stmt *st;
   int rc;
   if (storage__cache_get(cache, kind, cid, row)) {
@@ -54,6 +57,7 @@ static int lookup(struct storage__conn *c, struct storage__cache *cache, enum st
   if (rc == SQLITE_ROW) {
     *row = sqlite3_column_int64(st, 0);
     sqlite3_reset(st);
+    storage__sweep_used(sw, swk[kind], *row);
     if (storage__cache_pending(cache, kind, cid, *row))
       return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
     return 1;
@@ -68,7 +72,7 @@ static int lookup(struct storage__conn *c, struct storage__cache *cache, enum st
 }
 
 static int add_dsos(struct storage__conn *c, struct storage__cache *cache,
-                    const struct storage__prep *pr, int64_t *rows, struct spaa_err *err)
+                    struct storage__sweep *sw, const struct storage__prep *pr, int64_t *rows, struct spaa_err *err)
 {
   const struct spaa_profile *p = pr->p;
   char small[512];
@@ -78,7 +82,7 @@ static int add_dsos(struct storage__conn *c, struct storage__cache *cache,
     sqlite3_stmt *st;
     char *key = small;
     size_t n;
-    if ((rc = lookup(c, cache, SK_DSO, &pr->dso_cid[i], &rows[i], err)))
+    if ((rc = lookup(c, cache, sw, SK_DSO, &pr->dso_cid[i], &rows[i], err)))
       if (rc < 0)
         return rc;
     if (rc == 1)
@@ -109,7 +113,7 @@ static int add_dsos(struct storage__conn *c, struct storage__cache *cache,
 }
 
 static int add_frames(struct storage__conn *c, struct storage__cache *cache,
-                      const struct storage__prep *pr, const int64_t *dso_rows, int64_t *rows,
+                      struct storage__sweep *sw, const struct storage__prep *pr, const int64_t *dso_rows, int64_t *rows,
                       struct spaa_err *err)
 {
   const struct spaa_profile *p = pr->p;
@@ -118,7 +122,7 @@ static int add_frames(struct storage__conn *c, struct storage__cache *cache,
   for (i = 0; i < p->n_frames; i++) {
     struct storage__frame_ident id;
     sqlite3_stmt *st;
-    if ((rc = lookup(c, cache, SK_FRAME, &pr->frame_cid[i], &rows[i], err)))
+    if ((rc = lookup(c, cache, sw, SK_FRAME, &pr->frame_cid[i], &rows[i], err)))
       if (rc < 0)
         return rc;
     if (rc == 1)
@@ -145,7 +149,7 @@ static int add_frames(struct storage__conn *c, struct storage__cache *cache,
 }
 
 static int add_stacks(struct storage__conn *c, struct storage__cache *cache,
-                      const struct storage__prep *pr, const int64_t *frame_rows, int64_t *rows,
+                      struct storage__sweep *sw, const struct storage__prep *pr, const int64_t *frame_rows, int64_t *rows,
                       struct spaa_err *err)
 {
   const struct spaa_profile *p = pr->p;
@@ -156,7 +160,7 @@ static int add_stacks(struct storage__conn *c, struct storage__cache *cache,
   for (i = 0; i < p->n_stacks && !rc; i++) {
     const struct spaa_stack *s = &p->stacks[i];
     sqlite3_stmt *st;
-    if ((rc = lookup(c, cache, SK_STACK, &pr->stack_cid[i], &rows[i], err)) == 1) {
+    if ((rc = lookup(c, cache, sw, SK_STACK, &pr->stack_cid[i], &rows[i], err)) == 1) {
       rc = 0;
       continue;
     }
@@ -251,7 +255,7 @@ static int add_labels_events(struct storage__conn *c, const struct storage__prep
 /* The service's block dictionary: cached, else read, else made of this raw block (its first
  * SPAA_STORE_MAX_DICT bytes) and inserted. *d NULL when none can be had (out of memory). */
 static int service_dict(struct storage__conn *c, struct storage__cache *cache,
-                        const char *service, const struct spaa_buf *raw,
+                        struct storage__sweep *sw, const char *service, const struct spaa_buf *raw,
                         struct storage__dict **d, struct spaa_err *err)
 {
   struct spaa_buf z, dz;
@@ -268,6 +272,7 @@ static int service_dict(struct storage__conn *c, struct storage__cache *cache,
   step = sqlite3_step(st);
   if (step == SQLITE_ROW) {
     id = sqlite3_column_int64(st, 0);
+    storage__sweep_used(sw, SW_DICT, id);
     rc = storage__blk_decompress(sqlite3_column_blob(st, 1), (size_t)sqlite3_column_bytes(st, 1),
                                  NULL, 0, &dz);
     sqlite3_reset(st);
@@ -305,7 +310,7 @@ out:
 
 /* The profile's block, compressed with its service's dictionary, into profile_block. */
 static int add_block(struct storage__conn *c, struct storage__cache *cache,
-                     const struct storage__prep *pr, int64_t num, const int64_t *frame_rows,
+                     struct storage__sweep *sw, const struct storage__prep *pr, int64_t num, const int64_t *frame_rows,
                      const int64_t *stack_rows, const int64_t *dso_rows, struct spaa_err *err)
 {
   struct storage__dict *d = NULL;
@@ -318,7 +323,7 @@ static int add_block(struct storage__conn *c, struct storage__cache *cache,
     rc = spaa_err_set(err, rc, 0, 0, "packing the profile's block failed");
     goto out;
   }
-  if ((rc = service_dict(c, cache, pr->m->service, &raw, &d, err)))
+  if ((rc = service_dict(c, cache, sw, pr->m->service, &raw, &d, err)))
     goto out;
   if ((rc = storage__blk_compress(raw.p, raw.len, d ? d->raw : NULL, d ? d->len : 0,
                                    d ? &d->cdict : NULL, &z))) {
@@ -343,7 +348,8 @@ out:
 }
 
 int storage__insert(struct storage__conn *c, struct storage__cache *cache,
-                    const struct storage__prep *pr, struct spaa_err *err)
+                    struct storage__sweep *sw, const struct storage__prep *pr,
+                    struct spaa_err *err)
 {
   const struct spaa_profile *p = pr->p;
   int64_t *dso_rows = NULL, *frame_rows = NULL, *stack_rows = NULL, num = 0;
@@ -366,11 +372,11 @@ int storage__insert(struct storage__conn *c, struct storage__cache *cache,
     rc = spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
     goto out;
   }
-  if ((rc = add_dsos(c, cache, pr, dso_rows, err)) ||
-      (rc = add_frames(c, cache, pr, dso_rows, frame_rows, err)) ||
-      (rc = add_stacks(c, cache, pr, frame_rows, stack_rows, err)) ||
+  if ((rc = add_dsos(c, cache, sw, pr, dso_rows, err)) ||
+      (rc = add_frames(c, cache, sw, pr, dso_rows, frame_rows, err)) ||
+      (rc = add_stacks(c, cache, sw, pr, frame_rows, stack_rows, err)) ||
       (rc = add_profile_row(c, pr, &num, err)) || (rc = add_labels_events(c, pr, num, err)) ||
-      (rc = add_block(c, cache, pr, num, frame_rows, stack_rows, dso_rows, err)))
+      (rc = add_block(c, cache, sw, pr, num, frame_rows, stack_rows, dso_rows, err)))
     goto out;
 out:
   free(dso_rows);

@@ -323,7 +323,13 @@ static void test_counters(void **state)
   assert_int_equal(a.body[0], '{');
   read_counts(&s1);
   assert_int_equal(s1.partial - s0.partial, 1);
-  assert_int_equal(s1.profiles_rejected - s0.profiles_rejected, 1);
+  /* one rejected alone (partial success), two uploads refused whole, each by its reason */
+  assert_int_equal(s1.profiles_rejected - s0.profiles_rejected, 3);
+  assert_int_equal(spaa_metrics_sum(metrics, SPAA_METRIC_PROFILES_REJECTED, "otlp", "media_type"),
+                   1);
+  assert_true(spaa_metrics_sum(metrics, SPAA_METRIC_PROFILES_REJECTED, "otlp", "bad_json") +
+                  spaa_metrics_sum(metrics, SPAA_METRIC_PROFILES_REJECTED, "otlp", "invalid") >=
+              1);
   assert_int_equal(s1.refused - s0.refused, 1);
   assert_int_equal(s1.bad_request - s0.bad_request, 1);
   free(v90);

@@ -1,6 +1,7 @@
 /* server/metrics.c: counting by label values, sums with wildcards, counters refusing to go
- * down and gauges going both ways, the series cap, label values cut and escaped, many
- * threads counting at once, and the Prometheus text exposition of the whole registry. */
+ * down and gauges going both ways (and set), histograms and their buckets, the series cap,
+ * label values cut and escaped, many threads counting at once, and the Prometheus text
+ * exposition of the whole registry. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -123,7 +124,7 @@ static void test_exposition(void **state)
       "spaa_relay_requests_total{route=\"/ingest\",status=\"200\"} 2\n"
       "spaa_relay_requests_total{route=\"/ingest\",status=\"400\"} 1\n"
       "spaa_relay_requests_total{route=\"/v1/pprof\",status=\"204\"} 1\n"
-      "# HELP spaa_relay_request_bytes_total ";
+      "# HELP spaa_relay_http_request_duration_seconds ";
   struct spaa_metrics *m = fresh();
   struct spaa_buf small;
   const char *p;
@@ -135,7 +136,7 @@ static void test_exposition(void **state)
   spaa_metrics_add(m, SPAA_METRIC_INGEST_IN_FLIGHT, "/ingest", NULL, -1);
   t = text(m);
   {
-    static const char help[] = "# HELP spaa_relay_requests_total Ingest requests answered";
+    static const char help[] = "# HELP spaa_relay_requests_total Requests answered";
     assert_int_equal(strncmp(t, help, strlen(help)), 0);
   }
   p = strchr(t, '\n') + 1;
@@ -154,6 +155,65 @@ static void test_exposition(void **state)
   spaa_buf_init(&small, 64);
   assert_int_equal(spaa_metrics_write(m, &small), SPAA_E_TOO_LARGE);
   spaa_buf_free(&small);
+  spaa_metrics_free(m);
+}
+
+/* A histogram: each observation in the first bucket whose bound holds it (bounds included),
+ * buckets cumulative up to +Inf, _sum in seconds, _count equal to +Inf; add and set do
+ * nothing to it; set moves a gauge and nothing else. */
+static void test_histogram_and_set(void **state)
+{
+  static const char want[] =
+      "# TYPE spaa_relay_http_request_duration_seconds histogram\n"
+      "spaa_relay_http_request_duration_seconds_bucket{route=\"/a\",le=\"0.005\"} 2\n"
+      "spaa_relay_http_request_duration_seconds_bucket{route=\"/a\",le=\"0.01\"} 4\n"
+      "spaa_relay_http_request_duration_seconds_bucket{route=\"/a\",le=\"0.025\"} 4\n"
+      "spaa_relay_http_request_duration_seconds_bucket{route=\"/a\",le=\"0.05\"} 4\n"
+      "spaa_relay_http_request_duration_seconds_bucket{route=\"/a\",le=\"0.1\"} 4\n"
+      "spaa_relay_http_request_duration_seconds_bucket{route=\"/a\",le=\"0.25\"} 4\n"
+      "spaa_relay_http_request_duration_seconds_bucket{route=\"/a\",le=\"0.5\"} 4\n"
+      "spaa_relay_http_request_duration_seconds_bucket{route=\"/a\",le=\"1\"} 4\n"
+      "spaa_relay_http_request_duration_seconds_bucket{route=\"/a\",le=\"2.5\"} 4\n"
+      "spaa_relay_http_request_duration_seconds_bucket{route=\"/a\",le=\"5\"} 4\n"
+      "spaa_relay_http_request_duration_seconds_bucket{route=\"/a\",le=\"10\"} 4\n"
+      "spaa_relay_http_request_duration_seconds_bucket{route=\"/a\",le=\"+Inf\"} 5\n"
+      "spaa_relay_http_request_duration_seconds_sum{route=\"/a\"} 20.017000001\n"
+      "spaa_relay_http_request_duration_seconds_count{route=\"/a\"} 5\n"
+      "spaa_relay_http_request_duration_seconds_bucket{route=\"/b\",le=\"0.005\"} 0\n";
+  struct spaa_metrics *m = fresh();
+  char *t;
+  const char *p;
+  (void)state;
+  spaa_metrics_observe_ns(m, SPAA_METRIC_HTTP_DURATION, "/a", NULL, 5000000);  /* on 0.005 */
+  spaa_metrics_observe_ns(m, SPAA_METRIC_HTTP_DURATION, "/a", NULL, -3);       /* as 0 */
+  spaa_metrics_observe_ns(m, SPAA_METRIC_HTTP_DURATION, "/a", NULL, 5000001);  /* 0.01 */
+  spaa_metrics_observe_ns(m, SPAA_METRIC_HTTP_DURATION, "/a", NULL, 7000000);
+  spaa_metrics_observe_ns(m, SPAA_METRIC_HTTP_DURATION, "/a", NULL, 20000000000LL); /* +Inf */
+  spaa_metrics_observe_ns(m, SPAA_METRIC_HTTP_DURATION, "/b", NULL, 3000000000LL);
+  spaa_metrics_add(m, SPAA_METRIC_HTTP_DURATION, "/a", NULL, 100); /* not a histogram's */
+  spaa_metrics_observe_ns(m, SPAA_METRIC_REQUESTS, "/a", "200", 1); /* not a counter's */
+  spaa_metrics_set(m, SPAA_METRIC_REQUESTS, "/a", "200", 9);        /* nor this */
+  spaa_metrics_set(m, SPAA_METRIC_BUDGET_USED, NULL, NULL, 12345);
+  spaa_metrics_set(m, SPAA_METRIC_BUDGET_USED, NULL, NULL, 678);
+  assert_int_equal(spaa_metrics_sum(m, SPAA_METRIC_HTTP_DURATION, "/a", NULL), 5);
+  assert_int_equal(spaa_metrics_sum(m, SPAA_METRIC_HTTP_DURATION, NULL, NULL), 6);
+  assert_int_equal(spaa_metrics_sum(m, SPAA_METRIC_REQUESTS, NULL, NULL), 0);
+  assert_int_equal(spaa_metrics_sum(m, SPAA_METRIC_BUDGET_USED, NULL, NULL), 678);
+  t = text(m);
+  p = strstr(t, "# TYPE spaa_relay_http_request_duration_seconds histogram\n");
+  if (!p || strncmp(p, want, strlen(want)) != 0) {
+    fprintf(stderr, "%s", t);
+    fail_msg("the exposition above lacks:\n%s", want);
+  }
+  assert_non_null(strstr(t, "spaa_relay_http_request_duration_seconds_bucket{route=\"/b\","
+                            "le=\"5\"} 1\n"));
+  assert_non_null(strstr(t, "spaa_relay_http_request_duration_seconds_sum{route=\"/b\"} "
+                            "3.000000000\n"));
+  assert_non_null(strstr(t, "# TYPE spaa_relay_memory_budget_used_bytes gauge\n"
+                            "spaa_relay_memory_budget_used_bytes 678\n"));
+  /* label-less families have their one line from the start */
+  assert_non_null(strstr(t, "\nspaa_relay_connections_open 0\n"));
+  free(t);
   spaa_metrics_free(m);
 }
 
@@ -206,6 +266,7 @@ int main(void)
       cmocka_unit_test(test_series_cap),
       cmocka_unit_test(test_values_cut_and_escaped),
       cmocka_unit_test(test_exposition),
+      cmocka_unit_test(test_histogram_and_set),
       cmocka_unit_test(test_threads),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
