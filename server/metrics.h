@@ -21,7 +21,7 @@
      "calls by method. Refusals before the body was read included.", "route", "status")       \
   XX(HTTP_DURATION, HISTOGRAM, "spaa_relay_http_request_duration_seconds",                   \
      "Time from a request's head to the end of its answer, by route pattern (- when none "    \
-     "matched).", "route", NULL)                                                             \
+     "matched); gRPC calls by method, to their answer.", "route", NULL)                      \
   XX(REQUEST_BYTES, COUNTER, "spaa_relay_request_bytes_total",                               \
      "Body bytes of the ingest requests that reached their handler, as received (before "     \
      "Content-Encoding was undone), by route pattern.", "route", NULL)                       \

@@ -144,6 +144,8 @@ ok=$(printf '%s\n' "$M" | awk -F' ' '/^spaa_relay_requests_total\{route="\/opent
 [[ -n "$ok" && "$ok" -ge 2 ]] || fail "gRPC Export calls not counted with status 200: $(printf '%s\n' "$M" | grep requests_total | head -5)"
 bad=$(printf '%s\n' "$M" | awk '/^spaa_relay_requests_total\{route="\/opentelemetry\.proto\.collector\.profiles\.v1development\.ProfilesService\/Export",status="401"\}/ { print $2 }')
 [[ -n "$bad" && "$bad" -ge 2 ]] || fail "the refused gRPC calls (no or a wrong token) are not counted as 401"
+dur=$(printf '%s\n' "$M" | awk '/^spaa_relay_http_request_duration_seconds_count\{route="\/opentelemetry\.proto\.collector\.profiles\.v1development\.ProfilesService\/Export"\}/ { print $2 }')
+[[ -n "$dur" && "$dur" -ge "$ok" ]] || fail "gRPC Export calls not in the duration histogram: '$dur' (answered 200: $ok)"
 
 # --- a connection that never sends the preface is closed by the idle timeout ---------------
 start_server --idle-timeout 1
