@@ -885,7 +885,9 @@ static enum MHD_Result finish(struct http_rq *rq, struct MHD_Connection *conn)
     return fail(rq, conn, SPAA_E_BUSY, "the body passed what is left of the memory budget "
                 "for requests in flight; retry later");
   }
-  if (rq->req.route->on_io_thread) {
+  if (rq->req.route->on_io_thread ||
+      (rq->req.route->quick && !rq->needs_decode && rq->body.len <= SPAA_HTTP_QUICK_MAX &&
+       rq->req.route->quick(rq->body.p ? rq->body.p : "", rq->body.len))) {
     run(rq, &resp);
     ok = queue(rq, conn, &resp);
     spaa_buf_free(&resp.body);

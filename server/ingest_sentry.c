@@ -320,3 +320,8 @@ const struct spaa_dialect spaa_dialect_sentry = {
     .fail = sentry_on_fail,
     .done = sentry_done,
 };
+
+int spaa_sentry_quick(const void *body, size_t len)
+{
+  return !memmem(body, len, "profile", 7);
+}

@@ -16,5 +16,10 @@
  * compression"), 413 for two profile items or one over 50 MB, 503 + Retry-After when the
  * store is busy. Logs every outcome. */
 extern const struct spaa_dialect spaa_dialect_sentry;
+/* 1 when an envelope cannot hold a profile item (the text "profile" appears nowhere in it):
+ * transactions, errors and sessions without profiles, most of what SDKs send. Such an
+ * envelope is answered where it was read (struct spaa_route's quick). A false "maybe" only
+ * sends it to a worker; the same handler runs either way. */
+int spaa_sentry_quick(const void *body, size_t len);
 
 #endif

@@ -53,7 +53,7 @@ const struct spaa_route spaa_routes[] = {
     {"POST", "/api/v1/spaa", INGEST("spaa", spaa_dialect_spaa), .auth = SPAA_AUTH_INGEST},
     /* Sentry (its own credentials: X-Sentry-Auth, query string or dsn; Relay-shaped errors) */
     {"POST", "/api/{project_id}/envelope", INGEST("sentry", spaa_dialect_sentry),
-     .auth = SPAA_AUTH_NONE},
+     .auth = SPAA_AUTH_NONE, .quick = spaa_sentry_quick},
     /* pprof: Pyroscope's push API and the Collector pprof receiver (ingest token) */
     {"POST", "/ingest", INGEST("pprof", spaa_dialect_pyroscope), .auth = SPAA_AUTH_INGEST},
     {"POST", "/pyroscope/ingest", INGEST("pprof", spaa_dialect_pyroscope),

@@ -448,6 +448,22 @@ static void test_core_errors(void **state)
   }
 }
 
+/* Which envelopes are answered on the I/O thread: none that may hold a profile item. */
+static void test_quick(void **state)
+{
+  static const char txn[] = "{\"event_id\":\"9ec79c33ec9942ab8353589fcb2e04dc\"}\n"
+                            "{\"type\":\"transaction\"}\n{\"transaction\":\"GET /\"}\n";
+  static const char prof[] = "{}\n{\"type\": \"profile\"}\n{}\n";
+  static const char chunk[] = "{}\n{\"type\":\"profile_chunk\",\"length\":2}\n{}\n";
+  (void)state;
+  assert_true(spaa_sentry_quick(txn, sizeof(txn) - 1));
+  assert_true(spaa_sentry_quick("", 0));
+  assert_false(spaa_sentry_quick(prof, sizeof(prof) - 1));
+  assert_false(spaa_sentry_quick(chunk, sizeof(chunk) - 1));
+  /* the byte after the body is not looked at */
+  assert_true(spaa_sentry_quick("{}\nprofile", 3));
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -456,6 +472,7 @@ int main(void)
       cmocka_unit_test(test_dsn_rules),
       cmocka_unit_test(test_busy),
       cmocka_unit_test(test_core_errors),
+      cmocka_unit_test(test_quick),
   };
   if (!spaa_test_have_fixtures("sentry", "the Sentry server tests"))
     return SPAA_TEST_SKIP;
