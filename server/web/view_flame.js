@@ -113,10 +113,15 @@ export class FlameView {
     const flameKey = src.path('flamegraph') + '?' + flameArgs;
     const topKey = src.path('top') + '?' + topArgs;
     this.flameURL = api.apiPath(src.path('flamegraph'), flameArgs);
-    if (force || flameKey !== this.keys.flame) this.loadFlame(src, flameArgs, flameKey);
-    else this.applyZoom();
-    if (force || topKey !== this.keys.top) this.loadTop(src, topArgs, topKey);
-    else this.renderTop();
+    // the graph first: the top table's answer costs the server as much (it reads the same
+    // profiles), and asked at once it would slow the graph on a small machine
+    const flame = force || flameKey !== this.keys.flame ? this.loadFlame(src, flameArgs, flameKey) : null;
+    if (!flame) this.applyZoom();
+    if (force || topKey !== this.keys.top) {
+      const top = () => this.loadTop(src, topArgs, topKey);
+      if (flame && params.get('show') !== 'top') flame.then(top);
+      else top();
+    } else this.renderTop();
     this.loadMeta(src);
     this.loadSandwich(src, fn, force);
     this.renderToolbar();
