@@ -48,14 +48,21 @@ export async function access(t = token()) {
   return r.json();
 }
 
-const inflight = new Map(); // url -> AbortController of a view's current request
+const latest = new Map(); // key -> number of the newest ticket
 
-async function request(rel, signal) {
+// The error of an answer that came after a newer request of the same kind.
+export class StaleError extends Error {
+  constructor() {
+    super('a newer request replaced this one');
+    this.name = 'StaleError';
+  }
+}
+
+async function request(rel) {
   let r;
   try {
-    r = await fetch(rel, { headers: headers(), signal });
+    r = await fetch(rel, { headers: headers() });
   } catch (e) {
-    if (e.name === 'AbortError') throw e;
     throw new ApiError(0, 'the relay did not answer: ' + e.message, rel);
   }
   if (!r.ok) {
@@ -71,24 +78,30 @@ async function request(rel, signal) {
   return r;
 }
 
-// GET a JSON answer. `signal` aborts it (a view that moved on).
-export async function getJSON(path, params, signal) {
-  const r = await request(apiPath(path, params), signal);
-  return r.json();
+// A ticket for a view's request of one kind (`key`): current() is false once a newer
+// ticket of the same key was taken, and the older answer is then dropped (StaleError).
+// Nothing is aborted: the relay finishes the work anyway, and a page that cancels its own
+// requests could not tell them from failed ones.
+export function ticket(key) {
+  const n = (latest.get(key) || 0) + 1;
+  latest.set(key, n);
+  return () => latest.get(key) === n;
+}
+
+// GET a JSON answer; `current` (a ticket) drops a stale one.
+export async function getJSON(path, params, current) {
+  const r = await request(apiPath(path, params));
+  const j = await r.json();
+  if (current && !current()) throw new StaleError();
+  return j;
 }
 
 // GET a text answer (collapsed stacks).
-export async function getText(path, params, signal) {
-  const r = await request(apiPath(path, params), signal);
-  return r.text();
-}
-
-// One AbortController per key: starting a request under a key aborts the previous one.
-export function controller(key) {
-  inflight.get(key)?.abort();
-  const c = new AbortController();
-  inflight.set(key, c);
-  return c.signal;
+export async function getText(path, params, current) {
+  const r = await request(apiPath(path, params));
+  const t = await r.text();
+  if (current && !current()) throw new StaleError();
+  return t;
 }
 
 // A shell command fetching rel with curl; the token is named, not written out.

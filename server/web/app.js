@@ -1,7 +1,7 @@
 // The page's entry: hash routing (#/<view>?<params>, every view restorable from its URL),
 // the navigation bar, the read-token prompt (when the relay wants one) and error display.
 import * as api from './api.js';
-import { fill, errorBox, hashOf } from './util.js';
+import { h, fill, errorBox, hashOf } from './util.js';
 import { ServicesView } from './view_services.js';
 import { ProfilesView } from './view_profiles.js';
 import { FlameView } from './view_flame.js';
@@ -23,6 +23,9 @@ class App {
     this.name = '';
     this.dialog = document.getElementById('token-dialog');
     this.tokenRequired = false;
+    this.tokenOk = false;  // a token the relay accepted was entered or found
+    this.waiters = [];     // resolves of askToken's promises, until a token is accepted
+    this.reroute = false;  // show the current view again once a token is accepted
   }
 
   async start() {
@@ -50,47 +53,60 @@ class App {
     const a = await api.access();
     this.tokenRequired = a.read_token_required;
     document.getElementById('token-button').hidden = !a.read_token_required;
+    this.tokenOk = a.authorized;
     if (a.read_token_required && !a.authorized) {
       await this.askToken(api.token() ? 'The stored token was refused: enter another.' : '', false);
     }
   }
 
-  // Show the token dialog until a token the relay accepts is entered; then show the current
-  // view again when `reroute` (a view that met a 401), else the caller goes on.
+  // Show the token dialog until a token the relay accepts is entered; the promise resolves
+  // then. With `reroute` (a view that met a 401, the token button) the current view is shown
+  // again; else the caller goes on (start-up). A dialog closed without a token leaves a note
+  // with a button to open it again.
   askToken(message, reroute = true) {
     const d = this.dialog;
     const input = d.querySelector('input');
     const note = d.querySelector('.token-note');
     note.textContent = message || 'This relay wants a read token for its API.';
     input.value = '';
+    this.reroute = this.reroute || reroute;
     if (!d.open) d.showModal();
-    return new Promise((resolve) => {
-      const form = d.querySelector('form');
-      const forget = d.querySelector('.token-forget');
-      forget.onclick = () => {
-        api.setToken('');
-        note.textContent = 'Token forgotten. Enter a read token.';
-      };
-      form.onsubmit = async (e) => {
-        e.preventDefault();
-        const t = input.value.trim();
-        let ok = false;
-        try {
-          ok = t && (await api.access(t)).authorized;
-        } catch {
-          ok = false;
-        }
-        if (!ok) {
-          note.textContent = 'The relay refused this token.';
-          input.select();
-          return;
-        }
-        api.setToken(t);
-        d.close();
-        resolve();
-        if (reroute) this.route(true);
-      };
-    });
+    d.querySelector('.token-forget').onclick = () => {
+      api.setToken('');
+      note.textContent = 'Token forgotten. Enter a read token.';
+    };
+    d.querySelector('form').onsubmit = (e) => this.submitToken(e, input, note);
+    d.onclose = () => {
+      if (this.waiters.length || !this.tokenOk) {
+        fill(this.main, h('p', { class: 'status', text: 'The relay wants a read token for its API. ' }),
+          h('button', { type: 'button', text: 'Enter a token', onclick: () => this.askToken('', false) }));
+      }
+    };
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  async submitToken(e, input, note) {
+    e.preventDefault();
+    const t = input.value.trim();
+    let ok = false;
+    try {
+      ok = !!t && (await api.access(t)).authorized;
+    } catch {
+      ok = false;
+    }
+    if (!ok) {
+      note.textContent = 'The relay refused this token.';
+      input.select();
+      return;
+    }
+    api.setToken(t);
+    this.tokenOk = true;
+    const waiters = this.waiters.splice(0);
+    const reroute = this.reroute;
+    this.reroute = false;
+    this.dialog.close();
+    waiters.forEach((w) => w());
+    if (reroute) this.route(true);
   }
 
   route(force = false) {
@@ -126,8 +142,9 @@ class App {
 
   // Show an error in `where` (an element), or ask for a token on a 401.
   fail(e, where) {
-    if (e && e.name === 'AbortError') return;
+    if (e && e.name === 'StaleError') return;
     if (e && e.status === 401) {
+      this.tokenOk = false;
       this.askToken('The relay refused the token: enter a read token.');
       return;
     }

@@ -19,7 +19,7 @@ export class FlameGraph {
     this.hit = null;
     this.draws = 0;
     this.canvas = h('canvas', {
-      class: 'flame-canvas', tabindex: '0', role: 'img',
+      class: 'flame-canvas', tabindex: '0', role: 'img', 'aria-describedby': 'tooltip',
       'aria-label': (opts.label || 'Flamegraph') +
         ': arrow keys move, Enter zooms, Escape resets, S opens the sandwich',
     });

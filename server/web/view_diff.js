@@ -99,7 +99,7 @@ export class DiffView {
     this.search.value = params.get('q') || '';
     if (!this.services) {
       try {
-        this.services = (await api.getJSON('services', {}, api.controller('d-services'))).services;
+        this.services = (await api.getJSON('services', {}, api.ticket('d-services'))).services;
       } catch (e) {
         this.app.fail(e, this.summary);
         return;
@@ -124,8 +124,8 @@ export class DiffView {
     this.msg.textContent = 'Loading…';
     try {
       const [json, folded] = await Promise.all([
-        api.getJSON('diff', withParams(p, { limit: 1000 }), api.controller('diff')),
-        api.getText('diff', withParams(p, { format: 'collapsed' }), api.controller('diff-folded')),
+        api.getJSON('diff', withParams(p, { limit: 1000 }), api.ticket('diff')),
+        api.getText('diff', withParams(p, { format: 'collapsed' }), api.ticket('diff-folded')),
       ]);
       this.json = json;
       fill(this.msg);
@@ -136,7 +136,7 @@ export class DiffView {
       this.renderSummary(json);
       this.table.set(json.functions, params.get('sort'), params.get('dir'));
     } catch (e) {
-      if (e.name === 'AbortError') return;
+      if (e.name === 'StaleError') return;
       this.key = '';
       fill(this.msg);
       this.app.fail(e, this.summary);
@@ -166,7 +166,8 @@ export class DiffView {
     const fn = this.params.get('fn');
     const r = q ? this.graph.setSearch((n) => n.toLowerCase().includes(q))
       : fn ? this.graph.setSearch((n) => n === fn) : this.graph.setSearch(null);
-    this.matches.textContent = r ? `${r.count} frames match: ${fmtPct(r.share / 2)} of the two sides` : '';
+    // a node's width is its two shares summed, so the root is 2 and r.share is their mean
+    this.matches.textContent = r ? `${r.count} frames match: ${fmtPct(r.share)} (mean of the two sides' shares)` : '';
     this.matches.dataset.count = r ? String(r.count) : '';
   }
 

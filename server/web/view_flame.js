@@ -113,6 +113,7 @@ export class FlameView {
     const flameKey = src.path('flamegraph') + '?' + flameArgs;
     const topKey = src.path('top') + '?' + topArgs;
     this.flameURL = api.apiPath(src.path('flamegraph'), flameArgs);
+    this.topURL = api.apiPath(src.path('top'), topArgs);
     // the graph first: the top table's answer costs the server as much (it reads the same
     // profiles), and asked at once it would slow the graph on a small machine
     const flame = force || flameKey !== this.keys.flame ? this.loadFlame(src, flameArgs, flameKey) : null;
@@ -153,7 +154,7 @@ export class FlameView {
     this.flameMsg.textContent = 'Loading…';
     this.flamePane.setAttribute('aria-busy', 'true');
     try {
-      const json = await api.getJSON(src.path('flamegraph'), args, api.controller('flame'));
+      const json = await api.getJSON(src.path('flamegraph'), args, api.ticket('flame'));
       this.flame = json;
       this.unit = json.unit;
       fill(this.flameMsg);
@@ -163,7 +164,7 @@ export class FlameView {
       this.renderInfo();
       this.renderToolbar();
     } catch (e) {
-      if (e.name === 'AbortError') return;
+      if (e.name === 'StaleError') return;
       this.keys.flame = '';
       this.app.fail(e, this.flameMsg);
     } finally {
@@ -232,11 +233,11 @@ export class FlameView {
   async loadTop(src, args, key) {
     this.keys.top = key;
     try {
-      this.top = await api.getJSON(src.path('top'), args, api.controller('top'));
+      this.top = await api.getJSON(src.path('top'), args, api.ticket('top'));
       this.unit = this.top.unit;
       this.renderTop();
     } catch (e) {
-      if (e.name === 'AbortError') return;
+      if (e.name === 'StaleError') return;
       this.keys.top = '';
       this.app.fail(e, this.table.el);
     }
@@ -258,8 +259,8 @@ export class FlameView {
     this.metaKey = key;
     try {
       this.meta = src.id
-        ? await api.getJSON(src.path('').replace(/\/$/, ''), {}, api.controller('meta'))
-        : await api.getJSON('services', {}, api.controller('meta'));
+        ? await api.getJSON(src.path('').replace(/\/$/, ''), {}, api.ticket('meta'))
+        : await api.getJSON('services', {}, api.ticket('meta'));
       if (src.id) {
         const m = this.meta;
         fill(this.sub, `${m.service} · ${m.source} · received ${fmtAgo(m.received_at)} (${fmtTime(m.received_at)})`,
@@ -268,7 +269,7 @@ export class FlameView {
       }
       this.renderToolbar();
     } catch (e) {
-      if (e.name === 'AbortError') return;
+      if (e.name === 'StaleError') return;
       this.metaKey = '';
       this.app.fail(e, this.sub);
     }
@@ -303,6 +304,9 @@ export class FlameView {
       h('select', { id, onchange: (e) => this.app.go('flame', withParams(p, { [key]: e.target.value, zoom: null })) },
         options.map(([v, t]) => h('option', { value: v, text: t, selected: v === (value || '') }))));
     const show = p.get('show') || 'both';
+    // the search box moves into the new toolbar: keep its focus and caret while typing
+    const typing = document.activeElement === this.search;
+    const caret = typing ? [this.search.selectionStart, this.search.selectionEnd] : null;
     fill(this.toolbar,
       sel('flame-metric', 'Metric', metrics.map((m) => [m, m]), metric, 'metric'),
       sel('flame-event', 'Event', [...(p.get('id') ? [] : [['', 'Any']]), ...[...events.keys()].map((e) => [e, e])], event, 'event'),
@@ -320,6 +324,10 @@ export class FlameView {
             this.graph.draw();
           },
         }))));
+    if (typing) {
+      this.search.focus();
+      this.search.setSelectionRange(...caret);
+    }
   }
 
   renderExports(src) {
@@ -338,7 +346,8 @@ export class FlameView {
       ['speedscope', api.apiPath('speedscope', view), name + '.speedscope.json'],
       ['SPAA', null, 'SPAA holds one profile: open one from the list to export it'],
     ];
-    fill(this.exports, exportBar(links, () => this.flameURL));
+    // copy-as-curl fetches what the view shows: the top table alone, else the graph
+    fill(this.exports, exportBar(links, () => (this.params.get('show') === 'top' ? this.topURL : this.flameURL)));
   }
 
   // The tooltip of node i of graph g: function, file:line, total and self with shares.
@@ -363,11 +372,12 @@ export class FlameView {
   // the first hover; '' while it loads or when the function has no source line.
   locationsOf(fn) {
     if (this.params.get('by') === 'frame' || fn === 'all' || fn === 'other') return '';
-    const key = this.keys.top;
+    const src = this.source();
+    const args = src.args({ by: 'frame', limit: 10000 });
+    const key = src.path('top') + '?' + args;
     if (!this.locs || this.locs.key !== key) {
       this.locs = { key, map: null };
-      const src = this.source();
-      api.getJSON(src.path('top'), src.args({ by: 'frame', limit: 10000 }), api.controller('locs')).then((j) => {
+      api.getJSON(src.path('top'), args, api.ticket('locs')).then((j) => {
         if (this.locs.key !== key) return;
         const map = new Map();
         for (const r of j.top) {
@@ -380,7 +390,7 @@ export class FlameView {
         this.graph.refreshTip();
         for (const g of this.sandGraphs || []) g.refreshTip();
       }).catch((e) => {
-        if (e.name !== 'AbortError') this.locs.map = new Map();
+        if (e.name !== 'StaleError') this.locs.map = new Map();
       });
       return 'file:line loading…';
     }
@@ -401,7 +411,7 @@ export class FlameView {
     if (!fn) return fill(this.sandEl);
     fill(this.sandEl, h('h2', { text: 'Sandwich: ' + fn }), h('p', { class: 'status', text: 'Loading…' }));
     try {
-      const text = await api.getText(src.path('collapsed'), src.args({ focus: exactRegex(fn) }), api.controller('sand'));
+      const text = await api.getText(src.path('collapsed'), src.args({ focus: exactRegex(fn) }), api.ticket('sand'));
       const { callers, callees } = sandwich(text, fn);
       const up = h('div', { class: 'flame-host' }), down = h('div', { class: 'flame-host' });
       const total = this.flame && this.flame.total;
@@ -419,7 +429,7 @@ export class FlameView {
       this.sandEl.dataset.callersTotal = String(callers.total[0]);
       this.sandEl.dataset.calleesTotal = String(callees.total[0]);
     } catch (e) {
-      if (e.name === 'AbortError') return;
+      if (e.name === 'StaleError') return;
       this.keys.sand = '';
       fill(this.sandEl, h('h2', { text: 'Sandwich: ' + fn }), errorBox(e));
     }

@@ -51,8 +51,8 @@ export class ProfilesView {
     try {
       if (!this.services) {
         const [s, l] = await Promise.all([
-          api.getJSON('services', {}, api.controller('p-services')),
-          api.getJSON('labels', {}, api.controller('p-labels')),
+          api.getJSON('services', {}, api.ticket('p-services')),
+          api.getJSON('labels', {}, api.ticket('p-labels')),
         ]);
         this.services = s.services;
         this.labelKeys = l.labels.map((x) => x.name);
@@ -72,8 +72,8 @@ export class ProfilesView {
     const listParams = withParams(sel, { limit: PAGE, cursor: this.params.get('cursor') });
     try {
       const [page, tl] = await Promise.all([
-        api.getJSON('profiles', listParams, api.controller('p-list')),
-        api.getJSON('timeline', withParams(sel, { buckets: BUCKETS }), api.controller('p-timeline')),
+        api.getJSON('profiles', listParams, api.ticket('p-list')),
+        api.getJSON('timeline', withParams(sel, { buckets: BUCKETS }), api.ticket('p-timeline')),
       ]);
       this.page = page;
       this.strip.set(tl);

@@ -35,7 +35,7 @@ export class ServicesView {
     }
     this.status.textContent = 'Loading…';
     try {
-      this.data = (await api.getJSON('services', {}, api.controller('services'))).services;
+      this.data = (await api.getJSON('services', {}, api.ticket('services'))).services;
       this.render();
     } catch (e) {
       this.status.textContent = '';

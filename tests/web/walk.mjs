@@ -443,6 +443,22 @@ async function keyboard(page) {
   assert.equal(await page.evaluate(() => document.activeElement.id), 'flame-search', '"/" focuses the search');
 }
 
+// The README's picture: a Go profile's flamegraph beside its top table, a tooltip shown.
+async function readme(page) {
+  say('the README screenshot');
+  const n = await draws(page);
+  await page.goto(`${BASE}/#/flame?id=${process.env.SMALL_ID}`);
+  await drawn(page, n);
+  await page.waitForSelector('.top-pane tbody tr');
+  await page.evaluate(() => document.activeElement && document.activeElement.blur());
+  const got = await nodes(page);
+  const deep = got.find((x) => x.drawn && x.name === 'main.slowFunction') || got[1];
+  await page.mouse.move(...(await nodePoint(page, deep)));
+  await page.waitForSelector('#tooltip:not([hidden])');
+  await page.waitForFunction(() => !/loading/.test(document.getElementById('tooltip').innerText));
+  await shot(page, 'readme');
+}
+
 async function open() {
   const browser = await launch();
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
@@ -461,6 +477,7 @@ async function open() {
   await deepLink(context);
   await layout(page);
   await keyboard(page);
+  await readme(page);
   await browser.close();
 }
 
@@ -475,6 +492,12 @@ async function token() {
   await page.goto(BASE + '/');
   await page.waitForSelector('#token-dialog[open]');
   await shot(page, 'token');
+  say('the prompt closed without a token, and opened again');
+  await page.keyboard.press('Escape');
+  await page.waitForSelector('main button:text-is("Enter a token")');
+  assert.ok(!(await page.locator('#token-dialog').evaluate((d) => d.open)));
+  await page.click('main button:text-is("Enter a token")');
+  await page.waitForSelector('#token-dialog[open]');
   await page.fill('#token-dialog input', 'wrong');
   await page.click('#token-dialog button[type="submit"]');
   await page.waitForFunction(() => /refused/.test(document.querySelector('.token-note').textContent));
