@@ -220,11 +220,9 @@ async function flame(page) {
   sameTree(await nodes(page), five, 'max_nodes=500');
   assert.ok((await page.locator('.info').innerText()).includes(((five.trimmed_value / five.total) * 100).toFixed(2) + '%'));
   n = await draws(page);
-  await page.selectOption('#flame-metric', 'cpu');
+  await page.goto(`${BASE}/#/flame?id=${id}`);
   await drawn(page, n);
-  n = await draws(page);
-  await page.selectOption('#flame-max', '2000');
-  await drawn(page, n);
+  await page.waitForSelector('.top-pane tbody tr');
   return json;
 }
 
@@ -279,7 +277,11 @@ async function top(page, json) {
 
 async function exportsAndCurl(page, context) {
   say('exports and copy as curl');
-  const id = process.env.LARGE_ID;
+  const id = process.env.SMALL_ID;
+  const n = await draws(page);
+  await page.goto(`${BASE}/#/flame?id=${id}`);
+  await drawn(page, n);
+  await page.waitForSelector('.top-pane tbody tr');
   const links = await page.$$eval('.exports a.export', (as) => as.map((a) => [a.dataset.export, a.href]));
   assert.deepEqual(links.map((l) => l[0]), ['pprof', 'collapsed', 'speedscope', 'SPAA']);
   const types = { pprof: 'application/octet-stream', collapsed: 'text/plain', speedscope: 'application/json', SPAA: 'application/x-ndjson' };
@@ -384,12 +386,15 @@ async function deepLink(context) {
   say('a deep link restores the view');
   const page = await context.newPage();
   watch(page, problems);
-  const id = process.env.LARGE_ID;
+  const id = process.env.SMALL_ID;
   const zoom = encodeURIComponent(JSON.stringify(['runtime.main', 'main.main']));
-  await page.goto(`${BASE}/#/flame?id=${id}&q=rand&zoom=${zoom}&fn=main.next&show=both&sort=total`);
+  await page.goto(`${BASE}/#/flame?id=${id}&q=pprof&zoom=${zoom}&fn=main.work&show=both&sort=total`);
   await drawn(page, 0);
   await page.waitForFunction(() => document.querySelector('.sandwich').dataset.callersTotal);
-  assert.equal(await page.inputValue('#flame-search'), 'rand');
+  assert.equal(await page.inputValue('#flame-search'), 'pprof');
+  assert.ok((await nodes(page)).some((x) => x.match && x.name === 'runtime/pprof.Do'), 'the search restored');
+  const work = (await api(BASE, `profiles/${id}/top`)).top.find((r) => r.name === 'main.work');
+  assert.equal(await page.locator('.sandwich').evaluate((e) => Number(e.dataset.calleesTotal)), work.total);
   assert.deepEqual(await page.evaluate(() => window.__spaaDebug.zoomPath), ['runtime.main', 'main.main']);
   assert.ok(await page.locator('.focus-line').isVisible());
   assert.equal(await page.locator('.top-pane th[aria-sort="descending"] button').getAttribute('data-key'), 'total');
@@ -399,7 +404,7 @@ async function deepLink(context) {
 async function layout(page) {
   say('1280x800 and a narrow window');
   let n = await draws(page);
-  await page.goto(`${BASE}/#/flame?id=${process.env.LARGE_ID}`);
+  await page.goto(`${BASE}/#/flame?id=${process.env.SMALL_ID}`);
   await drawn(page, n);
   await page.waitForSelector('.top-pane tbody tr');
   const wide = await page.evaluate(() => [document.documentElement.scrollWidth, innerWidth]);
@@ -427,7 +432,7 @@ async function layout(page) {
 async function keyboard(page) {
   say('keyboard');
   const n = await draws(page);
-  await page.goto(`${BASE}/#/flame?id=${process.env.LARGE_ID}`);
+  await page.goto(`${BASE}/#/flame?id=${process.env.SMALL_ID}&show=both`);
   await drawn(page, n);
   await page.waitForSelector('.top-pane tbody tr');
   const seen = new Set();
@@ -446,6 +451,8 @@ async function keyboard(page) {
 // The README's picture: a Go profile's flamegraph beside its top table, a tooltip shown.
 async function readme(page) {
   say('the README screenshot');
+  await page.goto(`${BASE}/#/services`); // a fresh flamegraph view, drawn once
+  await page.waitForSelector('table.services tbody tr');
   const n = await draws(page);
   await page.goto(`${BASE}/#/flame?id=${process.env.SMALL_ID}`);
   await drawn(page, n);
@@ -462,7 +469,7 @@ async function readme(page) {
 async function open() {
   const browser = await launch();
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-  context.setDefaultTimeout(20000);
+  context.setDefaultTimeout(120000); // a safety net: a sanitizer build answers slowly
   const page = await context.newPage();
   watch(page, problems);
   await services(page);
@@ -485,7 +492,7 @@ async function token() {
   const T = process.env.TOKEN;
   const browser = await launch();
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, acceptDownloads: true });
-  context.setDefaultTimeout(20000);
+  context.setDefaultTimeout(120000); // a safety net: a sanitizer build answers slowly
   const page = await context.newPage();
   watch(page, problems);
   say('token prompt');
