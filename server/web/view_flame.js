@@ -120,7 +120,7 @@ export class FlameView {
     if (!flame) this.applyZoom();
     if (force || topKey !== this.keys.top) {
       const top = () => this.loadTop(src, topArgs, topKey);
-      if (flame && params.get('show') !== 'top') flame.then(top);
+      if (flame && params.get('show') !== 'top') flame.then((current) => current && top());
       else top();
     } else this.renderTop();
     this.loadMeta(src);
@@ -149,6 +149,7 @@ export class FlameView {
     }
   }
 
+  // Resolves to false when a newer graph was asked for meanwhile, else true.
   async loadFlame(src, args, key) {
     this.keys.flame = key;
     this.flameMsg.textContent = 'Loading…';
@@ -164,12 +165,13 @@ export class FlameView {
       this.renderInfo();
       this.renderToolbar();
     } catch (e) {
-      if (e.name === 'StaleError') return;
+      if (e.name === 'StaleError') return false;
       this.keys.flame = '';
       this.app.fail(e, this.flameMsg);
     } finally {
       this.flamePane.removeAttribute('aria-busy');
     }
+    return true;
   }
 
   zoomPath() {

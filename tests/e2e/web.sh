@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The web page in Debian's chromium (playwright-core, pinned in tests/web/package.json and
 # installed under the build dir): a real server holding profiles from each dialect (pprof
-# push, Sentry envelope, OTLP/HTTP), walked view by view by tests/web/walk.mjs (services,
-# profiles, flamegraph, zoom, search, top, sandwich, exports, diffs, narrow window,
-# keyboard, deep links); then a relay with a read token (the prompt, downloads). Fails on
-# any console error or failed request. Screenshots: BUILD/web-screenshots/.
+# push, Sentry envelope, OTLP/HTTP; 60 SPAA uploads for paging), walked view by view by
+# tests/web/walk.mjs (services, profiles, strip, paging, flamegraph, zoom, search, top,
+# sandwich, exports, diffs, narrow window, keyboard, deep links); then a relay with a read
+# token (the prompt, downloads). Fails on any console error or failed request.
+# Screenshots: BUILD/web-screenshots/.
 source "$(dirname "$0")/lib.bash"
 source "$(dirname "$0")/../web/install.bash"
 F=${SPAA_SHARED:-}/fixtures
@@ -36,6 +37,26 @@ LARGE_ID=$(post '/ingest?name=shop.cpu%7Benv%3Dprod%7D' "$F/pprof/google-pprof_l
 SMALL_ID=$(post '/ingest?name=shop.cpu%7Benv%3Ddev%7D' "$F/pprof/pyroscope_go.cpu.labels.pprof")
 SENTRY_ID=$(post /api/42/envelope/ "$F/sentry/constructed_envelope_transaction_profile_v1.envelope" -H 'Content-Type:')
 OTLP_ID=$(post /v1development/profiles "$F/otlp/v1dev_01_cpu_basic.bin" -H 'Content-Type: application/x-protobuf')
+# 60 small SPAA profiles of service "paged": more than one page of the list (50)
+python3 - "$SERVER_PORT" <<'PY' || fail "posting 60 SPAA profiles"
+import http.client, sys
+c = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=60)
+for i in range(60):
+    body = "\n".join([
+        '{"type":"header","format":"spaa","version":"1.0","source_tool":"perf","frame_order":"leaf_to_root",'
+        '"events":[{"name":"cycles","kind":"hardware","sampling":{"mode":"period","primary_metric":"period"}}],'
+        '"time_range":{"start":%d,"end":%d,"unit":"seconds"}}' % (1700000000 + 60 * i, 1700000060 + 60 * i),
+        '{"type":"dso","id":1,"name":"/bin/app"}',
+        '{"type":"frame","id":1,"func":"work","dso":1,"kind":"user"}',
+        '{"type":"frame","id":2,"func":"main","dso":1,"kind":"user"}',
+        '{"type":"stack","id":"a","frames":[1,2],"context":{"event":"cycles"},"weights":[{"metric":"period","value":%d}]}' % (i + 1),
+    ]) + "\n"
+    c.request("POST", "/api/v1/spaa?service=paged", body)
+    r = c.getresponse()
+    r.read()
+    if r.status != 200:
+        sys.exit(1)
+PY
 export LARGE_ID SMALL_ID SENTRY_ID OTLP_ID
 SERVER_URL=$SERVER_URL node "$WEB_SRC/walk.mjs" open || fail "the open relay's walk failed"
 stop_server || fail "the server did not stop cleanly"

@@ -118,9 +118,40 @@ async function profiles(page) {
   await page.selectOption('#f-time', 'now-1h');
   await page.waitForFunction(() => window.__spaaDebug.timeline && window.__spaaDebug.timeline.profiles === 0 && location.hash.includes('from=now-1h'));
   assert.equal(await page.locator('table.profiles tbody tr').count(), 0);
+  const prev = new URLSearchParams((await page.getAttribute('a:text-is("Compare with the previous period")', 'href')).split('?')[1]);
+  assert.deepEqual([prev.get('base.from'), prev.get('base.to'), prev.get('target.from'), prev.get('base.label'), prev.get('target.service')],
+    ['now-2h', 'now-1h', 'now-1h', 'env:prod', 'shop'], 'the previous period of the last hour');
   await page.goBack();
   await page.waitForFunction(() => window.__spaaDebug.timeline.profiles === 1 && document.querySelectorAll('table.profiles tbody tr').length === 1);
   await page.goBack();
+  await page.waitForFunction((n) => document.querySelectorAll('table.profiles tbody tr').length === n, list.profiles.length);
+
+  say('a bar of the strip narrows to an absolute range');
+  const strip = await page.locator('.strip-canvas').boundingBox();
+  await page.mouse.click(strip.x + strip.width - 2, strip.y + strip.height - 3); // the newest start's bar
+  await page.waitForFunction(() => location.hash.includes('to=') && document.querySelectorAll('table.profiles tbody tr').length === 1);
+  const range = await hashParams(page);
+  assert.ok(!isNaN(Date.parse(range.from)) && !isNaN(Date.parse(range.to)), `an absolute range: ${range.from} ${range.to}`);
+  assert.equal(await page.locator('table.profiles tbody tr').getAttribute('data-id'), process.env.LARGE_ID, 'the profile of that bar');
+  assert.equal(await page.inputValue('#f-time'), 'custom');
+  assert.ok(await page.locator('.custom-range input').first().inputValue(), 'the range shown in the custom inputs');
+  await page.goBack();
+  await page.waitForFunction((n) => document.querySelectorAll('table.profiles tbody tr').length === n, list.profiles.length);
+
+  say('paging');
+  await page.goto(BASE + '/#/profiles?service=paged');
+  await page.waitForFunction(() => document.querySelectorAll('table.profiles tbody tr').length === 50);
+  const paged = await api(BASE, 'profiles?service=paged&limit=50');
+  assert.deepEqual(await page.$$eval('table.profiles tbody tr', (rs) => rs.map((r) => r.dataset.id)), paged.profiles.map((p) => p.id));
+  await page.click('.pager button.older');
+  await page.waitForFunction(() => document.querySelectorAll('table.profiles tbody tr').length === 10);
+  assert.equal((await hashParams(page)).cursor, paged.next_cursor, 'the cursor in the URL');
+  const older = await api(BASE, `profiles?service=paged&limit=50&cursor=${paged.next_cursor}`);
+  assert.deepEqual(await page.$$eval('table.profiles tbody tr', (rs) => rs.map((r) => r.dataset.id)), older.profiles.map((p) => p.id));
+  assert.equal(await page.locator('.pager button.older').count(), 0, 'no page after the last');
+  await page.click('.pager button:text-is("« Newest")');
+  await page.waitForFunction(() => document.querySelectorAll('table.profiles tbody tr').length === 50);
+  await page.goto(BASE + '/#/profiles?service=shop');
   await page.waitForFunction((n) => document.querySelectorAll('table.profiles tbody tr').length === n, list.profiles.length);
 }
 
