@@ -149,8 +149,12 @@ export function fmtAgo(t, now = Date.now()) {
   return Math.floor(s / 86400) + ' d ago';
 }
 
-// A duration in nanoseconds, short.
+// A duration in nanoseconds, short: "240 s", "52.4 h", "2.2 d".
 export function fmtDuration(ns) {
+  const s = ns / 1e9;
+  if (s >= 2 * 86400) return trim(s / 86400) + ' d';
+  if (s >= 2 * 3600) return trim(s / 3600) + ' h';
+  if (s >= 2 * 60) return trim(s / 60) + ' min';
   return fmtValue(ns, 'nanoseconds');
 }
 
