@@ -11,7 +11,8 @@ build_pkgs=(build-essential cmake pkg-config protobuf-c-compiler
   libmicrohttpd-dev libjansson-dev libprotobuf-c-dev libzstd-dev libsqlite3-dev
   zlib1g-dev libxxhash-dev libpq-dev libnghttp2-dev)
 test_pkgs=(libcmocka-dev curl zstd gzip clang libclang-rt-14-dev procps jq golang-go sqlite3 postgresql
-  python3-grpcio python3-h2 python3-prometheus-client python3-yaml)
+  python3-grpcio python3-h2 python3-prometheus-client python3-yaml
+  chromium fonts-dejavu-core)
 runtime_pkgs=(libmicrohttpd12 libjansson4 libprotobuf-c1 libzstd1 libsqlite3-0 zlib1g
   libxxhash0 libpq5 libnghttp2-14)
 
@@ -20,7 +21,8 @@ if [ "${1:-}" = "--build-only" ]; then
   :
 elif [ "${1:-}" != "--runtime-only" ]; then
   want+=("${test_pkgs[@]}")
-  # the real-SDK test runs @sentry/node: Debian's node when the machine has none of its own
+  # the real-SDK test runs @sentry/node, the web page's test playwright-core (driving the
+  # chromium above): Debian's node when the machine has none of its own
   command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || want+=(nodejs npm)
 else
   want=("${runtime_pkgs[@]}")

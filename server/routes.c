@@ -7,11 +7,13 @@
 
 #include "server/api.h"
 #include "server/api_discover.h"
+#include "server/api_page.h"
 #include "server/api_views.h"
 #include "server/ingest.h"
 #include "base/limits.h"
 #include "server/ingest_spaa.h"
 #include "server/ops.h"
+#include "server/web.h"
 #include "server/ingest_otlp.h"
 #include "server/ingest_pprof.h"
 #include "server/ingest_push.h"
@@ -28,6 +30,9 @@ const struct spaa_route spaa_routes[] = {
     {"GET", "/healthz", spaa_ops_healthz, .on_io_thread = 1},
     {"GET", "/readyz", spaa_ops_readyz, .on_io_thread = 1},
     {"GET", "/metrics", spaa_ops_metrics, .auth = SPAA_AUTH_READ},
+    /* the web page (open: it asks for a read token when the API wants one) */
+    {"GET", "/", spaa_web_index, .on_io_thread = 1},
+    {"GET", "/web/{file}", spaa_web_asset, .on_io_thread = 1},
     /* query (read token) */
     {"GET", "/api/v1/profiles", spaa_query_list, .auth = SPAA_AUTH_READ},
     {"DELETE", "/api/v1/profiles", spaa_api_delete, .auth = SPAA_AUTH_ADMIN},
@@ -49,6 +54,9 @@ const struct spaa_route spaa_routes[] = {
     {"GET", "/api/v1/labels", spaa_api_labels, .auth = SPAA_AUTH_READ},
     {"GET", "/api/v1/labels/{name}/values", spaa_api_label_values, .auth = SPAA_AUTH_READ},
     {"GET", "/api/v1/stacks/{stack_id}", spaa_api_stack, .auth = SPAA_AUTH_READ},
+    {"GET", "/api/v1/speedscope", spaa_api_merged_speedscope, .auth = SPAA_AUTH_READ},
+    {"GET", "/api/v1/timeline", spaa_api_timeline, .auth = SPAA_AUTH_READ},
+    {"GET", "/api/v1/access", spaa_api_access, .on_io_thread = 1},
     /* ingest (ingest token) */
     {"POST", "/api/v1/spaa", INGEST("spaa", spaa_dialect_spaa), .auth = SPAA_AUTH_INGEST},
     /* Sentry (its own credentials: X-Sentry-Auth, query string or dsn; Relay-shaped errors) */

@@ -1,0 +1,292 @@
+// The diff of two profiles (#/diff?base=ID&target=ID) or two selections (base.service=
+// &base.from=...&target.service=...): a flamegraph whose widths are the two sides' shares
+// and whose colours are the change of share (red: a larger share of the target, green: a
+// smaller one, grey: unchanged), and the functions ranked by how much their share moved.
+// Parameters besides the sides: metric, q (search), fn (highlighted function), zoom.
+import * as api from './api.js';
+import { FlameGraph } from './flame.js';
+import { fromDiffCollapsed } from './tree.js';
+import { SortTable, exportBar, breadcrumb } from './panels.js';
+import { selectionOf, describe, isEmpty, FILTERS } from './selection.js';
+import { h, fill, fmtValue, fmtPct, withParams, debounce } from './util.js';
+
+const SIDES = ['base', 'target'];
+
+export class DiffView {
+  constructor(app) {
+    this.app = app;
+    this.key = '';
+    this.services = null;
+  }
+
+  mount(main) {
+    this.form = h('form', { class: 'diff-form', 'aria-label': 'Diff sides' });
+    this.form.addEventListener('submit', (e) => {
+      e.preventDefault();
+      this.submit();
+    });
+    this.summary = h('div', { class: 'diff-summary', 'aria-live': 'polite' });
+    this.search = h('input', {
+      type: 'search', id: 'diff-search', placeholder: 'Search functions  ( / )', 'aria-label': 'Search functions',
+      autocomplete: 'off', oninput: debounce(() => this.set({ q: this.search.value }), 150),
+    });
+    this.matches = h('span', { class: 'matches', 'aria-live': 'polite' });
+    this.crumbs = h('nav', { class: 'crumbs', 'aria-label': 'Zoom path' });
+    this.msg = h('div', { class: 'flame-msg' });
+    this.host = h('div', { class: 'flame-host' });
+    this.graph = new FlameGraph(this.host, {
+      main: true, label: 'Diff flamegraph', tooltip: (i) => this.tooltip(i),
+      onZoom: (i) => {
+        this.set({ zoom: i ? JSON.stringify(this.graph.tree.path(i)) : null }, true);
+        breadcrumb(this.crumbs, this.graph);
+      },
+    });
+    this.table = new SortTable([
+      { key: 'name', label: 'Function' },
+      { key: 'base_pct', label: 'Base %', num: true, show: (r) => r.base_pct.toFixed(2) },
+      { key: 'target_pct', label: 'Target %', num: true, show: (r) => r.target_pct.toFixed(2) },
+      {
+        key: 'move', label: 'Change (points)', num: true, get: (r) => Math.abs(r.delta_pct),
+        show: (r) => h('span', { class: r.delta_pct > 0 ? 'up' : r.delta_pct < 0 ? 'down' : '', text: signed(r.delta_pct) }),
+      },
+      { key: 'status', label: 'Status' },
+    ], {
+      label: 'Movers', onRow: (r) => this.set({ fn: r.name }),
+      onSort: (sort, dir) => this.set({ sort, dir }),
+      rowClass: (r) => (r.name === this.params.get('fn') ? 'current' : null),
+    });
+    this.table.sort = 'move';
+    this.exports = h('div');
+    main.append(h('div', { class: 'view-head' }, h('h1', { text: 'Diff' })), this.form, this.summary,
+      h('div', { class: 'toolbar' }, h('span', { class: 'search-box' }, this.search, this.matches),
+        h('button', { type: 'button', class: 'reset-zoom', text: 'Reset zoom', onclick: () => this.graph.reset() }),
+        legend()),
+      h('section', { class: 'flame-pane diff-pane', 'aria-label': 'Diff flamegraph' }, this.crumbs, this.msg, this.host),
+      h('section', { class: 'movers', 'aria-label': 'Movers' }, h('h2', { text: 'Functions that moved most' }), this.table.el),
+      this.exports);
+  }
+
+  unmount() {
+    this.graph.destroy();
+  }
+
+  set(changes, push = false) {
+    this.params = withParams(this.params, changes);
+    this.app.record('diff', this.params, push);
+    if ('q' in changes || 'fn' in changes) {
+      this.applySearch();
+      this.table.render();
+    }
+  }
+
+  // The API parameters of both sides and the metric.
+  apiParams() {
+    const p = new URLSearchParams();
+    for (const s of SIDES) {
+      if (this.params.get(s)) p.set(s, this.params.get(s));
+      for (const [k, v] of selectionOf(this.params, s + '.')) p.append(s + '.' + k, v);
+    }
+    if (this.params.get('metric')) p.set('metric', this.params.get('metric'));
+    return p;
+  }
+
+  sideGiven(s) {
+    return this.params.get(s) || !isEmpty(selectionOf(this.params, s + '.'));
+  }
+
+  async update(params, force) {
+    this.params = params;
+    this.search.value = params.get('q') || '';
+    if (!this.services) {
+      try {
+        this.services = (await api.getJSON('services', {}, api.ticket('d-services'))).services;
+      } catch (e) {
+        this.app.fail(e, this.summary);
+        return;
+      }
+    }
+    this.renderForm();
+    if (!this.sideGiven('base') || !this.sideGiven('target')) {
+      fill(this.summary, h('p', { class: 'hint', text: 'Choose a base and a target: two profiles (their ids, or pick two in the Profiles view) or two selections.' }));
+      return;
+    }
+    const p = this.apiParams();
+    const key = p.toString();
+    this.curlURL = api.apiPath('diff', p);
+    this.renderExports(p);
+    if (!force && key === this.key) {
+      this.applyZoom();
+      this.applySearch();
+      this.table.set(this.table.rows, params.get('sort'), params.get('dir'));
+      return;
+    }
+    this.key = key;
+    this.msg.textContent = 'Loading…';
+    try {
+      const [json, folded] = await Promise.all([
+        api.getJSON('diff', withParams(p, { limit: 1000 }), api.ticket('diff')),
+        api.getText('diff', withParams(p, { format: 'collapsed' }), api.ticket('diff-folded')),
+      ]);
+      this.json = json;
+      fill(this.msg);
+      const tree = fromDiffCollapsed(folded);
+      this.graph.setTree(tree, this.zoomPath());
+      breadcrumb(this.crumbs, this.graph);
+      this.applySearch();
+      this.renderSummary(json);
+      this.table.set(json.functions, params.get('sort'), params.get('dir'));
+    } catch (e) {
+      if (e.name === 'StaleError') return;
+      this.key = '';
+      fill(this.msg);
+      this.app.fail(e, this.summary);
+    }
+  }
+
+  zoomPath() {
+    try {
+      const z = JSON.parse(this.params.get('zoom') || '[]');
+      return Array.isArray(z) ? z.map(String) : [];
+    } catch {
+      return [];
+    }
+  }
+
+  applyZoom() {
+    if (!this.graph.tree) return;
+    const path = this.zoomPath();
+    const i = path.length ? this.graph.tree.find(path) : 0;
+    if (i >= 0 && i !== this.graph.zoom) this.graph.zoomTo(i, false);
+    breadcrumb(this.crumbs, this.graph);
+  }
+
+  applySearch() {
+    if (!this.graph.tree) return;
+    const q = (this.params.get('q') || '').trim().toLowerCase();
+    const fn = this.params.get('fn');
+    const r = q ? this.graph.setSearch((n) => n.toLowerCase().includes(q))
+      : fn ? this.graph.setSearch((n) => n === fn) : this.graph.setSearch(null);
+    // a node's width is its two shares summed, so the root is 2 and r.share is their mean
+    this.matches.textContent = r ? `${r.count} frames match: ${fmtPct(r.share)} (mean of the two sides' shares)` : '';
+    this.matches.dataset.count = r ? String(r.count) : '';
+  }
+
+  renderSummary(j) {
+    const change = j.base_total ? (j.target_total - j.base_total) / j.base_total : NaN;
+    fill(this.summary,
+      h('p', {}, h('strong', { text: 'Base: ' }), this.sideText('base'), ' — ',
+        `${fmtCount(j.base_total)} ${j.metric}`),
+      h('p', {}, h('strong', { text: 'Target: ' }), this.sideText('target'), ' — ',
+        `${fmtCount(j.target_total)} ${j.metric}`,
+        isFinite(change) ? ` (${change >= 0 ? '+' : ''}${(change * 100).toFixed(1)}% in total)` : ''),
+      h('p', { class: 'hint', text: `${j.n_functions} functions compared, shares of each side's own total.` }));
+  }
+
+  sideText(s) {
+    const id = this.params.get(s);
+    return id ? 'profile ' + id : describe(selectionOf(this.params, s + '.'));
+  }
+
+  tooltip(i) {
+    const t = this.graph.tree;
+    const name = i === 0 ? 'all' : t.name[i];
+    const bs = t.baseTotal ? t.base[i] / t.baseTotal : 0, ts = t.targetTotal ? t.target[i] / t.targetTotal : 0;
+    return [h('strong', { class: 'tip-name', text: name }),
+      h('div', { text: `Base ${fmtCount(t.base[i])} · ${fmtPct(bs)}` }),
+      h('div', { text: `Target ${fmtCount(t.target[i])} · ${fmtPct(ts)}` }),
+      h('div', { class: t.delta[i] > 0 ? 'up' : t.delta[i] < 0 ? 'down' : '', text: `Change ${signed(t.delta[i] * 100)} points` }),
+      h('small', { text: 'click: zoom' })];
+  }
+
+  renderForm() {
+    const p = this.params;
+    const metrics = new Set();
+    for (const s of this.services) for (const ms of Object.values(s.events || {})) ms.forEach((m) => metrics.add(m));
+    const sides = SIDES.map((s) => this.sideFields(s));
+    fill(this.form, sides,
+      h('div', { class: 'diff-go' },
+        h('label', { class: 'field' }, h('span', { text: 'Metric' }),
+          h('select', { name: 'metric', id: 'diff-metric' }, h('option', { value: '', text: "Base's primary" }),
+            [...metrics].map((m) => h('option', { value: m, text: m, selected: p.get('metric') === m })))),
+        h('button', { type: 'submit', class: 'primary', text: 'Compare' }),
+        h('button', {
+          type: 'button', text: 'Swap sides',
+          onclick: () => {
+            const q = new URLSearchParams();
+            for (const [k, v] of p) q.append(k.replace(/^(base|target)(?=$|\.)/, (m) => (m === 'base' ? 'target' : 'base')), v);
+            this.app.go('diff', q);
+          },
+        })));
+  }
+
+  sideFields(s) {
+    const p = this.params;
+    const sel = selectionOf(p, s + '.');
+    const mode = p.get(s) || (isEmpty(sel) && p.get(s === 'base' ? 'target' : 'base')) ? 'profile' : 'selection';
+    const fields = h('div', { class: 'side-fields' });
+    const input = (name, label, value, placeholder) => h('label', { class: 'field' }, h('span', { text: label }),
+      h('input', { name: s + '.' + name, value: value || '', placeholder, autocomplete: 'off' }));
+    const profile = h('div', { class: 'side-profile', hidden: mode !== 'profile' },
+      h('label', { class: 'field' }, h('span', { text: 'Profile id' }),
+        h('input', { name: s, value: p.get(s) || '', placeholder: '32 hex digits', autocomplete: 'off' })));
+    const selection = h('div', { class: 'side-selection', hidden: mode !== 'selection' },
+      h('label', { class: 'field' }, h('span', { text: 'Service' }),
+        h('select', { name: s + '.service' }, h('option', { value: '', text: 'Any' }),
+          this.services.map((x) => h('option', { value: x.name, text: x.name, selected: sel.get('service') === x.name })))),
+      input('from', 'From', sel.get('from'), 'now-2h, 2024-05-01T12:00:00Z'),
+      input('to', 'To', sel.get('to'), 'now-1h'),
+      input('labels', 'Labels', sel.getAll('label').join(','), 'env:prod,region:eu'),
+      input('source', 'Source', sel.get('source'), 'pprof'));
+    const radio = (v, text) => h('label', { class: 'radio' }, h('input', {
+      type: 'radio', name: s + '-mode', value: v, checked: mode === v,
+      onchange: () => {
+        profile.hidden = v !== 'profile';
+        selection.hidden = v !== 'selection';
+      },
+    }), text);
+    fields.append(profile, selection);
+    return h('fieldset', { class: 'side side-' + s }, h('legend', { text: s === 'base' ? 'Base (before)' : 'Target (after)' }),
+      h('div', { class: 'radios' }, radio('selection', 'A selection'), radio('profile', 'A profile')), fields);
+  }
+
+  submit() {
+    const f = new FormData(this.form);
+    const out = new URLSearchParams();
+    for (const s of SIDES) {
+      if (f.get(s + '-mode') === 'profile') {
+        if (f.get(s)) out.set(s, f.get(s).trim());
+        continue;
+      }
+      for (const k of FILTERS) {
+        const v = (f.get(s + '.' + k) || '').trim();
+        if (v) out.set(s + '.' + k, v);
+      }
+      for (const l of (f.get(s + '.labels') || '').split(',')) if (l.trim()) out.append(s + '.label', l.trim());
+    }
+    if (f.get('metric')) out.set('metric', f.get('metric'));
+    this.app.go('diff', out);
+  }
+
+  renderExports(p) {
+    fill(this.exports, exportBar([
+      ['diff (collapsed)', api.apiPath('diff', withParams(p, { format: 'collapsed' })), 'diff.folded'],
+      ['diff (JSON)', api.apiPath('diff', p), 'diff.json'],
+      ['summary', api.apiPath('diff', withParams(p, { format: 'summary' })), 'diff.txt'],
+    ], () => this.curlURL));
+  }
+}
+
+function signed(x) {
+  return (x > 0 ? '+' : x < 0 ? '−' : '±') + Math.abs(x).toFixed(2);
+}
+
+function fmtCount(v) {
+  return fmtValue(v, '');
+}
+
+function legend() {
+  return h('span', { class: 'legend', 'aria-label': 'Colours' },
+    h('span', { class: 'swatch up-bg' }), 'larger share in target ',
+    h('span', { class: 'swatch down-bg' }), 'smaller ',
+    h('span', { class: 'swatch same-bg' }), 'unchanged (< 0.1 point)');
+}

@@ -1,0 +1,439 @@
+// The flamegraph of one profile (#/flame?id=) or of a merged selection (#/flame?service=
+// &from=&label=...), with the top functions beside it. Parameters: metric, event, by
+// (function|frame), max_nodes, q (search), zoom (the zoomed node's path, JSON), fn (a
+// function: the graph keeps only the stacks through it and its sandwich is shown), show
+// (both|flame|top), sort/dir (the table's order).
+import * as api from './api.js';
+import { FlameGraph } from './flame.js';
+import { fromApiTree, sandwich } from './tree.js';
+import { SortTable, exportBar, breadcrumb } from './panels.js';
+import { selectionOf, describe, isEmpty } from './selection.js';
+import {
+  h, fill, fmtValue, fmtPct, fmtTime, fmtAgo, withParams, hashOf, exactRegex, splitFrame, debounce,
+  errorBox,
+} from './util.js';
+
+const MAX_NODES = ['500', '2000', '10000', '50000'];
+const TOP_LIMIT = 1000;
+
+export class FlameView {
+  constructor(app) {
+    this.app = app;
+    this.keys = {};
+    this.meta = null;
+    this.metaKey = '';
+    this.locs = null;
+  }
+
+  mount(main) {
+    this.title = h('h1', { text: 'Flamegraph' });
+    this.sub = h('p', { class: 'subtitle' });
+    this.toolbar = h('div', { class: 'toolbar', role: 'toolbar', 'aria-label': 'Flamegraph settings' });
+    this.search = h('input', {
+      type: 'search', id: 'flame-search', placeholder: 'Search functions  ( / )', 'aria-label': 'Search functions',
+      autocomplete: 'off', oninput: debounce(() => this.set({ q: this.search.value }), 150),
+    });
+    this.matches = h('span', { class: 'matches', 'aria-live': 'polite' });
+    this.info = h('p', { class: 'info', 'aria-live': 'polite' });
+    this.focusLine = h('p', { class: 'focus-line', hidden: true });
+    this.crumbs = h('nav', { class: 'crumbs', 'aria-label': 'Zoom path' });
+    this.graphHost = h('div', { class: 'flame-host' });
+    this.flameMsg = h('div', { class: 'flame-msg' });
+    this.flamePane = h('section', { class: 'flame-pane', 'aria-label': 'Flamegraph' },
+      this.crumbs, this.flameMsg, this.graphHost);
+    this.table = new SortTable([
+      { key: 'name', label: 'Function', show: (r) => r.name },
+      { key: 'self', label: 'Self', num: true, show: (r) => fmtValue(r.self, this.unit) },
+      { key: 'self_pct', label: 'Self %', num: true, show: (r) => r.self_pct.toFixed(2) },
+      { key: 'total', label: 'Total', num: true, show: (r) => fmtValue(r.total, this.unit) },
+      { key: 'total_pct', label: 'Total %', num: true, show: (r) => r.total_pct.toFixed(2) },
+    ], {
+      label: 'Top functions',
+      onRow: (r) => this.app.go('flame', withParams(this.params, { fn: r.name, zoom: null })),
+      onSort: (sort, dir) => this.set({ sort, dir }),
+      rowClass: (r) => (r.name === this.params.get('fn') ? 'current' : null),
+    });
+    this.topNote = h('p', { class: 'top-note' });
+    this.topPane = h('section', { class: 'top-pane', 'aria-label': 'Top functions' },
+      h('h2', { text: 'Top functions' }), this.topNote, this.table.el);
+    this.split = h('div', { class: 'split' }, this.flamePane, this.topPane);
+    this.sandEl = h('section', { class: 'sandwich', hidden: true, 'aria-label': 'Sandwich' });
+    this.exports = h('div');
+    this.graph = new FlameGraph(this.graphHost, {
+      main: true, label: 'Flamegraph',
+      tooltip: (i) => this.tooltip(this.graph, i),
+      onZoom: (i) => {
+        this.set({ zoom: i ? JSON.stringify(this.graph.tree.path(i)) : null }, true);
+        breadcrumb(this.crumbs, this.graph);
+      },
+      onPick: (i) => this.app.go('flame', withParams(this.params, { fn: this.graph.tree.name[i], zoom: null })),
+    });
+    main.append(h('div', { class: 'view-head' }, this.title), this.sub, this.toolbar, this.info,
+      this.focusLine, this.split, this.sandEl, this.exports);
+  }
+
+  unmount() {
+    this.graph.destroy();
+    for (const g of this.sandGraphs || []) g.destroy();
+  }
+
+  // Record display changes in the URL (no reload); push makes a history entry.
+  set(changes, push = false) {
+    this.params = withParams(this.params, changes);
+    this.app.record('flame', this.params, push);
+    if ('q' in changes || 'fn' in changes) this.applySearch();
+    if ('q' in changes) this.renderTop();
+  }
+
+  // The API paths and parameters of this view's source.
+  source() {
+    const id = this.params.get('id');
+    const view = {};
+    for (const k of ['metric', 'event', 'by']) if (this.params.get(k)) view[k] = this.params.get(k);
+    if (id) {
+      const base = 'profiles/' + encodeURIComponent(id) + '/';
+      return { id, path: (v) => base + v, args: (extra) => withParams(view, extra || {}) };
+    }
+    const sel = selectionOf(this.params);
+    return { sel, path: (v) => v, args: (extra) => withParams(withParams(sel, view), extra || {}) };
+  }
+
+  update(params, force) {
+    this.params = params;
+    const src = this.source();
+    this.search.value = params.get('q') || '';
+    if (!src.id && isEmpty(src.sel) && !params.has('all')) {
+      this.renderEmpty();
+      return;
+    }
+    this.renderHead(src);
+    const fn = params.get('fn');
+    const flameArgs = src.args({ max_nodes: params.get('max_nodes'), focus: fn ? exactRegex(fn) : null });
+    const topArgs = src.args({ limit: TOP_LIMIT });
+    const flameKey = src.path('flamegraph') + '?' + flameArgs;
+    const topKey = src.path('top') + '?' + topArgs;
+    this.flameURL = api.apiPath(src.path('flamegraph'), flameArgs);
+    this.topURL = api.apiPath(src.path('top'), topArgs);
+    // the graph first: the top table's answer costs the server as much (it reads the same
+    // profiles), and asked at once it would slow the graph on a small machine
+    const flame = force || flameKey !== this.keys.flame ? this.loadFlame(src, flameArgs, flameKey) : null;
+    if (!flame) this.applyZoom();
+    if (force || topKey !== this.keys.top) {
+      const top = () => this.loadTop(src, topArgs, topKey);
+      if (flame && params.get('show') !== 'top') flame.then((current) => current && top());
+      else top();
+    } else this.renderTop();
+    this.loadMeta(src);
+    this.loadSandwich(src, fn, force);
+    this.renderToolbar();
+    this.renderExports(src);
+    this.split.dataset.show = params.get('show') || 'both';
+  }
+
+  renderEmpty() {
+    this.title.textContent = 'Flamegraph';
+    fill(this.sub, 'Open a profile from ', h('a', { href: '#/profiles', text: 'Profiles' }),
+      ', a merged flamegraph from ', h('a', { href: '#/services', text: 'Services' }), ', or ',
+      h('a', { href: hashOf('flame', { all: '1' }), text: 'merge every stored profile' }), '.');
+    fill(this.toolbar);
+    fill(this.info);
+    this.split.dataset.show = 'none';
+  }
+
+  renderHead(src) {
+    if (src.id) {
+      this.title.textContent = 'Profile ' + src.id;
+    } else {
+      this.title.textContent = 'Merged flamegraph';
+      fill(this.sub, describe(src.sel), ' · ', h('a', { href: hashOf('profiles', src.sel), text: 'list these profiles' }));
+    }
+  }
+
+  // Resolves to false when a newer graph was asked for meanwhile, else true.
+  async loadFlame(src, args, key) {
+    this.keys.flame = key;
+    this.flameMsg.textContent = 'Loading…';
+    this.flamePane.setAttribute('aria-busy', 'true');
+    try {
+      const json = await api.getJSON(src.path('flamegraph'), args, api.ticket('flame'));
+      this.flame = json;
+      this.unit = json.unit;
+      fill(this.flameMsg);
+      this.graph.setTree(fromApiTree(json), this.zoomPath());
+      breadcrumb(this.crumbs, this.graph);
+      this.applySearch();
+      this.renderInfo();
+      this.renderToolbar();
+    } catch (e) {
+      if (e.name === 'StaleError') return false;
+      this.keys.flame = '';
+      this.app.fail(e, this.flameMsg);
+    } finally {
+      this.flamePane.removeAttribute('aria-busy');
+    }
+    return true;
+  }
+
+  zoomPath() {
+    try {
+      const z = JSON.parse(this.params.get('zoom') || '[]');
+      return Array.isArray(z) ? z.map(String) : [];
+    } catch {
+      return [];
+    }
+  }
+
+  applyZoom() {
+    if (!this.graph.tree) return;
+    const path = this.zoomPath();
+    const i = path.length ? this.graph.tree.find(path) : 0;
+    if (i >= 0 && i !== this.graph.zoom) this.graph.zoomTo(i, false);
+    breadcrumb(this.crumbs, this.graph);
+  }
+
+  // The search (q) highlights its matches; without one, the focused function's nodes.
+  applySearch() {
+    if (!this.graph.tree) return;
+    const q = (this.params.get('q') || '').trim();
+    const fn = this.params.get('fn');
+    let r = null;
+    if (q) {
+      const ql = q.toLowerCase();
+      r = this.graph.setSearch((name) => name.toLowerCase().includes(ql));
+      this.matches.textContent = r.count
+        ? `${r.count} frames match “${q}”: ${fmtPct(r.share)} of the total (${fmtValue(r.value, this.unit)})`
+        : `No frame matches “${q}”.`;
+    } else if (fn) {
+      r = this.graph.setSearch((name) => name === fn);
+      this.matches.textContent = `${r.count} frames of ${fn}: ${fmtPct(r.share)} of the total`;
+    } else {
+      this.graph.setSearch(null);
+      this.matches.textContent = '';
+    }
+    this.matches.dataset.share = r ? String(r.share) : '';
+    this.matches.dataset.count = r ? String(r.count) : '';
+  }
+
+  renderInfo() {
+    const j = this.flame;
+    if (!j) return;
+    const trimmed = j.trimmed_nodes
+      ? h('span', { class: 'trimmed' }, ` · ${j.trimmed_nodes} smaller nodes merged into “other”: `,
+        h('strong', { text: fmtPct(j.total ? j.trimmed_value / j.total : 0) }), ' of the total',
+        ' (raise Max nodes to see them)')
+      : ' · nothing trimmed';
+    fill(this.info, `Total ${fmtValue(j.total, j.unit)} of ${j.metric}${j.unit ? ' (' + j.unit + ')' : ''} · `,
+      `${j.nodes} nodes`, trimmed);
+    const fn = this.params.get('fn');
+    this.focusLine.hidden = !fn;
+    if (fn) {
+      fill(this.focusLine, 'Only the stacks through ', h('strong', { text: fn }), ' are shown. ',
+        h('button', { type: 'button', class: 'clear-fn', text: 'Show every stack', onclick: () => this.app.go('flame', withParams(this.params, { fn: null, zoom: null })) }));
+    }
+  }
+
+  async loadTop(src, args, key) {
+    this.keys.top = key;
+    try {
+      this.top = await api.getJSON(src.path('top'), args, api.ticket('top'));
+      this.unit = this.top.unit;
+      this.renderTop();
+    } catch (e) {
+      if (e.name === 'StaleError') return;
+      this.keys.top = '';
+      this.app.fail(e, this.table.el);
+    }
+  }
+
+  renderTop() {
+    if (!this.top) return;
+    const q = (this.params.get('q') || '').trim().toLowerCase();
+    const rows = q ? this.top.top.filter((r) => r.name.toLowerCase().includes(q)) : this.top.top;
+    this.table.set(rows, this.params.get('sort'), this.params.get('dir'));
+    this.topNote.textContent = `${rows.length} of ${this.top.functions} functions` +
+      (this.top.functions > this.top.top.length ? ` (the ${this.top.top.length} heaviest by self)` : '') +
+      '. Press a function to focus on it and see its callers and callees.';
+  }
+
+  async loadMeta(src) {
+    const key = src.id ? 'p:' + src.id : 'services';
+    if (this.metaKey === key) return;
+    this.metaKey = key;
+    try {
+      this.meta = src.id
+        ? await api.getJSON(src.path('').replace(/\/$/, ''), {}, api.ticket('meta'))
+        : await api.getJSON('services', {}, api.ticket('meta'));
+      if (src.id) {
+        const m = this.meta;
+        fill(this.sub, `${m.service} · ${m.source} · received ${fmtAgo(m.received_at)} (${fmtTime(m.received_at)})`,
+          m.start ? ` · profile time ${fmtTime(m.start)}` : '', ' · ',
+          h('a', { href: hashOf('profiles', { service: m.service }), text: 'other profiles of ' + m.service }));
+      }
+      this.renderToolbar();
+    } catch (e) {
+      if (e.name === 'StaleError') return;
+      this.metaKey = '';
+      this.app.fail(e, this.sub);
+    }
+  }
+
+  // Events and their metrics: the profile's, or the selection's services'.
+  events() {
+    const out = new Map();
+    if (!this.meta) return out;
+    if (this.meta.events && Array.isArray(this.meta.events)) {
+      for (const e of this.meta.events) out.set(e.name, Object.keys(e.totals));
+      return out;
+    }
+    const svc = this.params.get('service');
+    for (const s of this.meta.services || []) {
+      if (svc && s.name !== svc) continue;
+      for (const [ev, ms] of Object.entries(s.events || {})) {
+        out.set(ev, [...new Set([...(out.get(ev) || []), ...ms])]);
+      }
+    }
+    return out;
+  }
+
+  renderToolbar() {
+    const p = this.params;
+    const events = this.events();
+    const event = p.get('event') || (p.get('id') ? [...events.keys()][0] : '');
+    const metrics = event ? events.get(event) || [] : [...new Set([...events.values()].flat())];
+    const metric = p.get('metric') || (this.flame ? this.flame.metric : '');
+    if (metric && !metrics.includes(metric)) metrics.unshift(metric);
+    const sel = (id, label, options, value, key) => h('label', { class: 'field' }, h('span', { text: label }),
+      h('select', { id, onchange: (e) => this.app.go('flame', withParams(p, { [key]: e.target.value, zoom: null })) },
+        options.map(([v, t]) => h('option', { value: v, text: t, selected: v === (value || '') }))));
+    const show = p.get('show') || 'both';
+    // the search box moves into the new toolbar: keep its focus and caret while typing
+    const typing = document.activeElement === this.search;
+    const caret = typing ? [this.search.selectionStart, this.search.selectionEnd] : null;
+    fill(this.toolbar,
+      sel('flame-metric', 'Metric', metrics.map((m) => [m, m]), metric, 'metric'),
+      sel('flame-event', 'Event', [...(p.get('id') ? [] : [['', 'Any']]), ...[...events.keys()].map((e) => [e, e])], event, 'event'),
+      sel('flame-by', 'By', [['', 'function'], ['frame', 'line']], p.get('by'), 'by'),
+      sel('flame-max', 'Max nodes', MAX_NODES.map((n) => [n === '2000' ? '' : n, n]), p.get('max_nodes'), 'max_nodes'),
+      h('span', { class: 'search-box' }, this.search, this.matches),
+      h('button', { type: 'button', class: 'reset-zoom', text: 'Reset zoom', onclick: () => this.graph.reset() }),
+      h('span', { class: 'segmented', role: 'group', 'aria-label': 'Show' },
+        [['both', 'Both'], ['flame', 'Flamegraph'], ['top', 'Top table']].map(([v, t]) => h('button', {
+          type: 'button', 'data-show': v, 'aria-pressed': String(show === v), text: t,
+          onclick: () => {
+            this.set({ show: v === 'both' ? null : v });
+            this.split.dataset.show = v;
+            this.renderToolbar();
+            this.graph.draw();
+          },
+        }))));
+    if (typing) {
+      this.search.focus();
+      this.search.setSelectionRange(...caret);
+    }
+  }
+
+  renderExports(src) {
+    const fn = this.params.get('fn');
+    const view = src.args({ focus: fn ? exactRegex(fn) : null });
+    const name = src.id || (this.params.get('service') || 'merged');
+    const ev = this.params.get('event') ? { event: this.params.get('event') } : {};
+    const links = src.id ? [
+      ['pprof', api.apiPath(src.path('pprof'), ev), name + '.pb.gz'],
+      ['collapsed', api.apiPath(src.path('collapsed'), view), name + '.folded'],
+      ['speedscope', api.apiPath(src.path('speedscope'), view), name + '.speedscope.json'],
+      ['SPAA', api.apiPath(src.path('spaa')), name + '.spaa'],
+    ] : [
+      ['pprof', api.apiPath('pprof', withParams(src.sel, { metric: this.params.get('metric'), focus: fn ? exactRegex(fn) : null })), name + '.pb.gz'],
+      ['collapsed', api.apiPath('collapsed', view), name + '.folded'],
+      ['speedscope', api.apiPath('speedscope', view), name + '.speedscope.json'],
+      ['SPAA', null, 'SPAA holds one profile: open one from the list to export it'],
+    ];
+    // copy-as-curl fetches what the view shows: the top table alone, else the graph
+    fill(this.exports, exportBar(links, () => (this.params.get('show') === 'top' ? this.topURL : this.flameURL)));
+  }
+
+  // The tooltip of node i of graph g: function, file:line, total and self with shares.
+  tooltip(g, i) {
+    const t = g.tree;
+    const all = t.total[0] || 1;
+    const name = i === 0 ? g.opts.rootName || 'all' : t.name[i];
+    const { fn, loc } = splitFrame(name);
+    const out = [h('strong', { class: 'tip-name', text: fn })];
+    const where = loc || this.locationsOf(fn);
+    if (where) out.push(h('div', { class: 'tip-loc', text: where }));
+    out.push(h('div', { text: `Total ${fmtValue(t.total[i], this.unit)} · ${fmtPct(t.total[i] / all)}` }),
+      h('div', { text: `Self ${fmtValue(t.self[i], this.unit)} · ${fmtPct(t.self[i] / all)}` }));
+    if (g.zoom > 0 && g === this.graph) {
+      out.push(h('div', { text: `${fmtPct(t.total[i] / t.total[g.zoom])} of the zoomed frame` }));
+    }
+    out.push(h('small', { text: 'click: zoom · shift+click: callers and callees' }));
+    return out;
+  }
+
+  // "file:line" of a function (by=function views): from the by=frame top list, fetched on
+  // the first hover; '' while it loads or when the function has no source line.
+  locationsOf(fn) {
+    if (this.params.get('by') === 'frame' || fn === 'all' || fn === 'other') return '';
+    const src = this.source();
+    const args = src.args({ by: 'frame', limit: 10000 });
+    const key = src.path('top') + '?' + args;
+    if (!this.locs || this.locs.key !== key) {
+      this.locs = { key, map: null };
+      api.getJSON(src.path('top'), args, api.ticket('locs')).then((j) => {
+        if (this.locs.key !== key) return;
+        const map = new Map();
+        for (const r of j.top) {
+          const { fn: f, loc } = splitFrame(r.name);
+          if (!loc) continue;
+          if (!map.has(f)) map.set(f, []);
+          map.get(f).push([loc, r.total]);
+        }
+        this.locs.map = map;
+        this.graph.refreshTip();
+        for (const g of this.sandGraphs || []) g.refreshTip();
+      }).catch((e) => {
+        if (e.name !== 'StaleError') this.locs.map = new Map();
+      });
+      return 'file:line loading…';
+    }
+    if (!this.locs.map) return 'file:line loading…';
+    const l = this.locs.map.get(fn);
+    if (!l) return '';
+    l.sort((a, b) => b[1] - a[1]);
+    return l.slice(0, 2).map((x) => x[0]).join(', ') + (l.length > 2 ? ` (+${l.length - 2} more lines)` : '');
+  }
+
+  async loadSandwich(src, fn, force) {
+    const key = fn ? src.path('collapsed') + '?' + src.args({ focus: exactRegex(fn) }) : '';
+    if (!force && key === this.keys.sand) return;
+    this.keys.sand = key;
+    for (const g of this.sandGraphs || []) g.destroy();
+    this.sandGraphs = [];
+    this.sandEl.hidden = !fn;
+    if (!fn) return fill(this.sandEl);
+    fill(this.sandEl, h('h2', { text: 'Sandwich: ' + fn }), h('p', { class: 'status', text: 'Loading…' }));
+    try {
+      const text = await api.getText(src.path('collapsed'), src.args({ focus: exactRegex(fn) }), api.ticket('sand'));
+      const { callers, callees } = sandwich(text, fn);
+      const up = h('div', { class: 'flame-host' }), down = h('div', { class: 'flame-host' });
+      const total = this.flame && this.flame.total;
+      fill(this.sandEl, h('h2', { text: 'Sandwich: ' + fn }),
+        h('p', { class: 'sand-total' }, `${fn}: total ${fmtValue(callers.total[0], this.unit)}`,
+          total ? ` · ${fmtPct(callers.total[0] / total)} of the focused graph` : '',
+          ' ', h('button', { type: 'button', text: 'Close', onclick: () => this.app.go('flame', withParams(this.params, { fn: null })) })),
+        h('h3', { text: 'Callers (who calls it, outward from it)' }), up,
+        h('h3', { text: 'Callees (what it calls)' }), down);
+      const callersG = new FlameGraph(up, { inverted: true, label: 'Callers of ' + fn, rootName: fn, tooltip: (i) => this.tooltip(callersG, i) });
+      const calleesG = new FlameGraph(down, { label: 'Callees of ' + fn, rootName: fn, tooltip: (i) => this.tooltip(calleesG, i) });
+      callersG.setTree(callers);
+      calleesG.setTree(callees);
+      this.sandGraphs = [callersG, calleesG];
+      this.sandEl.dataset.callersTotal = String(callers.total[0]);
+      this.sandEl.dataset.calleesTotal = String(callees.total[0]);
+    } catch (e) {
+      if (e.name === 'StaleError') return;
+      this.keys.sand = '';
+      fill(this.sandEl, h('h2', { text: 'Sandwich: ' + fn }), errorBox(e));
+    }
+  }
+}
