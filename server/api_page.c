@@ -35,7 +35,10 @@ struct times {
   size_t n, cap;
 };
 
-static int times_add(struct times *t, const struct spaa_store_page *pg, struct spaa_err *err)
+/* The time a profile is counted at: its start on profile time (time=profile; received when
+ * it has none), else when it was received (the list filters' default). */
+static int times_add(struct times *t, const struct spaa_store_page *pg, int profile_time,
+                     struct spaa_err *err)
 {
   size_t i;
   if (t->n + pg->n > SPAA_API_TIMELINE_MAX_PROFILES)
@@ -52,13 +55,13 @@ static int times_add(struct times *t, const struct spaa_store_page *pg, struct s
     t->cap = cap;
   }
   for (i = 0; i < pg->n; i++)
-    t->v[t->n++] = pg->profiles[i].start_ns ? pg->profiles[i].start_ns
-                                            : pg->profiles[i].received_ns;
+    t->v[t->n++] = profile_time && pg->profiles[i].start_ns ? pg->profiles[i].start_ns
+                                                            : pg->profiles[i].received_ns;
   return 0;
 }
 
-static int collect_times(struct spaa_store *store, struct spaa_list_query q, struct times *t,
-                         struct spaa_err *err)
+static int collect_times(struct spaa_store *store, struct spaa_list_query q, int profile_time,
+                         struct times *t, struct spaa_err *err)
 {
   struct spaa_store_page pg;
   struct spaa_store_cursor after;
@@ -68,7 +71,8 @@ static int collect_times(struct spaa_store *store, struct spaa_list_query q, str
   q.after = NULL;
   for (;;) {
     memset(&pg, 0, sizeof(pg));
-    if ((rc = spaa_store_list(store, &q, &pg, err)) || (rc = times_add(t, &pg, err)) ||
+    if ((rc = spaa_store_list(store, &q, &pg, err)) ||
+        (rc = times_add(t, &pg, profile_time, err)) ||
         !pg.has_next) {
       spaa_store_page_free(&pg);
       return rc;
@@ -83,9 +87,10 @@ static int collect_times(struct spaa_store *store, struct spaa_list_query q, str
 }
 
 static json_t *timeline_json(const struct times *t, const struct spaa_list_query *q,
-                             size_t buckets, int64_t *counts)
+                             int profile_time, size_t buckets, int64_t *counts)
 {
-  int64_t from = q->from_ns, to = q->to_ns, width = 1;
+  int64_t from = profile_time ? q->from_ns : q->received_from_ns;
+  int64_t to = profile_time ? q->to_ns : q->received_to_ns, width = 1;
   json_t *o = json_object(), *arr = json_array();
   size_t i;
   if (!from || !to) { /* an open end: the selection's own earliest and latest */
@@ -126,7 +131,7 @@ void spaa_api_timeline(const struct spaa_req *req, struct spaa_resp *resp)
   if (spaa_api_sel_parse(req, "", req->received_ns, &sel, resp))
     goto out;
   spaa_err_clear(&err);
-  if (collect_times(req->app->store, sel.q, &t, &err)) {
+  if (collect_times(req->app->store, sel.q, sel.profile_time, &t, &err)) {
     spaa_resp_err(resp, &err);
     goto out;
   }
@@ -134,7 +139,7 @@ void spaa_api_timeline(const struct spaa_req *req, struct spaa_resp *resp)
     spaa_resp_error(resp, SPAA_E_NOMEM, "out of memory");
     goto out;
   }
-  spaa_resp_json(resp, 200, timeline_json(&t, &sel.q, buckets, counts));
+  spaa_resp_json(resp, 200, timeline_json(&t, &sel.q, sel.profile_time, buckets, counts));
 out:
   free(counts);
   free(t.v);

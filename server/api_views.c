@@ -349,6 +349,7 @@ int spaa_api_merged_vset(struct spaa_store *store, const struct spaa_list_query 
                          const char *metric, int by_frame, struct spaa_vset *v,
                          size_t *profiles, struct spaa_err *err)
 {
+  struct spaa_list_query sq = *q;
   struct agg g;
   struct resolve r;
   int rc;
@@ -357,7 +358,10 @@ int spaa_api_merged_vset(struct spaa_store *store, const struct spaa_list_query 
   spaa_idmap_init(&g.ix);
   g.metric = metric;
   g.last_profile = -1;
-  rc = spaa_store_scan(store, q, agg_cb, &g, err);
+  /* on a view, metric= names the metric summed, not a filter: a metric no selected profile
+   * has is then a 400 below rather than an empty answer */
+  sq.metric = NULL;
+  rc = spaa_store_scan(store, &sq, agg_cb, &g, err);
   if (rc == SPAA_E_TOO_LARGE)
     spaa_err_set(err, rc, 0, 0, "the selection holds more than %d distinct stacks: narrow it",
                  SPAA_API_MAX_STACKS);

@@ -30,9 +30,19 @@ function headers(t = token()) {
   return t ? { Authorization: 'Bearer ' + t } : {};
 }
 
+// The page's time ranges are on the profiles' own time (what its strip counts): said to the
+// API, whose from/to select on received time unless time=profile (each diff side too).
+function timeBase(path, params) {
+  const p = new URLSearchParams(qs(params || {}));
+  if (path === 'timeline' && !p.has('time')) p.set('time', 'profile'); // the strip, always
+  for (const pre of ['', 'base.', 'target.'])
+    if ((p.has(pre + 'from') || p.has(pre + 'to')) && !p.has(pre + 'time')) p.set(pre + 'time', 'profile');
+  return p;
+}
+
 // "api/v1/<path>?<params>", relative to the page.
 export function apiPath(path, params) {
-  const q = qs(params || {});
+  const q = qs(timeBase(path, params));
   return 'api/v1/' + path + (q ? '?' + q : '');
 }
 

@@ -46,8 +46,8 @@ T0=1700000000
 post_many tl 1205 "$T0" 60
 post_many other 3 1800000000 3600
 
-# --- the whole selection: its own range, every page counted --------------------------------
-http GET '/api/v1/timeline?service=tl&buckets=10'
+# --- the whole selection on profile time: its own range, every page counted ------------------
+http GET '/api/v1/timeline?service=tl&buckets=10&time=profile'
 assert_eq 200 "$HTTP_CODE" "timeline ($HTTP_BODY)"
 assert_eq 1205 "$(jq .profiles <<<"$HTTP_BODY")" "profiles counted over every list page"
 assert_eq 1205 "$(jq '.counts | add' <<<"$HTTP_BODY")" "the buckets add up"
@@ -63,11 +63,11 @@ assert_eq "$(( ((1204 * 60 * 1000000000 + 1) + 9) / 10 ))" "$(json_get "$HTTP_BO
 
 # --- the filters' range: a profile that began before `from` but overlaps it is in bucket 0 --
 from=$((T0 + 100 * 60 + 30)) to=$((T0 + 199 * 60))
-http GET "/api/v1/timeline?service=tl&from=$from&to=$to&buckets=4"
+http GET "/api/v1/timeline?service=tl&time=profile&from=$from&to=$to&buckets=4"
 assert_eq 200 "$HTTP_CODE" "timeline with a range ($HTTP_BODY)"
 list_n=0 cursor=
 while :; do
-  page=$(curl -s "$SERVER_URL/api/v1/profiles?service=tl&from=$from&to=$to&limit=1000${cursor:+&cursor=$cursor}")
+  page=$(curl -s "$SERVER_URL/api/v1/profiles?service=tl&time=profile&from=$from&to=$to&limit=1000${cursor:+&cursor=$cursor}")
   list_n=$((list_n + $(jq '.profiles | length' <<<"$page")))
   cursor=$(jq -r '.next_cursor // empty' <<<"$page")
   [[ -n "$cursor" ]] || break
@@ -87,9 +87,13 @@ assert_eq 26 "$(jq '.counts[0]' <<<"$HTTP_BODY")" "the first bucket holds profil
 http GET '/api/v1/timeline?service=other'
 assert_eq 60 "$(jq '.counts | length' <<<"$HTTP_BODY")" "60 buckets by default"
 assert_eq 3 "$(jq '.counts | add' <<<"$HTTP_BODY")" "service other"
-http GET '/api/v1/timeline?service=tl&from=now-1h'
+http GET '/api/v1/timeline?service=tl&time=profile&from=now-1h'
 assert_eq 200 "$HTTP_CODE" "relative from"
 assert_eq 0 "$(jq .profiles <<<"$HTTP_BODY")" "nothing of 2023 in the last hour"
+# on received time (the default) all of them arrived within the hour
+http GET '/api/v1/timeline?service=tl&from=now-1h&buckets=5'
+assert_eq 1205 "$(jq .profiles <<<"$HTTP_BODY")" "received in the last hour"
+assert_eq 1205 "$(jq '.counts | add' <<<"$HTTP_BODY")" "received-time buckets add up"
 http GET '/api/v1/timeline?service=nope&buckets=3'
 assert_eq '{"from":0,"to":0,"bucket_ns":1,"buckets":3,"counts":[0,0,0],"profiles":0}' "$HTTP_BODY" "empty selection"
 http GET '/api/v1/timeline?label=k:v'
