@@ -54,6 +54,7 @@ struct pg__conn {
   int64_t gen;                /* the sweep generation the cache belongs to (-1: none) */
   int lost;                   /* the last failure was the connection (down, restarting) */
   int retry;                  /* the last failure was a deadlock or serialization failure */
+  unsigned seed;              /* rand_r state: the wait before a batch is re-run */
   int sync_off;               /* durability = normal: synchronous_commit off */
 };
 

@@ -201,6 +201,17 @@ static void store_batch(struct storage__pg *s, struct pg__conn *c, struct pg__jo
       pg__disconnect(c);
     if (rc && !c->retry && !(c->lost && attempt == 0))
       break;
+    if (rc && c->retry && attempt + 1 < PG_ATTEMPTS) {
+      /* a deadlock: writers that crossed would cross again if they re-ran at once, so each
+       * waits a random while, longer at each attempt, before re-running its batch */
+      struct timespec t, now;
+      clock_gettime(CLOCK_MONOTONIC, &now);
+      if (!c->seed) /* each connection its own sequence */
+        c->seed = (unsigned)((uintptr_t)c >> 4) ^ (unsigned)now.tv_nsec;
+      t.tv_sec = 0;
+      t.tv_nsec = (long)(20 + rand_r(&c->seed) % 80) * (attempt + 1) * 1000000L;
+      nanosleep(&t, NULL);
+    }
   }
   pthread_mutex_lock(&s->mu);
   s->healthy = rc == 0;
