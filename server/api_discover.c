@@ -150,7 +150,12 @@ static void names_answer(struct spaa_resp *resp, const char *key, const char *na
   spaa_resp_json(resp, 200, out);
 }
 
-void spaa_api_services(const struct spaa_req *req, struct spaa_resp *resp)
+typedef int (*names_fn)(struct spaa_store *s, struct spaa_store_name_count **out, size_t *n,
+                        struct spaa_err *err);
+
+/* A discovery list with no parameters: the store's names answered under `key`. */
+static void names_route(const struct spaa_req *req, struct spaa_resp *resp, names_fn fn,
+                        const char *key)
 {
   struct spaa_store_name_count *v = NULL;
   struct spaa_err err;
@@ -158,26 +163,21 @@ void spaa_api_services(const struct spaa_req *req, struct spaa_resp *resp)
   spaa_err_clear(&err);
   if (no_params(req, resp))
     return;
-  if (spaa_store_services(req->app->store, &v, &n, &err))
+  if (fn(req->app->store, &v, &n, &err))
     spaa_resp_err(resp, &err);
   else
-    names_answer(resp, "services", "name", v, n);
+    names_answer(resp, key, "name", v, n);
   spaa_store_names_free(v, n);
+}
+
+void spaa_api_services(const struct spaa_req *req, struct spaa_resp *resp)
+{
+  names_route(req, resp, spaa_store_services, "services");
 }
 
 void spaa_api_labels(const struct spaa_req *req, struct spaa_resp *resp)
 {
-  struct spaa_store_name_count *v = NULL;
-  struct spaa_err err;
-  size_t n = 0;
-  spaa_err_clear(&err);
-  if (no_params(req, resp))
-    return;
-  if (spaa_store_label_keys(req->app->store, &v, &n, &err))
-    spaa_resp_err(resp, &err);
-  else
-    names_answer(resp, "labels", "name", v, n);
-  spaa_store_names_free(v, n);
+  names_route(req, resp, spaa_store_label_keys, "labels");
 }
 
 void spaa_api_label_values(const struct spaa_req *req, struct spaa_resp *resp)
