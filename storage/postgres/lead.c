@@ -57,6 +57,13 @@ int pg__lead(struct storage__pg *s, struct spaa_err *err)
 void pg__lead_end(struct storage__pg *s)
 {
   pthread_mutex_lock(&s->lead_mu);
+  /* released now, not when the server gets round to ending the session: the next relay
+   * asking takes the lead at once (a relay that dies still loses it with its session) */
+  if (s->leading && s->lead.db && PQstatus(s->lead.db) == CONNECTION_OK) {
+    PGresult *r = pg__sql(&s->lead, "SELECT pg_advisory_unlock_all()", NULL, NULL);
+    if (r)
+      PQclear(r);
+  }
   pg__disconnect(&s->lead); /* the session's end releases the lock */
   storage__cache_free(&s->lead.cache);
   s->leading = 0;
