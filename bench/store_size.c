@@ -406,7 +406,7 @@ static void series_large(struct series *se)
   }
   if (bench_src_open(&s, buf, len) == 0) {
     printf("  large.cpu: %zu samples, %zu locations; each variant keeps %d%% of the samples, "
-           "values jittered by up to %.1f%%\n", s.n_all, s.d->msg->n_location, BENCH_KEEP_PERCENT,
+           "values jittered by up to %.1f%%\n", s.n_all, s.msg->n_location, BENCH_KEEP_PERCENT,
            BENCH_JITTER_PERMILLE / 10.0);
     run_series(se, &s, 1, 0x5eed1a26eull);
     bench_src_close(&s);

@@ -72,6 +72,7 @@ struct http_rq {
   char path[SPAA_HTTP_MAX_PATH];     /* normalized path */
   char scratch[SPAA_HTTP_MAX_PATH];  /* path copy holding {param} values */
   struct spaa_buf body;              /* the body as received, capped at max_body */
+  struct spaa_buf decoded;           /* the body with its Content-Encoding undone */
   size_t max_body;                   /* cap on the body as received */
   size_t max_decoded;                /* cap on the decoded body */
   size_t received;                   /* body bytes received, kept or not */
@@ -793,36 +794,44 @@ static void budget_adjust(struct http_rq *rq, size_t decoded)
   rq->work_charged = real;
 }
 
+/* spaa_req.drop_body: the body's buffers freed before the handler returns. */
+static void drop_body(const struct spaa_req *req)
+{
+  struct http_rq *rq = (struct http_rq *)((char *)req - offsetof(struct http_rq, req));
+  spaa_buf_free(&rq->body);
+  spaa_buf_free(&rq->decoded);
+  rq->req.body = (const uint8_t *)"";
+  rq->req.body_len = 0;
+}
+
 /* Decode the body and run the handler into resp. Runs on a worker (or, for on_io_thread
  * routes, where the body was read). */
 static void run(struct http_rq *rq, struct spaa_resp *resp)
 {
-  struct spaa_buf decoded;
   struct spaa_err err;
   resp_init(resp);
-  spaa_buf_init(&decoded, 0);
+  spaa_buf_init(&rq->decoded, 0);
   rq->req.wire_len = rq->body.len;
+  rq->req.drop_body = drop_body;
   if (rq->needs_decode) {
     spaa_err_clear(&err);
     if (spaa_decode(rq->req.content_encoding, (const uint8_t *)rq->body.p, rq->body.len,
-                    rq->max_decoded, &decoded, &err)) {
+                    rq->max_decoded, &rq->decoded, &err)) {
       fail_into(rq, resp, err.code, "%s", err.msg);
       return;
     }
     spaa_buf_free(&rq->body); /* keep one copy, not two */
-    rq->req.body = (const uint8_t *)(decoded.p ? decoded.p : "");
-    rq->req.body_len = decoded.len;
+    rq->req.body = (const uint8_t *)(rq->decoded.p ? rq->decoded.p : "");
+    rq->req.body_len = rq->decoded.len;
     rq->req.body_decoded = 1;
-    budget_adjust(rq, decoded.len);
+    budget_adjust(rq, rq->decoded.len);
   } else {
     rq->req.body = (const uint8_t *)(rq->body.p ? rq->body.p : "");
     rq->req.body_len = rq->body.len;
   }
   rq->req.route->fn(&rq->req, resp);
-  spaa_buf_free(&decoded);
-  spaa_buf_free(&rq->body);
+  drop_body(&rq->req);
   rq->req.body = NULL;
-  rq->req.body_len = 0;
 }
 
 /* What a body will cost while it is converted: the decoded bytes and the model built from
@@ -1042,6 +1051,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
   count_request(h, rq, now_ns(CLOCK_MONOTONIC) - rq->start_ns);
   spaa_conn_request_end(rq->sconn);
   spaa_buf_free(&rq->body);
+  spaa_buf_free(&rq->decoded);
   spaa_resp_body_release(&rq->resp);
   budget_give(h, rq->charged, 0);
   if (rq->work_charged)

@@ -50,6 +50,9 @@ struct spaa_req {
   const struct spaa_app *app;    /* config and store */
   int64_t received_ns;           /* unix time the request arrived, ns */
   struct MHD_Connection *conn;   /* for the lookups below; opaque to handlers */
+  /* Optional (the HTTP core sets it): free the body now, leaving body "" and body_len 0, for
+   * a handler that has taken what it needs from a large one before its slow part. */
+  void (*drop_body)(const struct spaa_req *req);
 };
 
 /* The answer a handler fills. Starts as 200, no content type, empty body. */

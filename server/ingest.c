@@ -299,6 +299,11 @@ static int run(struct spaa_ingest *x, spaa_convert_fn conv, enum spaa_ingest_sta
   if ((rc = conv(x->body, x->body_len, &x->opts, &x->list, err)) ||
       (d->accept && (rc = d->accept(x, err))))
     return rc;
+  if (d->body_spent && !x->opts.keep_original && x->req->drop_body) {
+    x->req->drop_body(x->req);
+    x->body = (const uint8_t *)"";
+    x->body_len = 0;
+  }
   *stage = SPAA_INGEST_STORE;
   return spaa_ingest_store_all(x, err);
 }

@@ -51,6 +51,10 @@ struct spaa_ingest {
  * calls fail. */
 struct spaa_dialect {
   const char *name; /* for logs: "sentry", "otlp", "pyroscope", "collector", "spaa" */
+  /* 1 when nothing the dialect keeps points into the body once it is converted: the flow
+   * then frees the body before storing (unless originals are kept), so that a large upload
+   * does not hold its bytes and its model at once. */
+  int body_spent;
   /* Optional. Turn the request into x->opts (and x->body, x->labels, x->attrs, x->state):
    * auth grammar, query and header parameters, the container around the payload. */
   int (*parse)(struct spaa_ingest *x, struct spaa_err *err);

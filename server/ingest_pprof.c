@@ -136,6 +136,7 @@ static void pyroscope_done(struct spaa_ingest *x)
 
 const struct spaa_dialect spaa_dialect_pyroscope = {
     .name = "pyroscope",
+    .body_spent = 1, /* the options hold copies; x->body (a multipart field) is not used */
     .parse = pyroscope_parse,
     .answer = pyroscope_answer,
     .fail = pprof_fail,
@@ -167,6 +168,7 @@ static void collector_answer(struct spaa_ingest *x)
 
 const struct spaa_dialect spaa_dialect_collector = {
     .name = "collector",
+    .body_spent = 1,
     .parse = collector_parse,
     .answer = collector_answer,
     .fail = pprof_fail,

@@ -37,29 +37,44 @@ uint64_t bench_rnd(uint64_t *state)
 
 void bench_src_close(struct bench_src *s)
 {
-  if (s->d && s->all) { /* give the message its samples back before it is freed */
-    s->d->msg->sample = s->all;
-    s->d->msg->n_sample = s->n_all;
+  if (s->msg && s->all) { /* give the message its samples back before it is freed */
+    s->msg->sample = s->all;
+    s->msg->n_sample = s->n_all;
   }
-  spaa_pprof_free(s->d);
+  if (s->msg)
+    perftools__profiles__profile__free_unpacked(s->msg, NULL);
   free(s->kept);
   free(s->vals);
   memset(s, 0, sizeof(*s));
 }
 
-/* Decode buf (gzip or not) through the pprof codec; 0 or -1 with a line on stderr. */
+/* Decode buf (gzip or not) and check it through the pprof codec; then unpack it whole, samples
+ * included, to make variants of. 0 or -1 with a line on stderr. */
 int bench_src_open(struct bench_src *s, const uint8_t *buf, size_t len)
 {
   struct spaa_err err = {0};
+  struct spaa_pprof *d = NULL;
+  struct spaa_buf raw;
   size_t i, j, n = 0;
   memset(s, 0, sizeof(*s));
-  if (spaa_pprof_decode(buf, len, &s->d, &err)) {
+  spaa_buf_init(&raw, 0);
+  if (spaa_pprof_decode(buf, len, &d, &err)) {
     fprintf(stderr, "decode: %s\n", err.msg);
     return -1;
   }
-  s->all = s->d->msg->sample;
-  s->n_all = s->d->msg->n_sample;
-  s->time0 = s->d->msg->time_nanos;
+  spaa_pprof_free(d);
+  if (spaa_is_gzip(buf, len)) {
+    if (spaa_decompress(SPAA_CODING_GZIP, buf, len, SPAA_PPROF_MAX_RAW, &raw, &err))
+      return -1;
+    buf = (const uint8_t *)raw.p, len = raw.len;
+  }
+  s->msg = perftools__profiles__profile__unpack(NULL, len, buf);
+  spaa_buf_free(&raw);
+  if (!s->msg)
+    return -1;
+  s->all = s->msg->sample;
+  s->n_all = s->msg->n_sample;
+  s->time0 = s->msg->time_nanos;
   for (i = 0; i < s->n_all; i++)
     n += s->all[i]->n_value;
   s->kept = malloc((s->n_all + 1) * sizeof(*s->kept));
@@ -79,7 +94,7 @@ int bench_src_open(struct bench_src *s, const uint8_t *buf, size_t len)
  * default level) into gz (emptied first). 0 or -1. */
 int bench_src_variant(struct bench_src *s, uint64_t seed, unsigned seq, struct spaa_buf *gz)
 {
-  Perftools__Profiles__Profile *m = s->d->msg;
+  Perftools__Profiles__Profile *m = s->msg;
   struct spaa_csink *cs = NULL;
   struct spaa_err err = {0};
   uint64_t r = seed;

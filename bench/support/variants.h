@@ -32,7 +32,7 @@ uint64_t bench_rnd(uint64_t *state);
 /* A decoded pprof from which variants are made: its samples and their values are kept aside
  * so that each variant starts from the original. */
 struct bench_src {
-  struct spaa_pprof *d;                   /* decoded and validated (owns the message) */
+  Perftools__Profiles__Profile *msg;      /* the whole message, samples unpacked too */
   Perftools__Profiles__Sample **all;      /* the message's own sample array */
   Perftools__Profiles__Sample **kept;     /* n_all slots: a variant's samples */
   size_t n_all;                           /* samples of the original */

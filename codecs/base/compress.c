@@ -197,7 +197,7 @@ int spaa_dstream_finish(struct spaa_dstream *d, struct spaa_err *err)
                       spaa_coding_name(d->coding), d->noun, d->in_total);
 }
 
-/* ---- one buffer under a cap ------------------------------------------------------------ */
+/* ---- helpers of the pulled and one-buffer decoders -------------------------------------- */
 
 /* Make at least some room in `out` for more output, never past `limit` bytes in total.
  * Returns the room (0 when `limit` is reached) or a negative code. */
@@ -246,54 +246,124 @@ static int reserve_hint(const uint8_t *in, size_t len, size_t max_out, struct sp
   return 0;
 }
 
+/* ---- pulled from memory under a cap ------------------------------------------------------ */
+
+struct spaa_dreader {
+  struct spaa_dstream d;
+  const uint8_t *in;  /* the encoded input */
+  size_t len, pos;    /* its size, and what was consumed */
+  size_t max_out;     /* cap on the decoded bytes */
+  size_t made;        /* decoded so far */
+  int done;           /* the input ended cleanly: nothing more to give */
+};
+
+static int dreader_init(struct spaa_dreader *r, enum spaa_coding c, const void *in, size_t len,
+                        size_t max_out, struct spaa_err *err)
+{
+  int rc;
+  memset(r, 0, sizeof(*r));
+  r->in = in;
+  r->len = len;
+  r->max_out = max_out;
+  if (c == SPAA_CODING_ZSTD && len == 0)
+    return spaa_err_set(err, SPAA_E_BAD_COMPRESSION, 0, 0, "corrupt zstd body: it is empty");
+  if ((rc = dstream_init(&r->d, c, max_out, "body", err)))
+    return rc;
+  r->d.whole = 1;
+  return 0;
+}
+
+int spaa_dreader_new(enum spaa_coding c, const void *in, size_t len, size_t max_out,
+                     struct spaa_dreader **out, struct spaa_err *err)
+{
+  struct spaa_dreader *r = malloc(sizeof(*r));
+  int rc;
+  *out = NULL;
+  if (!r)
+    return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
+  if ((rc = dreader_init(r, c, in, len, max_out, err))) {
+    dstream_end(&r->d);
+    free(r);
+    return rc;
+  }
+  *out = r;
+  return 0;
+}
+
+void spaa_dreader_free(struct spaa_dreader *r)
+{
+  if (!r)
+    return;
+  dstream_end(&r->d);
+  free(r);
+}
+
+int spaa_dreader_read(struct spaa_dreader *r, void *out, size_t cap, size_t *made,
+                      struct spaa_err *err)
+{
+  enum spaa_coding c = r->d.coding;
+  size_t got = 0, used, m;
+  int rc;
+  *made = 0;
+  while (got < cap && !r->done) {
+    rc = spaa_dstream_step(&r->d, r->in + r->pos, r->len - r->pos, &used, (uint8_t *)out + got,
+                           cap - got, &m, err);
+    r->pos += used;
+    got += m;
+    r->made += m;
+    if (rc < 0)
+      return rc;
+    if (r->made > r->max_out)
+      return too_large(err, c, r->max_out);
+    /* after the end: zstd reads on (a frame or garbage), gzip only into another member */
+    if (rc == 1 && r->pos < r->len && c != SPAA_CODING_ZSTD &&
+        (c == SPAA_CODING_DEFLATE || !spaa_is_gzip(r->in + r->pos, r->len - r->pos)))
+      return spaa_err_set(err, SPAA_E_BAD_COMPRESSION, 0, r->pos,
+                          "corrupt %s body: %zu unexpected bytes after the end of the stream at "
+                          "byte %zu", spaa_coding_name(c), r->len - r->pos, r->pos);
+    if ((rc == 1 && r->pos == r->len) || (rc == 0 && !used && !m)) {
+      /* the end, or the input ran out inside a member or frame */
+      if ((rc = spaa_dstream_finish(&r->d, err)))
+        return rc;
+      r->done = 1;
+    }
+  }
+  *made = got;
+  return 0;
+}
+
+/* ---- one buffer under a cap ------------------------------------------------------------ */
+
 int spaa_decompress(enum spaa_coding c, const void *in, size_t len, size_t max_out,
                     struct spaa_buf *out, struct spaa_err *err)
 {
-  const uint8_t *src = in;
-  struct spaa_dstream d;
-  size_t pos = 0, used = 0, made = 0;
+  struct spaa_dreader r;
   size_t limit = max_out < SIZE_MAX - 1 ? max_out + 1 : SIZE_MAX - 1; /* one more: too large */
+  size_t made;
   int rc;
   spaa_buf_free(out);
   spaa_buf_init(out, limit);
-  if (c == SPAA_CODING_ZSTD && len == 0)
-    return spaa_err_set(err, SPAA_E_BAD_COMPRESSION, 0, 0, "corrupt zstd body: it is empty");
-  if ((rc = dstream_init(&d, c, max_out, "body", err)))
-    return rc;
-  d.whole = 1;
-  if (c == SPAA_CODING_GZIP && reserve_hint(src, len, max_out, out)) {
+  if ((rc = dreader_init(&r, c, in, len, max_out, err)))
+    goto out;
+  if (c == SPAA_CODING_GZIP && reserve_hint(in, len, max_out, out)) {
     rc = spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
     goto out;
   }
-  for (;;) {
+  while (!r.done) {
     long long room = grow(out, limit);
     if (room <= 0) {
       rc = room == 0 || room == SPAA_E_TOO_LARGE ? too_large(err, c, max_out)
                                                  : spaa_err_set(err, (int)room, 0, 0, NULL);
       goto out;
     }
-    rc = spaa_dstream_step(&d, src + pos, len - pos, &used, out->p + out->len, (size_t)room,
-                           &made, err);
-    pos += used;
+    rc = spaa_dreader_read(&r, out->p + out->len, (size_t)room, &made, err);
     out->len += made;
     out->p[out->len] = 0;
-    if (rc < 0)
+    if (rc)
       goto out;
-    /* after the end: zstd reads on (a frame or garbage), gzip only into another member */
-    if (rc == 1 && pos < len && c != SPAA_CODING_ZSTD &&
-        (c == SPAA_CODING_DEFLATE || !spaa_is_gzip(src + pos, len - pos))) {
-      rc = spaa_err_set(err, SPAA_E_BAD_COMPRESSION, 0, pos,
-                        "corrupt %s body: %zu unexpected bytes after the end of the stream at "
-                        "byte %zu", spaa_coding_name(c), len - pos, pos);
-      goto out;
-    }
-    if ((rc == 1 && pos == len) || (rc == 0 && !used && !made))
-      break; /* the end, or the input ran out inside a member or frame */
   }
-  if (!(rc = spaa_dstream_finish(&d, err)) && out->len > max_out)
-    rc = too_large(err, c, max_out);
 out:
-  dstream_end(&d);
+  dstream_end(&r.d);
   if (rc) {
     spaa_buf_free(out);
     spaa_buf_init(out, max_out);

@@ -67,6 +67,25 @@ int spaa_dstream_step(struct spaa_dstream *d, const void *in, size_t in_len, siz
  * an empty input counts as truncated). */
 int spaa_dstream_finish(struct spaa_dstream *d, struct spaa_err *err);
 
+/* ---- decompression, pulled from memory -------------------------------------------------- */
+
+/* A decoder over an encoded input held in memory, read a piece at a time into the caller's
+ * buffer, with the checks of spaa_decompress: for a reader whose decoded bytes need not be
+ * held all at once (a pprof read field by field, twice). */
+struct spaa_dreader;
+
+/* Start reading `len` bytes of `in` (borrowed: they must outlive the reader) encoded with
+ * `c`, refusing more than `max_out` decoded bytes. 0 or an error as spaa_decompress. */
+int spaa_dreader_new(enum spaa_coding c, const void *in, size_t len, size_t max_out,
+                     struct spaa_dreader **out, struct spaa_err *err);
+/* Decode up to `cap` bytes into out: 0 with *made set (less than cap only at the end of the
+ * input; 0 once everything was given), or an error as spaa_decompress (the cap passed, the
+ * data corrupt, truncated or followed by garbage). */
+int spaa_dreader_read(struct spaa_dreader *r, void *out, size_t cap, size_t *made,
+                      struct spaa_err *err);
+/* NULL-safe. */
+void spaa_dreader_free(struct spaa_dreader *r);
+
 /* ---- compression ----------------------------------------------------------------------- */
 
 /* A sink that compresses what is written to it and passes the compressed bytes on to a

@@ -28,6 +28,10 @@
 /* ---- codecs/pprof -------------------------------------------------------------------------- */
 #define SPAA_PPROF_MAX_RAW SPAA_MAX_PAYLOAD           /* protobuf bytes (after gunzip) */
 #define SPAA_PPROF_MAX_DECODED (512u * 1024 * 1024)   /* unpacked structures in memory */
+#define SPAA_PPROF_STREAM_OVER ((size_t)2 * 1024 * 1024) /* gzip bytes past which a pprof is
+                                                         * inflated window by window at each
+                                                         * pass instead of held gunzipped */
+#define SPAA_PPROF_WINDOW ((size_t)256 * 1024)       /* that window (grows for a larger sample) */
 #define SPAA_PPROF_MAX_DEPTH 16384                    /* frames of one stack, inlines expanded */
 #define SPAA_PPROF_MAX_FRAME_REFS (32u * 1024 * 1024) /* frame ids over all stacks */
 

@@ -645,9 +645,9 @@ static int sample_weights(struct conv *c, struct spaa_weights *w,
 
 /* The frame ids of sample si's stack, leaf first, into c->fr; *n their count. 0 or an
  * error code with err filled. */
-static int sample_frames(struct conv *c, size_t si, size_t *n, struct spaa_err *err)
+static int sample_frames(struct conv *c, const Perftools__Profiles__Sample *s, size_t si,
+                         size_t *n, struct spaa_err *err)
 {
-  const Perftools__Profiles__Sample *s = c->m->sample[si];
   size_t j, t;
   *n = 0;
   for (j = 0; j < s->n_location_id; j++) {
@@ -717,54 +717,68 @@ static struct spaa_stack *same_stack(struct conv *c, size_t n, const json_t *ctx
   return st;
 }
 
-/* One stack per distinct (frames, label set) of the samples with a nonzero value, weighing
- * every sample type as a metric of the one event. Samples of one stack and label set are
- * summed here, as spaa_normalize would, so that the model grows with distinct stacks, not
- * with samples (1.4 M samples of 60 k stacks: 60 k stacks held, not 1.4 M). */
-static int build_stacks(struct conv *c, struct spaa_err *err)
+/* Sample s (number si) into its stack: summed into the stack already built for its frames
+ * and label set, else a new one. 0 or an error code with err filled. */
+static int add_sample(struct conv *c, const Perftools__Profiles__Sample *s, size_t si,
+                      struct spaa_err *err)
 {
-  const Perftools__Profiles__Profile *m = c->m;
-  size_t si, j, n;
+  struct spaa_stack *st;
+  json_t *ctx;
+  size_t j, n;
   uint64_t h;
   int rc;
-  for (si = 0; si < m->n_sample; si++) {
-    const Perftools__Profiles__Sample *s = m->sample[si];
-    struct spaa_stack *st;
-    json_t *ctx;
-    for (j = 0; j < c->n_met && !s->value[j]; j++)
-      ;
-    if (j == c->n_met)
-      continue; /* every value 0: nothing to weigh (docs/pprof-mapping.md) */
-    if ((rc = sample_frames(c, si, &n, err)))
-      return rc;
-    ctx = label_context(c, s, &rc);
-    if (rc)
-      return spaa_err_set(err, rc, 0, 0, NULL);
-    c->frame_refs += n;
-    if (c->frame_refs > SPAA_PPROF_MAX_FRAME_REFS)
-      return spaa_err_set(err, SPAA_E_TOO_LARGE, 0, 0, "sample %zu: the profile expands to "
-                          "more than %u frame references", si, SPAA_PPROF_MAX_FRAME_REFS);
-    if ((st = same_stack(c, n, ctx, &h))) {
-      if (weights_add_sample(c, &st->weights, s) ||
-          (n && weights_add_sample(c, &st->excl_weights, s)))
-        return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
-      continue;
-    }
-    if (!(st = spaa_add_stack(c->p)) || spaa_stack_set_frames(c->p, st, c->fr, n) ||
-        spaa_idmap_put(&c->merge, h, c->p->n_stacks - 1, NULL) < 0)
+  for (j = 0; j < c->n_met && !s->value[j]; j++)
+    ;
+  if (j == c->n_met)
+    return 0; /* every value 0: nothing to weigh (docs/pprof-mapping.md) */
+  if ((rc = sample_frames(c, s, si, &n, err)))
+    return rc;
+  ctx = label_context(c, s, &rc);
+  if (rc)
+    return spaa_err_set(err, rc, 0, 0, NULL);
+  c->frame_refs += n;
+  if (c->frame_refs > SPAA_PPROF_MAX_FRAME_REFS)
+    return spaa_err_set(err, SPAA_E_TOO_LARGE, 0, 0, "sample %zu: the profile expands to "
+                        "more than %u frame references", si, SPAA_PPROF_MAX_FRAME_REFS);
+  if ((st = same_stack(c, n, ctx, &h))) {
+    if (weights_add_sample(c, &st->weights, s) ||
+        (n && weights_add_sample(c, &st->excl_weights, s)))
       return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
-    st->event = c->event;
-    st->context = ctx ? json_incref(ctx) : NULL;
-    if (sample_weights(c, &st->weights, s))
+    return 0;
+  }
+  if (!(st = spaa_add_stack(c->p)) || spaa_stack_set_frames(c->p, st, c->fr, n) ||
+      spaa_idmap_put(&c->merge, h, c->p->n_stacks - 1, NULL) < 0)
+    return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
+  st->event = c->event;
+  st->context = ctx ? json_incref(ctx) : NULL;
+  if (sample_weights(c, &st->weights, s))
+    return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
+  if (n) {
+    st->has_exclusive = 1;
+    st->excl_frame = c->fr[0];
+    if (sample_weights(c, &st->excl_weights, s))
       return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
-    if (n) {
-      st->has_exclusive = 1;
-      st->excl_frame = c->fr[0];
-      if (sample_weights(c, &st->excl_weights, s))
-        return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
-    }
   }
   return 0;
+}
+
+/* One stack per distinct (frames, label set) of the samples with a nonzero value, weighing
+ * every sample type as a metric of the one event. The samples are read one at a time off
+ * the wire, and those of one stack and label set summed as spaa_normalize would, so that the
+ * model grows with distinct stacks, not with samples (1.4 M samples of 60 k stacks: 60 k
+ * stacks held, not 1.4 M). */
+static int build_stacks(struct conv *c, struct spaa_err *err)
+{
+  const Perftools__Profiles__Sample *s;
+  struct spaa_pprof_iter it;
+  size_t si;
+  int rc;
+  spaa_pprof_iter_init(&it, c->d);
+  for (si = 0; !(rc = spaa_pprof_iter_next(&it, &s, err)) && s; si++)
+    if ((rc = add_sample(c, s, si, err)))
+      break;
+  spaa_pprof_iter_free(&it);
+  return rc;
 }
 
 /* ---- entry points --------------------------------------------------------------------- */

@@ -10,65 +10,9 @@
 
 #include "base/base64.h"
 #include "base/limits.h"
+#include "base/pbwire.h"
 #include "base/utf8.h"
 #include "pprof/pprof.h"
-
-/* ---- protobuf, read in place ------------------------------------------------------------- */
-
-/* One field of a message: its number, wire type, and value (varint) or bytes (LEN). */
-struct pb_field {
-  uint32_t num;
-  int wt;
-  uint64_t v;
-  const uint8_t *data;
-  size_t len;
-};
-
-static int pb_varint(const uint8_t *p, size_t n, size_t *pos, uint64_t *v)
-{
-  unsigned shift;
-  *v = 0;
-  for (shift = 0; shift < 64 && *pos < n; shift += 7) {
-    uint8_t b = p[(*pos)++];
-    *v |= (uint64_t)(b & 0x7f) << shift;
-    if (!(b & 0x80))
-      return 0;
-  }
-  return -1;
-}
-
-/* The field at *pos: 1 with f set, 0 at the end, -1 when malformed. */
-static int pb_next(const uint8_t *p, size_t n, size_t *pos, struct pb_field *f)
-{
-  uint64_t key;
-  if (*pos >= n)
-    return 0;
-  if (pb_varint(p, n, pos, &key) || key >> 3 == 0 || key >> 3 > UINT32_MAX)
-    return -1;
-  f->num = (uint32_t)(key >> 3);
-  f->wt = (int)(key & 7);
-  f->data = NULL;
-  f->len = 0;
-  switch (f->wt) {
-  case 0:
-    return pb_varint(p, n, pos, &f->v) ? -1 : 1;
-  case 1:
-  case 5:
-    if (n - *pos < (f->wt == 1 ? 8u : 4u))
-      return -1;
-    *pos += f->wt == 1 ? 8 : 4;
-    return 1;
-  case 2:
-    if (pb_varint(p, n, pos, &f->v) || f->v > n - *pos)
-      return -1;
-    f->data = p + *pos;
-    f->len = (size_t)f->v;
-    *pos += f->len;
-    return 1;
-  default:
-    return -1;
-  }
-}
 
 /* ---- one series --------------------------------------------------------------------------- */
 
@@ -176,15 +120,15 @@ static int pb_series(struct push_series *s, const uint8_t *p, size_t n, size_t *
                      const struct spaa_convert_opts *o, struct spaa_conv_list *out,
                      struct spaa_err *err)
 {
-  struct pb_field f, g;
+  struct spaa_pb_field f, g;
   size_t pos = 0, k = 0;
   int more, rc;
-  while ((more = pb_next(p, n, &pos, &f)) == 1) {
+  while ((more = spaa_pb_next(p, n, &pos, &f)) == 1) {
     const char *name = "", *value = "";
     size_t nl = 0, vl = 0, q = 0;
     if (f.num != 1 || f.wt != 2)
       continue;
-    while ((more = pb_next(f.data, f.len, &q, &g)) == 1) {
+    while ((more = spaa_pb_next(f.data, f.len, &q, &g)) == 1) {
       if (g.wt == 2 && g.num == 1)
         name = (const char *)g.data, nl = g.len;
       else if (g.wt == 2 && g.num == 2)
@@ -197,7 +141,7 @@ static int pb_series(struct push_series *s, const uint8_t *p, size_t n, size_t *
   if (more < 0)
     return spaa_err_set(err, SPAA_E_BAD_PROTOBUF, 0, 0, "series %zu is malformed protobuf",
                         s->index);
-  for (pos = 0; pb_next(p, n, &pos, &f) == 1;) {
+  for (pos = 0; spaa_pb_next(p, n, &pos, &f) == 1;) {
     const uint8_t *raw = NULL;
     const char *id = "";
     size_t rl = 0, il = 0, q = 0;
@@ -206,7 +150,7 @@ static int pb_series(struct push_series *s, const uint8_t *p, size_t n, size_t *
     if (++*count > SPAA_PPROF_PUSH_MAX_SAMPLES)
       return spaa_err_set(err, SPAA_E_TOO_LARGE, 0, 0, "more than %d samples in one push",
                           SPAA_PPROF_PUSH_MAX_SAMPLES);
-    while ((more = pb_next(f.data, f.len, &q, &g)) == 1) {
+    while ((more = spaa_pb_next(f.data, f.len, &q, &g)) == 1) {
       if (g.wt == 2 && g.num == 1)
         raw = g.data, rl = g.len;
       else if (g.wt == 2 && g.num == 2)
@@ -225,10 +169,10 @@ static int pb_request(const uint8_t *buf, size_t len, const struct spaa_convert_
                       struct spaa_conv_list *out, struct spaa_err *err)
 {
   struct push_series s;
-  struct pb_field f;
+  struct spaa_pb_field f;
   size_t pos = 0, count = 0, index = 0;
   int more, rc = 0;
-  while ((more = pb_next(buf, len, &pos, &f)) == 1) {
+  while ((more = spaa_pb_next(buf, len, &pos, &f)) == 1) {
     if (f.num != 1 || f.wt != 2)
       continue;
     memset(&s, 0, sizeof(s));

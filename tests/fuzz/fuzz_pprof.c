@@ -1,10 +1,12 @@
-/* libFuzzer target: pprof bytes (gzip or not) -> decode, validate, convert to SPAA, write.
+/* libFuzzer target: pprof bytes (gzip or not) -> decode, validate, convert to SPAA, write;
+ * and a gzipped input once more read in windows (as large uploads are) and built.
  * Seeds: tests/fuzz/corpus/pprof/ (small hand-made profiles). Any crash, leak or sanitizer
  * report is a bug; errors returned by the codec are expected. */
 #include <stddef.h>
 #include <stdint.h>
 
 #include "pprof/pprof.h"
+#include "pprof/pprof_int.h"
 #include "spaa/spaa_io.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -20,5 +22,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     spaa_buf_free(&out);
   }
   spaa_conv_list_free(&l);
+  if (spaa_pprof_is_gzip(data, size)) {
+    struct spaa_pprof *d = NULL;
+    struct spaa_profile *p = NULL;
+    if (spaa_pprof__decode(data, size, 0, &d, &err) == 0)
+      spaa_pprof__build(d, &p, NULL, NULL, &err);
+    spaa_profile_free(p);
+    spaa_pprof_free(d);
+  }
   return 0;
 }

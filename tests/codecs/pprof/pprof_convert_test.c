@@ -146,8 +146,15 @@ static void test_fixtures(void **state)
       int64_t want = 0, got;
       size_t n_stacks;
       snprintf(name, sizeof(name), "%.*s", (int)t->len, (const char *)t->data);
-      for (k = 0; k < m->n_sample; k++)
-        want += m->sample[k]->value[j];
+      {
+        const Perftools__Profiles__Sample *sm;
+        struct spaa_pprof_iter it;
+        spaa_pprof_iter_init(&it, d);
+        for (k = 0; !spaa_pprof_iter_next(&it, &sm, &err) && sm; k++)
+          want += sm->value[j];
+        assert_int_equal(k, d->n_samples);
+        spaa_pprof_iter_free(&it);
+      }
       got = stack_total(p, ev, name, &n_stacks);
       if (got != want)
         fail_msg("%s: %s total %" PRId64 ", pprof says %" PRId64, all_fixtures[i], name, got, want);

@@ -69,7 +69,7 @@ static void test_fixture_counts(void **state)
       fail_msg("%s: %s", f->name, err.msg);
     assert_int_equal(d->was_gzip, f->gzip);
     assert_int_equal(d->msg->n_sample_type, f->types);
-    assert_int_equal(d->msg->n_sample, f->samples);
+    assert_int_equal(d->n_samples, f->samples);
     assert_int_equal(d->msg->n_location, f->locations);
     assert_int_equal(d->msg->n_function, f->functions);
     assert_int_equal(d->msg->n_mapping, f->mappings);
@@ -144,7 +144,7 @@ static void test_gzip(void **state)
   assert_int_equal(spaa_pprof_decode(z, z_len, &d, &err), 0);
   assert_int_equal(d->was_gzip, 1);
   assert_int_equal(d->raw_len, pb_len);
-  assert_int_equal(d->msg->n_sample, 2);
+  assert_int_equal(d->n_samples, 2);
   spaa_pprof_free(d);
   /* two members concatenated inflate to both */
   two = malloc(2 * z_len);
@@ -199,6 +199,135 @@ static void test_gzip(void **state)
   }
   free(two);
   free(z);
+  free(pb);
+}
+
+/* ---- large inputs read in windows --------------------------------------------------------- */
+
+/* 1 when every sample of a and b is the same (locations, values, labels), in the same order. */
+static int same_samples(const struct spaa_pprof *a, const struct spaa_pprof *b)
+{
+  const Perftools__Profiles__Sample *x, *y;
+  struct spaa_pprof_iter ia, ib;
+  struct spaa_err err = {0};
+  size_t k, n = 0;
+  int same = 1;
+  spaa_pprof_iter_init(&ia, a);
+  spaa_pprof_iter_init(&ib, b);
+  for (;;) {
+    assert_int_equal(spaa_pprof_iter_next(&ia, &x, &err), 0);
+    assert_int_equal(spaa_pprof_iter_next(&ib, &y, &err), 0);
+    if (!x || !y) {
+      same = !x && !y;
+      break;
+    }
+    n++;
+    if (x->n_location_id != y->n_location_id || x->n_value != y->n_value ||
+        x->n_label != y->n_label ||
+        memcmp(x->location_id, y->location_id, x->n_location_id * sizeof(uint64_t)) ||
+        memcmp(x->value, y->value, x->n_value * sizeof(int64_t))) {
+      same = 0;
+      break;
+    }
+    for (k = 0; k < x->n_label; k++)
+      if (x->label[k]->key != y->label[k]->key || x->label[k]->str != y->label[k]->str ||
+          x->label[k]->num != y->label[k]->num || x->label[k]->num_unit != y->label[k]->num_unit)
+        same = 0;
+  }
+  assert_int_equal(n, a->n_samples);
+  spaa_pprof_iter_free(&ia);
+  spaa_pprof_iter_free(&ib);
+  return same;
+}
+
+/* Every gzipped fixture decodes the same whether gunzipped whole or read in windows. */
+static void test_windows_fixtures(void **state)
+{
+  size_t i;
+  (void)state;
+  if (!spaa_test_have_fixtures("pprof", __func__))
+    skip();
+  for (i = 0; i < sizeof(fixtures) / sizeof(fixtures[0]); i++) {
+    struct spaa_err err = {0};
+    struct spaa_pprof *whole = NULL, *win = NULL;
+    size_t len;
+    uint8_t *buf = spaa_test_fixture_in("pprof", fixtures[i].name, &len);
+    assert_non_null(buf);
+    assert_int_equal(spaa_pprof__decode(buf, len, SIZE_MAX, &whole, &err), 0);
+    if (spaa_pprof__decode(buf, len, 0, &win, &err))
+      fail_msg("%s in windows: %s", fixtures[i].name, err.msg);
+    assert_int_equal(win->stream, fixtures[i].gzip);
+    assert_int_equal(whole->stream, 0);
+    assert_int_equal(win->raw_len, whole->raw_len);
+    assert_int_equal(win->n_samples, whole->n_samples);
+    assert_int_equal(win->msg->n_location, whole->msg->n_location);
+    assert_int_equal(win->msg->n_string_table, whole->msg->n_string_table);
+    if (!same_samples(win, whole))
+      fail_msg("%s: the samples read in windows differ", fixtures[i].name);
+    spaa_pprof_free(win);
+    spaa_pprof_free(whole);
+    free(buf);
+  }
+}
+
+/* A sample larger than the window (300,000 location ids, 300 KB packed), then damage: a
+ * corrupt stream, a truncated one, garbage after it, a sample that is not a Sample. */
+static void test_windows_edges(void **state)
+{
+  static uint64_t many[300000];
+  struct tb b;
+  struct spaa_err err = {0};
+  struct spaa_pprof *whole = NULL, *win = NULL;
+  uint8_t *pb, *z, *bad;
+  size_t pb_len, z_len, i;
+  (void)state;
+  for (i = 0; i < sizeof(many) / sizeof(many[0]); i++)
+    many[i] = 1 + i % 2;
+  tb_basic(&b);
+  free(tb_pack(&b, &pb_len)); /* wires the pointers, which are changed below */
+  b.smp[0].location_id = many;
+  b.smp[0].n_location_id = sizeof(many) / sizeof(many[0]);
+  pb_len = perftools__profiles__profile__get_packed_size(&b.p);
+  pb = malloc(pb_len);
+  perftools__profiles__profile__pack(&b.p, pb);
+  assert_true(pb_len > SPAA_PPROF_WINDOW);
+  z = gz(pb, pb_len, &z_len);
+  assert_int_equal(spaa_pprof__decode(z, z_len, SIZE_MAX, &whole, &err), 0);
+  assert_int_equal(spaa_pprof__decode(z, z_len, 0, &win, &err), 0);
+  assert_int_equal(win->stream, 1);
+  assert_int_equal(win->raw_len, pb_len);
+  assert_true(same_samples(win, whole));
+  spaa_pprof_free(win);
+  spaa_pprof_free(whole);
+  win = NULL;
+  bad = malloc(z_len + 8);
+  /* corrupt */
+  memcpy(bad, z, z_len);
+  bad[z_len / 2] ^= 0x55;
+  assert_int_not_equal(spaa_pprof__decode(bad, z_len, 0, &win, &err), 0);
+  assert_null(win);
+  /* truncated */
+  assert_int_equal(spaa_pprof__decode(z, z_len - 9, 0, &win, &err), SPAA_E_BAD_COMPRESSION);
+  assert_null(win);
+  /* garbage after the stream */
+  memcpy(bad, z, z_len);
+  memcpy(bad + z_len, "garbage!", 8);
+  assert_int_equal(spaa_pprof__decode(bad, z_len + 8, 0, &win, &err), SPAA_E_BAD_COMPRESSION);
+  assert_non_null(strstr(err.msg, "unexpected bytes after the end"));
+  assert_null(win);
+  free(bad);
+  free(z);
+  /* a sample whose bytes are not a Sample: field 1 as a 64-bit fixed */
+  bad = malloc(pb_len + 4);
+  memcpy(bad, pb, pb_len);
+  bad[pb_len] = 0x12, bad[pb_len + 1] = 2, bad[pb_len + 2] = 0x09, bad[pb_len + 3] = 0x01;
+  z = gz(bad, pb_len + 4, &z_len);
+  assert_int_equal(spaa_pprof__decode(z, z_len, 0, &win, &err), SPAA_E_BAD_PROTOBUF);
+  assert_non_null(strstr(err.msg, "is not a Sample message"));
+  assert_int_equal(spaa_pprof__decode(bad, pb_len + 4, 0, &win, &err), SPAA_E_BAD_PROTOBUF);
+  assert_null(win);
+  free(z);
+  free(bad);
   free(pb);
 }
 
@@ -362,6 +491,8 @@ int main(void)
       cmocka_unit_test(test_fixture_counts),
       cmocka_unit_test(test_fixture_invalid_utf8),
       cmocka_unit_test(test_gzip),
+      cmocka_unit_test(test_windows_fixtures),
+      cmocka_unit_test(test_windows_edges),
       cmocka_unit_test(test_not_protobuf),
       cmocka_unit_test(test_validation_errors),
       cmocka_unit_test(test_accepted),
