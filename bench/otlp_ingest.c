@@ -7,6 +7,7 @@
  * stacks stored <= 5x, JSON <= 3x) and a summary line for the capture; asserts nothing.
  * Usage: bench_otlp_ingest [SHARED_DIR [ebpf|json|synth]]   (default: as tests/support/fixture.h,
  * $SPAA_SHARED or ../shared beside the source tree)
+ *        bench_otlp_ingest SHARED_DIR write FILE   (the synthetic request's bytes into FILE)
  *        bench_otlp_ingest SHARED_DIR callgrind [N]   (the capture stored once, then N times
  *        more in profiled_stores(), for valgrind --tool=callgrind; prints nothing) */
 #include <stdint.h>
@@ -502,6 +503,16 @@ int main(int argc, char **argv)
   if (!mkdtemp(g_dir)) {
     perror("mkdtemp");
     return 1;
+  }
+  if (only && strcmp(only, "write") == 0) { /* the synthetic request into a file */
+    FILE *f = argc > 3 ? fopen(argv[3], "wb") : NULL;
+    int ok = f && (b = synth(&len)) && fwrite(b, 1, len, f) == len;
+    if (f && fclose(f))
+      ok = 0;
+    rmdir(g_dir);
+    if (!ok)
+      fprintf(stderr, "usage: bench_otlp_ingest SHARED_DIR write FILE (could not write it)\n");
+    return ok ? 0 : 1;
   }
   if (only && strcmp(only, "callgrind") == 0) {
     int rc = callgrind_mode(argc > 3 ? atoi(argv[3]) : 20);

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Peak RSS of the whole server for one large upload, as a ratio to the upload's decompressed
+# size (target: peak <= 2x that size + 32 MB). The floor is the idle server's own peak,
+# measured in the same run. Each input goes to a fresh server:
+#   1. pprof: a generated 48 MiB profile (tests/e2e/gen_pprof.py: 1.4 M samples, 60 k stacks),
+#      gzipped, pushed to /ingest as Pyroscope clients do;
+#   2. OTLP: bench_otlp_ingest's synthetic ExportProfilesServiceRequest (20 MB protobuf, eight
+#      profiles with timestamped samples), posted to /v1development/profiles.
+# usage: bench/upload_memory.sh [BUILD_DIR] [PPROF_MIB]   (default: build, 48)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=$(cd "${1:-$root/build}" && pwd)
+MIB=${2:-48}
+export SPAA_BIN=$build/spaa-relay SPAA_BUILD=$build
+source "$root/tests/e2e/lib.bash"
+
+# one upload into a fresh server: prints "idle_kib peak_kib status"
+measure() { # PATH FILE CONTENT_TYPE
+  start_server --max-body 64m --max-decompressed 64m --log-level warn
+  local idle code
+  idle=$(vmhwm_kb "$SERVER_PID")
+  code=$(curl -sS -o /dev/null -w '%{http_code}' -H "Content-Type: $3" --data-binary @"$2" \
+    "$SERVER_URL$1")
+  echo "$idle $(vmhwm_kb "$SERVER_PID") $code"
+  stop_server
+}
+
+report() { # NAME DECODED_BYTES "idle peak status"
+  local name=$1 dec=$2 idle peak code
+  read -r idle peak code <<<"$3"
+  [[ "$code" == 2* ]] || fail "$name: the upload was answered $code"
+  awk -v n="$name" -v d="$dec" -v i="$idle" -v p="$peak" 'BEGIN {
+    t = 2 * d / 1024 + 32768
+    printf "%-28s %8.1f MiB decoded  idle %6.1f MiB  peak %7.1f MiB = %5.2fx decoded  " \
+           "(target %6.1f MiB: %s)\n", n, d / 1048576, i / 1024, p / 1024, p * 1024 / d,
+           t / 1024, p <= t ? "met" : "missed"
+  }'
+}
+
+echo "peak RSS of the server for one upload (VmHWM), against 2x the decompressed size + 32 MB"
+python3 "$root/tests/e2e/gen_pprof.py" "$E2E_TMP/big.pb" "$MIB"
+dec=$(stat -c %s "$E2E_TMP/big.pb")
+gzip -1 "$E2E_TMP/big.pb"
+report "pprof ${MIB} MiB (gzip)" "$dec" \
+  "$(measure "/ingest?name=big.cpu" "$E2E_TMP/big.pb.gz" application/octet-stream)"
+rm -f "$E2E_TMP/big.pb.gz"
+
+"$build/bench/bench_otlp_ingest" "${SPAA_SHARED:-$root/../shared}" write "$E2E_TMP/otlp.bin"
+report "OTLP synthetic (protobuf)" "$(stat -c %s "$E2E_TMP/otlp.bin")" \
+  "$(measure /v1development/profiles "$E2E_TMP/otlp.bin" application/x-protobuf)"
