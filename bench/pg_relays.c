@@ -271,7 +271,7 @@ static int make_uploads(const char *fixture, struct spaa_buf *ups, unsigned n, u
 static int args(int argc, char **argv, unsigned *n, unsigned *threads, unsigned *m)
 {
   int i;
-  for (i = 1; i < argc; i++) {
+  for (i = 1; i < argc; i += 2) { /* flag and value */
     int v = i + 1 < argc ? atoi(argv[i + 1]) : 0;
     if (strcmp(argv[i], "--uploads") == 0 && v > 0)
       *n = (unsigned)v;
@@ -283,7 +283,6 @@ static int args(int argc, char **argv, unsigned *n, unsigned *threads, unsigned 
       fprintf(stderr, "usage: %s [--uploads N] [--threads T] [--profiles M]\n", argv[0]);
       return -1;
     }
-    i++;
   }
   return 0;
 }

@@ -772,13 +772,20 @@ static size_t budget_default(void)
 
 /* ---- running a finished body ------------------------------------------------------------- */
 
+/* The route's budget charge per decoded byte. */
+static size_t model_factor(const struct http_rq *rq)
+{
+  const struct spaa_route *r = rq->req.route;
+  return r && r->model_factor ? r->model_factor : SPAA_HTTP_MODEL_FACTOR;
+}
+
 /* Once the decoded size is known, charge what the conversion will really hold in place of
  * the guess made from the wire size (more is taken without waiting: the work has begun). */
 static void budget_adjust(struct http_rq *rq, size_t decoded)
 {
   struct spaa_http *h = rq->h;
-  size_t real = decoded > ((size_t)-1) / SPAA_HTTP_MODEL_FACTOR / 2
-                    ? (size_t)-1 / 2 : decoded * SPAA_HTTP_MODEL_FACTOR;
+  size_t f = model_factor(rq);
+  size_t real = decoded > ((size_t)-1) / f / 2 ? (size_t)-1 / 2 : decoded * f;
   if (!rq->work_charged)
     return;
   pthread_mutex_lock(&h->budget_mu);
@@ -835,16 +842,15 @@ static void run(struct http_rq *rq, struct spaa_resp *resp)
 }
 
 /* What a body will cost while it is converted: the decoded bytes and the model built from
- * them (SPAA_HTTP_MODEL_FACTOR per decoded byte), guessed from the wire size when a
+ * them (the route's model_factor per decoded byte), guessed from the wire size when a
  * Content-Encoding is still to be undone. */
 static size_t work_cost(const struct http_rq *rq)
 {
-  size_t dec = rq->body.len;
+  size_t dec = rq->body.len, f = model_factor(rq);
   if (rq->needs_decode)
     dec = rq->body.len > rq->max_decoded / SPAA_HTTP_GUESS_RATIO
               ? rq->max_decoded : rq->body.len * SPAA_HTTP_GUESS_RATIO;
-  return dec > ((size_t)-1) / SPAA_HTTP_MODEL_FACTOR ? (size_t)-1 / 2
-                                                      : dec * SPAA_HTTP_MODEL_FACTOR;
+  return dec > ((size_t)-1) / f ? (size_t)-1 / 2 : dec * f;
 }
 
 /* The worker's job: charge the budget (waiting a little), run, resume the connection. */

@@ -99,6 +99,8 @@ struct spaa_route {
   int raw_body;            /* 1: leave Content-Encoding to the handler (no 415 by the core) */
   size_t max_body;         /* cap on the body as received; 0 = config max_body */
   size_t max_decoded;      /* cap on the decoded body; 0 = config max_decompressed */
+  size_t model_factor;     /* memory budget charge per decoded byte while the handler runs;
+                            * 0 = SPAA_HTTP_MODEL_FACTOR */
   spaa_error_cb on_error;  /* NULL = JSON {"error","detail"} */
   const char *format;      /* ingest routes: the converter's name (codecs/registry.h) */
   const struct spaa_dialect *dialect; /* ingest routes: the dialect's hooks (ingest.h) */

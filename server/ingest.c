@@ -3,6 +3,7 @@
 #include "server/ingest.h"
 
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -283,6 +284,19 @@ static void count_refused(struct spaa_ingest *x, int code)
                      spaa_err_name(code), (int64_t)n);
 }
 
+/* 1 when a converted entry's original lies in the request's body. */
+static int points_into_body(const struct spaa_ingest *x)
+{
+  uintptr_t b = (uintptr_t)x->req->body, e = b + x->req->body_len;
+  size_t i;
+  for (i = 0; i < x->list.n; i++) {
+    uintptr_t o = (uintptr_t)x->list.v[i].original;
+    if (o && b && o >= b && o <= e)
+      return 1;
+  }
+  return 0;
+}
+
 /* Parse, convert, accept, store: 0, or the failing code with *stage and err set. */
 static int run(struct spaa_ingest *x, spaa_convert_fn conv, enum spaa_ingest_stage *stage,
                struct spaa_err *err)
@@ -299,7 +313,7 @@ static int run(struct spaa_ingest *x, spaa_convert_fn conv, enum spaa_ingest_sta
   if ((rc = conv(x->body, x->body_len, &x->opts, &x->list, err)) ||
       (d->accept && (rc = d->accept(x, err))))
     return rc;
-  if (d->body_spent && !x->opts.keep_original && x->req->drop_body) {
+  if (d->body_spent && !x->opts.keep_original && x->req->drop_body && !points_into_body(x)) {
     x->req->drop_body(x->req);
     x->body = (const uint8_t *)"";
     x->body_len = 0;

@@ -133,7 +133,8 @@ static void unique_id(struct spaa_conv_list *l, size_t k)
 /* What the dialect keeps of one request between its hooks. */
 struct otlp_state {
   enum ctype t;              /* the request's content type: the answer's */
-  struct otlp_request *r;    /* the decoded request (owned), or NULL */
+  struct otlp_request *r;    /* the decoded request (owned), or NULL once converted */
+  const char *version;       /* its version, for the log ("-" when it was not decoded) */
   char msg[SPAA_OTLP_MAX_MSG];    /* what the answer said (partial_success or Status message) */
 };
 
@@ -179,6 +180,8 @@ static int parse_as(struct spaa_ingest *x, enum ctype t, const char *ct, struct 
   }
   if ((rc = otlp_decode(x->body, x->body_len, &st->r, err)))
     return blame_ctype(x, st->t, rc, err);
+  st->version = otlp_request_version(st->r) == OTLP_V1EXPERIMENTAL ? "v1experimental"
+                                                                    : "v1development";
   x->opts.otlp_req = st->r;
   return 0;
 }
@@ -196,11 +199,20 @@ static int otlp_proto_parse(struct spaa_ingest *x, struct spaa_err *err)
   return parse_as(x, CT_PROTO, NULL, err);
 }
 
-/* accept: ids unique within the request; the rejected profiles logged. */
+/* accept: ids unique within the request; the rejected profiles logged; the decoded request
+ * freed before the profiles are stored when none points into it (an original_payload). */
 static int otlp_accept(struct spaa_ingest *x, struct spaa_err *err)
 {
+  struct otlp_state *st = x->state;
   size_t i;
   (void)err;
+  for (i = 0; i < x->list.n && !x->list.v[i].original; i++)
+    ;
+  if (i == x->list.n) {
+    otlp_request_free(st->r);
+    st->r = NULL;
+    x->opts.otlp_req = NULL;
+  }
   for (i = 0; i < x->list.n; i++) {
     unique_id(&x->list, i);
     if (!x->list.v[i].profile)
@@ -264,9 +276,7 @@ static void otlp_done(struct spaa_ingest *x)
   const char *version;
   if (!st)
     return;
-  version = !st->r ? "-"
-            : otlp_request_version(st->r) == OTLP_V1EXPERIMENTAL ? "v1experimental"
-                                                                  : "v1development";
+  version = st->version ? st->version : "-";
   spaa_metrics_add(spaa_ingest_metrics(x->req), SPAA_METRIC_OTLP_REQUESTS,
                    st->t == CT_JSON ? "json" : st->t == CT_OTHER ? "other" : "protobuf", version,
                    1);
@@ -282,6 +292,7 @@ static void otlp_done(struct spaa_ingest *x)
 
 const struct spaa_dialect spaa_dialect_otlp = {
     .name = "otlp",
+    .body_spent = 1, /* the decoded request holds copies; blame_ctype reads it only in parse */
     .parse = otlp_parse,
     .accept = otlp_accept,
     .answer = otlp_answer,
@@ -291,6 +302,7 @@ const struct spaa_dialect spaa_dialect_otlp = {
 
 const struct spaa_dialect spaa_dialect_otlp_proto = {
     .name = "otlp",
+    .body_spent = 1,
     .parse = otlp_proto_parse,
     .accept = otlp_accept,
     .answer = otlp_answer,

@@ -63,18 +63,22 @@ const struct spaa_route spaa_routes[] = {
     {"POST", "/api/{project_id}/envelope", INGEST("sentry", spaa_dialect_sentry),
      .auth = SPAA_AUTH_NONE, .quick = spaa_sentry_quick},
     /* pprof: Pyroscope's push API and the Collector pprof receiver (ingest token) */
-    {"POST", "/ingest", INGEST("pprof", spaa_dialect_pyroscope), .auth = SPAA_AUTH_INGEST},
+    {"POST", "/ingest", INGEST("pprof", spaa_dialect_pyroscope), .auth = SPAA_AUTH_INGEST,
+     .model_factor = SPAA_HTTP_PPROF_FACTOR},
     {"POST", "/pyroscope/ingest", INGEST("pprof", spaa_dialect_pyroscope),
-     .auth = SPAA_AUTH_INGEST},
-    {"POST", "/v1/pprof", INGEST("pprof", spaa_dialect_collector), .auth = SPAA_AUTH_INGEST},
+     .auth = SPAA_AUTH_INGEST, .model_factor = SPAA_HTTP_PPROF_FACTOR},
+    {"POST", "/v1/pprof", INGEST("pprof", spaa_dialect_collector), .auth = SPAA_AUTH_INGEST,
+     .model_factor = SPAA_HTTP_PPROF_FACTOR},
     /* Pyroscope's push.v1 over Connect (Alloy's pyroscope.write, current SDKs): stored as pprof */
     {"POST", "/push.v1.PusherService/Push", INGEST("pprof-push", spaa_dialect_pyroscope_push),
      .auth = SPAA_AUTH_INGEST},
     /* OTLP/HTTP profiles (ingest token; google.rpc.Status errors; 64 MiB caps) */
     {"POST", "/v1development/profiles", INGEST("otlp", spaa_dialect_otlp),
-     .auth = SPAA_AUTH_INGEST, .max_body = SPAA_OTLP_MAX_BODY, .max_decoded = SPAA_OTLP_MAX_BODY},
+     .auth = SPAA_AUTH_INGEST, .max_body = SPAA_OTLP_MAX_BODY, .max_decoded = SPAA_OTLP_MAX_BODY,
+     .model_factor = SPAA_HTTP_OTLP_FACTOR},
     {"POST", "/v1experimental/profiles", INGEST("otlp", spaa_dialect_otlp),
-     .auth = SPAA_AUTH_INGEST, .max_body = SPAA_OTLP_MAX_BODY, .max_decoded = SPAA_OTLP_MAX_BODY},
+     .auth = SPAA_AUTH_INGEST, .max_body = SPAA_OTLP_MAX_BODY, .max_decoded = SPAA_OTLP_MAX_BODY,
+     .model_factor = SPAA_HTTP_OTLP_FACTOR},
 };
 
 const size_t spaa_n_routes = sizeof(spaa_routes) / sizeof(spaa_routes[0]);

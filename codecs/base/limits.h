@@ -83,7 +83,13 @@
 #define SPAA_HTTP_BUDGET_WAIT_MS 2000           /* a worker's wait for the memory budget */
 #define SPAA_HTTP_MODEL_FACTOR 16               /* budget charge per decoded byte: the decoded
                                                   * body, the wire format's decoded messages and
-                                                  * the model (a 48 MiB pprof peaks near 17x) */
+                                                  * the model (routes may say otherwise) */
+#define SPAA_HTTP_PPROF_FACTOR 4                /* pprof routes, per body byte (gzip inside:
+                                                  * a 38 MB gzip body of 48 MiB peaks at 81 MB
+                                                  * above the idle server, 2.1x) */
+#define SPAA_HTTP_OTLP_FACTOR 64                /* OTLP routes: every profile's model is held
+                                                  * until they are stored (a 20 MB request of 8
+                                                  * profiles peaks at 57x, the eBPF fixture 40x) */
 #define SPAA_HTTP_GUESS_RATIO 6                 /* decoded/encoded guess before decoding */
 #define SPAA_HTTP_TRIM_AFTER ((size_t)32 << 20) /* bytes charged before a malloc_trim */
 #define SPAA_HTTP_LOG_INTERVAL_S 10             /* counted refusals and drops logged this often */
