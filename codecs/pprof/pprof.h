@@ -23,7 +23,10 @@ struct spaa_pprof;
 int spaa_pprof_is_gzip(const uint8_t *buf, size_t len);
 
 /* Decode `len` bytes of pprof, gzipped or not, into a new struct (*out, owned by the caller,
- * freed with spaa_pprof_free). Returns 0, or:
+ * freed with spaa_pprof_free; it may read buf until then). A gzip input over
+ * SPAA_PPROF_STREAM_OVER bytes is inflated in windows at each read instead of held whole,
+ * and its samples are checked when spaa_pprof_to_spaa reads them (the same errors, from
+ * there). Returns 0, or:
  *   SPAA_E_TOO_LARGE       over SPAA_PPROF_MAX_RAW after gunzip, or SPAA_PPROF_MAX_DECODED;
  *   SPAA_E_BAD_COMPRESSION a corrupt gzip stream;
  *   SPAA_E_BAD_PROTOBUF    bytes that are not a Profile message;

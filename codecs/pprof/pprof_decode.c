@@ -153,40 +153,42 @@ static int index_ids(struct spaa_pprof_ids *ids, const char *kind, size_t n,
   return 0;
 }
 
-/* Every sample: one value per sample type, locations that exist, labels whose strings do. */
-static int validate_samples(const struct spaa_pprof *d, struct spaa_err *err)
+/* Sample i against the rules: one value per sample type, locations that exist, labels
+ * whose strings do and that are a string or a number. 0 or SPAA_E_INVALID (err filled). */
+static int check_sample(const struct spaa_pprof *d, const Perftools__Profiles__Sample *s,
+                        size_t i, struct spaa_err *err)
 {
   const Perftools__Profiles__Profile *m = d->msg;
+  size_t j, k;
+  int rc;
+  if (s->n_value != m->n_sample_type)
+    return INVALID("sample %zu has %zu values, but there are %zu sample types", i, s->n_value,
+                   m->n_sample_type);
+  for (j = 0; j < s->n_location_id; j++)
+    if (!spaa_pprof_find(&d->loc_ids, s->location_id[j], &k))
+      return INVALID("sample %zu references location %" PRIu64 " (position %zu), which does "
+                     "not exist", i, s->location_id[j], j);
+  for (j = 0; j < s->n_label; j++) {
+    const Perftools__Profiles__Label *l = s->label[j];
+    if ((rc = str_idx(m, l->key, err, "sample %zu label %zu key", i, j)) ||
+        (rc = str_idx(m, l->str, err, "sample %zu label %zu str", i, j)) ||
+        (rc = str_idx(m, l->num_unit, err, "sample %zu label %zu num_unit", i, j)))
+      return rc;
+    if (l->str && (l->num || l->num_unit))
+      return INVALID("sample %zu label %zu has both a string and a number", i, j);
+  }
+  return 0;
+}
+
+/* Read every sample once (spaa_pprof_iter_next checks each). */
+static int read_samples(const struct spaa_pprof *d, struct spaa_err *err)
+{
   const Perftools__Profiles__Sample *s;
   struct spaa_pprof_iter it;
-  size_t i, j, k;
   int rc;
   spaa_pprof_iter_init(&it, d);
-  for (i = 0; !(rc = spaa_pprof_iter_next(&it, &s, err)) && s; i++) {
-    if (s->n_value != m->n_sample_type) {
-      INVALID("sample %zu has %zu values, but there are %zu sample types", i, s->n_value,
-              m->n_sample_type);
-      break;
-    }
-    for (j = 0; j < s->n_location_id; j++)
-      if (!spaa_pprof_find(&d->loc_ids, s->location_id[j], &k)) {
-        INVALID("sample %zu references location %" PRIu64 " (position %zu), which does "
-                "not exist", i, s->location_id[j], j);
-        goto out;
-      }
-    for (j = 0; j < s->n_label; j++) {
-      const Perftools__Profiles__Label *l = s->label[j];
-      if ((rc = str_idx(m, l->key, err, "sample %zu label %zu key", i, j)) ||
-          (rc = str_idx(m, l->str, err, "sample %zu label %zu str", i, j)) ||
-          (rc = str_idx(m, l->num_unit, err, "sample %zu label %zu num_unit", i, j)))
-        goto out;
-      if (l->str && (l->num || l->num_unit)) {
-        INVALID("sample %zu label %zu has both a string and a number", i, j);
-        goto out;
-      }
-    }
-  }
-out:
+  while (!(rc = spaa_pprof_iter_next(&it, &s, err)) && s)
+    ;
   spaa_pprof_iter_free(&it);
   return rc;
 }
@@ -265,7 +267,9 @@ int spaa_pprof_validate(struct spaa_pprof *d, struct spaa_err *err)
         return INVALID("location %zu (id %" PRIu64 ") line %zu references function %" PRIu64
                        ", which does not exist", i, l->id, j, l->line[j]->function_id);
   }
-  return validate_samples(d, err);
+  /* a profile read in windows has its samples checked as the conversion reads them: one
+   * inflate of the whole input fewer */
+  return d->stream ? 0 : read_samples(d, err);
 }
 
 /* ---- decode -------------------------------------------------------------------------------- */
@@ -534,6 +538,8 @@ int spaa_pprof_iter_next(struct spaa_pprof_iter *it, const Perftools__Profiles__
   int rc;
   *s = NULL;
   if (!d->wire) {
+    if (it->i < d->msg->n_sample && (rc = check_sample(d, d->msg->sample[it->i], it->i, err)))
+      return rc;
     if (it->i < d->msg->n_sample)
       *s = d->msg->sample[it->i++];
     return 0;
@@ -556,6 +562,8 @@ int spaa_pprof_iter_next(struct spaa_pprof_iter *it, const Perftools__Profiles__
     if (f.wt != SPAA_PB_LEN)
       rc = -1;
     else if (!(rc = src_take(it->src, f.len, &body, err)) && !(rc = read_sample(it, body, f.len))) {
+      if ((rc = check_sample(d, &it->s, it->i, err)))
+        return rc;
       it->i++;
       *s = &it->s;
       return 0;

@@ -38,7 +38,11 @@ static inline int spaa_pprof_find(const struct spaa_pprof_ids *ids, uint64_t id,
 
 /* A decoded and validated pprof profile. Every index and id has been checked: string
  * indexes are in range, ids are unique and nonzero, references resolve through the maps
- * below, every sample has one value per sample type, every string is valid UTF-8.
+ * below, every string is valid UTF-8. Every sample is checked (one value per sample type,
+ * locations and label strings that exist) each time spaa_pprof_iter reads it; decode reads
+ * them all once too, except when the input is read in windows (`stream`): then the
+ * conversion's read is the check, so that a large gzip input is inflated twice, not three
+ * times.
  *
  * The samples, most of a profile's bytes, are not unpacked into `msg`: they stay on the wire
  * (`wire`) and are read one at a time into a reused scratch sample by spaa_pprof_iter, so a
@@ -76,8 +80,9 @@ struct spaa_pprof_iter {
 };
 
 void spaa_pprof_iter_init(struct spaa_pprof_iter *it, const struct spaa_pprof *d);
-/* The next sample: 0 with *s set (NULL past the last), or SPAA_E_BAD_PROTOBUF (a sample
- * that is not a Sample message; err names it) or SPAA_E_NOMEM. */
+/* The next sample, checked: 0 with *s set (NULL past the last), or SPAA_E_INVALID (a sample
+ * that breaks a rule), SPAA_E_BAD_PROTOBUF (not a Sample message), an inflate error (a
+ * stream), SPAA_E_NOMEM; err names the sample. */
 int spaa_pprof_iter_next(struct spaa_pprof_iter *it, const Perftools__Profiles__Sample **s,
                          struct spaa_err *err);
 void spaa_pprof_iter_free(struct spaa_pprof_iter *it);

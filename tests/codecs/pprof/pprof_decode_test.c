@@ -300,6 +300,25 @@ static void test_windows_edges(void **state)
   spaa_pprof_free(win);
   spaa_pprof_free(whole);
   win = NULL;
+  /* a sample breaking a rule, read in windows: found when the conversion reads it */
+  {
+    struct spaa_profile *p = NULL;
+    uint8_t *bp, *bz;
+    size_t bp_len, bz_len;
+    tb_basic(&b);
+    b.smp[1].n_value = 1;
+    bp = tb_pack(&b, &bp_len);
+    bz = gz(bp, bp_len, &bz_len);
+    assert_int_equal(spaa_pprof__decode(bz, bz_len, SIZE_MAX, &whole, &err), SPAA_E_INVALID);
+    assert_int_equal(spaa_pprof__decode(bz, bz_len, 0, &win, &err), 0);
+    assert_int_equal(spaa_pprof__build(win, &p, NULL, NULL, &err), SPAA_E_INVALID);
+    assert_non_null(strstr(err.msg, "sample 1 has 1 values, but there are 2 sample types"));
+    assert_null(p);
+    spaa_pprof_free(win);
+    win = whole = NULL;
+    free(bz);
+    free(bp);
+  }
   bad = malloc(z_len + 8);
   /* corrupt */
   memcpy(bad, z, z_len);
@@ -317,13 +336,27 @@ static void test_windows_edges(void **state)
   assert_null(win);
   free(bad);
   free(z);
-  /* a sample whose bytes are not a Sample: field 1 as a 64-bit fixed */
+  /* a sample whose bytes are not a Sample (field 1 as a 64-bit fixed), after the two of a
+   * small profile */
+  free(pb);
+  tb_basic(&b);
+  pb = tb_pack(&b, &pb_len);
   bad = malloc(pb_len + 4);
   memcpy(bad, pb, pb_len);
   bad[pb_len] = 0x12, bad[pb_len + 1] = 2, bad[pb_len + 2] = 0x09, bad[pb_len + 3] = 0x01;
   z = gz(bad, pb_len + 4, &z_len);
-  assert_int_equal(spaa_pprof__decode(z, z_len, 0, &win, &err), SPAA_E_BAD_PROTOBUF);
-  assert_non_null(strstr(err.msg, "is not a Sample message"));
+  assert_int_equal(spaa_pprof__decode(z, z_len, SIZE_MAX, &win, &err), SPAA_E_BAD_PROTOBUF);
+  assert_non_null(strstr(err.msg, "sample 2 is not a Sample message"));
+  assert_null(win);
+  assert_int_equal(spaa_pprof__decode(z, z_len, 0, &win, &err), 0); /* found when read: */
+  {
+    struct spaa_profile *p = NULL;
+    assert_int_equal(spaa_pprof__build(win, &p, NULL, NULL, &err), SPAA_E_BAD_PROTOBUF);
+    assert_non_null(strstr(err.msg, "sample 2 is not a Sample message"));
+    assert_null(p);
+    spaa_pprof_free(win);
+    win = NULL;
+  }
   assert_int_equal(spaa_pprof__decode(bad, pb_len + 4, 0, &win, &err), SPAA_E_BAD_PROTOBUF);
   assert_null(win);
   free(z);
