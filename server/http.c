@@ -31,11 +31,11 @@
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
-#include <malloc.h>
 
 #include <microhttpd.h>
 
 #include "base/base64.h"
+#include "base/compress.h"
 #include "base/limits.h"
 #include "server/conns.h"
 #include "server/decode.h"
@@ -843,13 +843,23 @@ static void run(struct http_rq *rq, struct spaa_resp *resp)
 
 /* What a body will cost while it is converted: the decoded bytes and the model built from
  * them (the route's model_factor per decoded byte), guessed from the wire size when a
- * Content-Encoding is still to be undone. */
+ * Content-Encoding is still to be undone, and from the gzip trailer (ISIZE, the size of the
+ * last member mod 2^32: a hint) of a body that is itself gzip (a pprof). */
 static size_t work_cost(const struct http_rq *rq)
 {
-  size_t dec = rq->body.len, f = model_factor(rq);
-  if (rq->needs_decode)
-    dec = rq->body.len > rq->max_decoded / SPAA_HTTP_GUESS_RATIO
-              ? rq->max_decoded : rq->body.len * SPAA_HTTP_GUESS_RATIO;
+  const unsigned char *b = (const unsigned char *)rq->body.p;
+  size_t dec = rq->body.len, n = rq->body.len, f = model_factor(rq);
+  if (rq->needs_decode) {
+    dec = n > rq->max_decoded / SPAA_HTTP_GUESS_RATIO ? rq->max_decoded
+                                                       : n * SPAA_HTTP_GUESS_RATIO;
+  } else if (n >= 18 && spaa_is_gzip(b, n)) {
+    size_t hint = (size_t)b[n - 4] | (size_t)b[n - 3] << 8 | (size_t)b[n - 2] << 16 |
+                  (size_t)b[n - 1] << 24;
+    if (hint > rq->max_decoded)
+      hint = rq->max_decoded;
+    if (hint > dec)
+      dec = hint;
+  }
   return dec > ((size_t)-1) / f ? (size_t)-1 / 2 : dec * f;
 }
 

@@ -84,9 +84,9 @@
 #define SPAA_HTTP_MODEL_FACTOR 16               /* budget charge per decoded byte: the decoded
                                                   * body, the wire format's decoded messages and
                                                   * the model (routes may say otherwise) */
-#define SPAA_HTTP_PPROF_FACTOR 4                /* pprof routes, per body byte (gzip inside:
-                                                  * a 38 MB gzip body of 48 MiB peaks at 81 MB
-                                                  * above the idle server, 2.1x) */
+#define SPAA_HTTP_PPROF_FACTOR 2                /* pprof routes, per decoded byte (the gzip
+                                                  * trailer's size when the body is gzip): a
+                                                  * 48 MiB pprof peaks 81 MB above idle, 1.6x */
 #define SPAA_HTTP_OTLP_FACTOR 64                /* OTLP routes: every profile's model is held
                                                   * until they are stored (a 20 MB request of 8
                                                   * profiles peaks at 57x, the eBPF fixture 40x) */

@@ -28,7 +28,8 @@ echo "one 48 MiB pprof: peak RSS ${hwm} KiB = $(awk -v h="$hwm" -v d="$dec" 'BEG
 assert_rss_below "$SERVER_PID" $(((dec * 2 / 1024) + 32768)) "one 48 MiB pprof"
 stop_server
 
-# three at once within a budget that holds one conversion (a pprof route charges 4x the body)
+# three at once within a budget that holds one conversion (a pprof route charges 2x the size
+# its gzip trailer gives: 96 MiB, with the 38 MB body charged on arrival)
 budget_mib=200
 start_server --max-body 64m --max-decompressed 64m --memory-budget ${budget_mib}m
 pids=()

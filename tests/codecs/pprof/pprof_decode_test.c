@@ -319,6 +319,26 @@ static void test_windows_edges(void **state)
     free(bz);
     free(bp);
   }
+  /* two gzip members: their protobuf bytes concatenated, one message with every record
+   * twice, refused the same way whether read whole or in windows (both members inflated) */
+  {
+    uint8_t *bp, *bz, *two;
+    size_t bp_len, bz_len;
+    tb_basic(&b);
+    bp = tb_pack(&b, &bp_len);
+    bz = gz(bp, bp_len, &bz_len);
+    two = malloc(2 * bz_len);
+    memcpy(two, bz, bz_len);
+    memcpy(two + bz_len, bz, bz_len);
+    assert_int_equal(spaa_pprof__decode(two, 2 * bz_len, SIZE_MAX, &whole, &err), SPAA_E_INVALID);
+    assert_non_null(strstr(err.msg, "mapping 1 has id 1, already used by mapping 0"));
+    assert_int_equal(spaa_pprof__decode(two, 2 * bz_len, 0, &win, &err), SPAA_E_INVALID);
+    assert_non_null(strstr(err.msg, "mapping 1 has id 1, already used by mapping 0"));
+    assert_null(win);
+    free(two);
+    free(bz);
+    free(bp);
+  }
   bad = malloc(z_len + 8);
   /* corrupt */
   memcpy(bad, z, z_len);
