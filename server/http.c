@@ -849,14 +849,12 @@ static void run(struct http_rq *rq, struct spaa_resp *resp)
  * last member mod 2^32: a hint) of a body that is itself gzip (a pprof). */
 static size_t work_cost(const struct http_rq *rq)
 {
-  const unsigned char *b = (const unsigned char *)rq->body.p;
   size_t dec = rq->body.len, n = rq->body.len, f = model_factor(rq);
   if (rq->needs_decode) {
     dec = n > rq->max_decoded / SPAA_HTTP_GUESS_RATIO ? rq->max_decoded
                                                        : n * SPAA_HTTP_GUESS_RATIO;
-  } else if (n >= 18 && spaa_is_gzip(b, n)) {
-    size_t hint = (size_t)b[n - 4] | (size_t)b[n - 3] << 8 | (size_t)b[n - 2] << 16 |
-                  (size_t)b[n - 1] << 24;
+  } else {
+    size_t hint = spaa_gzip_size_hint(rq->body.p, n);
     if (hint > rq->max_decoded)
       hint = rq->max_decoded;
     if (hint > dec)

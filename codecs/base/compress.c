@@ -227,16 +227,20 @@ static int too_large(struct spaa_err *err, enum spaa_coding c, size_t max_out)
                       spaa_coding_name(c), max_out);
 }
 
-/* Room for the whole output at once when a gzip trailer tells its size (ISIZE: the size mod
- * 2^32 of the last member, a hint only), plus one byte to see the end without growing and
- * one for the NUL. `out` is empty. */
+size_t spaa_gzip_size_hint(const void *buf, size_t len)
+{
+  const unsigned char *in = buf;
+  if (len < 18 || !spaa_is_gzip(buf, len))
+    return 0;
+  return (size_t)in[len - 4] | (size_t)in[len - 3] << 8 | (size_t)in[len - 2] << 16 |
+         (size_t)in[len - 1] << 24;
+}
+
+/* Room for the whole output at once when a gzip trailer tells its size (spaa_gzip_size_hint),
+ * plus one byte to see the end without growing and one for the NUL. `out` is empty. */
 static int reserve_hint(const uint8_t *in, size_t len, size_t max_out, struct spaa_buf *out)
 {
-  size_t hint;
-  if (len < 18)
-    return 0;
-  hint = (size_t)in[len - 4] | (size_t)in[len - 3] << 8 | (size_t)in[len - 2] << 16 |
-         (size_t)in[len - 1] << 24;
+  size_t hint = spaa_gzip_size_hint(in, len);
   if (!hint || hint > max_out)
     return 0;
   /* exactly that (out is empty): spaa_buf_reserve would round up to a power of two */

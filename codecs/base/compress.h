@@ -22,6 +22,9 @@ const char *spaa_coding_name(enum spaa_coding c);
 /* 1 when `buf` starts with the gzip magic (1f 8b) / the zstd frame magic (28 b5 2f fd). */
 int spaa_is_gzip(const void *buf, size_t len);
 int spaa_is_zstd(const void *buf, size_t len);
+/* The decoded size a gzip input's trailer gives (ISIZE: the size mod 2^32 of its last
+ * member, a hint only), or 0 when buf is not gzip or too short to have a trailer. */
+size_t spaa_gzip_size_hint(const void *buf, size_t len);
 
 /* ---- decompression, one buffer --------------------------------------------------------- */
 

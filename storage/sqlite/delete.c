@@ -78,6 +78,19 @@ void storage__pace_update(struct storage__pace *pace, size_t units, uint64_t wor
     pace->n = PACE_MAX;
 }
 
+int storage__step_end(struct storage__conn *c, int rc, struct spaa_err *err,
+                      struct storage__pace *pace, size_t units, uint64_t t0)
+{
+  uint64_t t1 = storage__mono_ns();
+  if (!rc)
+    rc = storage__exec(c, ST_COMMIT, err);
+  if (rc && !sqlite3_get_autocommit(c->db))
+    storage__exec(c, ST_ROLLBACK, NULL);
+  else
+    storage__pace_update(pace, units, t1 - t0, storage__mono_ns() - t1);
+  return rc;
+}
+
 /* A delete's profiles: nums[done..n). */
 struct nums {
   const int64_t *v;
@@ -91,7 +104,7 @@ static int step_profiles(struct storage__sqlite *s, struct storage__job *j)
   struct nums *p = j->arg;
   struct storage__conn *c = &s->wconn;
   sqlite3_stmt *st = NULL;
-  uint64_t t0 = storage__mono_ns(), t1;
+  uint64_t t0 = storage__mono_ns();
   size_t i = p->done, max = p->pace.n ? p->pace.n : PACE_FIRST;
   int rc;
   if (sqlite3_prepare_v2(c->db, "DELETE FROM profile WHERE num = ?1", -1, &st, NULL) !=
@@ -106,13 +119,7 @@ static int step_profiles(struct storage__sqlite *s, struct storage__job *j)
       if (sqlite3_step(st) != SQLITE_DONE)
         rc = storage__db_err(c, &j->err, "deleting a profile");
     }
-    t1 = storage__mono_ns();
-    if (!rc)
-      rc = storage__exec(c, ST_COMMIT, &j->err);
-    if (rc && !sqlite3_get_autocommit(c->db))
-      storage__exec(c, ST_ROLLBACK, NULL);
-    else
-      storage__pace_update(&p->pace, i - p->done, t1 - t0, storage__mono_ns() - t1);
+    rc = storage__step_end(c, rc, &j->err, &p->pace, i - p->done, t0);
   }
   sqlite3_finalize(st);
   if (!rc)
@@ -156,7 +163,7 @@ static int step_vacuum(struct storage__sqlite *s, struct storage__job *j)
   struct storage__conn *c = &s->wconn;
   struct vacuum *v = j->arg;
   size_t n = v->pace.n ? v->pace.n : PACE_FIRST;
-  uint64_t t0, t1;
+  uint64_t t0;
   int64_t before;
   char sql[64];
   int rc;
@@ -170,15 +177,7 @@ static int step_vacuum(struct storage__sqlite *s, struct storage__job *j)
   if (sqlite3_exec(c->db, sql, NULL, NULL, NULL) != SQLITE_OK)
     rc = storage__db_err(c, &j->err, "giving free pages back");
   v->left = free_pages(c);
-  t1 = storage__mono_ns();
-  if (!rc)
-    rc = storage__exec(c, ST_COMMIT, &j->err);
-  if (rc && !sqlite3_get_autocommit(c->db))
-    storage__exec(c, ST_ROLLBACK, NULL);
-  else
-    storage__pace_update(&v->pace, (size_t)(before - v->left), t1 - t0,
-                         storage__mono_ns() - t1);
-  return rc;
+  return storage__step_end(c, rc, &j->err, &v->pace, (size_t)(before - v->left), t0);
 }
 
 /* Step: truncate the log, now that a passive checkpoint copied it, when no reader holds it

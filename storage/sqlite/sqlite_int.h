@@ -166,6 +166,12 @@ struct storage__pace {
 /* After a step did `units` of pace->n in work_ns, then committed in commit_ns: the next n. */
 void storage__pace_update(struct storage__pace *pace, size_t units, uint64_t work_ns,
                           uint64_t commit_ns);
+/* End a writer step begun at t0 that did `units` (rc: its outcome so far): commit it, or
+ * roll it back on error; after a commit, the pace updated from the step's work and commit
+ * times (also after a failed commit that ended the transaction). Returns rc, or the
+ * commit's error. */
+int storage__step_end(struct storage__conn *c, int rc, struct spaa_err *err,
+                      struct storage__pace *pace, size_t units, uint64_t t0);
 
 /* ---- the sweep (sweep.c) --------------------------------------------------------------- */
 /* Delete the dsos, frames, stacks and block dictionaries nothing references, from the

@@ -138,7 +138,7 @@ static int step_rows(struct storage__sqlite *s, struct storage__job *j)
   struct storage__conn *c = &s->wconn;
   const struct storage__sweep *sw = &s->sweep;
   sqlite3_stmt *st = NULL;
-  uint64_t t0 = storage__mono_ns(), t1, n = 0;
+  uint64_t t0 = storage__mono_ns(), n = 0;
   size_t i = r->done, max = r->pace->n ? r->pace->n : 16;
   int rc;
   if (!sw->on) /* without the notes of the puts nothing can be deleted safely */
@@ -158,13 +158,7 @@ static int step_rows(struct storage__sqlite *s, struct storage__job *j)
       else
         n += (uint64_t)sqlite3_changes(c->db);
     }
-    t1 = storage__mono_ns();
-    if (!rc)
-      rc = storage__exec(c, ST_COMMIT, &j->err);
-    if (rc && !sqlite3_get_autocommit(c->db))
-      storage__exec(c, ST_ROLLBACK, NULL);
-    else
-      storage__pace_update(r->pace, i - r->done, t1 - t0, storage__mono_ns() - t1);
+    rc = storage__step_end(c, rc, &j->err, r->pace, i - r->done, t0);
   }
   sqlite3_finalize(st);
   if (!rc) {
