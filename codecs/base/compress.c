@@ -306,7 +306,7 @@ int spaa_dreader_read(struct spaa_dreader *r, void *out, size_t cap, size_t *mad
                       struct spaa_err *err)
 {
   enum spaa_coding c = r->d.coding;
-  size_t got = 0, used, m;
+  size_t got = 0, used = 0, m = 0;
   int rc;
   *made = 0;
   while (got < cap && !r->done) {

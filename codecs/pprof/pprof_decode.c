@@ -534,7 +534,7 @@ int spaa_pprof_iter_next(struct spaa_pprof_iter *it, const Perftools__Profiles__
 {
   const struct spaa_pprof *d = it->d;
   struct spaa_pb_field f;
-  const uint8_t *head, *body;
+  const uint8_t *head = NULL, *body = NULL;
   int rc;
   *s = NULL;
   if (!d->wire) {
@@ -595,7 +595,7 @@ static int split_wire(struct spaa_pprof *d, struct spaa_buf *rest, struct spaa_e
 {
   struct spaa_pb_field f;
   struct spaa_pprof_src s;
-  const uint8_t *head;
+  const uint8_t *head = NULL;
   int rc;
   if ((rc = src_open(&s, d, err)))
     return rc;
