@@ -144,11 +144,12 @@ static int batch_alloc(struct batch *b, size_t cap)
              : SPAA_E_NOMEM;
 }
 
-/* Count the entries the converter rejected, and put the others into b. */
-static void batch_fill(struct spaa_ingest *x, struct batch *b, struct spaa_metrics *m)
+/* Count the rejected entries of [from, upto), and put the converted ones into b. */
+static void batch_fill(struct spaa_ingest *x, struct batch *b, size_t from, size_t upto,
+                       struct spaa_metrics *m)
 {
   size_t i;
-  for (i = 0; i < x->list.n; i++) {
+  for (i = from; i < upto; i++) {
     struct spaa_converted *c = &x->list.v[i];
     if (!c->profile) {
       x->rcs[i] = SPAA_INGEST_REJECTED;
@@ -163,22 +164,48 @@ static void batch_fill(struct spaa_ingest *x, struct batch *b, struct spaa_metri
   }
 }
 
-int spaa_ingest_store_all(struct spaa_ingest *x, struct spaa_err *err)
+/* Room in x->ids and x->rcs for n entries (zeroed). 0 or SPAA_E_NOMEM. */
+static int outcomes_room(struct spaa_ingest *x, size_t n)
+{
+  char(*ids)[64];
+  int *rcs;
+  size_t cap = x->cap_out ? x->cap_out : 8;
+  if (n <= x->cap_out)
+    return 0;
+  while (cap < n)
+    cap *= 2;
+  if (!(ids = realloc(x->ids, cap * sizeof(*ids))))
+    return SPAA_E_NOMEM;
+  x->ids = ids;
+  if (!(rcs = realloc(x->rcs, cap * sizeof(*rcs))))
+    return SPAA_E_NOMEM;
+  x->rcs = rcs;
+  memset(x->ids + x->cap_out, 0, (cap - x->cap_out) * sizeof(*ids));
+  memset(x->rcs + x->cap_out, 0, (cap - x->cap_out) * sizeof(*rcs));
+  x->cap_out = cap;
+  return 0;
+}
+
+/* Store entries [x->flushed, upto) of the list in one spaa_store_put_many; with `release`
+ * the models stored are freed (taken) after. Returns 0 or the first failing entry's code
+ * (x->failed_at) with err filled. */
+static int flush(struct spaa_ingest *x, size_t upto, int release, struct spaa_err *err)
 {
   struct spaa_metrics *m = spaa_ingest_metrics(x->req);
-  size_t n = x->list.n, j;
+  size_t from = x->flushed, stored = 0, dups = 0, j;
   struct batch b;
   int rc = 0;
-  x->failed_at = n;
-  if (!n)
+  if (upto <= from)
     return 0;
-  if (!(x->ids = calloc(n, sizeof(*x->ids))) || !(x->rcs = calloc(n, sizeof(*x->rcs))) ||
-      batch_alloc(&b, n)) {
-    if (x->ids && x->rcs)
+  if (outcomes_room(x, upto) || batch_alloc(&b, upto - from)) {
+    if (x->cap_out >= upto)
       batch_free(&b);
     return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
   }
-  batch_fill(x, &b, m);
+  for (; x->entered < upto; x->entered++)
+    if (x->dialect && x->dialect->entry)
+      x->dialect->entry(x, x->entered);
+  batch_fill(x, &b, from, upto, m);
   if (b.n)
     spaa_store_put_many(x->req->app->store, b.n, b.p, b.meta, b.rcs, b.errs);
   for (j = 0; j < b.n; j++) {
@@ -186,18 +213,47 @@ int spaa_ingest_store_all(struct spaa_ingest *x, struct spaa_err *err)
     x->rcs[i] = b.rcs[j];
     log_outcome(&b.meta[j], &x->list.v[i], b.rcs[j], &b.errs[j]);
     if (b.rcs[j] == 0)
-      x->stored++;
+      stored++;
     else if (b.rcs[j] == 1)
-      x->dups++;
+      dups++;
     else if (!rc) {
       rc = b.rcs[j];
       x->failed_at = i;
       *err = b.errs[j];
     }
   }
-  spaa_metrics_add(m, SPAA_METRIC_PROFILES_STORED, x->source, NULL, (int64_t)x->stored);
-  spaa_metrics_add(m, SPAA_METRIC_PROFILES_DUPLICATE, x->source, NULL, (int64_t)x->dups);
+  x->stored += stored;
+  x->dups += dups;
+  spaa_metrics_add(m, SPAA_METRIC_PROFILES_STORED, x->source, NULL, (int64_t)stored);
+  spaa_metrics_add(m, SPAA_METRIC_PROFILES_DUPLICATE, x->source, NULL, (int64_t)dups);
   batch_free(&b);
+  for (j = from; release && j < upto; j++)
+    if (x->list.v[j].profile) {
+      spaa_profile_free(x->list.v[j].profile);
+      x->list.v[j].profile = NULL;
+      x->list.v[j].taken = 1;
+    }
+  x->flushed = upto;
+  x->pending = 0;
+  return rc;
+}
+
+int spaa_ingest_store_all(struct spaa_ingest *x, struct spaa_err *err)
+{
+  return flush(x, x->list.n, 0, err);
+}
+
+/* spaa_convert_opts.each of a streaming dialect: once the models converted and not yet
+ * stored pass SPAA_INGEST_BATCH_BYTES, store them and let them go. */
+static int each_entry(void *ctx, struct spaa_conv_list *l, size_t k, struct spaa_err *err)
+{
+  struct spaa_ingest *x = ctx;
+  int rc;
+  x->pending += spaa_profile_bytes(l->v[k].profile);
+  if (x->pending < SPAA_INGEST_BATCH_BYTES)
+    return 0;
+  if ((rc = flush(x, k + 1, 1, err)))
+    x->store_failed = 1;
   return rc;
 }
 
@@ -219,6 +275,7 @@ void spaa_ingest_init(struct spaa_ingest *x, const struct spaa_req *req, struct 
   x->body_len = req->body_len;
   x->opts.keep_original = req->app && req->app->cfg &&
                           req->app->cfg->keep_original == SPAA_KEEP_ALWAYS;
+  x->failed_at = SIZE_MAX;
 }
 
 void spaa_ingest_release(struct spaa_ingest *x)
@@ -231,6 +288,9 @@ void spaa_ingest_release(struct spaa_ingest *x)
   x->labels = x->attrs = NULL;
   x->ids = NULL;
   x->rcs = NULL;
+  x->cap_out = x->flushed = x->entered = x->pending = 0;
+  x->failed_at = SIZE_MAX;
+  x->store_failed = 0;
 }
 
 static const char *route_label(const struct spaa_req *req)
@@ -245,7 +305,7 @@ static void ids_header(struct spaa_ingest *x)
   char v[sizeof(x->resp->headers[0].value)];
   size_t i, len = 0;
   v[0] = 0;
-  for (i = 0; x->ids && x->rcs && i < x->list.n; i++) {
+  for (i = 0; x->ids && x->rcs && i < x->flushed; i++) {
     size_t n = strlen(x->ids[i]);
     if ((x->rcs[i] != 0 && x->rcs[i] != 1) || !n)
       continue;
@@ -268,17 +328,18 @@ static void count_answer(const struct spaa_req *req, const struct spaa_resp *res
 }
 
 /* The profiles of an upload that failed, as rejected for the error's reason: those the store
- * failed (the converter's own rejections were counted by reason already), or, refused before
- * the store, every profile it held (one when it could not be read at all). */
+ * failed (the converter's own rejections among the entries stored were counted by reason
+ * already), and every entry not sent to the store (one when the upload could not be read
+ * at all). */
 static void count_refused(struct spaa_ingest *x, int code)
 {
   size_t i, n = 0;
-  if (x->rcs) {
-    for (i = 0; i < x->list.n; i++)
-      n += x->rcs[i] < 0;
-  } else {
-    n = x->list.n ? x->list.n : 1;
-  }
+  for (i = 0; x->rcs && i < x->flushed; i++)
+    n += x->rcs[i] < 0;
+  if (x->list.n > x->flushed)
+    n += x->list.n - x->flushed;
+  if (!n && !x->flushed)
+    n = 1;
   if (n)
     spaa_metrics_add(spaa_ingest_metrics(x->req), SPAA_METRIC_PROFILES_REJECTED, x->source,
                      spaa_err_name(code), (int64_t)n);
@@ -297,6 +358,17 @@ static int points_into_body(const struct spaa_ingest *x)
   return 0;
 }
 
+/* Free the request's body now when nothing needs it any more: not kept as the original,
+ * no entry's original in it. */
+static void drop_body(struct spaa_ingest *x)
+{
+  if (x->opts.keep_original || !x->req->drop_body || !x->body_len || points_into_body(x))
+    return;
+  x->req->drop_body(x->req);
+  x->body = (const uint8_t *)"";
+  x->body_len = 0;
+}
+
 /* Parse, convert, accept, store: 0, or the failing code with *stage and err set. */
 static int run(struct spaa_ingest *x, spaa_convert_fn conv, enum spaa_ingest_stage *stage,
                struct spaa_err *err)
@@ -309,15 +381,20 @@ static int run(struct spaa_ingest *x, spaa_convert_fn conv, enum spaa_ingest_sta
                         x->source ? x->source : "");
   if (d->parse && (rc = d->parse(x, err)))
     return rc;
+  if (d->body_spent == SPAA_BODY_SPENT_PARSED)
+    drop_body(x);
   *stage = SPAA_INGEST_CONVERT;
-  if ((rc = conv(x->body, x->body_len, &x->opts, &x->list, err)) ||
-      (d->accept && (rc = d->accept(x, err))))
-    return rc;
-  if (d->body_spent && !x->opts.keep_original && x->req->drop_body && !points_into_body(x)) {
-    x->req->drop_body(x->req);
-    x->body = (const uint8_t *)"";
-    x->body_len = 0;
+  if (d->stream) {
+    x->opts.each = each_entry;
+    x->opts.each_ctx = x;
   }
+  rc = conv(x->body, x->body_len, &x->opts, &x->list, err);
+  if (rc && x->store_failed)
+    *stage = SPAA_INGEST_STORE;
+  if (rc || (d->accept && (rc = d->accept(x, err))))
+    return rc;
+  if (d->body_spent)
+    drop_body(x);
   *stage = SPAA_INGEST_STORE;
   return spaa_ingest_store_all(x, err);
 }

@@ -44,21 +44,46 @@ struct spaa_ingest {
                                         * SPAA_INGEST_REJECTED, or a negative SPAA_E_* */
   size_t stored, dups, rejected;       /* entries stored, already stored, rejected alone */
   size_t failed_at;                    /* with SPAA_INGEST_STORE: the first entry that failed */
+  size_t flushed;                      /* entries [0, flushed) went to the store (or were
+                                        * counted rejected): ids and rcs hold their outcomes */
+  size_t entered;                      /* entries the dialect's entry hook has seen */
+  size_t cap_out;                      /* entries ids and rcs have room for */
+  size_t pending;                      /* streaming: bytes of models not stored yet */
+  int store_failed;                    /* streaming: a store during conversion failed */
 };
+
+/* With spaa_dialect.stream: the models converted and not yet stored are stored (and
+ * freed) once they hold about this many bytes. Small uploads are stored in one go. */
+#define SPAA_INGEST_BATCH_BYTES (8u << 20)
+
+/* spaa_dialect.body_spent */
+#define SPAA_BODY_SPENT_CONVERTED 1 /* nothing reads the body once it is converted */
+#define SPAA_BODY_SPENT_PARSED 2    /* ... once it is parsed (the parse hook decoded it) */
 
 /* A dialect: what one way of pushing profiles does differently. Hooks marked optional may
  * be NULL. A hook that fails returns a negative SPAA_E_* with err filled; the flow then
  * calls fail. */
 struct spaa_dialect {
   const char *name; /* for logs: "sentry", "otlp", "pyroscope", "collector", "spaa" */
-  /* 1 when nothing the dialect keeps points into the body once it is converted: the flow
-   * then frees the body before storing (unless originals are kept), so that a large upload
-   * does not hold its bytes and its model at once. */
+  /* SPAA_BODY_SPENT_CONVERTED when nothing the dialect keeps points into the body once it
+   * is converted, SPAA_BODY_SPENT_PARSED once it is parsed: the flow then frees the body
+   * at that point (unless originals are kept or point into it), so that a large upload
+   * does not hold its bytes and its models at once. 0: kept to the end. */
   int body_spent;
+  /* 1: store the profiles while the converter makes them (spaa_convert_opts.each), a
+   * batch each time the models waiting pass SPAA_INGEST_BATCH_BYTES, and free each batch's
+   * models once stored: a large upload holds one batch of models, not all of them. For
+   * dialects whose profiles stand alone in the answer (OTLP's partial success); a failure
+   * to store stops the conversion, and the batches stored before it stay stored. */
+  int stream;
   /* Optional. Turn the request into x->opts (and x->body, x->labels, x->attrs, x->state):
    * auth grammar, query and header parameters, the container around the payload. */
   int (*parse)(struct spaa_ingest *x, struct spaa_err *err);
-  /* Optional. Check or adjust the converted list before anything is stored. */
+  /* Optional. Adjust entry k of the list just before it goes to the store (called once
+   * per entry, in order, rejected ones included): its id, a log line. */
+  void (*entry)(struct spaa_ingest *x, size_t k);
+  /* Optional. Check or adjust the converted list once it is complete, before what is left
+   * of it is stored (with stream, earlier batches may be stored already). */
   int (*accept)(struct spaa_ingest *x, struct spaa_err *err);
   /* Answer the sender once every entry is stored or rejected on its own. */
   void (*answer)(struct spaa_ingest *x);
@@ -86,8 +111,8 @@ void spaa_ingest_on_error(const struct spaa_req *req, struct spaa_resp *resp, in
  * keep_original = always; source as given. Allocates nothing. */
 void spaa_ingest_init(struct spaa_ingest *x, const struct spaa_req *req, struct spaa_resp *resp,
                       const char *source);
-/* Store every converted entry of x->list that has a profile, all in one spaa_store_put_many
- * (they share group commits), each under its converter id when that is a valid profile id,
+/* Store every converted entry of x->list that has a profile and was not stored yet, all in
+ * one spaa_store_put_many (they share group commits), each under its converter id when that is a valid profile id,
  * else a new random one; the request's labels and attrs merged over the converter's; its
  * original kept when x->opts.keep_original. Fills x->ids, x->rcs, the counts, and the metrics (profiles stored,
  * duplicate, rejected by reason). Returns 0, or the code of the lowest failing entry

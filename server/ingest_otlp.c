@@ -109,25 +109,30 @@ static int otlp_status(int code)
 
 /* ---- storing ---------------------------------------------------------------------------- */
 
-/* When a profile id already came earlier in this request (two profiles carrying one
- * profile_id), derive another from it and the entry's position: deterministic, so that a
- * retried request dedups in the store instead of storing the profile twice. */
-static void unique_id(struct spaa_conv_list *l, size_t k)
+/* The id of entry k: a profile id that already came earlier in this request (two profiles
+ * carrying one profile_id) is derived anew from it and the entry's position; a profile
+ * without one gets an id derived from the request's bytes and its position. Both are
+ * deterministic, so that a retried request dedups in the store instead of storing its
+ * profiles twice (a request stored in several batches may fail after some of them). */
+static void entry_id(struct spaa_conv_list *l, size_t k, XXH128_hash_t body)
 {
-  char *id = l->v[k].id;
+  char *id = l->v[k].id, key[96];
+  XXH128_hash_t h;
   size_t i;
-  if (!id[0])
-    return;
-  for (i = 0; i < k; i++)
-    if (strcmp(l->v[i].id, id) == 0) {
-      char key[96];
-      XXH128_hash_t h;
-      int n = snprintf(key, sizeof(key), "%s/%zu", id, k);
-      h = XXH3_128bits(key, (size_t)n);
-      snprintf(id, sizeof(l->v[k].id), "%016llx%016llx", (unsigned long long)h.high64,
-               (unsigned long long)h.low64);
+  int n;
+  if (!id[0]) {
+    n = snprintf(key, sizeof(key), "%016llx%016llx/%zu", (unsigned long long)body.high64,
+                 (unsigned long long)body.low64, k);
+  } else {
+    for (i = 0; i < k && strcmp(l->v[i].id, id); i++)
+      ;
+    if (i == k)
       return;
-    }
+    n = snprintf(key, sizeof(key), "%s/%zu", id, k);
+  }
+  h = XXH3_128bits(key, (size_t)n);
+  snprintf(id, sizeof(l->v[k].id), "%016llx%016llx", (unsigned long long)h.high64,
+           (unsigned long long)h.low64);
 }
 
 /* What the dialect keeps of one request between its hooks. */
@@ -135,6 +140,8 @@ struct otlp_state {
   enum ctype t;              /* the request's content type: the answer's */
   struct otlp_request *r;    /* the decoded request (owned), or NULL once converted */
   const char *version;       /* its version, for the log ("-" when it was not decoded) */
+  size_t count;              /* profiles in the request */
+  XXH128_hash_t body_hash;   /* of the request's bytes: ids of profiles without one */
   char msg[SPAA_OTLP_MAX_MSG];    /* what the answer said (partial_success or Status message) */
 };
 
@@ -180,6 +187,8 @@ static int parse_as(struct spaa_ingest *x, enum ctype t, const char *ct, struct 
   }
   if ((rc = otlp_decode(x->body, x->body_len, &st->r, err)))
     return blame_ctype(x, st->t, rc, err);
+  st->count = otlp_request_count(st->r);
+  st->body_hash = XXH3_128bits(x->body, x->body_len);
   st->version = otlp_request_version(st->r) == OTLP_V1EXPERIMENTAL ? "v1experimental"
                                                                     : "v1development";
   x->opts.otlp_req = st->r;
@@ -199,8 +208,21 @@ static int otlp_proto_parse(struct spaa_ingest *x, struct spaa_err *err)
   return parse_as(x, CT_PROTO, NULL, err);
 }
 
-/* accept: ids unique within the request; the rejected profiles logged; the decoded request
- * freed before the profiles are stored when none points into it (an original_payload). */
+/* entry: the entry's id (entry_id); a rejected profile logged. */
+static void otlp_entry(struct spaa_ingest *x, size_t k)
+{
+  struct otlp_state *st = x->state;
+  const struct spaa_converted *e = &x->list.v[k];
+  if (!spaa_converted_ok(e)) {
+    spaa_log(SPAA_LOG_WARN, "otlp profile rejected", "reason=%s detail=\"%s\"", e->reason,
+             e->err.msg);
+    return;
+  }
+  entry_id(&x->list, k, st->body_hash);
+}
+
+/* accept: the decoded request freed before the last profiles are stored when none points
+ * into it (an original_payload). */
 static int otlp_accept(struct spaa_ingest *x, struct spaa_err *err)
 {
   struct otlp_state *st = x->state;
@@ -212,12 +234,6 @@ static int otlp_accept(struct spaa_ingest *x, struct spaa_err *err)
     otlp_request_free(st->r);
     st->r = NULL;
     x->opts.otlp_req = NULL;
-  }
-  for (i = 0; i < x->list.n; i++) {
-    unique_id(&x->list, i);
-    if (!x->list.v[i].profile)
-      spaa_log(SPAA_LOG_WARN, "otlp profile rejected", "reason=%s detail=\"%s\"",
-               x->list.v[i].reason, x->list.v[i].err.msg);
   }
   return 0;
 }
@@ -260,7 +276,7 @@ static void otlp_fail(struct spaa_ingest *x, enum spaa_ingest_stage stage, int c
     if (code == SPAA_E_NOMEM || code == SPAA_E_SHUTDOWN)
       status = 503;
     snprintf(msg, sizeof(msg), "profile %zu of %zu could not be stored: %s", x->failed_at + 1,
-             x->list.n, d);
+             st ? st->count : x->list.n, d);
   } else {
     snprintf(msg, sizeof(msg), "%s", d);
   }
@@ -292,8 +308,11 @@ static void otlp_done(struct spaa_ingest *x)
 
 const struct spaa_dialect spaa_dialect_otlp = {
     .name = "otlp",
-    .body_spent = 1, /* the decoded request holds copies; blame_ctype reads it only in parse */
+    /* the decoded request holds copies; blame_ctype reads the body only in parse */
+    .body_spent = SPAA_BODY_SPENT_PARSED,
+    .stream = 1, /* profiles stand alone in the answer (partial success) */
     .parse = otlp_parse,
+    .entry = otlp_entry,
     .accept = otlp_accept,
     .answer = otlp_answer,
     .fail = otlp_fail,
@@ -302,8 +321,10 @@ const struct spaa_dialect spaa_dialect_otlp = {
 
 const struct spaa_dialect spaa_dialect_otlp_proto = {
     .name = "otlp",
-    .body_spent = 1,
+    .body_spent = SPAA_BODY_SPENT_PARSED,
+    .stream = 1,
     .parse = otlp_proto_parse,
+    .entry = otlp_entry,
     .accept = otlp_accept,
     .answer = otlp_answer,
     .fail = otlp_fail,

@@ -136,7 +136,8 @@ static void pyroscope_done(struct spaa_ingest *x)
 
 const struct spaa_dialect spaa_dialect_pyroscope = {
     .name = "pyroscope",
-    .body_spent = 1, /* the options hold copies; x->body (a multipart field) is not used */
+    /* the options hold copies; x->body (a multipart field) is not used */
+    .body_spent = SPAA_BODY_SPENT_CONVERTED,
     .parse = pyroscope_parse,
     .answer = pyroscope_answer,
     .fail = pprof_fail,
@@ -168,7 +169,7 @@ static void collector_answer(struct spaa_ingest *x)
 
 const struct spaa_dialect spaa_dialect_collector = {
     .name = "collector",
-    .body_spent = 1,
+    .body_spent = SPAA_BODY_SPENT_CONVERTED,
     .parse = collector_parse,
     .answer = collector_answer,
     .fail = pprof_fail,

@@ -139,7 +139,7 @@ size_t otlp_summarize(const struct spaa_conv_list *l, size_t first, size_t n, ch
     msg[0] = 0;
   for (i = first; i < first + n && i < l->n; i++) {
     const struct spaa_converted *e = &l->v[i];
-    if (e->profile)
+    if (spaa_converted_ok(e))
       continue;
     if (named < OTLP_MAX_REPORTED && used + 1 < cap) {
       int k = snprintf(msg + used, cap - used, "%s%s", named ? "; " : "", e->err.msg);

@@ -59,8 +59,11 @@ int otlp_request_origin(const struct otlp_request *r, size_t k, struct otlp_orig
  * fault; the others convert.
  * Converted entries carry id (32 hex of profile_id, "" when absent), service, start_ns /
  * end_ns, labels (resource attributes as strings) and attrs (scope, origin, warnings such as
- * timestamps outside the profile window). Returns 0, SPAA_E_INVALID when the shared
- * dictionary itself is broken (nothing appended), or SPAA_E_NOMEM. */
+ * timestamps outside the profile window). With o->each, that consumer is called after each
+ * converted or rejected profile (it may take the models away); its error stops the
+ * conversion and is returned, the entries made so far left in the list. Returns 0,
+ * SPAA_E_INVALID when the shared dictionary itself is broken (nothing appended), the
+ * consumer's error, or SPAA_E_NOMEM. */
 int otlp_convert(const struct otlp_request *r, const struct spaa_convert_opts *o,
                  struct spaa_conv_list *out, struct spaa_err *err);
 

@@ -1140,6 +1140,8 @@ int otlp_convert(const struct otlp_request *r, const struct spaa_convert_opts *o
       e->original = u->origin.payload;
       e->original_len = u->origin.payload_len;
     }
+    if (o && o->each && (rc = o->each(o->each_ctx, out, out->n - 1, err)))
+      goto done; /* the consumer stopped us: the list stays as it has it */
   }
   goto done;
 nomem:

@@ -30,7 +30,15 @@ struct spaa_converted {
                                  * decoded input passed in the options): valid as long as
                                  * that is; NULL when none */
   size_t original_len;          /* bytes at original */
+  int taken;                    /* 1: converted, but the model was taken away by the
+                                 * consumer (spaa_convert_opts.each): profile is NULL */
 };
+
+/* 1 when entry e was converted (its model present or taken), 0 when it was rejected. */
+static inline int spaa_converted_ok(const struct spaa_converted *e)
+{
+  return e->profile != NULL || e->taken;
+}
 
 struct spaa_conv_list {
   struct spaa_converted *v; /* n entries, owned */
@@ -49,6 +57,15 @@ struct spaa_pprof_opts;  /* pprof/pprof.h */
 struct sentry_envelope;  /* sentry/sentry.h */
 struct otlp_request;     /* otlp/otlp.h */
 
+/* A consumer of entries as they are made (spaa_convert_opts.each), for inputs that hold
+ * several profiles: called after entry k of l is appended (converted or rejected), in
+ * order; entries before k may have been appended without a call. The callee may take
+ * converted models away (free l->v[i].profile, set it NULL and l->v[i].taken = 1, for any
+ * i <= k), so that a large upload holds one model at a time. Returns 0 to go on, or a
+ * negative SPAA_E_* with err filled: the converter then stops and returns that code. */
+typedef int (*spaa_convert_each_fn)(void *ctx, struct spaa_conv_list *l, size_t k,
+                                    struct spaa_err *err);
+
 /* Options a converter may use; zeroed = none. A converter ignores the fields of the other
  * formats. */
 struct spaa_convert_opts {
@@ -63,6 +80,8 @@ struct spaa_convert_opts {
                                              * is not read again; or NULL */
   const struct otlp_request *otlp_req;      /* otlp: the input already decoded as this
                                              * request (borrowed), likewise; or NULL */
+  spaa_convert_each_fn each; /* optional: called as entries are made (otlp), or NULL */
+  void *each_ctx;            /* its first argument */
 };
 
 /* Convert `len` bytes into out (appending). Returns 0 when the input as a whole decoded

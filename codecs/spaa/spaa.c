@@ -23,6 +23,16 @@ struct spaa_profile *spaa_profile_new(void)
   return p;
 }
 
+size_t spaa_profile_bytes(const struct spaa_profile *p)
+{
+  if (!p)
+    return 0;
+  return sizeof(*p) + p->cap_dsos * sizeof(*p->dsos) + p->cap_frames * sizeof(*p->frames) +
+         p->cap_threads * sizeof(*p->threads) + p->cap_stacks * sizeof(*p->stacks) +
+         p->cap_samples * sizeof(*p->samples) + p->cap_windows * sizeof(*p->windows) +
+         p->header.cap_events * sizeof(*p->header.events) + p->arena_bytes;
+}
+
 void spaa_profile_free(struct spaa_profile *p)
 {
   size_t i;

@@ -167,6 +167,9 @@ struct spaa_profile {
 struct spaa_profile *spaa_profile_new(void);
 /* NULL-safe; frees every record, string and JSON value the profile owns. */
 void spaa_profile_free(struct spaa_profile *p);
+/* About how many bytes the profile holds: its record arrays (as allocated) and its arena;
+ * JSON values not counted. For deciding when to let go of models, not for accounting. */
+size_t spaa_profile_bytes(const struct spaa_profile *p);
 
 /* Copy `len` bytes of `s` into the profile's arena, NUL-terminated. NULL on OOM.
  * spaa_strdup(p, NULL) returns NULL. */

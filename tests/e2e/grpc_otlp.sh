@@ -67,11 +67,17 @@ out=$(client export "$G1" "$FIX/v1exp_01_ebpf_cpu.bin" --version v1experimental)
 assert_eq OK "$(field code "$out")" "v1experimental Export"
 
 # --- gzip-compressed messages ------------------------------------------------------------------
+# a message sent before, now gzip-compressed: the same bytes once inflated, so its profiles
+# (without profile_id: ids derived from the bytes) are found already stored
+LOG1="$E2E_TMP/server1.log"
 before=$(jq length <<<"$(canonical "$URL1")")
+dups=$(grep -c 'msg="profile already stored"' "$LOG1" || true)
 out=$(client export "$G1" "$FIX/v1dev_03_multi_resource_scope.bin" --gzip)
 assert_eq OK "$(field code "$out")" "gzip message"
 after=$(jq length <<<"$(canonical "$URL1")")
-assert_eq 4 "$((after - before))" "profiles stored from a gzip message"
+assert_eq 0 "$((after - before))" "profiles of a gzip message sent before: none stored twice"
+assert_eq $((dups + 4)) "$(grep -c 'msg="profile already stored"' "$LOG1")" \
+  "the gzip message's 4 profiles found already stored"
 
 # --- errors -------------------------------------------------------------------------------------
 printf 'this is not protobuf' >"$E2E_TMP/garbage.bin"

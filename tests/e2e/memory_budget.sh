@@ -2,6 +2,8 @@
 # Memory of large uploads (a 48 MiB pprof generated here: 1.4 M samples, 38 MB gzip):
 #  - one is stored; the server's peak RSS is printed as a ratio to the decompressed size and
 #    must stay under 2x that size + 32 MB;
+#  - one large OTLP request is stored a profile at a time, and found already stored when sent
+#    again;
 #  - three at once under --memory-budget: each answered 200 or 503 with Retry-After (never
 #    closed), at least one stored, the peak RSS within the budget plus the three bodies;
 #  - RSS after warm-up stays flat over 2,000 more small uploads (no leak per request).
@@ -27,6 +29,38 @@ echo "one 48 MiB pprof: peak RSS ${hwm} KiB = $(awk -v h="$hwm" -v d="$dec" 'BEG
 # as they are read, and the body is freed before the profile is stored
 assert_rss_below "$SERVER_PID" $(((dec * 2 / 1024) + 32768)) "one 48 MiB pprof"
 stop_server
+
+# one large OTLP request (bench_otlp_ingest's synthetic one: 20 MB, eight profiles of about
+# 60 k stacks each, the models 100 MB apiece): its profiles are stored while it is converted,
+# a model at a time, and the same request sent again (a retry) is found already stored
+OTLP="$E2E_TMP/otlp.bin"
+"$SPAA_BUILD/bench/bench_otlp_ingest" "${SPAA_SHARED:-}" write "$OTLP"
+odec=$(stat -c %s "$OTLP")
+start_server --max-body 64m --max-decompressed 64m
+otlp_ids() {
+  curl -sS -o "$E2E_TMP/otlp.out" -D "$E2E_TMP/otlp.hdr" -w '%{http_code}' \
+    -H 'Content-Type: application/x-protobuf' --data-binary @"$OTLP" \
+    "$SERVER_URL/v1development/profiles" >"$E2E_TMP/otlp.code"
+  tr -d '\r' <"$E2E_TMP/otlp.hdr" | grep -i '^X-Spaa-Profile-Ids:' | sed 's/^[^:]*: *//'
+}
+ids1=$(otlp_ids)
+assert_eq 200 "$(cat "$E2E_TMP/otlp.code")" "the synthetic OTLP request stored"
+assert_eq 0 "$(stat -c %s "$E2E_TMP/otlp.out")" "the synthetic OTLP request: full success"
+[[ "$ids1" =~ ^[0-9a-f]{32}(,[0-9a-f]{32})+$ ]] || fail "no profile ids answered ('$ids1')"
+assert_eq 8 "$(grep -c 'msg="profile stored"' "$SERVER_LOG")" "eight profiles stored"
+ohwm=$(vmhwm_kb "$SERVER_PID")
+echo "one synthetic OTLP request ($odec bytes): peak RSS ${ohwm} KiB = $(awk -v h="$ohwm" -v d="$odec" 'BEGIN { printf "%.2f", h * 1024 / d }')x its size (all eight models at once: about 57x)"
+# stored a model at a time: well under what the eight models together take
+assert_rss_below "$SERVER_PID" $((odec * 28 / 1024)) "one synthetic OTLP request"
+ids2=$(otlp_ids)
+assert_eq 200 "$(cat "$E2E_TMP/otlp.code")" "the synthetic OTLP request sent again"
+assert_eq "$ids1" "$ids2" "the request sent again: the same ids"
+assert_eq 8 "$(grep -c 'msg="profile already stored"' "$SERVER_LOG")" \
+  "the request sent again: its profiles found already stored"
+http GET "/api/v1/profiles?source=otlp&limit=100"
+assert_eq 8 "$(grep -o '"id":"' <<<"$HTTP_BODY" | wc -l)" "eight OTLP profiles listed"
+stop_server
+rm -f "$OTLP"
 
 # three at once within a budget that holds one conversion (a pprof route charges 2x the size
 # its gzip trailer gives: 96 MiB, with the 38 MB body charged on arrival)

@@ -168,14 +168,23 @@ expect_stored v1exp_01 "$before" "${WANT[v1exp_01_ebpf_cpu]}"
 http GET /api/v1/profiles/112233445566778899aabbccddeeff01
 assert_contains "$HTTP_BODY" '"otlp_version":"v1experimental"' "v1exp_01 stored as v1experimental"
 
-# application/protobuf is answered in kind; parameters and case are ignored
+# application/protobuf is answered in kind; parameters and case are ignored. A profile
+# without a profile_id gets an id derived from the request's bytes: v1dev_06, sent above,
+# sent again twice (as an exporter retries) is found already stored, not stored again.
 before=$(count_profiles)
 otlp_post "$DEV" "$FIX/v1dev_06_minimal.bin" application/protobuf
 assert_eq 200 "$HTTP_CODE" "application/protobuf"
 assert_eq application/protobuf "$RESP_CT" "answer to application/protobuf"
+ids1=$(grep -i '^X-Spaa-Profile-Ids:' <<<"$HTTP_HEADERS" | sed 's/^[^:]*: *//')
+[[ "$ids1" =~ ^[0-9a-f]{32}$ ]] || fail "v1dev_06: no profile id in the answer ('$ids1')"
 otlp_post "$DEV" "$FIX/v1dev_06_minimal.bin" "Application/X-Protobuf; charset=binary"
 assert_eq 200 "$HTTP_CODE" "Content-Type with a parameter"
-expect_stored "application/protobuf" "$before" "samples:1 samples:1"
+assert_eq 0 "$(stat -c %s "$RESP")" "v1dev_06 sent again: full success"
+assert_eq "$ids1" "$(grep -i '^X-Spaa-Profile-Ids:' <<<"$HTTP_HEADERS" | sed 's/^[^:]*: *//')" \
+  "v1dev_06 sent again: the same id"
+expect_stored "application/protobuf" "$before" ""
+grep -q "msg=\"profile already stored\" id=$ids1" "$SERVER_LOG" ||
+  fail "v1dev_06 sent again is not logged as already stored"
 
 # --- errors, protobuf flavour: google.rpc.Status -------------------------------------------
 printf 'hello' >"$E2E_TMP/hello"

@@ -311,6 +311,67 @@ static void test_invalid_vectors(void **state)
   spaa_conv_list_free(&l);
 }
 
+/* A consumer of entries as the converter makes them: takes the even ones' models, stops
+ * the conversion at call `stop_at` (0: never). */
+struct each_log {
+  size_t calls, ks[8], stop_at;
+};
+
+static int take_even(void *ctx, struct spaa_conv_list *l, size_t k, struct spaa_err *err)
+{
+  struct each_log *g = ctx;
+  assert_true(g->calls < 8);
+  g->ks[g->calls++] = k;
+  assert_int_equal(k + 1, l->n);
+  if (k % 2 == 0 && l->v[k].profile) {
+    spaa_profile_free(l->v[k].profile);
+    l->v[k].profile = NULL;
+    l->v[k].taken = 1;
+  }
+  if (g->calls == g->stop_at)
+    return spaa_err_set(err, SPAA_E_BUSY, 0, 0, "stop at %zu", k);
+  return 0;
+}
+
+static void test_each(void **state)
+{
+  struct spaa_convert_opts o = {0};
+  struct spaa_conv_list l = {0};
+  struct each_log g = {0};
+  struct spaa_err e;
+  size_t len, i;
+  char msg[256];
+  uint8_t *b = spaa_test_fixture_in("otlp", "v1dev_03_multi_resource_scope.bin", &len);
+  (void)state;
+  assert_non_null(b);
+  o.each = take_even;
+  o.each_ctx = &g;
+  /* called once per profile, in order; taken entries stay converted */
+  assert_int_equal(spaa_convert_otlp(b, len, &o, &l, &e), 0);
+  assert_int_equal(l.n, 4);
+  assert_int_equal(g.calls, 4);
+  for (i = 0; i < 4; i++) {
+    assert_int_equal(g.ks[i], i);
+    assert_true(spaa_converted_ok(&l.v[i]));
+    assert_int_equal(l.v[i].taken, i % 2 == 0);
+    assert_true((l.v[i].profile != NULL) == (i % 2 == 1));
+  }
+  assert_int_equal(otlp_summarize(&l, 0, l.n, msg, sizeof(msg)), 0);
+  spaa_conv_list_free(&l);
+  /* the consumer's error stops the conversion; the entries made so far stay in the list */
+  memset(&g, 0, sizeof(g));
+  g.stop_at = 2;
+  spaa_err_clear(&e);
+  assert_int_equal(spaa_convert_otlp(b, len, &o, &l, &e), SPAA_E_BUSY);
+  assert_string_equal(e.msg, "stop at 1");
+  assert_int_equal(g.calls, 2);
+  assert_int_equal(l.n, 2);
+  assert_true(l.v[0].taken && !l.v[0].profile);
+  assert_non_null(l.v[1].profile);
+  spaa_conv_list_free(&l);
+  free(b);
+}
+
 static void test_v1exp(void **state)
 {
   struct spaa_conv_list l = {0};
@@ -460,7 +521,8 @@ int main(void)
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_proto_roundtrip), cmocka_unit_test(test_json_equals_binary),
       cmocka_unit_test(test_totals),          cmocka_unit_test(test_vector_details),
-      cmocka_unit_test(test_invalid_vectors), cmocka_unit_test(test_v1exp),
+      cmocka_unit_test(test_invalid_vectors), cmocka_unit_test(test_each),
+      cmocka_unit_test(test_v1exp),
       cmocka_unit_test(test_ebpf_capture),    cmocka_unit_test(test_responses),
   };
   if (!spaa_test_have_fixtures("otlp", "the OTLP fixture tests"))
