@@ -161,6 +161,29 @@ static char *stack_context_text(const json_t *ctx, int *rc)
   return spaa_buf_steal(&b, NULL);
 }
 
+/* *text = the text of context object ctx (stack_context_text), made once per object: a
+ * converter gives the stacks of one thread or one attribute set the same object. 0 or
+ * SPAA_E_NOMEM. */
+static int stack_ctx(struct storage__prep *pr, struct spaa_idmap *seen, const json_t *ctx,
+                     const char **text)
+{
+  size_t k;
+  int rc = 0;
+  if (spaa_idmap_get(seen, (uint64_t)(uintptr_t)ctx, &k)) {
+    *text = pr->ctx_texts[k];
+    return 0;
+  }
+  k = pr->n_ctx_texts;
+  pr->ctx_texts[k] = stack_context_text(ctx, &rc);
+  if (rc)
+    return rc;
+  pr->n_ctx_texts++;
+  if (spaa_idmap_put(seen, (uint64_t)(uintptr_t)ctx, k, NULL) < 0)
+    return SPAA_E_NOMEM;
+  *text = pr->ctx_texts[k];
+  return 0;
+}
+
 /* Add v into totals[metric]: integers while they fit, else doubles. */
 static int total_add(json_t *tot, const char *metric, struct spaa_num v)
 {
@@ -361,8 +384,10 @@ static int prep_stacks(struct storage__prep *pr, struct strtab *t, const struct 
                        const size_t *canon, struct spaa_err *err)
 {
   const struct spaa_profile *p = pr->p;
+  struct spaa_idmap ctxmap; /* context object -> its text in ctx_texts */
   size_t i, j, k, total = 0;
   int rc = 0;
+  spaa_idmap_init(&ctxmap);
   for (i = 0; i < p->n_stacks; i++)
     total += p->stacks[i].n_frames;
   pr->sorted = 1;
@@ -370,6 +395,7 @@ static int prep_stacks(struct storage__prep *pr, struct strtab *t, const struct 
       !(pr->stack_frames_off = malloc((p->n_stacks + 1) * sizeof(size_t))) ||
       !(pr->stack_cid = malloc((p->n_stacks ? p->n_stacks : 1) * sizeof(struct spaa_cid))) ||
       !(pr->stack_ctx = calloc(p->n_stacks ? p->n_stacks : 1, sizeof(char *))) ||
+      !(pr->ctx_texts = calloc(p->n_stacks ? p->n_stacks : 1, sizeof(char *))) ||
       !(pr->pstack_w = malloc((2 * p->n_stacks + 1) * sizeof(size_t)))) {
     rc = SPAA_E_NOMEM;
     goto out;
@@ -401,8 +427,7 @@ static int prep_stacks(struct storage__prep *pr, struct strtab *t, const struct 
     if (i && storage__stack_order_cmp(p, &p->stacks[i - 1], s) >= 0)
       pr->sorted = 0;
     pr->stack_cid[i] = c;
-    pr->stack_ctx[i] = stack_context_text(s->context, &rc);
-    if (rc)
+    if (s->context && (rc = stack_ctx(pr, &ctxmap, s->context, &pr->stack_ctx[i])))
       goto out;
     /* the per-profile blobs */
     pr->pstack_w[2 * i] = pr->blobs.len;
@@ -450,6 +475,7 @@ static int prep_stacks(struct storage__prep *pr, struct strtab *t, const struct 
   pr->stack_frames_off[p->n_stacks] = total;
   pr->pstack_w[2 * p->n_stacks] = pr->blobs.len;
 out:
+  spaa_idmap_free(&ctxmap);
   if (rc && rc != SPAA_E_INVALID)
     spaa_err_set(err, rc, 0, 0, "preparing the stacks: %s", spaa_err_default(rc));
   return rc;
@@ -726,7 +752,8 @@ void storage__prep_free(struct storage__prep *pr)
   spaa_buf_free(&pr->blobs);
   free_strs(pr->frame_extra, pr->p ? pr->p->n_frames : 0);
   free_strs(pr->thread_extra, pr->p ? pr->p->n_threads : 0);
-  free_strs(pr->stack_ctx, pr->stack_ctx && pr->p ? pr->p->n_stacks : 0);
+  free(pr->stack_ctx);
+  free_strs(pr->ctx_texts, pr->n_ctx_texts);
   free(pr->labels_text);
   free(pr->attrs_text);
   free(pr->event_names);

@@ -88,6 +88,12 @@ char *spaa_buf_steal(struct spaa_buf *b, size_t *len)
   char *r = b->p;
   if (len)
     *len = b->len;
+  if (r && b->cap > b->len + 64) { /* many small texts kept: no slack kept with each */
+    char *s;
+    r[b->len] = 0;
+    if ((s = realloc(r, b->len + 1)))
+      r = s;
+  }
   b->p = NULL;
   b->len = b->cap = 0;
   return r;

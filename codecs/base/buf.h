@@ -23,7 +23,8 @@ int spaa_buf_reserve(struct spaa_buf *b, size_t extra);
 int spaa_buf_add(struct spaa_buf *b, const void *data, size_t len);
 int spaa_buf_adds(struct spaa_buf *b, const char *s);
 int spaa_buf_addf(struct spaa_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Hand the bytes to the caller (who frees them with free()); the buffer becomes empty. */
+/* Hand the bytes to the caller (who frees them with free()); the buffer becomes empty. An
+ * allocation much larger than the bytes is shrunk to them plus a NUL after them. */
 char *spaa_buf_steal(struct spaa_buf *b, size_t *len);
 
 /* A destination for streamed output: returns 0 or a negative SPAA_E_* code. */
