@@ -381,8 +381,6 @@ static int run(struct spaa_ingest *x, spaa_convert_fn conv, enum spaa_ingest_sta
                         x->source ? x->source : "");
   if (d->parse && (rc = d->parse(x, err)))
     return rc;
-  if (d->body_spent == SPAA_BODY_SPENT_PARSED)
-    drop_body(x);
   *stage = SPAA_INGEST_CONVERT;
   if (d->stream) {
     x->opts.each = each_entry;

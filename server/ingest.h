@@ -58,7 +58,6 @@ struct spaa_ingest {
 
 /* spaa_dialect.body_spent */
 #define SPAA_BODY_SPENT_CONVERTED 1 /* nothing reads the body once it is converted */
-#define SPAA_BODY_SPENT_PARSED 2    /* ... once it is parsed (the parse hook decoded it) */
 
 /* A dialect: what one way of pushing profiles does differently. Hooks marked optional may
  * be NULL. A hook that fails returns a negative SPAA_E_* with err filled; the flow then
@@ -66,9 +65,9 @@ struct spaa_ingest {
 struct spaa_dialect {
   const char *name; /* for logs: "sentry", "otlp", "pyroscope", "collector", "spaa" */
   /* SPAA_BODY_SPENT_CONVERTED when nothing the dialect keeps points into the body once it
-   * is converted, SPAA_BODY_SPENT_PARSED once it is parsed: the flow then frees the body
-   * at that point (unless originals are kept or point into it), so that a large upload
-   * does not hold its bytes and its models at once. 0: kept to the end. */
+   * is converted: the flow then frees the body before storing what is left (unless
+   * originals are kept or point into it), so that a large upload does not hold its bytes
+   * and its models at once. 0: kept to the end. */
   int body_spent;
   /* 1: store the profiles while the converter makes them (spaa_convert_opts.each), a
    * batch each time the models waiting pass SPAA_INGEST_BATCH_BYTES, and free each batch's

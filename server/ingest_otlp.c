@@ -308,8 +308,8 @@ static void otlp_done(struct spaa_ingest *x)
 
 const struct spaa_dialect spaa_dialect_otlp = {
     .name = "otlp",
-    /* the decoded request holds copies; blame_ctype reads the body only in parse */
-    .body_spent = SPAA_BODY_SPENT_PARSED,
+    /* the decoded request reads its samples from the body until it is converted */
+    .body_spent = SPAA_BODY_SPENT_CONVERTED,
     .stream = 1, /* profiles stand alone in the answer (partial success) */
     .parse = otlp_parse,
     .entry = otlp_entry,
@@ -321,7 +321,7 @@ const struct spaa_dialect spaa_dialect_otlp = {
 
 const struct spaa_dialect spaa_dialect_otlp_proto = {
     .name = "otlp",
-    .body_spent = SPAA_BODY_SPENT_PARSED,
+    .body_spent = SPAA_BODY_SPENT_CONVERTED,
     .stream = 1,
     .parse = otlp_proto_parse,
     .entry = otlp_entry,

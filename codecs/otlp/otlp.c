@@ -45,6 +45,56 @@ static int v1dev_units(struct otlp_request *r)
   return 0;
 }
 
+/* A v1development protobuf request unpacked without its samples, which stay in buf. */
+static int unpack_without_samples(struct otlp_request *r, const uint8_t *buf, size_t len,
+                                  struct spaa_err *err)
+{
+  struct spaa_buf rest;
+  int rc;
+  spaa_buf_init(&rest, 0);
+  if ((rc = otlp__strip_samples(buf, len, &rest, &r->wire, &r->n_wire, err)))
+    return rc;
+  r->msg = protobuf_c_message_unpack(&OT_REQUEST_DESC, NULL, rest.len,
+                                     (const uint8_t *)(rest.p ? rest.p : ""));
+  spaa_buf_free(&rest);
+  if (!r->msg)
+    return spaa_err_set(err, SPAA_E_BAD_PROTOBUF, 0, 0,
+                        "cannot decode ExportProfilesServiceRequest (v1development): "
+                        "malformed protobuf");
+  return 0;
+}
+
+/* Point each unit at its Profile's bytes (the units and the Profiles on the wire come in the
+ * same order) and read every sample once: a malformed one fails the whole request, as it
+ * would have failed its unpacking. */
+static int wire_samples(struct otlp_request *r, struct spaa_err *err)
+{
+  size_t k;
+  if (r->n_wire != r->n_units)
+    return spaa_err_set(err, SPAA_E_BAD_PROTOBUF, 0, 0,
+                        "cannot decode ExportProfilesServiceRequest (v1development): %zu "
+                        "profiles on the wire, %zu decoded", r->n_wire, r->n_units);
+  for (k = 0; k < r->n_units; k++) {
+    struct otlp_samples it;
+    const OT_Sample *s;
+    int rc;
+    r->units[k].wire = r->wire[k].wire;
+    r->units[k].wire_len = r->wire[k].len;
+    otlp__samples_open(&it, &r->units[k]);
+    while ((rc = otlp__samples_next(&it, &s)) == 1)
+      ;
+    if (rc)
+      spaa_err_set(err, rc, 0, 0, "cannot decode ExportProfilesServiceRequest (v1development): "
+                   "malformed protobuf in sample %zu of profile %zu of scope %zu of resource %zu",
+                   it.i, r->units[k].origin.profile, r->units[k].origin.scope,
+                   r->units[k].origin.resource);
+    otlp__samples_close(&it);
+    if (rc)
+      return rc;
+  }
+  return 0;
+}
+
 static int is_space(uint8_t c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
 int otlp_decode(const uint8_t *buf, size_t len, struct otlp_request **out, struct spaa_err *err)
@@ -81,10 +131,11 @@ int otlp_decode(const uint8_t *buf, size_t len, struct otlp_request **out, struc
     rc = version;
     goto fail;
   }
-  if (!r->msg) {
-    r->msg = protobuf_c_message_unpack(version == OTLP_V1EXPERIMENTAL ? &OX_REQUEST_DESC
-                                                                      : &OT_REQUEST_DESC,
-                                       NULL, len, buf);
+  if (!r->msg && version == OTLP_V1DEVELOPMENT) {
+    if ((rc = unpack_without_samples(r, buf, len, err)))
+      goto fail;
+  } else if (!r->msg) {
+    r->msg = protobuf_c_message_unpack(&OX_REQUEST_DESC, NULL, len, buf);
     if (!r->msg) {
       rc = spaa_err_set(err, SPAA_E_BAD_PROTOBUF, 0, 0,
                         "cannot decode ExportProfilesServiceRequest (%s): malformed protobuf",
@@ -98,6 +149,8 @@ int otlp_decode(const uint8_t *buf, size_t len, struct otlp_request **out, struc
     rc = spaa_err_set(err, rc, 0, 0, NULL);
     goto fail;
   }
+  if (r->wire && (rc = wire_samples(r, err)))
+    goto fail;
   *out = r;
   return 0;
 fail:
@@ -114,6 +167,7 @@ void otlp_request_free(struct otlp_request *r)
     protobuf_c_message_free_unpacked(r->owned[i], NULL);
   free(r->owned);
   free(r->units);
+  free(r->wire);
   if (r->msg)
     protobuf_c_message_free_unpacked(r->msg, NULL);
   free(r);

@@ -18,7 +18,9 @@ enum otlp_version {
 };
 
 /* A decoded request (opaque). Owns the decoded messages; borrowed pointers handed out by the
- * functions below live as long as it does. */
+ * functions below live as long as it does. A v1development protobuf request leaves its
+ * samples in the buffer it was decoded from (they are read from there as each profile is
+ * checked and converted): that buffer must outlive it. */
 struct otlp_request;
 
 /* Decode `len` bytes: JSON when the first non-space byte is '{', else protobuf; the version

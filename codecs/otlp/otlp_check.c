@@ -275,13 +275,19 @@ int otlp__check_profile(struct otlp_dictx *x, const struct otlp_unit *u, char *r
   const OT_Profile *p = u->profile;
   size_t i, j, dup, ns = d->n_stack_table, na = d->n_attribute_table, nl = d->n_link_table;
   uint64_t t0 = p->time_unix_nano, t1;
+  struct otlp_samples it;
+  const OT_Sample *s;
+  int rc;
+  memset(&it, 0, sizeof(it));
   *n_warn = 0;
   if (warn_cap)
     warn[0] = 0;
 #define FAIL(r, ...)                                                                          \
   do {                                                                                        \
     set_reason(reason, reason_cap, r);                                                        \
-    return BAD(__VA_ARGS__);                                                                  \
+    rc = BAD(__VA_ARGS__); /* before the scratch sample the message may read is freed */      \
+    otlp__samples_close(&it);                                                                 \
+    return rc;                                                                                \
   } while (0)
   if (p->sample_type && (!otlp__str(d, p->sample_type->type_strindex) ||
                          !otlp__str(d, p->sample_type->unit_strindex)))
@@ -306,8 +312,8 @@ int otlp__check_profile(struct otlp_dictx *x, const struct otlp_unit *u, char *r
   if ((dup = otlp__dup_key(x, p->attribute_indices, p->n_attribute_indices)))
     FAIL("duplicate_attribute", "attribute_indices repeat the key \"%s\"",
          otlp__str(d, d->attribute_table[p->attribute_indices[dup - 1]]->key_strindex));
-  for (i = 0; i < p->n_samples; i++) {
-    const OT_Sample *s = p->samples[i];
+  otlp__samples_open(&it, u);
+  for (i = 0; (rc = otlp__samples_next(&it, &s)) == 1; i++) {
     if (s->stack_index < 0 || ((size_t)s->stack_index >= ns && !(s->stack_index == 0 && !ns)))
       FAIL("invalid_index", "sample %zu references stack %" PRId32 ", but there are %zu stacks",
            i, s->stack_index, ns);
@@ -338,6 +344,9 @@ int otlp__check_profile(struct otlp_dictx *x, const struct otlp_unit *u, char *r
                  "window [%" PRIu64 ", %" PRIu64 ")", i, ts, t0, t1);
     }
   }
+  otlp__samples_close(&it);
+  if (rc)
+    return spaa_err_set(err, rc, 0, 0, "sample %zu: %s", i, spaa_err_default(rc));
   return 0;
 #undef FAIL
 }

@@ -14,9 +14,16 @@
 
 #define KEY_FRAME_TYPE "profile.frame.type"
 
+/* A sample's identity, copied (the sample itself may be a scratch one): its stack, link
+ * and attribute indices (n_attr of them at cv.pool[attr_off]). */
+struct sid {
+  int32_t stack_index, link_index;
+  size_t n_attr, attr_off;
+};
+
 /* per SPAA stack built from OTLP samples */
 struct stk {
-  const OT_Sample *rep; /* the first sample of this identity */
+  struct sid rep;       /* the identity of its samples */
   const char *id;       /* local stack id (arena) */
   int64_t sum;          /* total weight */
   int has_tid, has_cpu; /* thread.id / cpu.logical_number attributes present */
@@ -48,7 +55,7 @@ struct cv {
   struct spaa_idmap threads; /* tid -> 1 */
   struct spaa_idmap ctxmap; /* (attributes, link) hash -> index in ctxs */
   struct ctxe {
-    const OT_Sample *rep;   /* a sample with these attributes and link */
+    struct sid rep;         /* the identity of a sample with these attributes and link */
     json_t *ctx;            /* the stack context made for them (owned by a stack), or NULL */
     int has_tid, has_cpu;   /* thread.id / cpu.logical_number found */
     int64_t tid, cpu;
@@ -60,6 +67,8 @@ struct cv {
   const char *metric;       /* interned metric name */
   const char *unit;         /* interned unit or NULL */
   int32_t k_frame_type, k_tid, k_tname, k_cpu; /* canonical string index of keys, -1 if absent */
+  int32_t *pool;            /* attribute indices of the identities (per profile) */
+  size_t n_pool, cap_pool;
   struct spaa_err *err;
 };
 
@@ -399,12 +408,40 @@ out:
 
 /* ---- stacks -------------------------------------------------------------------------- */
 
-static int same_identity(const OT_Sample *a, const OT_Sample *b)
+/* Copy the identity of s into *out. 0 or SPAA_E_NOMEM (c->err filled). */
+static int sid_make(struct cv *c, const OT_Sample *s, struct sid *out)
 {
-  return a->stack_index == b->stack_index && a->link_index == b->link_index &&
-         a->n_attribute_indices == b->n_attribute_indices &&
-         (!a->n_attribute_indices || memcmp(a->attribute_indices, b->attribute_indices,
-                                            a->n_attribute_indices * sizeof(int32_t)) == 0);
+  size_t n = s->n_attribute_indices;
+  if (c->n_pool + n > c->cap_pool) {
+    size_t nc = (c->n_pool + n) * 2;
+    int32_t *nv = realloc(c->pool, nc * sizeof(*nv));
+    if (!nv)
+      return nomem(c);
+    c->pool = nv;
+    c->cap_pool = nc;
+  }
+  out->stack_index = s->stack_index;
+  out->link_index = s->link_index;
+  out->n_attr = n;
+  out->attr_off = c->n_pool;
+  if (n)
+    memcpy(c->pool + c->n_pool, s->attribute_indices, n * sizeof(int32_t));
+  c->n_pool += n;
+  return 0;
+}
+
+/* 1 when sample b has identity a's attributes and link. */
+static int same_context(const struct cv *c, const struct sid *a, const OT_Sample *b)
+{
+  return a->link_index == b->link_index && a->n_attr == b->n_attribute_indices &&
+         (!a->n_attr ||
+          memcmp(c->pool + a->attr_off, b->attribute_indices, a->n_attr * sizeof(int32_t)) == 0);
+}
+
+/* 1 when sample b has identity a (stack, link and attributes). */
+static int same_identity(const struct cv *c, const struct sid *a, const OT_Sample *b)
+{
+  return a->stack_index == b->stack_index && same_context(c, a, b);
 }
 
 static int zero_bin(const ProtobufCBinaryData *b)
@@ -414,13 +451,6 @@ static int zero_bin(const ProtobufCBinaryData *b)
     if (b->data[i])
       return 0;
   return 1;
-}
-
-static int same_context(const OT_Sample *a, const OT_Sample *b)
-{
-  return a->link_index == b->link_index && a->n_attribute_indices == b->n_attribute_indices &&
-         (!a->n_attribute_indices || memcmp(a->attribute_indices, b->attribute_indices,
-                                            a->n_attribute_indices * sizeof(int32_t)) == 0);
 }
 
 /* The context of sample s's stack (attributes and link), found among those made in this
@@ -438,7 +468,7 @@ static int stack_context(struct cv *c, const OT_Sample *s, size_t *out)
   for (;; h = mix(h, 1)) {
     if (!spaa_idmap_get(&c->ctxmap, h, &k))
       break;
-    if (same_context(c->ctxs[k].rep, s)) {
+    if (same_context(c, &c->ctxs[k].rep, s)) {
       *out = k;
       return 0;
     }
@@ -453,7 +483,8 @@ static int stack_context(struct cv *c, const OT_Sample *s, size_t *out)
   }
   e = &c->ctxs[c->n_ctxs];
   memset(e, 0, sizeof(*e));
-  e->rep = s;
+  if (sid_make(c, s, &e->rep))
+    return SPAA_E_NOMEM;
   for (i = 0; i < s->n_attribute_indices; i++) {
     const OT_KVU *a = c->d->attribute_table[s->attribute_indices[i]];
     const char *key = otlp__str(c->d, a->key_strindex);
@@ -537,7 +568,8 @@ static int new_stack(struct cv *c, const OT_Sample *s, size_t *out)
   }
   k = &c->stk[c->n_stk];
   memset(k, 0, sizeof(*k));
-  k->rep = s;
+  if ((rc = sid_make(c, s, &k->rep)))
+    return rc;
   /* context: attributes and link, made once per distinct (attributes, link) */
   if ((rc = stack_context(c, s, &ce)))
     return rc;
@@ -836,60 +868,74 @@ out:
   return rc;
 }
 
-/* The sample records of pr and the stacks they name (made on first sight); each stack's
- * weight summed in c->stk, the profile's in *total. 0, SPAA_E_NOMEM, or SPAA_E_INVALID
- * when the weights overflow (c->err filled). */
-static int add_samples(struct cv *c, const OT_Profile *pr, int64_t *total)
+/* The sample records of sample s and the stack it names (made on first sight); the stack's
+ * weight summed in c->stk, the profile's in *total. 0, SPAA_E_NOMEM, or SPAA_E_INVALID when
+ * the weights overflow (c->err filled). */
+static int add_sample(struct cv *c, const OT_Sample *s, int64_t *total)
 {
   struct spaa_profile *p = c->p;
-  size_t i, j;
-  int rc;
-  for (i = 0; i < pr->n_samples; i++) {
-    const OT_Sample *s = pr->samples[i];
-    uint64_t h = mix(mix((uint64_t)(uint32_t)s->stack_index, (uint64_t)(uint32_t)s->link_index),
-                     s->n_attribute_indices);
-    size_t si, nt = s->n_timestamps_unix_nano;
-    int64_t w = 0;
-    int per_ts;
-    for (j = 0; j < s->n_attribute_indices; j++)
-      h = mix(h, (uint64_t)(uint32_t)s->attribute_indices[j]);
-    if (!spaa_idmap_get(&c->stackmap, h, &si) || !same_identity(c->stk[si].rep, s)) {
-      if ((rc = new_stack(c, s, &si)))
-        return rc;
-      if (spaa_idmap_put(&c->stackmap, h, si, NULL) < 0)
-        return nomem(c);
-    }
-    if (s->n_values) {
-      for (j = 0; j < s->n_values; j++)
-        if (__builtin_add_overflow(w, s->values[j], &w))
-          goto overflow;
-    } else {
-      w = (int64_t)nt;
-    }
-    if (__builtin_add_overflow(c->stk[si].sum, w, &c->stk[si].sum) ||
-        __builtin_add_overflow(*total, w, total))
-      goto overflow;
-    per_ts = s->n_values == nt;
-    for (j = 0; j < nt; j++) {
-      struct spaa_sample *sm = spaa_add_sample(p);
-      if (!sm)
-        return nomem(c);
-      sm->has_timestamp = 1;
-      sm->timestamp = spaa_int((int64_t)s->timestamps_unix_nano[j]);
-      sm->event = c->event;
-      sm->stack_id = c->stk[si].id;
-      /* all six fields SPAA §5.1 shows and readers require: 0 for what the source lacks */
-      sm->has_pid = sm->has_tid = sm->has_cpu = 1;
-      sm->pid = c->has_pid ? c->pid : 0;
-      sm->tid = c->stk[si].has_tid ? c->stk[si].tid : 0;
-      sm->cpu = c->stk[si].has_cpu ? c->stk[si].cpu : 0;
-      if (per_ts && weight1(c, &sm->weights, s->values[j]))
-        return nomem(c);
-    }
+  uint64_t h = mix(mix((uint64_t)(uint32_t)s->stack_index, (uint64_t)(uint32_t)s->link_index),
+                   s->n_attribute_indices);
+  size_t j, si, nt = s->n_timestamps_unix_nano;
+  int64_t w = 0;
+  int per_ts, rc;
+  for (j = 0; j < s->n_attribute_indices; j++)
+    h = mix(h, (uint64_t)(uint32_t)s->attribute_indices[j]);
+  if (!spaa_idmap_get(&c->stackmap, h, &si) || !same_identity(c, &c->stk[si].rep, s)) {
+    if ((rc = new_stack(c, s, &si)))
+      return rc;
+    if (spaa_idmap_put(&c->stackmap, h, si, NULL) < 0)
+      return nomem(c);
+  }
+  if (s->n_values) {
+    for (j = 0; j < s->n_values; j++)
+      if (__builtin_add_overflow(w, s->values[j], &w))
+        goto overflow;
+  } else {
+    w = (int64_t)nt;
+  }
+  if (__builtin_add_overflow(c->stk[si].sum, w, &c->stk[si].sum) ||
+      __builtin_add_overflow(*total, w, total))
+    goto overflow;
+  per_ts = s->n_values == nt;
+  for (j = 0; j < nt; j++) {
+    struct spaa_sample *sm = spaa_add_sample(p);
+    if (!sm)
+      return nomem(c);
+    sm->has_timestamp = 1;
+    sm->timestamp = spaa_int((int64_t)s->timestamps_unix_nano[j]);
+    sm->event = c->event;
+    sm->stack_id = c->stk[si].id;
+    /* all six fields SPAA §5.1 shows and readers require: 0 for what the source lacks */
+    sm->has_pid = sm->has_tid = sm->has_cpu = 1;
+    sm->pid = c->has_pid ? c->pid : 0;
+    sm->tid = c->stk[si].has_tid ? c->stk[si].tid : 0;
+    sm->cpu = c->stk[si].has_cpu ? c->stk[si].cpu : 0;
+    if (per_ts && weight1(c, &sm->weights, s->values[j]))
+      return nomem(c);
   }
   return 0;
 overflow:
   return spaa_err_set(c->err, SPAA_E_INVALID, 0, 0, "the sample values overflow a 64-bit total");
+}
+
+/* Every sample of unit u (add_sample). The same returns, or SPAA_E_BAD_PROTOBUF. */
+static int add_samples(struct cv *c, const struct otlp_unit *u, int64_t *total)
+{
+  struct otlp_samples it;
+  const OT_Sample *s;
+  size_t at;
+  int rd, rc = 0;
+  otlp__samples_open(&it, u);
+  while ((rd = otlp__samples_next(&it, &s)) == 1 && !(rc = add_sample(c, s, total)))
+    ;
+  at = it.i;
+  otlp__samples_close(&it);
+  if (rc)
+    return rc;
+  if (rd < 0)
+    return spaa_err_set(c->err, rd, 0, 0, "sample %zu: %s", at, spaa_err_default(rd));
+  return 0;
 }
 
 /* Each stack's summed weight as its weight and, when it has frames, as the exclusive weight
@@ -964,7 +1010,7 @@ static int build(struct cv *c, const struct otlp_request *r, const struct otlp_u
   c->p->header.frame_order = SPAA_LEAF_TO_ROOT;
   if ((rc = build_event(c, u->profile, out)) ||
       (rc = build_header(c, r, u, out, &service, &exe)) ||
-      (rc = add_samples(c, u->profile, &total)) || (rc = stack_weights(c)) ||
+      (rc = add_samples(c, u, &total)) || (rc = stack_weights(c)) ||
       (rc = mark_kernel_dsos(c)))
     return rc;
   return entry_meta(c, r, u, out, service, exe, total, n_warn, warn);
@@ -1017,6 +1063,7 @@ static void cv_close(struct cv *c)
   free(c->map_dso);
   free(c->stk);
   free(c->tmp);
+  free(c->pool);
   spaa_idmap_free(&c->stackmap);
   spaa_idmap_free(&c->threads);
 }
@@ -1060,6 +1107,7 @@ static int convert_unit(struct cv *c, const struct otlp_request *r, const struct
   c->next_frame = c->next_dso = 1;
   c->n_nodso = 0;
   c->n_stk = 0;
+  c->n_pool = 0;
   spaa_idmap_free(&c->stackmap);
   spaa_idmap_free(&c->threads);
   spaa_idmap_init(&c->stackmap);

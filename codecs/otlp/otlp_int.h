@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/buf.h"
 #include "otlp/otlp.h"
 
 #include "otlp_common.pb-c.h"
@@ -65,6 +66,12 @@
 #define OX_Function Opentelemetry__Proto__Profiles__V1experimental__Function
 #define OX_REQUEST_DESC opentelemetry__proto__collector__profiles__v1experimental__export_profiles_service_request__descriptor
 
+/* A Profile message's bytes on the wire (in the request's buffer). */
+struct otlp_wire_profile {
+  const uint8_t *wire;
+  size_t len;
+};
+
 /* One profile to convert: the dictionary and messages it reads (borrowed from the request,
  * or owned by the request for v1experimental translations) and where it came from. */
 struct otlp_unit {
@@ -77,6 +84,9 @@ struct otlp_unit {
   struct otlp_origin origin;      /* indices and original payload */
   int loose_timestamps;           /* v1experimental: values and timestamps may differ in length */
   int shared_dict;                /* 1: dict is the request's (validated once for all) */
+  const uint8_t *wire;            /* the Profile's bytes when its samples were left on the
+                                   * wire (read them with otlp__samples_*), else NULL */
+  size_t wire_len;
   struct spaa_err xerr;           /* v1experimental translation error when profile == NULL */
 };
 
@@ -89,7 +99,35 @@ struct otlp_request {
   ProtobufCMessage **owned;       /* translated dictionaries and profiles (owned) */
   size_t n_owned, cap_owned;
   OT_Dict empty_dict;             /* stands in for an absent dictionary */
+  struct otlp_wire_profile *wire; /* v1development protobuf: each Profile's bytes, whose
+                                   * samples were left there (owned array), or NULL */
+  size_t n_wire;
 };
+
+/* otlp_samples.c: samples left on the wire. A v1development protobuf request is unpacked
+ * from a copy without the profiles' samples (otlp__strip_samples, which lists each Profile's
+ * bytes in wire order); the samples are then read one at a time. */
+/* Copy the request [buf, buf + len) into rest (appending) without any Profile.samples, and
+ * list the Profile messages in *profiles (malloc'ed, *n of them). 0, SPAA_E_BAD_PROTOBUF or
+ * SPAA_E_NOMEM with err filled. */
+int otlp__strip_samples(const uint8_t *buf, size_t len, struct spaa_buf *rest,
+                        struct otlp_wire_profile **profiles, size_t *n, struct spaa_err *err);
+
+/* The samples of one unit, in order: off the wire into a scratch Sample (valid until the
+ * next call), or the unpacked profile's. */
+struct otlp_samples {
+  const OT_Profile *p;  /* the unpacked samples' profile (when wire is NULL) */
+  const uint8_t *wire;  /* the Profile's bytes, or NULL */
+  size_t len, pos;
+  size_t i;             /* samples handed out so far */
+  OT_Sample s;          /* scratch */
+  size_t cap_attr, cap_val, cap_ts;
+};
+void otlp__samples_open(struct otlp_samples *it, const struct otlp_unit *u);
+/* 1 with *s the next sample, 0 after the last, SPAA_E_BAD_PROTOBUF (the wire is malformed)
+ * or SPAA_E_NOMEM. */
+int otlp__samples_next(struct otlp_samples *it, const OT_Sample **s);
+void otlp__samples_close(struct otlp_samples *it); /* the scratch freed */
 
 /* otlp_wire.c: walk a protobuf body against the v1development then v1experimental schema
  * (well-formedness, nesting cap, wire types) and tell which it is. Returns OTLP_V1* or a
