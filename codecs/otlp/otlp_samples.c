@@ -31,6 +31,21 @@ static int put_varint(struct spaa_buf *b, uint64_t v)
   return spaa_buf_add(b, t, n);
 }
 
+/* Room for one more element in an array of n elements (capacity *cap). */
+static int room(void **arr, size_t n, size_t *cap, size_t size)
+{
+  void *nv;
+  size_t nc;
+  if (n < *cap)
+    return 0;
+  nc = *cap ? *cap * 2 : 16;
+  if (!(nv = realloc(*arr, nc * size)))
+    return SPAA_E_NOMEM;
+  *arr = nv;
+  *cap = nc;
+  return 0;
+}
+
 /* Copy message [p, p + n) at nesting `level` into out, without the samples of a profile;
  * each profile's bytes are noted in s. 0, -1 when malformed, or SPAA_E_NOMEM. */
 static int strip_msg(const uint8_t *p, size_t n, int level, struct spaa_buf *out,
@@ -40,14 +55,8 @@ static int strip_msg(const uint8_t *p, size_t n, int level, struct spaa_buf *out
   size_t pos = 0, start = 0;
   int r;
   if (level == LV_PROFILE) {
-    if (s->n == s->cap) {
-      size_t nc = s->cap ? s->cap * 2 : 16;
-      struct otlp_wire_profile *nv = realloc(s->v, nc * sizeof(*nv));
-      if (!nv)
-        return SPAA_E_NOMEM;
-      s->v = nv;
-      s->cap = nc;
-    }
+    if (room((void **)&s->v, s->n, &s->cap, sizeof(*s->v)))
+      return SPAA_E_NOMEM;
     s->v[s->n].wire = p;
     s->v[s->n++].len = n;
   }
@@ -118,21 +127,6 @@ void otlp__samples_close(struct otlp_samples *it)
   free(it->s.values);
   free(it->s.timestamps_unix_nano);
   memset(it, 0, sizeof(*it));
-}
-
-/* Room for one more element in a scratch array of n elements (capacity *cap). */
-static int room(void **arr, size_t n, size_t *cap, size_t size)
-{
-  void *nv;
-  size_t nc;
-  if (n < *cap)
-    return 0;
-  nc = *cap ? *cap * 2 : 16;
-  if (!(nv = realloc(*arr, nc * size)))
-    return SPAA_E_NOMEM;
-  *arr = nv;
-  *cap = nc;
-  return 0;
 }
 
 /* Append v to the scratch array of repeated field num (2, 4 or 5). 0 or SPAA_E_NOMEM. */
