@@ -68,13 +68,13 @@ struct storage__prep {
   size_t header_off[2];           /* the packed header */
   size_t strings_off[2];          /* the string table */
   size_t windows_off[2];          /* the packed windows */
-  char **frame_extra;             /* n_frames canonical JSON texts or NULL */
+  const char **frame_extra;       /* n_frames canonical JSON texts or NULL (borrowed from
+                                   * texts: frames sharing one extra object share its text) */
   char **thread_extra;            /* n_threads */
   const char **stack_ctx;         /* n_stacks: context minus event, canonical, or NULL
-                                   * (borrowed from ctx_texts: stacks sharing one context
-                                   * object share its text) */
-  char **ctx_texts;               /* n_ctx_texts distinct context texts (owned) */
-  size_t n_ctx_texts;
+                                   * (borrowed from texts, likewise) */
+  char **texts;                   /* n_texts texts of distinct JSON objects (owned) */
+  size_t n_texts;
   char *labels_text, *attrs_text; /* canonical JSON or NULL */
   const char **event_names;       /* n_events_out names (borrowed from the profile) */
   char **event_totals;            /* n_events_out canonical JSON objects */

@@ -161,26 +161,29 @@ static char *stack_context_text(const json_t *ctx, int *rc)
   return spaa_buf_steal(&b, NULL);
 }
 
-/* *text = the text of context object ctx (stack_context_text), made once per object: a
- * converter gives the stacks of one thread or one attribute set the same object. 0 or
- * SPAA_E_NOMEM. */
-static int stack_ctx(struct storage__prep *pr, struct spaa_idmap *seen, const json_t *ctx,
-                     const char **text)
+/* *text = make(v), made once per JSON object v (seen: object -> its text in pr->texts): a
+ * converter gives the stacks of one thread, or the frames of one kind, the same object.
+ * NULL for NULL. 0 or SPAA_E_NOMEM. */
+static int text_once(struct storage__prep *pr, struct spaa_idmap *seen, const json_t *v,
+                     char *(*make)(const json_t *, int *), const char **text)
 {
   size_t k;
   int rc = 0;
-  if (spaa_idmap_get(seen, (uint64_t)(uintptr_t)ctx, &k)) {
-    *text = pr->ctx_texts[k];
+  *text = NULL;
+  if (!v)
+    return 0;
+  if (spaa_idmap_get(seen, (uint64_t)(uintptr_t)v, &k)) {
+    *text = pr->texts[k];
     return 0;
   }
-  k = pr->n_ctx_texts;
-  pr->ctx_texts[k] = stack_context_text(ctx, &rc);
+  k = pr->n_texts;
+  pr->texts[k] = make(v, &rc);
   if (rc)
     return rc;
-  pr->n_ctx_texts++;
-  if (spaa_idmap_put(seen, (uint64_t)(uintptr_t)ctx, k, NULL) < 0)
+  pr->n_texts++;
+  if (spaa_idmap_put(seen, (uint64_t)(uintptr_t)v, k, NULL) < 0)
     return SPAA_E_NOMEM;
-  *text = pr->ctx_texts[k];
+  *text = pr->texts[k];
   return 0;
 }
 
@@ -384,7 +387,7 @@ static int prep_stacks(struct storage__prep *pr, struct strtab *t, const struct 
                        const size_t *canon, struct spaa_err *err)
 {
   const struct spaa_profile *p = pr->p;
-  struct spaa_idmap ctxmap; /* context object -> its text in ctx_texts */
+  struct spaa_idmap ctxmap; /* context object -> its text in texts */
   size_t i, j, k, total = 0;
   int rc = 0;
   spaa_idmap_init(&ctxmap);
@@ -395,7 +398,6 @@ static int prep_stacks(struct storage__prep *pr, struct strtab *t, const struct 
       !(pr->stack_frames_off = malloc((p->n_stacks + 1) * sizeof(size_t))) ||
       !(pr->stack_cid = malloc((p->n_stacks ? p->n_stacks : 1) * sizeof(struct spaa_cid))) ||
       !(pr->stack_ctx = calloc(p->n_stacks ? p->n_stacks : 1, sizeof(char *))) ||
-      !(pr->ctx_texts = calloc(p->n_stacks ? p->n_stacks : 1, sizeof(char *))) ||
       !(pr->pstack_w = malloc((2 * p->n_stacks + 1) * sizeof(size_t)))) {
     rc = SPAA_E_NOMEM;
     goto out;
@@ -427,7 +429,7 @@ static int prep_stacks(struct storage__prep *pr, struct strtab *t, const struct 
     if (i && storage__stack_order_cmp(p, &p->stacks[i - 1], s) >= 0)
       pr->sorted = 0;
     pr->stack_cid[i] = c;
-    if (s->context && (rc = stack_ctx(pr, &ctxmap, s->context, &pr->stack_ctx[i])))
+    if ((rc = text_once(pr, &ctxmap, s->context, stack_context_text, &pr->stack_ctx[i])))
       goto out;
     /* the per-profile blobs */
     pr->pstack_w[2 * i] = pr->blobs.len;
@@ -572,6 +574,7 @@ static int prep_alloc(struct storage__prep *pr, size_t **canon)
       !(pr->frame_cid = malloc(nf * sizeof(struct spaa_cid))) ||
       !(pr->frame_dso = malloc(nf * sizeof(size_t))) ||
       !(pr->frame_extra = calloc(nf, sizeof(char *))) ||
+      !(pr->texts = calloc(p->n_frames + p->n_stacks + 1, sizeof(char *))) ||
       !(pr->thread_extra = calloc(p->n_threads ? p->n_threads : 1, sizeof(char *))) ||
       !(*canon = malloc(nf * sizeof(size_t))))
     return SPAA_E_NOMEM;
@@ -605,28 +608,34 @@ static int prep_frames(struct storage__prep *pr, const struct spaa_idmap *dmap,
                        struct spaa_idmap *fmap, size_t *canon, struct spaa_err *err)
 {
   const struct spaa_profile *p = pr->p;
+  struct spaa_idmap xmap; /* extra object -> its text in texts */
   size_t i, k = 0;
-  int rc;
-  for (i = 0; i < p->n_frames; i++) {
+  int rc = 0;
+  spaa_idmap_init(&xmap);
+  for (i = 0; i < p->n_frames && !rc; i++) {
     const struct spaa_frame *f = &p->frames[i];
     rc = spaa_idmap_put(fmap, f->id, i, NULL);
-    if (rc == 1)
-      return spaa_err_set(err, SPAA_E_INVALID, 0, 0, "frame id %" PRIu64 " is used twice", f->id);
-    if (rc)
-      return prep_fail(err, rc);
+    if (rc == 1) {
+      rc = spaa_err_set(err, SPAA_E_INVALID, 0, 0, "frame id %" PRIu64 " is used twice", f->id);
+      break;
+    }
     pr->frame_dso[i] = SIZE_MAX;
-    if (f->has_dso) {
-      if (!spaa_idmap_get(dmap, f->dso, &k))
-        return spaa_err_set(err, SPAA_E_INVALID, 0, 0, "frame %" PRIu64 " references dso %" PRIu64
-                            ", which does not exist", f->id, f->dso);
+    if (!rc && f->has_dso) {
+      if (!spaa_idmap_get(dmap, f->dso, &k)) {
+        rc = spaa_err_set(err, SPAA_E_INVALID, 0, 0, "frame %" PRIu64 " references dso %" PRIu64
+                          ", which does not exist", f->id, f->dso);
+        break;
+      }
       pr->frame_dso[i] = k;
     }
-    if ((rc = spaa_frame_cid(f, f->has_dso ? &p->dsos[k] : NULL, &pr->frame_cid[i])))
-      return prep_fail(err, rc);
-    pr->frame_extra[i] = json_text_or_null(f->extra, &rc);
-    if (rc)
-      return prep_fail(err, rc);
+    if (!rc)
+      rc = spaa_frame_cid(f, f->has_dso ? &p->dsos[k] : NULL, &pr->frame_cid[i]);
+    if (!rc)
+      rc = text_once(pr, &xmap, f->extra, json_text_or_null, &pr->frame_extra[i]);
   }
+  spaa_idmap_free(&xmap);
+  if (rc)
+    return rc == SPAA_E_INVALID ? rc : prep_fail(err, rc);
   if ((rc = frame_canon(pr->frame_cid, p->n_frames, canon)))
     return prep_fail(err, rc);
   for (i = 0; i < p->n_threads; i++) {
@@ -750,10 +759,10 @@ void storage__prep_free(struct storage__prep *pr)
   free(pr->pstack_w);
   free(pr->sample_rest);
   spaa_buf_free(&pr->blobs);
-  free_strs(pr->frame_extra, pr->p ? pr->p->n_frames : 0);
+  free(pr->frame_extra);
   free_strs(pr->thread_extra, pr->p ? pr->p->n_threads : 0);
   free(pr->stack_ctx);
-  free_strs(pr->ctx_texts, pr->n_ctx_texts);
+  free_strs(pr->texts, pr->n_texts);
   free(pr->labels_text);
   free(pr->attrs_text);
   free(pr->event_names);

@@ -69,6 +69,14 @@ struct cv {
   int32_t k_frame_type, k_tid, k_tname, k_cpu; /* canonical string index of keys, -1 if absent */
   int32_t *pool;            /* attribute indices of the identities (per profile) */
   size_t n_pool, cap_pool;
+  struct spaa_idmap xmap;   /* (function, frame type, column) hash -> index in xs */
+  struct xe {
+    int32_t fn;             /* function index (0: none) */
+    const char *ftype;      /* frame type (dictionary string) or NULL */
+    int64_t column;
+    json_t *extra;          /* the frames' extra object (borrowed from its first frame) */
+  } *xs;                    /* extras made in this profile, shared by frames alike */
+  size_t n_xs, cap_xs;
   struct spaa_err *err;
 };
 
@@ -295,13 +303,70 @@ static int dso_for_type(struct cv *c, const char *type, uint64_t *out)
   return 0;
 }
 
-static int frame_extra_set(struct spaa_frame *f, const char *key, json_t *v)
+static int extra_set(json_t **x, const char *key, json_t *v)
 {
-  if (!v || (!f->extra && !(f->extra = json_object()))) {
+  if (!v || (!*x && !(*x = json_object()))) {
     json_decref(v);
     return -1;
   }
-  return json_object_set_new(f->extra, key, v);
+  return json_object_set_new(*x, key, v);
+}
+
+/* A new extra object for a frame of function fn (NULL: none) named `name` (its system name
+ * sys), at column col, of frame type ftype (NULL: none): in *x, left NULL when there is
+ * nothing to hold. 0 or -1 on OOM. */
+static int extra_new(const OT_Function *fn, int64_t col, const char *ftype, const char *name,
+                     const char *sys, json_t **x)
+{
+  if ((ftype && extra_set(x, "x_otel_frame_type", json_string(ftype))) ||
+      (sys[0] && strcmp(sys, name) && extra_set(x, "x_otel_system_name", json_string(sys))) ||
+      (col && extra_set(x, "x_otel_column", json_integer(col))) ||
+      (fn && fn->start_line && extra_set(x, "x_otel_start_line", json_integer(fn->start_line)))) {
+    json_decref(*x);
+    *x = NULL;
+    return -1;
+  }
+  return 0;
+}
+
+/* The extra object (extra_new) of a frame of function index fi, shared by the frames alike
+ * (never changed once made; an eBPF profile's frames all carry their frame type): a new
+ * reference in *out. 0 or SPAA_E_NOMEM. */
+static int frame_extra(struct cv *c, int32_t fi, int64_t col, const char *ftype,
+                       const char *name, const char *sys, json_t **out)
+{
+  uint64_t h = mix(mix((uint64_t)(uint32_t)fi, (uint64_t)(uintptr_t)ftype), (uint64_t)col);
+  json_t *x = NULL;
+  size_t k;
+  for (;; h = mix(h, 1)) {
+    if (!spaa_idmap_get(&c->xmap, h, &k))
+      break;
+    if (c->xs[k].fn == fi && c->xs[k].ftype == ftype && c->xs[k].column == col) {
+      *out = json_incref(c->xs[k].extra);
+      return 0;
+    }
+  }
+  if (extra_new(fi > 0 ? c->d->function_table[fi] : NULL, col, ftype, name, sys, &x))
+    return SPAA_E_NOMEM;
+  if (c->n_xs == c->cap_xs) {
+    size_t nc = c->cap_xs ? c->cap_xs * 2 : 64;
+    struct xe *nv = realloc(c->xs, nc * sizeof(*nv));
+    if (!nv)
+      goto nomem;
+    c->xs = nv;
+    c->cap_xs = nc;
+  }
+  if (spaa_idmap_put(&c->xmap, h, c->n_xs, NULL) < 0)
+    goto nomem;
+  c->xs[c->n_xs].fn = fi;
+  c->xs[c->n_xs].ftype = ftype;
+  c->xs[c->n_xs].column = col;
+  c->xs[c->n_xs++].extra = x;
+  *out = x;
+  return 0;
+nomem:
+  json_decref(x);
+  return SPAA_E_NOMEM;
 }
 
 /* Make the frames of location li (innermost inline first); *first receives the first id. */
@@ -391,14 +456,16 @@ static int location_frames(struct cv *c, int32_t li)
       f->inlined = i + 1 < n;
     }
     f->kind = ftype && strcmp(ftype, "kernel") == 0 ? "kernel" : "user";
-    if ((ftype && frame_extra_set(f, "x_otel_frame_type", json_string(ftype))) ||
-        (sys[0] && strcmp(sys, name) && frame_extra_set(f, "x_otel_system_name", json_string(sys))) ||
-        (ln && ln->column && frame_extra_set(f, "x_otel_column", json_integer(ln->column))) ||
-        (fn && fn->start_line &&
-         frame_extra_set(f, "x_otel_start_line", json_integer(fn->start_line))) ||
-        (attrs && (f->extra || (f->extra = json_object())) &&
-         json_object_update(f->extra, attrs)))
+    if (!attrs) {
+      if (frame_extra(c, ln ? ln->function_index : 0, ln ? ln->column : 0, ftype, name, sys,
+                      &f->extra))
+        goto out;
+    } else if (extra_new(fn, ln ? ln->column : 0, ftype, name, sys, &f->extra) ||
+               /* the location's own attributes: an object of its own */
+               !(f->extra || (f->extra = json_object())) ||
+               json_object_update(f->extra, attrs)) {
       goto out;
+    }
   }
   rc = 0;
 out:
@@ -1028,6 +1095,7 @@ static int cv_open(struct cv *c, struct otlp_dictx *x, struct spaa_err *err)
   spaa_idmap_init(&c->stackmap);
   spaa_idmap_init(&c->threads);
   spaa_idmap_init(&c->ctxmap);
+  spaa_idmap_init(&c->xmap);
   if ((d->n_location_table && (!(c->loc_gen = calloc(d->n_location_table, sizeof(uint32_t))) ||
                                !(c->loc_frame = malloc(d->n_location_table * sizeof(uint64_t))) ||
                                !(c->loc_nfr = malloc(d->n_location_table * sizeof(uint32_t))))) ||
@@ -1041,7 +1109,7 @@ static int cv_open(struct cv *c, struct otlp_dictx *x, struct spaa_err *err)
   return 0;
 }
 
-/* Drop the contexts cached for the last profile. */
+/* Drop the contexts and frame extras cached for the last profile. */
 static void ctx_reset(struct cv *c)
 {
   size_t i;
@@ -1050,6 +1118,9 @@ static void ctx_reset(struct cv *c)
   c->n_ctxs = 0;
   spaa_idmap_free(&c->ctxmap);
   spaa_idmap_init(&c->ctxmap);
+  c->n_xs = 0;
+  spaa_idmap_free(&c->xmap);
+  spaa_idmap_init(&c->xmap);
 }
 
 static void cv_close(struct cv *c)
@@ -1064,6 +1135,7 @@ static void cv_close(struct cv *c)
   free(c->stk);
   free(c->tmp);
   free(c->pool);
+  free(c->xs);
   spaa_idmap_free(&c->stackmap);
   spaa_idmap_free(&c->threads);
 }
