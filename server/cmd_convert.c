@@ -177,6 +177,49 @@ static void out_name(char *dst, size_t cap, const char *dir, const struct spaa_c
     snprintf(dst, cap, "%s/%zu%s%s", dir, index, x->ext, zext);
 }
 
+/* Profiles written as the converter makes them (spaa_convert_opts.each), so that an input
+ * of many profiles (an OTLP request) holds one model at a time: the first converted profile
+ * waits, since OUT is a plain file when it is the only one; from the second on OUT is a
+ * directory, and each profile is written there and freed at once. */
+struct out_stream {
+  const struct convert_args *a;
+  const struct spaa_exporter *x;
+  size_t first;   /* list index of the first converted entry */
+  size_t ok;      /* converted entries seen */
+  int status;     /* the worst write status so far */
+};
+
+static void stream_write(struct out_stream *o, struct spaa_conv_list *l, size_t i)
+{
+  char path[4096];
+  int r;
+  out_name(path, sizeof(path), o->a->out, &l->v[i], i, o->a, o->x);
+  r = write_one(l->v[i].profile, path, o->a, o->x);
+  if (r > o->status)
+    o->status = r;
+  spaa_profile_free(l->v[i].profile);
+  l->v[i].profile = NULL;
+  l->v[i].taken = 1;
+}
+
+static int stream_each(void *ctx, struct spaa_conv_list *l, size_t k, struct spaa_err *err)
+{
+  struct out_stream *o = ctx;
+  if (!l->v[k].profile)
+    return 0; /* rejected: reported with the others at the end */
+  if (++o->ok == 1) {
+    o->first = k;
+    return 0;
+  }
+  if (o->ok == 2) {
+    if (!is_dir(o->a->out) && mkdir(o->a->out, 0777) != 0)
+      return spaa_err_set(err, SPAA_E_IO, 0, 0, "%s: %s", o->a->out, strerror(errno));
+    stream_write(o, l, o->first);
+  }
+  stream_write(o, l, k);
+  return 0;
+}
+
 /* The pprof input options into po (o->pprof points at it when any is given), parsed by the
  * codec as POST /ingest parses its query. 0, or 2 with a message. */
 static int pprof_opts(const struct convert_args *a, struct spaa_pprof_opts *po,
@@ -279,9 +322,11 @@ int spaa_cmd_convert(int argc, char **argv)
   struct spaa_err err;
   spaa_convert_fn conv;
   const struct spaa_exporter *x;
-  size_t i, ok = 0, done = 0;
+  struct out_stream stream;
+  size_t i, ok = 0;
   int rc, status = 0;
 
+  memset(&stream, 0, sizeof(stream));
   memset(&list, 0, sizeof(list));
   memset(&err, 0, sizeof(err));
   memset(&opts, 0, sizeof(opts));
@@ -309,6 +354,12 @@ int spaa_cmd_convert(int argc, char **argv)
   if ((status = pprof_opts(&a, &po, &opts)) || (status = read_all(a.in, &in)))
     goto out;
   opts.service = a.service;
+  if (a.out) { /* without OUT, an input of several profiles is refused below */
+    stream.a = &a;
+    stream.x = x;
+    opts.each = stream_each;
+    opts.each_ctx = &stream;
+  }
   rc = conv((const uint8_t *)(in.p ? in.p : ""), in.len, &opts, &list, &err);
   spaa_buf_free(&in); /* the profiles hold what they need */
   if (rc) {
@@ -320,8 +371,9 @@ int spaa_cmd_convert(int argc, char **argv)
     status = rc == SPAA_E_NOMEM || rc == SPAA_E_IO || rc == SPAA_E_INTERNAL ? 2 : 1;
     goto out;
   }
+  status = stream.status;
   for (i = 0; i < list.n; i++) {
-    if (list.v[i].profile) {
+    if (spaa_converted_ok(&list.v[i])) {
       ok++;
       continue;
     }
@@ -358,7 +410,6 @@ int spaa_cmd_convert(int argc, char **argv)
     r = write_one(list.v[i].profile, dst, &a, x);
     if (r > status)
       status = r;
-    done++;
   }
 out:
   spaa_buf_free(&in);

@@ -62,7 +62,17 @@ assert_eq 8 "$(grep -c 'msg="profile already stored"' "$SERVER_LOG")" \
 http GET "/api/v1/profiles?source=otlp&limit=100"
 assert_eq 8 "$(grep -o '"id":"' <<<"$HTTP_BODY" | wc -l)" "eight OTLP profiles listed"
 stop_server
-rm -f "$OTLP"
+# `convert` writes the request's profiles as it converts them: one model at a time there too
+# (all eight held at once, before: 31x)
+cpeak=$(python3 -c 'import resource, subprocess, sys
+subprocess.run(sys.argv[1:], check=True)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' \
+  "$SPAA_BIN" convert --from otlp "$OTLP" -o "$E2E_TMP/otlp-conv") ||
+  fail "convert of the synthetic OTLP request"
+assert_eq 8 "$(ls "$E2E_TMP/otlp-conv" | wc -l)" "convert: eight SPAA files"
+echo "convert of the synthetic OTLP request: peak RSS ${cpeak} KiB = $(awk -v h="$cpeak" -v d="$odec" 'BEGIN { printf "%.2f", h * 1024 / d }')x its size"
+((cpeak < odec * 16 / 1024)) || fail "convert of the synthetic OTLP request: peak ${cpeak} KiB"
+rm -rf "$OTLP" "$E2E_TMP/otlp-conv"
 
 # three at once within a budget that holds one conversion (a pprof route charges 2x the size
 # its gzip trailer gives: 96 MiB, with the 38 MB body charged on arrival)

@@ -62,4 +62,16 @@ for v in "${!COUNT[@]}"; do
     "$(md5sum "$E2E_TMP/conv-$v-json"/* | cut -c1-32 | sort)" \
     "$v: SPAA from .bin and .json"
 done
+# -o naming no existing directory: one profile is written as that file, several into a new
+# directory of that name (written as they are converted, each model freed in turn)
+"$SPAA_BIN" convert --from otlp "$FIX/v1dev_03_multi_resource_scope.bin" -o "$E2E_TMP/new03" ||
+  fail "convert v1dev_03 into a new directory"
+[[ -d "$E2E_TMP/new03" ]] || fail "no directory made for v1dev_03's four profiles"
+assert_eq "$(cd "$E2E_TMP/conv-v1dev_03_multi_resource_scope-bin" && md5sum * | sort)" \
+  "$(cd "$E2E_TMP/new03" && md5sum * | sort)" "v1dev_03 into a new directory: the same files"
+"$SPAA_BIN" convert --from otlp "$FIX/v1dev_01_cpu_basic.bin" -o "$E2E_TMP/one.spaa" ||
+  fail "convert v1dev_01 into a file"
+[[ -f "$E2E_TMP/one.spaa" ]] || fail "v1dev_01's one profile not written as a file"
+cmp -s "$E2E_TMP/one.spaa" "$E2E_TMP/conv-v1dev_01_cpu_basic-bin"/* ||
+  fail "v1dev_01 as a file differs from the one written into a directory"
 echo "PASS [$E2E_NAME]"
