@@ -200,6 +200,7 @@ static int flush(struct spaa_ingest *x, size_t upto, int release, struct spaa_er
   if (outcomes_room(x, upto) || batch_alloc(&b, upto - from)) {
     if (x->cap_out >= upto)
       batch_free(&b);
+    x->failed_at = from;
     return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
   }
   for (; x->entered < upto; x->entered++)
