@@ -348,15 +348,8 @@ static int frame_extra(struct cv *c, int32_t fi, int64_t col, const char *ftype,
   }
   if (extra_new(fi > 0 ? c->d->function_table[fi] : NULL, col, ftype, name, sys, &x))
     return SPAA_E_NOMEM;
-  if (c->n_xs == c->cap_xs) {
-    size_t nc = c->cap_xs ? c->cap_xs * 2 : 64;
-    struct xe *nv = realloc(c->xs, nc * sizeof(*nv));
-    if (!nv)
-      goto nomem;
-    c->xs = nv;
-    c->cap_xs = nc;
-  }
-  if (spaa_idmap_put(&c->xmap, h, c->n_xs, NULL) < 0)
+  if (otlp__room((void **)&c->xs, c->n_xs + 1, &c->cap_xs, sizeof(*c->xs)) ||
+      spaa_idmap_put(&c->xmap, h, c->n_xs, NULL) < 0)
     goto nomem;
   c->xs[c->n_xs].fn = fi;
   c->xs[c->n_xs].ftype = ftype;
@@ -479,14 +472,8 @@ out:
 static int sid_make(struct cv *c, const OT_Sample *s, struct sid *out)
 {
   size_t n = s->n_attribute_indices;
-  if (c->n_pool + n > c->cap_pool) {
-    size_t nc = (c->n_pool + n) * 2;
-    int32_t *nv = realloc(c->pool, nc * sizeof(*nv));
-    if (!nv)
-      return nomem(c);
-    c->pool = nv;
-    c->cap_pool = nc;
-  }
+  if (otlp__room((void **)&c->pool, c->n_pool + n, &c->cap_pool, sizeof(*c->pool)))
+    return nomem(c);
   out->stack_index = s->stack_index;
   out->link_index = s->link_index;
   out->n_attr = n;
@@ -540,14 +527,8 @@ static int stack_context(struct cv *c, const OT_Sample *s, size_t *out)
       return 0;
     }
   }
-  if (c->n_ctxs == c->cap_ctxs) {
-    size_t nc = c->cap_ctxs ? c->cap_ctxs * 2 : 64;
-    struct ctxe *nv = realloc(c->ctxs, nc * sizeof(*nv));
-    if (!nv)
-      return nomem(c);
-    c->ctxs = nv;
-    c->cap_ctxs = nc;
-  }
+  if (otlp__room((void **)&c->ctxs, c->n_ctxs + 1, &c->cap_ctxs, sizeof(*c->ctxs)))
+    return nomem(c);
   e = &c->ctxs[c->n_ctxs];
   memset(e, 0, sizeof(*e));
   if (sid_make(c, s, &e->rep))
@@ -614,25 +595,13 @@ static int new_stack(struct cv *c, const OT_Sample *s, size_t *out)
     if (c->loc_gen[li] != c->gen && (rc = location_frames(c, li)))
       return rc;
     n = c->loc_nfr[li];
-    if (nf + n > c->cap_tmp) {
-      size_t nc = (nf + n) * 2;
-      uint64_t *nv = realloc(c->tmp, nc * sizeof(*nv));
-      if (!nv)
-        return nomem(c);
-      c->tmp = nv;
-      c->cap_tmp = nc;
-    }
+    if (otlp__room((void **)&c->tmp, nf + n, &c->cap_tmp, sizeof(*c->tmp)))
+      return nomem(c);
     for (j = 0; j < n; j++)
       c->tmp[nf++] = c->loc_frame[li] + j;
   }
-  if (c->n_stk == c->cap_stk) {
-    size_t nc = c->cap_stk ? c->cap_stk * 2 : 64;
-    struct stk *nv = realloc(c->stk, nc * sizeof(*nv));
-    if (!nv)
-      return nomem(c);
-    c->stk = nv;
-    c->cap_stk = nc;
-  }
+  if (otlp__room((void **)&c->stk, c->n_stk + 1, &c->cap_stk, sizeof(*c->stk)))
+    return nomem(c);
   k = &c->stk[c->n_stk];
   memset(k, 0, sizeof(*k));
   if ((rc = sid_make(c, s, &k->rep)))

@@ -104,6 +104,10 @@ struct otlp_request {
   size_t n_wire;
 };
 
+/* Room in the array *arr (capacity *cap elements of `size` bytes) for `need` elements: grown
+ * by doubling, at least to need. 0 or SPAA_E_NOMEM (the array unchanged). */
+int otlp__room(void **arr, size_t need, size_t *cap, size_t size);
+
 /* otlp_samples.c: samples left on the wire. A v1development protobuf request is unpacked
  * from a copy without the profiles' samples (otlp__strip_samples, which lists each Profile's
  * bytes in wire order); the samples are then read one at a time. */

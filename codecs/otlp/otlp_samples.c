@@ -2,6 +2,7 @@
  * is unpacked without them, and each profile's samples are read from its bytes one at a
  * time into a reused scratch Sample. Samples are most of a large request's bytes, and
  * protoc-c's unpacked form of one takes several times its wire size. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,15 +32,16 @@ static int put_varint(struct spaa_buf *b, uint64_t v)
   return spaa_buf_add(b, t, n);
 }
 
-/* Room for one more element in an array of n elements (capacity *cap). */
-static int room(void **arr, size_t n, size_t *cap, size_t size)
+int otlp__room(void **arr, size_t need, size_t *cap, size_t size)
 {
   void *nv;
   size_t nc;
-  if (n < *cap)
+  if (need <= *cap)
     return 0;
   nc = *cap ? *cap * 2 : 16;
-  if (!(nv = realloc(*arr, nc * size)))
+  if (nc < need)
+    nc = need;
+  if (nc > SIZE_MAX / size || !(nv = realloc(*arr, nc * size)))
     return SPAA_E_NOMEM;
   *arr = nv;
   *cap = nc;
@@ -55,7 +57,7 @@ static int strip_msg(const uint8_t *p, size_t n, int level, struct spaa_buf *out
   size_t pos = 0, start = 0;
   int r;
   if (level == LV_PROFILE) {
-    if (room((void **)&s->v, s->n, &s->cap, sizeof(*s->v)))
+    if (otlp__room((void **)&s->v, s->n + 1, &s->cap, sizeof(*s->v)))
       return SPAA_E_NOMEM;
     s->v[s->n].wire = p;
     s->v[s->n++].len = n;
@@ -135,19 +137,19 @@ static int push(struct otlp_samples *it, uint32_t num, uint64_t v)
   OT_Sample *s = &it->s;
   switch (num) {
   case 2:
-    if (room((void **)&s->attribute_indices, s->n_attribute_indices, &it->cap_attr,
-             sizeof(int32_t)))
+    if (otlp__room((void **)&s->attribute_indices, s->n_attribute_indices + 1, &it->cap_attr,
+                   sizeof(int32_t)))
       return SPAA_E_NOMEM;
     s->attribute_indices[s->n_attribute_indices++] = (int32_t)(uint32_t)v;
     return 0;
   case 4:
-    if (room((void **)&s->values, s->n_values, &it->cap_val, sizeof(int64_t)))
+    if (otlp__room((void **)&s->values, s->n_values + 1, &it->cap_val, sizeof(int64_t)))
       return SPAA_E_NOMEM;
     s->values[s->n_values++] = (int64_t)v;
     return 0;
   default:
-    if (room((void **)&s->timestamps_unix_nano, s->n_timestamps_unix_nano, &it->cap_ts,
-             sizeof(uint64_t)))
+    if (otlp__room((void **)&s->timestamps_unix_nano, s->n_timestamps_unix_nano + 1,
+                   &it->cap_ts, sizeof(uint64_t)))
       return SPAA_E_NOMEM;
     s->timestamps_unix_nano[s->n_timestamps_unix_nano++] = v;
     return 0;
