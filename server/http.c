@@ -93,6 +93,7 @@ struct http_rq {
   int state;                         /* atomic: enum rq_state */
   struct spaa_resp resp;             /* the worker's answer, queued on resume */
   size_t charged;                    /* bytes charged to the memory budget (the body's) */
+  size_t declared;                   /* the Content-Length accepted, or 0 */
   size_t work_charged;               /* bytes charged for the conversion, or 0 */
   int over_budget;                   /* a chunked body passed the budget: 503 at its end */
   int close;                         /* close the connection after the answer */
@@ -690,7 +691,7 @@ static enum MHD_Result begin(struct http_rq *rq, struct MHD_Connection *conn, co
         return fail(rq, conn, SPAA_E_BUSY, "a %llu-byte body does not fit in what is left of "
                     "the memory budget for requests in flight; retry later", v);
       }
-      rq->charged = (size_t)v;
+      rq->charged = rq->declared = (size_t)v;
     }
   }
   spaa_buf_init(&rq->body, rq->max_body);
@@ -958,6 +959,9 @@ static enum MHD_Result body_piece(struct http_rq *rq, const char *data, size_t n
         rq->charged += more;
       }
     }
+    /* a declared length is allocated once, exactly: doubling would hold up to twice it */
+    if (!rq->over && !rq->over_budget && !rq->body.p && rq->declared >= n)
+      spaa_buf_presize(&rq->body, rq->declared); /* on failure, add below says so */
     if (!rq->over && !rq->over_budget && spaa_buf_add(&rq->body, data, n)) {
       rq->nomem = 1;
       spaa_buf_free(&rq->body);

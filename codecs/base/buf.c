@@ -47,6 +47,20 @@ int spaa_buf_reserve(struct spaa_buf *b, size_t extra)
   return 0;
 }
 
+int spaa_buf_presize(struct spaa_buf *b, size_t total)
+{
+  char *np;
+  if (total > b->max)
+    return SPAA_E_TOO_LARGE;
+  if (total < b->len || total + 1 <= b->cap)
+    return 0;
+  if (!(np = realloc(b->p, total + 1)))
+    return SPAA_E_NOMEM;
+  b->p = np;
+  b->cap = total + 1;
+  return 0;
+}
+
 int spaa_buf_add(struct spaa_buf *b, const void *data, size_t len)
 {
   int rc = spaa_buf_reserve(b, len);

@@ -19,6 +19,10 @@ void spaa_buf_init(struct spaa_buf *b, size_t max);
 void spaa_buf_free(struct spaa_buf *b);
 /* Make room for `extra` more bytes: 0, SPAA_E_TOO_LARGE past the cap, SPAA_E_NOMEM. */
 int spaa_buf_reserve(struct spaa_buf *b, size_t extra);
+/* Room for `total` bytes in all (and a NUL) in one allocation of that size, for a length
+ * known in advance (a declared Content-Length): no doubling past it. A buffer already that
+ * large is left alone. Same returns as reserve. */
+int spaa_buf_presize(struct spaa_buf *b, size_t total);
 /* Append bytes / a string / a printf-formatted string; same returns as reserve. */
 int spaa_buf_add(struct spaa_buf *b, const void *data, size_t len);
 int spaa_buf_adds(struct spaa_buf *b, const char *s);

@@ -267,7 +267,8 @@ static void set_reason(char *reason, size_t cap, const char *r)
     snprintf(reason, cap, "%s", r);
 }
 
-int otlp__check_profile(struct otlp_dictx *x, const struct otlp_unit *u, char *reason,
+int otlp__check_profile(struct otlp_dictx *x, const struct otlp_unit *u, size_t *n_stamps,
+                        char *reason,
                         size_t reason_cap, size_t *n_warn, char *warn, size_t warn_cap,
                         struct spaa_err *err)
 {
@@ -280,6 +281,7 @@ int otlp__check_profile(struct otlp_dictx *x, const struct otlp_unit *u, char *r
   int rc;
   memset(&it, 0, sizeof(it));
   *n_warn = 0;
+  *n_stamps = 0;
   if (warn_cap)
     warn[0] = 0;
 #define FAIL(r, ...)                                                                          \
@@ -334,6 +336,7 @@ int otlp__check_profile(struct otlp_dictx *x, const struct otlp_unit *u, char *r
         !u->loose_timestamps)
       FAIL("length_mismatch", "sample %zu has %zu values but %zu timestamps (they must be the "
            "same length)", i, s->n_values, s->n_timestamps_unix_nano);
+    *n_stamps += s->n_timestamps_unix_nano; /* each is at least a byte of the request */
     for (j = 0; j < s->n_timestamps_unix_nano; j++) {
       uint64_t ts = s->timestamps_unix_nano[j];
       if (ts > INT64_MAX)

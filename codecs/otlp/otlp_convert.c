@@ -1126,19 +1126,24 @@ static int convert_unit(struct cv *c, const struct otlp_request *r, const struct
 {
   struct spaa_err why;
   char reason[48], warn[256];
-  size_t n_warn = 0;
+  size_t n_warn = 0, n_stamps = 0;
   int rc;
   spaa_err_clear(&why);
   if (!u->profile) {
     reject(e, u, "invalid_v1experimental", &u->xerr);
     return 0;
   }
-  if (otlp__check_profile(c->x, u, reason, sizeof(reason), &n_warn, warn, sizeof(warn), &why)) {
+  if (otlp__check_profile(c->x, u, &n_stamps, reason, sizeof(reason), &n_warn, warn,
+                          sizeof(warn), &why)) {
     reject(e, u, reason, &why);
     return 0;
   }
-  if (!(c->p = spaa_profile_new()))
+  /* the sample records at their number: grown by doubling they held up to twice it */
+  if (!(c->p = spaa_profile_new()) || spaa_reserve_samples(c->p, n_stamps)) {
+    spaa_profile_free(c->p);
+    c->p = NULL;
     return SPAA_E_NOMEM;
+  }
   if (++c->gen == 0) {
     memset(c->loc_gen, 0, c->d->n_location_table * sizeof(uint32_t));
     if (c->map_gen)

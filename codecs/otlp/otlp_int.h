@@ -161,8 +161,10 @@ int otlp__dict_open(struct otlp_dictx *x, const OT_Dict *d, struct spaa_err *err
 void otlp__dict_close(struct otlp_dictx *x); /* NULL-safe */
 /* Check one profile against its dictionary: 0 or SPAA_E_INVALID with err filled (message
  * without the "profile P of ..." prefix) and a machine reason. *n_warn counts soft faults
- * (timestamps outside the window); the first is described in warn. */
-int otlp__check_profile(struct otlp_dictx *x, const struct otlp_unit *u, char *reason,
+ * (timestamps outside the window); the first is described in warn. *n_stamps is the number
+ * of sample timestamps (the sample records the profile converts to). */
+int otlp__check_profile(struct otlp_dictx *x, const struct otlp_unit *u, size_t *n_stamps,
+                        char *reason,
                         size_t reason_cap, size_t *n_warn, char *warn, size_t warn_cap,
                         struct spaa_err *err);
 /* 0 when the attribute keys named by idx[0..n) are unique (indices already range-checked),

@@ -399,6 +399,8 @@ int spaa_normalize(struct spaa_profile *p, struct spaa_err *err)
   p->n_stacks = out_n;
   rc = 0;
 out:
+  if (!rc)
+    spaa_profile_fit(p);
   free(cids);
   free(keys);
   free(sorted);

@@ -149,6 +149,45 @@ static void *grow(void **arr, size_t *n, size_t *cap, size_t size)
 
 #define ADD(p, arr, n, cap) grow((void **)&(arr), &(n), &(cap), sizeof(*(arr)))
 
+/* Shrink `*arr` to its n elements (at least one kept, as grow left it). */
+static void fit(void **arr, size_t n, size_t *cap, size_t size)
+{
+  void *na;
+  if (!*arr || n >= *cap || !n)
+    return;
+  if ((na = realloc(*arr, n * size))) {
+    *arr = na;
+    *cap = n;
+  }
+}
+
+#define FIT(arr, n, cap) fit((void **)&(arr), (n), &(cap), sizeof(*(arr)))
+
+void spaa_profile_fit(struct spaa_profile *p)
+{
+  FIT(p->header.events, p->header.n_events, p->header.cap_events);
+  FIT(p->dsos, p->n_dsos, p->cap_dsos);
+  FIT(p->frames, p->n_frames, p->cap_frames);
+  FIT(p->threads, p->n_threads, p->cap_threads);
+  FIT(p->stacks, p->n_stacks, p->cap_stacks);
+  FIT(p->samples, p->n_samples, p->cap_samples);
+  FIT(p->windows, p->n_windows, p->cap_windows);
+}
+
+int spaa_reserve_samples(struct spaa_profile *p, size_t n)
+{
+  void *na;
+  if (n <= p->cap_samples - p->n_samples)
+    return 0;
+  if (n > SIZE_MAX / sizeof(*p->samples) - p->n_samples)
+    return SPAA_E_NOMEM;
+  if (!(na = realloc(p->samples, (p->n_samples + n) * sizeof(*p->samples))))
+    return SPAA_E_NOMEM;
+  p->samples = na;
+  p->cap_samples = p->n_samples + n;
+  return 0;
+}
+
 struct spaa_event *spaa_add_event(struct spaa_profile *p)
 {
   return ADD(p, p->header.events, p->header.n_events, p->header.cap_events);

@@ -178,6 +178,13 @@ const char *spaa_strdup(struct spaa_profile *p, const char *s);
 /* Raw arena memory (8-byte aligned), zeroed; NULL on OOM. */
 void *spaa_alloc(struct spaa_profile *p, size_t size);
 
+/* Room for n more sample records in one allocation, for a count the input gives in advance
+ * (no doubling past it). 0 or SPAA_E_NOMEM (nothing changed). */
+int spaa_reserve_samples(struct spaa_profile *p, size_t n);
+/* Give back what the record arrays hold beyond their records (a doubling's slack), once a
+ * profile is complete. Never fails: an array that cannot shrink stays as it was. */
+void spaa_profile_fit(struct spaa_profile *p);
+
 /* Append a zeroed record; NULL on OOM. Frames get func_resolved = srcline_resolved = 1
  * and kind "unknown" by default. */
 struct spaa_event *spaa_add_event(struct spaa_profile *p);

@@ -24,7 +24,8 @@ int spaa_write_buf(const struct spaa_profile *p, int zstd_level, struct spaa_buf
  * Canonical form: content ids for every stack (see cid.h), stacks with equal ids merged
  * (weights of the same metric summed), dsos and frames sorted by id, threads by tid, stacks
  * by (event position in the header, primary metric descending, id), samples and windows
- * kept in order. 0, SPAA_E_INVALID (a stack naming a missing frame...) or SPAA_E_NOMEM. */
+ * kept in order; the record arrays then fitted (spaa_profile_fit). 0, SPAA_E_INVALID (a
+ * stack naming a missing frame...) or SPAA_E_NOMEM. */
 int spaa_normalize(struct spaa_profile *p, struct spaa_err *err);
 
 /* ---- reader (spaa_read.c) -------------------------------------------------------------

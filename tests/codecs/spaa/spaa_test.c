@@ -59,10 +59,44 @@ static void test_header_range_ns(void **state)
   spaa_profile_free(p);
 }
 
+/* Reserved sample records are taken without growing; fitting leaves the records as they
+ * were with no slack behind them. */
+static void test_reserve_and_fit(void **state)
+{
+  struct spaa_profile *p = spaa_profile_new();
+  struct spaa_sample *first;
+  size_t i;
+  (void)state;
+  assert_non_null(p);
+  assert_int_equal(spaa_reserve_samples(p, 1000), 0);
+  assert_int_equal(p->cap_samples, 1000);
+  first = spaa_add_sample(p);
+  assert_non_null(first);
+  first->tid = 7;
+  for (i = 1; i < 1000; i++)
+    assert_non_null(spaa_add_sample(p));
+  assert_ptr_equal(p->samples, first); /* never moved: the room was there */
+  assert_int_equal(p->cap_samples, 1000);
+  assert_non_null(spaa_add_sample(p)); /* past the reservation: grows as before */
+  assert_true(p->cap_samples > 1001);
+  assert_int_equal(spaa_reserve_samples(p, 0), 0);
+  for (i = 0; i < 33; i++)
+    assert_non_null(spaa_add_frame(p));
+  assert_true(p->cap_frames > 33);
+  spaa_profile_fit(p);
+  assert_int_equal(p->cap_samples, 1001);
+  assert_int_equal(p->cap_frames, 33);
+  assert_int_equal(p->cap_stacks, 0); /* none: nothing to fit */
+  assert_int_equal(p->samples[0].tid, 7);
+  assert_string_equal(p->frames[32].kind, "unknown");
+  spaa_profile_free(p);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_header_range_ns),
+      cmocka_unit_test(test_reserve_and_fit),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
