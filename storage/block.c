@@ -207,7 +207,7 @@ static int finish_stacks(struct storage__blk *b, int sorted)
 int storage__blk_finish(struct storage__blk *b, const struct storage__blk_tables *t,
                         struct spaa_buf *out)
 {
-  size_t i;
+  size_t i, total;
   int rc;
   if (t->sorted)
     for (i = 1; i < b->n[BN_STACKS]; i++)
@@ -219,14 +219,23 @@ int storage__blk_finish(struct storage__blk *b, const struct storage__blk_tables
       (rc = spaa_buf_add(&b->sec[BS_STRINGS], t->strings, t->strings_len)) ||
       (rc = spaa_buf_add(&b->sec[BS_WINDOWS], t->windows, t->windows_len)))
     return rc;
+  /* the block at its size (varints of at most 10 bytes), each section let go once copied:
+   * a doubled block beside every section doubled was this profile's largest buffer */
+  total = 11 + 10 * (size_t)(BN__N + BS__N);
+  for (i = 0; i < BS__N; i++)
+    total += b->sec[i].len;
+  if (total <= SIZE_MAX - out->len)
+    spaa_buf_presize(out, out->len + total); /* on failure the adds below say why */
   if ((rc = spaa_buf_add(out, "\x01", 1)) || (rc = storage__put_uv(out, t->sorted ? BK_SORTED : 0)))
     return rc;
   for (i = 0; i < BN__N; i++)
     if ((rc = storage__put_uv(out, b->n[i])))
       return rc;
-  for (i = 0; i < BS__N; i++)
+  for (i = 0; i < BS__N; i++) {
     if ((rc = put_bytes(out, b->sec[i].p, b->sec[i].len)))
       return rc;
+    spaa_buf_free(&b->sec[i]);
+  }
   return 0;
 }
 

@@ -202,7 +202,8 @@ int storage__blk_thread(struct storage__blk *b, int64_t pid, int64_t tid, const 
 int storage__blk_stack(struct storage__blk *b, int64_t row, const void *w, size_t wlen,
                        const void *x, size_t xlen);
 int storage__blk_sample(struct storage__blk *b, const struct storage__blk_sample *sm);
-/* The raw block appended to out. 0, SPAA_E_NOMEM, or SPAA_E_STORE for malformed weights. */
+/* The raw block appended to out; b's sections are freed as they are copied (free b after).
+ * 0, SPAA_E_NOMEM, or SPAA_E_STORE for malformed weights. */
 int storage__blk_finish(struct storage__blk *b, const struct storage__blk_tables *t,
                         struct spaa_buf *out);
 
