@@ -58,7 +58,7 @@ struct storage__prep {
   struct spaa_cid *frame_cid;     /* n_frames */
   size_t *frame_dso;              /* n_frames: index in p->dsos, SIZE_MAX without a dso */
   struct spaa_cid *stack_cid;     /* n_stacks */
-  size_t *stack_frames;           /* every stack's frames as indexes in p->frames, leaf first */
+  uint32_t *stack_frames;         /* every stack's frames as indexes in p->frames, leaf first */
   size_t *stack_frames_off;       /* n_stacks + 1 offsets into stack_frames */
   size_t *sample_stack;           /* n_samples: index in p->stacks, SIZE_MAX when unknown */
   struct spaa_buf blobs;          /* every packed blob below, back to back */

@@ -394,7 +394,10 @@ static int prep_stacks(struct storage__prep *pr, struct strtab *t, const struct 
   for (i = 0; i < p->n_stacks; i++)
     total += p->stacks[i].n_frames;
   pr->sorted = 1;
-  if (!(pr->stack_frames = malloc((total ? total : 1) * sizeof(size_t))) ||
+  if (p->n_frames > UINT32_MAX) /* frame indexes are kept in 32 bits */
+    return spaa_err_set(err, SPAA_E_INVALID, 0, 0, "%zu frames: more than a profile may have",
+                        p->n_frames);
+  if (!(pr->stack_frames = malloc((total ? total : 1) * sizeof(*pr->stack_frames))) ||
       !(pr->stack_frames_off = malloc((p->n_stacks + 1) * sizeof(size_t))) ||
       !(pr->stack_cid = malloc((p->n_stacks ? p->n_stacks : 1) * sizeof(struct spaa_cid))) ||
       !(pr->stack_ctx = calloc(p->n_stacks ? p->n_stacks : 1, sizeof(char *))) ||
@@ -417,7 +420,7 @@ static int prep_stacks(struct storage__prep *pr, struct strtab *t, const struct 
       }
       if (canon[k])
         flags |= PS_DUPS;
-      pr->stack_frames[total++] = k;
+      pr->stack_frames[total++] = (uint32_t)k;
     }
     /* the id is trusted here (a known stack costs no hashing); the writer checks the content
      * id of every stack it has to insert */
@@ -453,7 +456,7 @@ static int prep_stacks(struct storage__prep *pr, struct strtab *t, const struct 
       if (flags & PS_DUPS) {
         /* (position leaf first, rank) of each frame that is not the first of its content id
          * in the profile: the shared row alone names the first */
-        const size_t *sf = pr->stack_frames + pr->stack_frames_off[i];
+        const uint32_t *sf = pr->stack_frames + pr->stack_frames_off[i];
         size_t n_dups = 0, last = 0;
         for (j = 0; j < s->n_frames; j++)
           n_dups += canon[sf[j]] != 0;
