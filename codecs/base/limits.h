@@ -87,9 +87,11 @@
 #define SPAA_HTTP_PPROF_FACTOR 2                /* pprof routes, per decoded byte (the gzip
                                                   * trailer's size when the body is gzip): a
                                                   * 48 MiB pprof peaks 81 MB above idle, 1.6x */
-#define SPAA_HTTP_OTLP_FACTOR 64                /* OTLP routes: every profile's model is held
-                                                  * until they are stored (a 20 MB request of 8
-                                                  * profiles peaks at 57x, the eBPF fixture 40x) */
+#define SPAA_HTTP_OTLP_FACTOR 64                /* OTLP routes: profiles are stored as they are
+                                                  * converted, but one profile's model can take
+                                                  * 40x its share of the request (the eBPF
+                                                  * fixture; a 20 MB request of 8 profiles
+                                                  * peaks at 13x) */
 #define SPAA_HTTP_GUESS_RATIO 6                 /* decoded/encoded guess before decoding */
 #define SPAA_HTTP_TRIM_AFTER ((size_t)32 << 20) /* bytes charged before a malloc_trim */
 #define SPAA_HTTP_LOG_INTERVAL_S 10             /* counted refusals and drops logged this often */
