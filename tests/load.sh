@@ -6,8 +6,8 @@
 # large OTLP upload (bench/upload_memory.sh). Usage: tests/load.sh [BUILD_DIR]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-build=${1:-$root/build}
-export SPAA_BIN="$build/spaa-relay" SPAA_LOAD_SECONDS=${SPAA_LOAD_SECONDS:-20}
+build=$(cd "${1:-$root/build}" && pwd)
+export SPAA_BIN="$build/spaa-relay" SPAA_BUILD="$build" SPAA_LOAD_SECONDS=${SPAA_LOAD_SECONDS:-20}
 ulimit -n "$(ulimit -Hn)"
 bash "$root/tests/e2e/serving_load.sh"
 bash "$root/tests/e2e/memory_budget.sh"
