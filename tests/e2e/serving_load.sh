@@ -32,6 +32,7 @@ http POST /api/v1/spaa --data-binary @"$BODY"
 assert_eq 200 "$HTTP_CODE" "an upload with 2,000 idle connections open"
 wait "$idle_pid"
 idle=$(cat "$E2E_TMP/idle.json")
+echo "idle connections: $idle"
 assert_eq 2000 "$(json_get "$idle" opened)" "idle connections opened"
 assert_eq 2000 "$(json_get "$idle" open_at_end)" "idle connections still open after 6 s"
 
