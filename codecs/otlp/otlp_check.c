@@ -268,9 +268,8 @@ static void set_reason(char *reason, size_t cap, const char *r)
 }
 
 int otlp__check_profile(struct otlp_dictx *x, const struct otlp_unit *u, size_t *n_stamps,
-                        char *reason,
-                        size_t reason_cap, size_t *n_warn, char *warn, size_t warn_cap,
-                        struct spaa_err *err)
+                        char *reason, size_t reason_cap, size_t *n_warn, char *warn,
+                        size_t warn_cap, struct spaa_err *err)
 {
   const OT_Dict *d = x->d;
   const OT_Profile *p = u->profile;

@@ -164,9 +164,8 @@ void otlp__dict_close(struct otlp_dictx *x); /* NULL-safe */
  * (timestamps outside the window); the first is described in warn. *n_stamps is the number
  * of sample timestamps (the sample records the profile converts to). */
 int otlp__check_profile(struct otlp_dictx *x, const struct otlp_unit *u, size_t *n_stamps,
-                        char *reason,
-                        size_t reason_cap, size_t *n_warn, char *warn, size_t warn_cap,
-                        struct spaa_err *err);
+                        char *reason, size_t reason_cap, size_t *n_warn, char *warn,
+                        size_t warn_cap, struct spaa_err *err);
 /* 0 when the attribute keys named by idx[0..n) are unique (indices already range-checked),
  * else the position of the first repeated one + 1. */
 size_t otlp__dup_key(struct otlp_dictx *x, const int32_t *idx, size_t n);
