@@ -11,6 +11,7 @@
 
 #include "base/limits.h"
 #include "config/config.h"
+#include "server/budget.h"
 #include "server/cli.h"
 #include "server/grpc.h"
 #include "server/http.h"
@@ -248,6 +249,7 @@ int spaa_cmd_serve(int argc, char **argv)
   struct spaa_http *http = NULL;
   struct spaa_grpc *grpc = NULL;
   struct spaa_metrics *metrics = NULL;
+  struct spaa_budget *budget = NULL;
   struct spaa_store_opts so;
   struct spaa_app app;
   struct spaa_err err;
@@ -308,10 +310,16 @@ int spaa_cmd_serve(int argc, char **argv)
       goto out;
     }
   }
+  if (spaa_budget_new(cfg->memory_budget, metrics, &budget)) {
+    spaa_log(SPAA_LOG_ERROR, "cannot create the memory budget", "detail=\"out of memory\"");
+    goto out;
+  }
+  memset(&app, 0, sizeof(app));
   app.cfg = cfg;
   app.store = store;
   app.retention = retention;
   app.metrics = metrics;
+  app.budget = budget; /* one budget for HTTP and gRPC requests */
   if (spaa_http_start(&app, spaa_routes, spaa_n_routes, &http, &err)) {
     spaa_log(SPAA_LOG_ERROR, "cannot start the HTTP server", "detail=\"%s\"", err.msg);
     goto out;
@@ -350,6 +358,7 @@ out:
   }
   if (rc == 0)
     spaa_log(SPAA_LOG_INFO, "stopped", NULL);
+  spaa_budget_free(budget);
   spaa_metrics_free(metrics);
   spaa_config_free(cfg);
   while (old.n)

@@ -11,6 +11,7 @@
 
 #include "base/compress.h"
 #include "base/limits.h"
+#include "server/budget.h"
 #include "server/grpc_connect.h"
 #include "server/grpc_wire.h"
 #include "server/h2.h"
@@ -285,12 +286,15 @@ static void call_run(void *ctx, const struct spaa_h2_req *h, struct spaa_h2_answ
   struct spaa_buf dec;
   struct spaa_req req;
   struct spaa_resp resp;
+  struct spaa_budget_work w;
   struct spaa_err err;
+  size_t cost;
   int rc;
   if (is_connect(h)) {
     spaa_connect_run(g->app, h, a);
     return;
   }
+  memset(&w, 0, sizeof(w));
   spaa_err_clear(&err);
   spaa_buf_init(&dec, 0);
   if (!rt) { /* check let it through: cannot happen */
@@ -299,6 +303,13 @@ static void call_run(void *ctx, const struct spaa_h2_req *h, struct spaa_h2_answ
   }
   if ((rc = call_message(g->app->cfg, h, &m, &dec, &err))) {
     refuse_flow(g, rt, h, rc, err.msg, a);
+    goto out;
+  }
+  /* the conversion's charge, and the meter of its models, as on the HTTP listener */
+  cost = spaa_budget_cost(m.compressed ? dec.len : m.len, rt->model_factor);
+  if (spaa_budget_work_begin(&w, g->app->budget, 0, cost, SPAA_HTTP_BUDGET_WAIT_MS)) {
+    refuse_flow(g, rt, h, SPAA_E_BUSY, "the server is holding its memory budget for requests "
+                "in flight; retry later", a);
     goto out;
   }
   flow_req(g, rt, h, &req, &resp);
@@ -311,6 +322,7 @@ static void call_run(void *ctx, const struct spaa_h2_req *h, struct spaa_h2_answ
   from_resp(&resp, a);
   spaa_buf_free(&resp.body);
 out:
+  spaa_budget_work_give(&w);
   spaa_buf_free(&dec);
   { /* the call's time from its headers to its answer, in the same histogram as HTTP routes */
     struct timespec ts;

@@ -10,6 +10,8 @@
 #include <strings.h>
 
 #include "base/base64.h"
+#include "base/limits.h"
+#include "server/budget.h"
 #include "server/decode.h"
 #include "server/ingest.h"
 #include "server/ingest_push.h"
@@ -167,6 +169,7 @@ int spaa_connect_check(const struct spaa_app *app, const struct spaa_h2_req *h,
 void spaa_connect_run(const struct spaa_app *app, const struct spaa_h2_req *h,
                       struct spaa_h2_answer *a)
 {
+  struct spaa_budget_work w;
   struct spaa_err err;
   struct spaa_buf dec;
   struct spaa_req req;
@@ -174,6 +177,7 @@ void spaa_connect_run(const struct spaa_app *app, const struct spaa_h2_req *h,
   int json = 0, rc;
   spaa_err_clear(&err);
   spaa_buf_init(&dec, 0);
+  memset(&w, 0, sizeof(w));
   if (spaa_push_media(spaa_h2_header(h, "content-type"), NULL, &json, &err))
     json = 0; /* check refused it: cannot happen */
   flow_req(app, h, json, &req, &resp);
@@ -190,7 +194,15 @@ void spaa_connect_run(const struct spaa_app *app, const struct spaa_h2_req *h,
     req.body_len = dec.len;
     req.body_decoded = 1;
   }
-  spaa_ingest(&req, &resp);
+  /* the conversion's charge, and the meter of its models, as on the HTTP listener */
+  if (spaa_budget_work_begin(&w, app->budget, 0,
+                             spaa_budget_cost(req.body_len, req.route->model_factor),
+                             SPAA_HTTP_BUDGET_WAIT_MS))
+    spaa_ingest_on_error(&req, &resp, SPAA_E_BUSY, "the server is holding its memory budget "
+                         "for requests in flight; retry later");
+  else
+    spaa_ingest(&req, &resp);
+  spaa_budget_work_give(&w);
 out:
   answer_from(&resp, a);
   spaa_buf_free(&resp.body);

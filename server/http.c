@@ -39,6 +39,7 @@
 #include "base/base64.h"
 #include "base/compress.h"
 #include "base/limits.h"
+#include "server/budget.h"
 #include "server/conns.h"
 #include "server/decode.h"
 #include "server/log.h"
@@ -58,13 +59,8 @@ struct spaa_http {
   struct spaa_pool *pool;            /* runs finished bodies (decode, handler) */
   struct spaa_conns *conns;          /* open connections, deadlines, counted events */
   unsigned max_conns;                /* connections beyond this get a 503 */
-  pthread_mutex_t budget_mu;         /* guards budget_used */
-  pthread_cond_t budget_cv;          /* signalled when bytes are released */
-  size_t budget_cap;                 /* bytes requests in flight may hold */
-  size_t budget_used;                /* bytes they hold now */
-  size_t budget_peak;                /* most held at once since start */
-  size_t since_trim;                 /* bytes charged since memory was last returned */
-  size_t working;                    /* conversions holding a charge */
+  struct spaa_budget *budget;        /* the memory budget: the app's, or own_budget */
+  struct spaa_budget *own_budget;    /* made here when the app brings none */
 };
 
 /* One request (MHD's con_cls), from its first callback to its completion. */
@@ -94,7 +90,7 @@ struct http_rq {
   struct spaa_resp resp;             /* the worker's answer, queued on resume */
   size_t charged;                    /* bytes charged to the memory budget (the body's) */
   size_t declared;                   /* the Content-Length accepted, or 0 */
-  size_t work_charged;               /* bytes charged for the conversion, or 0 */
+  struct spaa_budget_work work;      /* the conversion's charge and its models' meter */
   int over_budget;                   /* a chunked body passed the budget: 503 at its end */
   int close;                         /* close the connection after the answer */
 };
@@ -494,7 +490,6 @@ static enum MHD_Result queue(struct http_rq *rq, struct MHD_Connection *conn,
   return ok;
 }
 
-static int budget_take(struct spaa_http *h, size_t n, unsigned wait_ms, int work);
 
 /* Fill resp for an error the core found, in the route's dialect when it has one. */
 static void fail_into(struct http_rq *rq, struct spaa_resp *resp, int code, const char *fmt,
@@ -686,7 +681,7 @@ static enum MHD_Result begin(struct http_rq *rq, struct MHD_Connection *conn, co
                   "the body is %llu bytes, over the %zu-byte cap on this endpoint", v,
                   rq->max_body);
     if (end != cl && v) {
-      if (budget_take(h, (size_t)v, 0, 0)) {
+      if (spaa_budget_take(h->budget, (size_t)v, 0, 0)) {
         spaa_conns_note(h->conns, SPAA_CONNS_OVER_BUDGET);
         return fail(rq, conn, SPAA_E_BUSY, "a %llu-byte body does not fit in what is left of "
                     "the memory budget for requests in flight; retry later", v);
@@ -698,110 +693,12 @@ static enum MHD_Result begin(struct http_rq *rq, struct MHD_Connection *conn, co
   return MHD_YES;
 }
 
-/* ---- the memory budget ------------------------------------------------------------------- */
-
-/* The bytes held into the metrics (under budget_mu, so that the last value set is the last
- * one computed). */
-static void budget_publish(struct spaa_http *h)
-{
-  spaa_metrics_set(h->app->metrics, SPAA_METRIC_BUDGET_USED, NULL, NULL,
-                   (int64_t)h->budget_used);
-}
-
-/* Charge n bytes to the budget. Admitted when they fit or nothing is held; a conversion
- * (work = 1) is also admitted when no other conversion holds the budget, so that one
- * larger than the whole budget still goes through alone. Waits up to wait_ms for other requests to release bytes
- * (0: does not wait). 0, or -1: over the budget. */
-static int budget_take(struct spaa_http *h, size_t n, unsigned wait_ms, int work)
-{
-  struct timespec dl;
-  int rc = 0;
-  clock_gettime(CLOCK_REALTIME, &dl);
-  dl.tv_sec += wait_ms / 1000;
-  dl.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
-  if (dl.tv_nsec >= 1000000000L) {
-    dl.tv_sec++;
-    dl.tv_nsec -= 1000000000L;
-  }
-  pthread_mutex_lock(&h->budget_mu);
-  while (n > h->budget_cap - (h->budget_used < h->budget_cap ? h->budget_used : h->budget_cap) &&
-         h->budget_used && !(work && !h->working)) {
-    if (!wait_ms || pthread_cond_timedwait(&h->budget_cv, &h->budget_mu, &dl)) {
-      rc = -1;
-      break;
-    }
-  }
-  if (!rc) {
-    h->working += work ? 1 : 0;
-    h->budget_used += n;
-    h->since_trim += n;
-    if (h->budget_used > h->budget_peak)
-      h->budget_peak = h->budget_used;
-    budget_publish(h);
-  }
-  pthread_mutex_unlock(&h->budget_mu);
-  return rc;
-}
-
-/* Give n bytes back (work: the end of a conversion's charge); when nothing is held any more
- * after a burst, return freed memory to the operating system (glibc keeps freed arenas). */
-static void budget_give(struct spaa_http *h, size_t n, int work)
-{
-  int trim = 0;
-  if (!n && !work)
-    return;
-  pthread_mutex_lock(&h->budget_mu);
-  h->working -= work && h->working ? 1 : 0;
-  h->budget_used -= n < h->budget_used ? n : h->budget_used;
-  budget_publish(h);
-  if (!h->budget_used && h->since_trim >= SPAA_HTTP_TRIM_AFTER) {
-    h->since_trim = 0;
-    trim = 1;
-  }
-  pthread_cond_broadcast(&h->budget_cv);
-  pthread_mutex_unlock(&h->budget_mu);
-  if (trim)
-    malloc_trim(0);
-}
-
-/* The budget when the configuration leaves it to us: a quarter of the machine's memory. */
-static size_t budget_default(void)
-{
-  long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
-  if (pages <= 0 || psz <= 0)
-    return (size_t)1 << 30;
-  return (size_t)pages / 4 * (size_t)psz;
-}
-
 /* ---- running a finished body ------------------------------------------------------------- */
 
-/* The route's budget charge per decoded byte. */
+/* The route's budget charge per decoded byte (0: the default). */
 static size_t model_factor(const struct http_rq *rq)
 {
-  const struct spaa_route *r = rq->req.route;
-  return r && r->model_factor ? r->model_factor : SPAA_HTTP_MODEL_FACTOR;
-}
-
-/* Once the decoded size is known, charge what the conversion will really hold in place of
- * the guess made from the wire size (more is taken without waiting: the work has begun). */
-static void budget_adjust(struct http_rq *rq, size_t decoded)
-{
-  struct spaa_http *h = rq->h;
-  size_t f = model_factor(rq);
-  size_t real = decoded > ((size_t)-1) / f / 2 ? (size_t)-1 / 2 : decoded * f;
-  if (!rq->work_charged)
-    return;
-  pthread_mutex_lock(&h->budget_mu);
-  if (real < rq->work_charged)
-    h->budget_used -= rq->work_charged - real;
-  else
-    h->budget_used += real - rq->work_charged;
-  if (h->budget_used > h->budget_peak)
-    h->budget_peak = h->budget_used;
-  budget_publish(h);
-  pthread_cond_broadcast(&h->budget_cv);
-  pthread_mutex_unlock(&h->budget_mu);
-  rq->work_charged = real;
+  return rq->req.route ? rq->req.route->model_factor : 0;
 }
 
 /* spaa_req.drop_body: the body's buffers freed before the handler returns. */
@@ -834,7 +731,8 @@ static void run(struct http_rq *rq, struct spaa_resp *resp)
     rq->req.body = (const uint8_t *)(rq->decoded.p ? rq->decoded.p : "");
     rq->req.body_len = rq->decoded.len;
     rq->req.body_decoded = 1;
-    budget_adjust(rq, rq->decoded.len);
+    /* the decoded size known: charge what the conversion will hold, not the guess */
+    spaa_budget_work_adjust(&rq->work, spaa_budget_cost(rq->decoded.len, model_factor(rq)));
   } else {
     rq->req.body = (const uint8_t *)(rq->body.p ? rq->body.p : "");
     rq->req.body_len = rq->body.len;
@@ -850,7 +748,7 @@ static void run(struct http_rq *rq, struct spaa_resp *resp)
  * last member mod 2^32: a hint) of a body that is itself gzip (a pprof). */
 static size_t work_cost(const struct http_rq *rq)
 {
-  size_t dec = rq->body.len, n = rq->body.len, f = model_factor(rq);
+  size_t dec = rq->body.len, n = rq->body.len;
   if (rq->needs_decode) {
     dec = n > rq->max_decoded / SPAA_HTTP_GUESS_RATIO ? rq->max_decoded
                                                        : n * SPAA_HTTP_GUESS_RATIO;
@@ -861,7 +759,7 @@ static size_t work_cost(const struct http_rq *rq)
     if (hint > dec)
       dec = hint;
   }
-  return dec > ((size_t)-1) / f ? (size_t)-1 / 2 : dec * f;
+  return spaa_budget_cost(dec, model_factor(rq));
 }
 
 /* The worker's job: charge the budget (waiting a little), run, resume the connection. */
@@ -870,18 +768,19 @@ static void work(struct spaa_pool_job *job)
   struct http_rq *rq = (struct http_rq *)((char *)job - offsetof(struct http_rq, job));
   struct spaa_http *h = rq->h;
   size_t cost = rq->req.route->dialect || rq->body.len ? work_cost(rq) : 0;
-  if (cost && budget_take(h, cost, SPAA_HTTP_BUDGET_WAIT_MS, 1)) {
+  if (cost && spaa_budget_work_begin(&rq->work, h->budget, rq->charged, cost,
+                                     SPAA_HTTP_BUDGET_WAIT_MS)) {
     spaa_conns_note(h->conns, SPAA_CONNS_OVER_BUDGET);
     resp_init(&rq->resp);
     spaa_buf_free(&rq->body);
     fail_into(rq, &rq->resp, SPAA_E_BUSY, "the server is holding its memory budget for "
               "requests in flight; retry later");
   } else {
-    rq->work_charged = cost;
     run(rq, &rq->resp);
+    spaa_budget_work_end(&rq->work);
     /* a large answer (an export) left this thread's malloc arena holding the model it was
      * written from, tens of MB no later request may need: give the free pages back now
-     * (uploads are trimmed through the budget, see budget_give) */
+     * (uploads are trimmed through the budget, see spaa_budget_give) */
     if (rq->resp.body.len >= SPAA_HTTP_TRIM_ANSWER || rq->resp.file_len >= SPAA_HTTP_TRIM_ANSWER)
       malloc_trim(0);
   }
@@ -952,7 +851,7 @@ static enum MHD_Result body_piece(struct http_rq *rq, const char *data, size_t n
     } else if (rq->body.len + n > rq->charged) {
       /* a body longer than declared (chunked): charge it as it grows, 1 MiB at a time */
       size_t more = rq->body.len + n - rq->charged + ((size_t)1 << 20);
-      if (budget_take(rq->h, more, 0, 0)) {
+      if (spaa_budget_take(rq->h->budget, more, 0, 0)) {
         rq->over_budget = 1;
         spaa_buf_free(&rq->body);
       } else {
@@ -1073,9 +972,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
   spaa_buf_free(&rq->body);
   spaa_buf_free(&rq->decoded);
   spaa_resp_body_release(&rq->resp);
-  budget_give(h, rq->charged, 0);
-  if (rq->work_charged)
-    budget_give(h, rq->work_charged, 1);
+  spaa_budget_give(h->budget, rq->charged, 0);
+  spaa_budget_work_give(&rq->work);
   free(rq);
   __atomic_sub_fetch(&h->inflight, 1, __ATOMIC_ACQ_REL);
 }
@@ -1135,12 +1033,11 @@ static int start_parts(struct spaa_http *h, unsigned *hard_limit)
     h->max_conns = room - margin;
   }
   *hard_limit = h->max_conns + margin;
-  h->budget_cap = cfg->memory_budget ? cfg->memory_budget : budget_default();
-  spaa_metrics_set(h->app->metrics, SPAA_METRIC_BUDGET_LIMIT, NULL, NULL,
-                   (int64_t)h->budget_cap);
-  spaa_metrics_set(h->app->metrics, SPAA_METRIC_BUDGET_USED, NULL, NULL, 0);
-  pthread_mutex_init(&h->budget_mu, NULL);
-  pthread_cond_init(&h->budget_cv, NULL);
+  if (!(h->budget = h->app->budget) &&
+      spaa_budget_new(cfg->memory_budget, h->app->metrics, &h->own_budget))
+    return -1;
+  if (!h->budget)
+    h->budget = h->own_budget;
   if (spaa_pool_new(cfg->workers, SPAA_HTTP_POOL_QUEUE, &h->pool))
     return -1;
   return spaa_conns_new(&co, &h->conns);
@@ -1150,8 +1047,7 @@ static int start_parts(struct spaa_http *h, unsigned *hard_limit)
 static void free_parts(struct spaa_http *h)
 {
   spaa_conns_free(h->conns);
-  pthread_cond_destroy(&h->budget_cv);
-  pthread_mutex_destroy(&h->budget_mu);
+  spaa_budget_free(h->own_budget);
   free(h);
 }
 
@@ -1219,7 +1115,7 @@ int spaa_http_start(const struct spaa_app *app, const struct spaa_route *routes,
   spaa_log(SPAA_LOG_INFO, "http core", "io_threads=%u workers=%u max_connections=%u "
            "hard_limit=%u header_timeout_s=%u body_min_rate=%zu memory_budget=%zu",
            (unsigned)SPAA_HTTP_IO_THREADS, cfg->workers, h->max_conns, hard_limit,
-           cfg->header_timeout, cfg->body_min_rate, h->budget_cap);
+           cfg->header_timeout, cfg->body_min_rate, spaa_budget_cap(h->budget));
   *out = h;
   return 0;
 bad_addr:
@@ -1270,6 +1166,7 @@ void spaa_http_stop(struct spaa_http *h)
   MHD_stop_daemon(h->d);
   spaa_pool_free(h->pool);
   h->pool = NULL;
-  spaa_log(SPAA_LOG_INFO, "http core stopped", "memory_budget_peak=%zu", h->budget_peak);
+  spaa_log(SPAA_LOG_INFO, "http core stopped", "memory_budget_peak=%zu",
+           spaa_budget_peak(h->budget));
   free_parts(h);
 }

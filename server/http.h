@@ -26,10 +26,13 @@ struct spaa_app {
   struct spaa_store *store;      /* the profile store (borrowed) */
   struct spaa_metrics *metrics;  /* the metrics registry (borrowed), or NULL: not counted */
   struct spaa_retention *retention; /* the retention thread (borrowed), or NULL: none runs */
+  struct spaa_budget *budget;   /* the memory budget (borrowed), or NULL: the HTTP core makes
+                                 * its own from cfg->memory_budget (gRPC then has none) */
 };
 
 struct spaa_route;
 struct spaa_retention;
+struct spaa_budget;
 
 /* One request, as a handler sees it. Everything is borrowed and valid during the call. */
 struct spaa_req {

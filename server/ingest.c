@@ -404,6 +404,7 @@ void spaa_ingest(const struct spaa_req *req, struct spaa_resp *resp)
   const struct spaa_route *rt = req->route;
   const char *route = route_label(req);
   enum spaa_ingest_stage stage;
+  struct spaa_meter *mt;
   struct spaa_ingest x;
   struct spaa_err err;
   int rc;
@@ -418,6 +419,11 @@ void spaa_ingest(const struct spaa_req *req, struct spaa_resp *resp)
   spaa_metrics_add(m, SPAA_METRIC_REQUEST_BYTES, route, NULL, (int64_t)req->wire_len);
   spaa_metrics_add(m, SPAA_METRIC_REQUEST_DECODED_BYTES, route, NULL, (int64_t)req->body_len);
   rc = run(&x, spaa_converter(rt->format), &stage, &err);
+  if (rc == SPAA_E_NOMEM && (mt = spaa_meter_current()) && mt->refused) {
+    /* not the machine's memory: the request's models grew past what the budget gives */
+    rc = mt->refused;
+    err = mt->why;
+  }
   if (rc) {
     count_refused(&x, rc);
     x.dialect->fail(&x, stage, rc, err.msg);

@@ -74,11 +74,9 @@ const struct spaa_route spaa_routes[] = {
      .auth = SPAA_AUTH_INGEST},
     /* OTLP/HTTP profiles (ingest token; google.rpc.Status errors; 64 MiB caps) */
     {"POST", "/v1development/profiles", INGEST("otlp", spaa_dialect_otlp),
-     .auth = SPAA_AUTH_INGEST, .max_body = SPAA_OTLP_MAX_BODY, .max_decoded = SPAA_OTLP_MAX_BODY,
-     .model_factor = SPAA_HTTP_OTLP_FACTOR},
+     .auth = SPAA_AUTH_INGEST, .max_body = SPAA_OTLP_MAX_BODY, .max_decoded = SPAA_OTLP_MAX_BODY},
     {"POST", "/v1experimental/profiles", INGEST("otlp", spaa_dialect_otlp),
-     .auth = SPAA_AUTH_INGEST, .max_body = SPAA_OTLP_MAX_BODY, .max_decoded = SPAA_OTLP_MAX_BODY,
-     .model_factor = SPAA_HTTP_OTLP_FACTOR},
+     .auth = SPAA_AUTH_INGEST, .max_body = SPAA_OTLP_MAX_BODY, .max_decoded = SPAA_OTLP_MAX_BODY},
 };
 
 const size_t spaa_n_routes = sizeof(spaa_routes) / sizeof(spaa_routes[0]);

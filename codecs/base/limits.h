@@ -81,17 +81,21 @@
 #define SPAA_HTTP_IO_THREADS 2                  /* libmicrohttpd threads reading sockets */
 #define SPAA_HTTP_POOL_QUEUE 1024               /* finished bodies waiting for a worker */
 #define SPAA_HTTP_BUDGET_WAIT_MS 2000           /* a worker's wait for the memory budget */
+#define SPAA_BUDGET_GROW_STEP ((size_t)8 << 20) /* models past their advance charge take
+                                                  * the budget in steps of this (twice) */
+#define SPAA_BUDGET_GROW_WAIT_MS 250            /* a growing conversion's wait for them */
+#define SPAA_BUDGET_MIN_CEILING ((size_t)256 << 20) /* what one conversion's charge may reach
+                                                  * when the budget is smaller (else: the
+                                                  * budget); past it, 413 */
 #define SPAA_HTTP_MODEL_FACTOR 16               /* budget charge per decoded byte: the decoded
                                                   * body, the wire format's decoded messages and
-                                                  * the model (routes may say otherwise) */
+                                                  * the model (routes may say otherwise); models
+                                                  * past it take more as they grow (budget.h),
+                                                  * as an OTLP request's can: its dictionary
+                                                  * lets a few bytes name a deep stack again */
 #define SPAA_HTTP_PPROF_FACTOR 2                /* pprof routes, per decoded byte (the gzip
                                                   * trailer's size when the body is gzip): a
                                                   * 48 MiB pprof peaks 81 MB above idle, 1.6x */
-#define SPAA_HTTP_OTLP_FACTOR 64                /* OTLP routes: profiles are stored as they are
-                                                  * converted, but one profile's model can take
-                                                  * 40x its share of the request (the eBPF
-                                                  * fixture; a 20 MB request of 8 profiles
-                                                  * peaks at 13x) */
 #define SPAA_HTTP_GUESS_RATIO 6                 /* decoded/encoded guess before decoding */
 #define SPAA_HTTP_TRIM_AFTER ((size_t)32 << 20) /* bytes charged before a malloc_trim */
 #define SPAA_HTTP_LOG_INTERVAL_S 10             /* counted refusals and drops logged this often */

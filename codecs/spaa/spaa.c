@@ -6,6 +6,60 @@
 
 #define ARENA_BLOCK (64 * 1024)
 
+static _Thread_local struct spaa_meter *tl_meter;
+
+struct spaa_meter *spaa_meter_use(struct spaa_meter *m)
+{
+  struct spaa_meter *old = tl_meter;
+  tl_meter = m;
+  return old;
+}
+
+struct spaa_meter *spaa_meter_current(void) { return tl_meter; }
+
+/* Report n more bytes of p to its meter, asking for room past it. 0, or -1: refused (the
+ * caller allocates nothing). */
+static int meter_take(struct spaa_profile *p, size_t n)
+{
+  struct spaa_meter *m = p->meter;
+  if (!m)
+    return 0;
+  if (m->refused)
+    return -1;
+  if (n > SIZE_MAX - m->held) {
+    m->refused = spaa_err_set(&m->why, SPAA_E_TOO_LARGE, 0, 0, "a model past the address space");
+    return -1;
+  }
+  if (m->held + n > m->room) {
+    int rc = m->ask ? m->ask(m, m->held + n - m->room)
+                    : spaa_err_set(&m->why, SPAA_E_TOO_LARGE, 0, 0, "the profiles take more "
+                                   "than %zu bytes in memory", m->room);
+    if (!rc && m->held + n > m->room)
+      rc = spaa_err_set(&m->why, SPAA_E_NOMEM, 0, 0, NULL);
+    if (rc) {
+      m->refused = rc;
+      return -1;
+    }
+  }
+  m->held += n;
+  if (m->held > m->peak)
+    m->peak = m->held;
+  p->metered += n;
+  return 0;
+}
+
+/* n bytes of p given back (freed, or not allocated after all). */
+static void meter_give(struct spaa_profile *p, size_t n)
+{
+  struct spaa_meter *m = p->meter;
+  if (!m)
+    return;
+  if (n > p->metered)
+    n = p->metered;
+  p->metered -= n;
+  m->held -= n < m->held ? n : m->held;
+}
+
 struct spaa_arena_block {
   struct spaa_arena_block *next; /* older block */
   size_t used;                   /* bytes used of data[] */
@@ -20,6 +74,11 @@ struct spaa_profile *spaa_profile_new(void)
     return NULL;
   p->header.frame_order = SPAA_LEAF_TO_ROOT;
   p->header.id_mode = SPAA_IDS_CONTENT;
+  p->meter = tl_meter;
+  if (meter_take(p, sizeof(*p))) {
+    free(p);
+    return NULL;
+  }
   return p;
 }
 
@@ -75,6 +134,7 @@ void spaa_profile_free(struct spaa_profile *p)
     next = b->next;
     free(b);
   }
+  meter_give(p, p->metered);
   free(p);
 }
 
@@ -87,9 +147,13 @@ void *spaa_alloc(struct spaa_profile *p, size_t size)
     return NULL;
   if (!b || b->size - b->used < need) {
     size_t bs = need > ARENA_BLOCK / 4 ? need : ARENA_BLOCK;
-    b = malloc(sizeof(*b) + bs);
-    if (!b)
+    if (bs > SIZE_MAX - sizeof(*b) || meter_take(p, sizeof(*b) + bs))
       return NULL;
+    b = malloc(sizeof(*b) + bs);
+    if (!b) {
+      meter_give(p, sizeof(*b) + bs);
+      return NULL;
+    }
     b->size = bs;
     b->used = 0;
     if (need > ARENA_BLOCK / 4 && p->arena) {
@@ -127,17 +191,19 @@ const char *spaa_strdup(struct spaa_profile *p, const char *s)
 }
 
 /* Grow `*arr` (of `*cap` elements of `size`) to hold one more; zero the new element. */
-static void *grow(void **arr, size_t *n, size_t *cap, size_t size)
+static void *grow(struct spaa_profile *p, void **arr, size_t *n, size_t *cap, size_t size)
 {
   char *r;
   if (*n == *cap) {
     size_t nc = *cap ? *cap * 2 : 16;
     void *na;
-    if (nc > SIZE_MAX / size)
+    if (nc > SIZE_MAX / size || meter_take(p, (nc - *cap) * size))
       return NULL;
     na = realloc(*arr, nc * size);
-    if (!na)
+    if (!na) {
+      meter_give(p, (nc - *cap) * size);
       return NULL;
+    }
     *arr = na;
     *cap = nc;
   }
@@ -147,21 +213,22 @@ static void *grow(void **arr, size_t *n, size_t *cap, size_t size)
   return r;
 }
 
-#define ADD(p, arr, n, cap) grow((void **)&(arr), &(n), &(cap), sizeof(*(arr)))
+#define ADD(p, arr, n, cap) grow((p), (void **)&(arr), &(n), &(cap), sizeof(*(arr)))
 
 /* Shrink `*arr` to its n elements (at least one kept, as grow left it). */
-static void fit(void **arr, size_t n, size_t *cap, size_t size)
+static void fit(struct spaa_profile *p, void **arr, size_t n, size_t *cap, size_t size)
 {
   void *na;
   if (!*arr || n >= *cap || !n)
     return;
   if ((na = realloc(*arr, n * size))) {
+    meter_give(p, (*cap - n) * size);
     *arr = na;
     *cap = n;
   }
 }
 
-#define FIT(arr, n, cap) fit((void **)&(arr), (n), &(cap), sizeof(*(arr)))
+#define FIT(arr, n, cap) fit(p, (void **)&(arr), (n), &(cap), sizeof(*(arr)))
 
 void spaa_profile_fit(struct spaa_profile *p)
 {
@@ -177,12 +244,18 @@ void spaa_profile_fit(struct spaa_profile *p)
 int spaa_reserve_samples(struct spaa_profile *p, size_t n)
 {
   void *na;
+  size_t more;
   if (n <= p->cap_samples - p->n_samples)
     return 0;
   if (n > SIZE_MAX / sizeof(*p->samples) - p->n_samples)
     return SPAA_E_NOMEM;
-  if (!(na = realloc(p->samples, (p->n_samples + n) * sizeof(*p->samples))))
+  more = (p->n_samples + n - p->cap_samples) * sizeof(*p->samples);
+  if (meter_take(p, more))
     return SPAA_E_NOMEM;
+  if (!(na = realloc(p->samples, (p->n_samples + n) * sizeof(*p->samples)))) {
+    meter_give(p, more);
+    return SPAA_E_NOMEM;
+  }
   p->samples = na;
   p->cap_samples = p->n_samples + n;
   return 0;

@@ -146,6 +146,31 @@ struct spaa_window {
 
 struct spaa_arena_block;
 
+/* A meter of the memory models hold: what a request's conversion may build. The input's
+ * bytes do not bound the model (an OTLP request names one deep stack from many samples with
+ * distinct attributes: each becomes a stack of its own, every one with all the frames), so
+ * the model is counted as it grows. A profile made while a meter is in use on its thread
+ * reports to that meter until it is freed: its record arrays and arena blocks (JSON values
+ * are not counted). Past `room`, `ask` is called; when it refuses, the allocation fails as
+ * out of memory would, and `refused` and `why` say why. Not locked: one thread at a time. */
+struct spaa_meter {
+  size_t held;     /* bytes the metered profiles hold now */
+  size_t peak;     /* the most they held at once */
+  size_t room;     /* bytes they may hold before asking */
+  /* Raise room to at least held + need: 0, or an SPAA_E_* code with why filled. NULL:
+   * room is all there is. */
+  int (*ask)(struct spaa_meter *m, size_t need);
+  void *ctx;       /* ask's */
+  int refused;     /* 0, or the code ask refused with (kept: later asks are not made) */
+  struct spaa_err why; /* the refusal, for the answer */
+};
+
+/* Make m the meter of the profiles created on this thread from now on (NULL: none); returns
+ * the one it replaces. The meter must outlive the profiles made under it. */
+struct spaa_meter *spaa_meter_use(struct spaa_meter *m);
+/* This thread's meter, or NULL. */
+struct spaa_meter *spaa_meter_current(void);
+
 /* A whole profile. Create with spaa_profile_new, free with spaa_profile_free.
  * Strings, stack frame lists, related_stacks arrays and weight arrays live in the profile's
  * arena and go with it (allocate them with spaa_alloc / the helpers below, never malloc);
@@ -161,6 +186,8 @@ struct spaa_profile {
   struct spaa_window *windows; size_t n_windows, cap_windows;
   struct spaa_arena_block *arena; /* string storage */
   size_t arena_bytes;             /* bytes handed out by the arena */
+  struct spaa_meter *meter;       /* the meter in use where it was made, or NULL */
+  size_t metered;                 /* bytes reported to it */
 };
 
 /* NULL on allocation failure. */

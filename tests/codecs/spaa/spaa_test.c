@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -92,11 +93,76 @@ static void test_reserve_and_fit(void **state)
   spaa_profile_free(p);
 }
 
+/* ask for the meter test: grants 64 KiB more each time, up to a ceiling in ctx */
+static int grant(struct spaa_meter *m, size_t need)
+{
+  size_t ceiling = *(size_t *)m->ctx;
+  size_t more = need < 65536 ? 65536 : need;
+  if (m->room + more > ceiling)
+    return spaa_err_set(&m->why, SPAA_E_TOO_LARGE, 0, 0, "over %zu", ceiling);
+  m->room += more;
+  return 0;
+}
+
+static void test_meter(void **state)
+{
+  struct spaa_meter m;
+  struct spaa_profile *p, *q, *unmetered;
+  struct spaa_stack *st;
+  uint64_t frames[512];
+  size_t ceiling = (size_t)4 << 20, i, held;
+  (void)state;
+  memset(&m, 0, sizeof(m));
+  memset(frames, 0, sizeof(frames));
+  m.room = 4096;
+  m.ask = grant;
+  m.ctx = &ceiling;
+  assert_null(spaa_meter_use(&m));
+  assert_ptr_equal(spaa_meter_current(), &m);
+  p = spaa_profile_new();
+  q = spaa_profile_new();
+  assert_ptr_equal(spaa_meter_use(NULL), &m);
+  unmetered = spaa_profile_new();
+  assert_non_null(p);
+  assert_non_null(q);
+  assert_non_null(unmetered);
+  assert_ptr_equal(p->meter, &m);
+  assert_null(unmetered->meter);
+  /* what two profiles hold is counted as they grow, past the first room by asking */
+  for (i = 0; i < 100; i++)
+    assert_non_null(spaa_add_sample(p));
+  assert_non_null(spaa_strdup(q, "a string in the arena"));
+  assert_int_equal(m.held, p->metered + q->metered);
+  assert_int_equal(p->metered, spaa_profile_bytes(p)); /* no arena: exactly its arrays */
+  assert_true(q->metered > sizeof(*q) + 64 * 1024);   /* its arena block, whole */
+  assert_true(m.room >= m.held);
+  held = m.held;
+  spaa_profile_fit(p);
+  assert_true(m.held < held); /* the slack given back */
+  /* past the ceiling the allocation fails and the meter says why */
+  for (i = 0; i < 20000 && !m.refused; i++) {
+    if (!(st = spaa_add_stack(q)) || spaa_stack_set_frames(q, st, frames, 512))
+      break;
+  }
+  assert_true(i < 20000);
+  assert_int_equal(m.refused, SPAA_E_TOO_LARGE);
+  assert_string_equal(m.why.msg, "over 4194304");
+  assert_true(m.held <= ceiling);
+  assert_true(m.peak >= m.held);
+  assert_null(spaa_alloc(q, 200000)); /* refused stays refused, without asking again */
+  assert_non_null(spaa_add_stack(unmetered)); /* other profiles are not its business */
+  spaa_profile_free(q);
+  spaa_profile_free(p);
+  assert_int_equal(m.held, 0); /* all given back */
+  spaa_profile_free(unmetered);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_header_range_ns),
       cmocka_unit_test(test_reserve_and_fit),
+      cmocka_unit_test(test_meter),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# A request whose bytes do not bound what it expands to: an OTLP request of 2.3 MB names one
+# stack of 10,000 frames from 100,000 samples, each with an attribute of its own, so that
+# its SPAA model would be 10^9 frame references (8 GB). The models are metered as they grow
+# against the memory budget (server/budget.h):
+#  - alone, the request passes what one request may hold (the budget, 256 MiB here): 413
+#    saying so, over HTTP and gRPC, the server's peak memory bounded by it, nothing stored,
+#    the budget given back;
+#  - while another request holds part of the budget: 503 with Retry-After (retry later);
+#  - a small request of the same shape is stored as before.
+source "$(dirname "$0")/lib.bash"
+
+PY=/usr/bin/python3
+GEN="$(dirname "$0")/gen_otlp_expand.py"
+CLIENT="$(dirname "$0")/../grpc/grpc_client.py"
+BIG="$E2E_TMP/expand.bin"
+"$PY" "$GEN" "$BIG" 10000 100000
+"$PY" "$GEN" "$E2E_TMP/small.bin" 50 40
+budget_mib=256
+
+post() { # FILE: POST it as OTLP/HTTP protobuf (sets HTTP_CODE, HTTP_BODY, HTTP_HEADERS)
+  http POST /v1development/profiles -H 'Content-Type: application/x-protobuf' \
+    --data-binary @"$1"
+}
+budget_used() {
+  curl -sS "$SERVER_URL/metrics" | awk '/^spaa_relay_memory_budget_used_bytes / { print $2 }'
+}
+stored() {
+  http GET "/api/v1/profiles?limit=10"
+  grep -o '"id":"' <<<"$HTTP_BODY" | wc -l
+}
+
+start_server --memory-budget ${budget_mib}m --log-level warn
+idle=$(vmhwm_kb "$SERVER_PID")
+
+# --- alone: past the whole budget, 413 --------------------------------------------------------
+t0=$(date +%s%N)
+post "$BIG"
+ms=$((($(date +%s%N) - t0) / 1000000))
+assert_eq 413 "$HTTP_CODE" "the expanding request"
+assert_contains "$HTTP_BODY" "more than ${budget_mib} MiB in memory once expanded, the most one request may hold" \
+  "the answer names the ceiling"
+echo "the expanding request (2.3 MB): 413 after ${ms} ms, peak RSS $(vmhwm_kb "$SERVER_PID") KiB (idle ${idle} KiB)"
+assert_rss_below "$SERVER_PID" $((idle + (budget_mib + 64) * 1024)) "the expanding request"
+assert_eq 0 "$(budget_used)" "the budget given back"
+assert_eq 0 "$(stored)" "nothing stored"
+http GET /healthz
+assert_eq 200 "$HTTP_CODE" "healthz after the refusal"
+
+# --- the same over gRPC ------------------------------------------------------------------------
+if "$PY" -c 'import grpc' 2>/dev/null; then
+  out=$("$PY" "$CLIENT" export "$(grpc_port)" "$BIG")
+  code=$("$PY" -c 'import json, sys; print(json.loads(sys.argv[1])["code"])' "$out")
+  [[ "$code" != OK ]] || fail "the expanding request over gRPC was accepted: $out"
+  assert_contains "$out" "the most one request may hold" "gRPC: the status names the ceiling"
+  echo "over gRPC: $code"
+  assert_eq 0 "$(budget_used)" "the budget given back after gRPC"
+else
+  fail "python3-grpcio is needed (scripts/install-deps.sh)"
+fi
+
+# --- while another request holds part of the budget: 503, retry later --------------------------
+# a body declared at 48 MiB is charged when its head arrives; it then sends nothing more
+"$PY" - "$SERVER_PORT" <<'EOF' &
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(b"POST /v1development/profiles HTTP/1.1\r\nHost: x\r\n"
+          b"Content-Type: application/x-protobuf\r\nContent-Length: 50331648\r\n\r\nab")
+time.sleep(8)
+EOF
+holder=$!
+E2E_PIDS+=("$holder")
+for ((i = 0; i < 50; i++)); do
+  (($(budget_used) >= 50331648)) && break
+  sleep 0.1
+done
+(($(budget_used) >= 50331648)) || fail "the 48 MiB body was not charged"
+post "$BIG"
+assert_eq 503 "$HTTP_CODE" "the expanding request beside a held budget"
+assert_contains "$HTTP_HEADERS" "Retry-After:" "503 with Retry-After"
+assert_contains "$HTTP_BODY" "held by others" "the answer says the budget is held"
+kill "$holder" 2>/dev/null || true
+wait "$holder" 2>/dev/null || true
+for ((i = 0; i < 50; i++)); do
+  [[ "$(budget_used)" == 0 ]] && break
+  sleep 0.1
+done
+assert_eq 0 "$(budget_used)" "the held body's charge given back"
+
+# --- a small request of the same shape is stored -----------------------------------------------
+post "$E2E_TMP/small.bin"
+assert_eq 200 "$HTTP_CODE" "a small request of the same shape"
+assert_eq 1 "$(stored)" "its profile stored"
+assert_eq 0 "$(budget_used)" "nothing held after"
+stop_server
+echo "ok [$E2E_NAME]"
