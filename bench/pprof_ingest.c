@@ -85,7 +85,7 @@ static int build_once(const uint8_t *buf, size_t len)
   struct spaa_profile *p = NULL;
   int rc = spaa_pprof_decode(buf, len, &d, NULL);
   if (!rc)
-    rc = spaa_pprof__build(d, &p, NULL, NULL, NULL);
+    rc = spaa_pprof__build(d, NULL, &p, NULL, NULL, NULL);
   spaa_profile_free(p);
   spaa_pprof_free(d);
   return rc;

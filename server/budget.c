@@ -3,6 +3,7 @@
 
 #include <malloc.h>
 #include <pthread.h>
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -22,6 +23,37 @@ struct spaa_budget {
   struct spaa_metrics *metrics;
 };
 
+/* ---- JSON values ------------------------------------------------------------------------------
+ * A conversion's JSON values count against its meter too: one sample's few attribute indexes
+ * on the OTLP wire can become a context object of as many keys, and parsed documents are
+ * part of what a request holds. jansson allocates through json_alloc and json_release, which
+ * charge the meter of the conversion running on the thread, if any, with what malloc really
+ * gave. A value freed where no conversion runs (or another) leaves that meter's count high,
+ * never low by more than what that thread freed. */
+static _Thread_local struct spaa_meter *json_meter;
+static pthread_once_t json_hooked = PTHREAD_ONCE_INIT;
+
+static void *json_alloc(size_t n)
+{
+  struct spaa_meter *m = json_meter;
+  void *r = malloc(n);
+  if (r && m && spaa_meter_add(m, malloc_usable_size(r))) {
+    free(r);
+    return NULL;
+  }
+  return r;
+}
+
+static void json_release(void *r)
+{
+  struct spaa_meter *m = json_meter;
+  if (r && m)
+    spaa_meter_sub(m, malloc_usable_size(r));
+  free(r);
+}
+
+static void json_hook(void) { json_set_alloc_funcs(json_alloc, json_release); }
+
 /* A quarter of the machine's memory. */
 static size_t default_cap(void)
 {
@@ -39,6 +71,7 @@ int spaa_budget_new(size_t cap, struct spaa_metrics *metrics, struct spaa_budget
     return SPAA_E_NOMEM;
   b->cap = cap ? cap : default_cap();
   b->metrics = metrics;
+  pthread_once(&json_hooked, json_hook);
   pthread_mutex_init(&b->mu, NULL);
   pthread_cond_init(&b->cv, NULL);
   spaa_metrics_set(metrics, SPAA_METRIC_BUDGET_LIMIT, NULL, NULL, (int64_t)b->cap);
@@ -199,7 +232,8 @@ int spaa_budget_work_begin(struct spaa_budget_work *w, struct spaa_budget *b, si
   w->meter.room = cost;
   w->meter.ask = work_ask;
   w->meter.ctx = w;
-  w->prev = spaa_meter_use(&w->meter);
+  w->prev = json_meter;
+  json_meter = &w->meter;
   return 0;
 }
 
@@ -223,8 +257,8 @@ void spaa_budget_work_adjust(struct spaa_budget_work *w, size_t cost)
 
 void spaa_budget_work_end(struct spaa_budget_work *w)
 {
-  if (w->b && spaa_meter_current() == &w->meter)
-    spaa_meter_use(w->prev);
+  if (w->b && json_meter == &w->meter)
+    json_meter = w->prev;
 }
 
 void spaa_budget_work_give(struct spaa_budget_work *w)

@@ -14,7 +14,8 @@ struct spaa_metrics;
 struct spaa_budget;
 
 /* cap 0: a quarter of the machine's memory. metrics (may be NULL) get the limit and the
- * bytes held. 0 or SPAA_E_NOMEM. */
+ * bytes held. The first one makes jansson allocate through the budget's meters (for the
+ * whole process). 0 or SPAA_E_NOMEM. */
 int spaa_budget_new(size_t cap, struct spaa_metrics *metrics, struct spaa_budget **out);
 void spaa_budget_free(struct spaa_budget *b); /* NULL-safe; nothing may be held */
 size_t spaa_budget_cap(const struct spaa_budget *b);
@@ -40,12 +41,14 @@ struct spaa_budget_work {
   size_t base;               /* the advance charge */
   size_t grown;              /* taken since, as the models grew past their share */
   size_t body;               /* bytes the same request holds in b besides (its body) */
-  struct spaa_meter meter;   /* the models' (room: base + grown / 2) */
-  struct spaa_meter *prev;   /* the thread's meter before begin */
+  struct spaa_meter meter;   /* the models' (room: base + grown / 2): give it to the
+                              * converter (spaa_convert_opts.meter) */
+  struct spaa_meter *prev;   /* the thread's JSON meter before begin */
 };
 
 /* Charge `cost` (waiting up to wait_ms) as a conversion (b NULL: nothing is charged or
- * metered, 0), and meter the models made on this thread until spaa_budget_work_end. Past
+ * metered, 0), and meter its models (w->meter, handed to the converter) and the JSON values
+ * made on this thread until spaa_budget_work_end. Past
  * `cost` they take more from the budget, twice what they grow by (the model, then the
  * store's preparation of it), waiting briefly; beyond the budget too when nothing but this
  * request (`body`: what it holds in b already) holds it. A request whose charge would pass
@@ -57,7 +60,8 @@ int spaa_budget_work_begin(struct spaa_budget_work *w, struct spaa_budget *b, si
 /* The advance charge changed to `cost` once the decoded size is known (more is taken
  * without waiting: the work has begun). */
 void spaa_budget_work_adjust(struct spaa_budget_work *w, size_t cost);
-/* The thread's meter put back as it was; the charge stays until spaa_budget_work_give. */
+/* JSON values no longer metered on this thread; the charge stays until
+ * spaa_budget_work_give. */
 void spaa_budget_work_end(struct spaa_budget_work *w);
 /* Give the whole charge back (NULL-safe, once). */
 void spaa_budget_work_give(struct spaa_budget_work *w);

@@ -313,6 +313,7 @@ static void call_run(void *ctx, const struct spaa_h2_req *h, struct spaa_h2_answ
     goto out;
   }
   flow_req(g, rt, h, &req, &resp);
+  req.meter = w.b ? &w.meter : NULL;
   req.wire_len = m.len; /* the OTLP payload as sent, as the HTTP route counts its body */
   req.body = m.compressed ? (const uint8_t *)(dec.p ? dec.p : "") : m.data;
   req.body_len = m.compressed ? dec.len : m.len;

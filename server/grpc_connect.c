@@ -197,11 +197,13 @@ void spaa_connect_run(const struct spaa_app *app, const struct spaa_h2_req *h,
   /* the conversion's charge, and the meter of its models, as on the HTTP listener */
   if (spaa_budget_work_begin(&w, app->budget, 0,
                              spaa_budget_cost(req.body_len, req.route->model_factor),
-                             SPAA_HTTP_BUDGET_WAIT_MS))
+                             SPAA_HTTP_BUDGET_WAIT_MS)) {
     spaa_ingest_on_error(&req, &resp, SPAA_E_BUSY, "the server is holding its memory budget "
                          "for requests in flight; retry later");
-  else
+  } else {
+    req.meter = w.b ? &w.meter : NULL;
     spaa_ingest(&req, &resp);
+  }
   spaa_budget_work_give(&w);
 out:
   answer_from(&resp, a);

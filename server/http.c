@@ -776,8 +776,10 @@ static void work(struct spaa_pool_job *job)
     fail_into(rq, &rq->resp, SPAA_E_BUSY, "the server is holding its memory budget for "
               "requests in flight; retry later");
   } else {
+    rq->req.meter = rq->work.b ? &rq->work.meter : NULL;
     run(rq, &rq->resp);
     spaa_budget_work_end(&rq->work);
+    rq->req.meter = NULL;
     /* a large answer (an export) left this thread's malloc arena holding the model it was
      * written from, tens of MB no later request may need: give the free pages back now
      * (uploads are trimmed through the budget, see spaa_budget_give) */

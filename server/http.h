@@ -51,6 +51,7 @@ struct spaa_req {
   const char *content_encoding;  /* Content-Encoding as sent, or NULL */
   int body_decoded;              /* 1 when the core undid a Content-Encoding */
   const struct spaa_app *app;    /* config and store */
+  struct spaa_meter *meter;      /* what the request's models may hold (spaa.h), or NULL */
   int64_t received_ns;           /* unix time the request arrived, ns */
   struct MHD_Connection *conn;   /* for the lookups below; opaque to handlers */
   /* Optional (the HTTP core sets it): free the body now, leaving body "" and body_len 0, for

@@ -276,6 +276,7 @@ void spaa_ingest_init(struct spaa_ingest *x, const struct spaa_req *req, struct 
   x->body_len = req->body_len;
   x->opts.keep_original = req->app && req->app->cfg &&
                           req->app->cfg->keep_original == SPAA_KEEP_ALWAYS;
+  x->opts.meter = req->meter;
   x->failed_at = SIZE_MAX;
 }
 
@@ -419,8 +420,9 @@ void spaa_ingest(const struct spaa_req *req, struct spaa_resp *resp)
   spaa_metrics_add(m, SPAA_METRIC_REQUEST_BYTES, route, NULL, (int64_t)req->wire_len);
   spaa_metrics_add(m, SPAA_METRIC_REQUEST_DECODED_BYTES, route, NULL, (int64_t)req->body_len);
   rc = run(&x, spaa_converter(rt->format), &stage, &err);
-  if (rc == SPAA_E_NOMEM && (mt = spaa_meter_current()) && mt->refused) {
-    /* not the machine's memory: the request's models grew past what the budget gives */
+  if (rc && (mt = req->meter) && mt->refused) {
+    /* not the machine's memory: the request's models grew past what the budget gives (a
+     * parser may have called the refusal invalid input or out of memory) */
     rc = mt->refused;
     err = mt->why;
   }

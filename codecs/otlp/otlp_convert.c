@@ -34,6 +34,7 @@ struct stk {
 struct cv {
   struct otlp_dictx *x;
   const OT_Dict *d;
+  struct spaa_meter *meter; /* the models' (opts), or NULL */
   struct spaa_profile *p;   /* the profile being built */
   uint32_t gen;             /* profile generation */
   uint32_t *loc_gen;        /* per location: generation its frames were made in */
@@ -1054,11 +1055,13 @@ static int build(struct cv *c, const struct otlp_request *r, const struct otlp_u
 
 /* ---- request ------------------------------------------------------------------------- */
 
-static int cv_open(struct cv *c, struct otlp_dictx *x, struct spaa_err *err)
+static int cv_open(struct cv *c, struct otlp_dictx *x, struct spaa_meter *meter,
+                   struct spaa_err *err)
 {
   const OT_Dict *d = x->d;
   memset(c, 0, sizeof(*c));
   c->x = x;
+  c->meter = meter;
   c->d = d;
   c->err = err;
   spaa_idmap_init(&c->stackmap);
@@ -1139,7 +1142,7 @@ static int convert_unit(struct cv *c, const struct otlp_request *r, const struct
     return 0;
   }
   /* the sample records at their number: grown by doubling they held up to twice it */
-  if (!(c->p = spaa_profile_new()) || spaa_reserve_samples(c->p, n_stamps)) {
+  if (!(c->p = spaa_profile_new_metered(c->meter)) || spaa_reserve_samples(c->p, n_stamps)) {
     spaa_profile_free(c->p);
     c->p = NULL;
     return SPAA_E_NOMEM;
@@ -1221,7 +1224,7 @@ int otlp_convert(const struct otlp_request *r, const struct spaa_convert_opts *o
         continue;
       }
       have = 1;
-      if ((rc = cv_open(&c, &x, err)))
+      if ((rc = cv_open(&c, &x, o ? o->meter : NULL, err)))
         goto fail;
     }
     if (!(e = spaa_conv_add(out)))

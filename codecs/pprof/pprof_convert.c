@@ -783,8 +783,8 @@ static int build_stacks(struct conv *c, struct spaa_err *err)
 
 /* ---- entry points --------------------------------------------------------------------- */
 
-int spaa_pprof__build(const struct spaa_pprof *d, struct spaa_profile **out, int64_t *start_ns,
-                      int64_t *end_ns, struct spaa_err *err)
+int spaa_pprof__build(const struct spaa_pprof *d, struct spaa_meter *m, struct spaa_profile **out,
+                      int64_t *start_ns, int64_t *end_ns, struct spaa_err *err)
 {
   struct conv c;
   int64_t st = 0, en = 0;
@@ -797,7 +797,7 @@ int spaa_pprof__build(const struct spaa_pprof *d, struct spaa_profile **out, int
   c.m = d->msg;
   spaa_strmap_init(&c.label_sets);
   spaa_idmap_init(&c.merge);
-  if (!(c.p = spaa_profile_new()) ||
+  if (!(c.p = spaa_profile_new_metered(m)) ||
       !(c.strs = calloc(c.m->n_string_table ? c.m->n_string_table : 1, sizeof(*c.strs))) ||
       !(c.loc_first = calloc(c.m->n_location + 1, sizeof(*c.loc_first))) ||
       !(c.loc_n = calloc(c.m->n_location + 1, sizeof(*c.loc_n))) ||
@@ -846,7 +846,7 @@ out:
 int spaa_pprof_to_spaa(const struct spaa_pprof *d, struct spaa_profile **out, int64_t *start_ns,
                        int64_t *end_ns, struct spaa_err *err)
 {
-  int rc = spaa_pprof__build(d, out, start_ns, end_ns, err);
+  int rc = spaa_pprof__build(d, NULL, out, start_ns, end_ns, err);
   if (!rc && (rc = spaa_normalize(*out, err))) {
     spaa_profile_free(*out);
     *out = NULL;
@@ -886,7 +886,8 @@ int spaa_convert_pprof(const uint8_t *buf, size_t len, const struct spaa_convert
   /* the decoded message is freed before spaa_normalize, which needs as much memory again:
    * the model holds copies of every string it uses, nothing points into the arena */
   if ((rc = spaa_pprof_decode(buf, len, &d, err)) ||
-      (rc = spaa_pprof__build(d, &c.profile, &c.start_ns, &c.end_ns, err)))
+      (rc = spaa_pprof__build(d, o ? o->meter : NULL, &c.profile, &c.start_ns, &c.end_ns,
+                              err)))
     goto out;
   spaa_pprof_free(d);
   d = NULL;

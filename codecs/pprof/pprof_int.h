@@ -99,8 +99,8 @@ int spaa_pprof_validate(struct spaa_pprof *d, struct spaa_err *err);
 
 /* spaa_pprof_to_spaa without the final spaa_normalize (stacks keep local ids "" and are not
  * merged yet): for the benchmark's breakdown. Same returns. */
-int spaa_pprof__build(const struct spaa_pprof *d, struct spaa_profile **out, int64_t *start_ns,
-                      int64_t *end_ns, struct spaa_err *err);
+int spaa_pprof__build(const struct spaa_pprof *d, struct spaa_meter *m, struct spaa_profile **out,
+                      int64_t *start_ns, int64_t *end_ns, struct spaa_err *err);
 
 /* Apply Pyroscope metadata (pprof_pyroscope.c) to a converted, normalized entry: its
  * labels, attrs (c->attrs must be an object), service when c has none, event annotations

@@ -86,6 +86,7 @@ static int push_sample(const struct push_series *s, size_t k, const uint8_t *raw
   int rc, id_ok = id_len > 0 && id_len < sizeof(c->id);
   memset(&sub, 0, sizeof(sub));
   sub.keep_original = o && o->keep_original && borrow;
+  sub.meter = o ? o->meter : NULL;
   if (!len)
     return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "series %zu sample %zu: rawProfile is "
                         "empty", s->index, k);

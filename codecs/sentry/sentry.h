@@ -113,6 +113,7 @@ struct sentry_item_ctx {
   const json_t *transaction;  /* its parsed payload (object), NULL when not JSON or absent */
   const char *item_platform;  /* the item header's "platform", NULL or "" when absent */
   const json_t *env_header;   /* envelope header (for "sdk"), or NULL */
+  struct spaa_meter *meter;   /* what the model may hold (spaa.h), or NULL */
 };
 
 /* Decode one profile payload (`kind` PROFILE or CHUNK) into `out` (an entry the caller

@@ -621,7 +621,7 @@ static int build(struct sentry__profile *sp, const struct sentry_item_ctx *ctx,
   memset(&b, 0, sizeof(b));
   b.sp = sp;
   spaa_strmap_init(&b.by_name);
-  if (!(b.p = spaa_profile_new())) {
+  if (!(b.p = spaa_profile_new_metered(ctx ? ctx->meter : NULL))) {
     rc = SPAA_E_NOMEM;
     goto out;
   }
@@ -721,6 +721,7 @@ int sentry_envelope_convert(const struct sentry_envelope *env, const struct spaa
     ctx.transaction = txn;
     ctx.item_platform = it->platform;
     ctx.env_header = env->header;
+    ctx.meter = o ? o->meter : NULL;
     if ((rc = sentry_profile_convert(it->payload ? it->payload : (const uint8_t *)"", it->payload_len,
                                      it->kind, &ctx, c))) {
       if (err)

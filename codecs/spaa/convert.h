@@ -80,6 +80,7 @@ struct spaa_convert_opts {
                                              * is not read again; or NULL */
   const struct otlp_request *otlp_req;      /* otlp: the input already decoded as this
                                              * request (borrowed), likewise; or NULL */
+  struct spaa_meter *meter;  /* what the models may hold (spaa.h), or NULL: not metered */
   spaa_convert_each_fn each; /* optional: called as entries are made (otlp), or NULL */
   void *each_ctx;            /* its first argument */
 };

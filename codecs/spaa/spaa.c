@@ -6,24 +6,15 @@
 
 #define ARENA_BLOCK (64 * 1024)
 
-static _Thread_local struct spaa_meter *tl_meter;
+struct spaa_arena_block {
+  struct spaa_arena_block *next; /* older block */
+  size_t used;                   /* bytes used of data[] */
+  size_t size;                   /* bytes in data[] */
+  _Alignas(16) unsigned char data[];
+};
 
-struct spaa_meter *spaa_meter_use(struct spaa_meter *m)
+int spaa_meter_add(struct spaa_meter *m, size_t n)
 {
-  struct spaa_meter *old = tl_meter;
-  tl_meter = m;
-  return old;
-}
-
-struct spaa_meter *spaa_meter_current(void) { return tl_meter; }
-
-/* Report n more bytes of p to its meter, asking for room past it. 0, or -1: refused (the
- * caller allocates nothing). */
-static int meter_take(struct spaa_profile *p, size_t n)
-{
-  struct spaa_meter *m = p->meter;
-  if (!m)
-    return 0;
   if (m->refused)
     return -1;
   if (n > SIZE_MAX - m->held) {
@@ -44,6 +35,18 @@ static int meter_take(struct spaa_profile *p, size_t n)
   m->held += n;
   if (m->held > m->peak)
     m->peak = m->held;
+  return 0;
+}
+
+void spaa_meter_sub(struct spaa_meter *m, size_t n) { m->held -= n < m->held ? n : m->held; }
+
+/* Report n more bytes of p to its meter. 0, or -1: refused. */
+static int meter_take(struct spaa_profile *p, size_t n)
+{
+  if (!p->meter)
+    return 0;
+  if (spaa_meter_add(p->meter, n))
+    return -1;
   p->metered += n;
   return 0;
 }
@@ -51,30 +54,24 @@ static int meter_take(struct spaa_profile *p, size_t n)
 /* n bytes of p given back (freed, or not allocated after all). */
 static void meter_give(struct spaa_profile *p, size_t n)
 {
-  struct spaa_meter *m = p->meter;
-  if (!m)
+  if (!p->meter)
     return;
   if (n > p->metered)
     n = p->metered;
   p->metered -= n;
-  m->held -= n < m->held ? n : m->held;
+  spaa_meter_sub(p->meter, n);
 }
 
-struct spaa_arena_block {
-  struct spaa_arena_block *next; /* older block */
-  size_t used;                   /* bytes used of data[] */
-  size_t size;                   /* bytes in data[] */
-  _Alignas(16) unsigned char data[];
-};
+struct spaa_profile *spaa_profile_new(void) { return spaa_profile_new_metered(NULL); }
 
-struct spaa_profile *spaa_profile_new(void)
+struct spaa_profile *spaa_profile_new_metered(struct spaa_meter *m)
 {
   struct spaa_profile *p = calloc(1, sizeof(*p));
   if (!p)
     return NULL;
   p->header.frame_order = SPAA_LEAF_TO_ROOT;
   p->header.id_mode = SPAA_IDS_CONTENT;
-  p->meter = tl_meter;
+  p->meter = m;
   if (meter_take(p, sizeof(*p))) {
     free(p);
     return NULL;

@@ -149,10 +149,10 @@ struct spaa_arena_block;
 /* A meter of the memory models hold: what a request's conversion may build. The input's
  * bytes do not bound the model (an OTLP request names one deep stack from many samples with
  * distinct attributes: each becomes a stack of its own, every one with all the frames), so
- * the model is counted as it grows. A profile made while a meter is in use on its thread
- * reports to that meter until it is freed: its record arrays and arena blocks (JSON values
- * are not counted). Past `room`, `ask` is called; when it refuses, the allocation fails as
- * out of memory would, and `refused` and `why` say why. Not locked: one thread at a time. */
+ * the model is counted as it grows. A profile made with spaa_profile_new_metered reports to
+ * its meter until it is freed: its record arrays and arena blocks. Past `room`, `ask` is
+ * called; when it refuses, the allocation fails as out of memory would, and `refused` and
+ * `why` say why. Not locked: one thread at a time. */
 struct spaa_meter {
   size_t held;     /* bytes the metered profiles hold now */
   size_t peak;     /* the most they held at once */
@@ -165,11 +165,10 @@ struct spaa_meter {
   struct spaa_err why; /* the refusal, for the answer */
 };
 
-/* Make m the meter of the profiles created on this thread from now on (NULL: none); returns
- * the one it replaces. The meter must outlive the profiles made under it. */
-struct spaa_meter *spaa_meter_use(struct spaa_meter *m);
-/* This thread's meter, or NULL. */
-struct spaa_meter *spaa_meter_current(void);
+/* n more bytes held under m (other than a profile's: what else a conversion holds), asking
+ * past its room: 0, or -1 refused (allocate nothing). spaa_meter_sub gives bytes back. */
+int spaa_meter_add(struct spaa_meter *m, size_t n);
+void spaa_meter_sub(struct spaa_meter *m, size_t n);
 
 /* A whole profile. Create with spaa_profile_new, free with spaa_profile_free.
  * Strings, stack frame lists, related_stacks arrays and weight arrays live in the profile's
@@ -186,12 +185,14 @@ struct spaa_profile {
   struct spaa_window *windows; size_t n_windows, cap_windows;
   struct spaa_arena_block *arena; /* string storage */
   size_t arena_bytes;             /* bytes handed out by the arena */
-  struct spaa_meter *meter;       /* the meter in use where it was made, or NULL */
+  struct spaa_meter *meter;       /* the meter it reports to, or NULL */
   size_t metered;                 /* bytes reported to it */
 };
 
 /* NULL on allocation failure. */
 struct spaa_profile *spaa_profile_new(void);
+/* The same, reporting to m (NULL: none), which must outlive it. NULL when m refuses. */
+struct spaa_profile *spaa_profile_new_metered(struct spaa_meter *m);
 /* NULL-safe; frees every record, string and JSON value the profile owns. */
 void spaa_profile_free(struct spaa_profile *p);
 /* About how many bytes the profile holds: its record arrays (as allocated) and its arena;

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # A request whose bytes do not bound what it expands to: an OTLP request of 2.3 MB names one
 # stack of 10,000 frames from 100,000 samples, each with an attribute of its own, so that
-# its SPAA model would be 10^9 frame references (8 GB). The models are metered as they grow
-# against the memory budget (server/budget.h):
+# its SPAA model would be 10^9 frame references (8 GB); one of 6 MB names 1,000 common
+# attributes from each of 3,000 samples, 3 million keys in stack contexts (JSON values).
+# The models and their JSON values are metered as they grow against the memory budget
+# (server/budget.h):
 #  - alone, the request passes what one request may hold (the budget, 256 MiB here): 413
 #    saying so, over HTTP and gRPC, the server's peak memory bounded by it, nothing stored,
 #    the budget given back;
@@ -15,7 +17,8 @@ GEN="$(dirname "$0")/gen_otlp_expand.py"
 CLIENT="$(dirname "$0")/../grpc/grpc_client.py"
 BIG="$E2E_TMP/expand.bin"
 "$PY" "$GEN" "$BIG" 10000 100000
-"$PY" "$GEN" "$E2E_TMP/small.bin" 50 40
+"$PY" "$GEN" "$E2E_TMP/attrs.bin" 1 3000 1000
+"$PY" "$GEN" "$E2E_TMP/small.bin" 50 40 3
 budget_mib=256
 
 post() { # FILE: POST it as OTLP/HTTP protobuf (sets HTTP_CODE, HTTP_BODY, HTTP_HEADERS)
@@ -46,6 +49,15 @@ assert_eq 0 "$(budget_used)" "the budget given back"
 assert_eq 0 "$(stored)" "nothing stored"
 http GET /healthz
 assert_eq 200 "$HTTP_CODE" "healthz after the refusal"
+
+# the same for the attributes: the contexts' JSON values are what passes the ceiling
+post "$E2E_TMP/attrs.bin"
+assert_eq 413 "$HTTP_CODE" "the request of many attributes"
+assert_contains "$HTTP_BODY" "the most one request may hold" "its answer names the ceiling"
+echo "the request of many attributes (6 MB): 413, peak RSS $(vmhwm_kb "$SERVER_PID") KiB"
+assert_rss_below "$SERVER_PID" $((idle + (budget_mib + 64) * 1024)) "the request of many attributes"
+assert_eq 0 "$(budget_used)" "the budget given back after it"
+assert_eq 0 "$(stored)" "nothing stored"
 
 # --- the same over gRPC ------------------------------------------------------------------------
 if "$PY" -c 'import grpc' 2>/dev/null; then

@@ -26,7 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct spaa_pprof *d = NULL;
     struct spaa_profile *p = NULL;
     if (spaa_pprof__decode(data, size, 0, &d, &err) == 0)
-      spaa_pprof__build(d, &p, NULL, NULL, &err);
+      spaa_pprof__build(d, NULL, &p, NULL, NULL, &err);
     spaa_profile_free(p);
     spaa_pprof_free(d);
   }

@@ -311,7 +311,7 @@ static void test_windows_edges(void **state)
     bz = gz(bp, bp_len, &bz_len);
     assert_int_equal(spaa_pprof__decode(bz, bz_len, SIZE_MAX, &whole, &err), SPAA_E_INVALID);
     assert_int_equal(spaa_pprof__decode(bz, bz_len, 0, &win, &err), 0);
-    assert_int_equal(spaa_pprof__build(win, &p, NULL, NULL, &err), SPAA_E_INVALID);
+    assert_int_equal(spaa_pprof__build(win, NULL, &p, NULL, NULL, &err), SPAA_E_INVALID);
     assert_non_null(strstr(err.msg, "sample 1 has 1 values, but there are 2 sample types"));
     assert_null(p);
     spaa_pprof_free(win);
@@ -371,7 +371,7 @@ static void test_windows_edges(void **state)
   assert_int_equal(spaa_pprof__decode(z, z_len, 0, &win, &err), 0); /* found when read: */
   {
     struct spaa_profile *p = NULL;
-    assert_int_equal(spaa_pprof__build(win, &p, NULL, NULL, &err), SPAA_E_BAD_PROTOBUF);
+    assert_int_equal(spaa_pprof__build(win, NULL, &p, NULL, NULL, &err), SPAA_E_BAD_PROTOBUF);
     assert_non_null(strstr(err.msg, "sample 2 is not a Sample message"));
     assert_null(p);
     spaa_pprof_free(win);

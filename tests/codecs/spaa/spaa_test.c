@@ -117,11 +117,8 @@ static void test_meter(void **state)
   m.room = 4096;
   m.ask = grant;
   m.ctx = &ceiling;
-  assert_null(spaa_meter_use(&m));
-  assert_ptr_equal(spaa_meter_current(), &m);
-  p = spaa_profile_new();
-  q = spaa_profile_new();
-  assert_ptr_equal(spaa_meter_use(NULL), &m);
+  p = spaa_profile_new_metered(&m);
+  q = spaa_profile_new_metered(&m);
   unmetered = spaa_profile_new();
   assert_non_null(p);
   assert_non_null(q);
@@ -155,6 +152,13 @@ static void test_meter(void **state)
   spaa_profile_free(p);
   assert_int_equal(m.held, 0); /* all given back */
   spaa_profile_free(unmetered);
+  /* other holdings count the same way */
+  assert_int_equal(spaa_meter_add(&m, 100), -1); /* still refused */
+  m.refused = 0;
+  assert_int_equal(spaa_meter_add(&m, 100), 0);
+  assert_int_equal(m.held, 100);
+  spaa_meter_sub(&m, 1000);
+  assert_int_equal(m.held, 0);
 }
 
 int main(void)
