@@ -132,6 +132,7 @@ static struct spaa_http *start(struct spaa_config **cfg, struct spaa_store **sto
   so.readers = 4;
   if (spaa_store_open(&so, store, &err))
     return NULL;
+  memset(app, 0, sizeof(*app));
   app->cfg = *cfg;
   app->store = *store;
   app->metrics = NULL;

@@ -137,6 +137,7 @@ static int bench_committed(char *env, size_t elen, size_t plen, double best_j, i
     return 1;
   }
   memset(&cfg, 0, sizeof(cfg));
+  memset(&app, 0, sizeof(app));
   app.cfg = &cfg;
   app.store = store;
   app.metrics = NULL;

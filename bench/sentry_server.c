@@ -370,6 +370,7 @@ int main(int argc, char **argv)
   routes[spaa_n_routes].method = "POST";
   routes[spaa_n_routes].pattern = "/bench/discard";
   routes[spaa_n_routes].fn = discard;
+  memset(&app, 0, sizeof(app));
   app.cfg = cfg;
   app.store = store;
   app.metrics = NULL;

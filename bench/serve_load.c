@@ -219,6 +219,7 @@ static struct spaa_http *start_real(struct spaa_config **cfg, struct spaa_store 
   mkdir(dir, 0700);
   if (spaa_store_open(&so, store, &err))
     return NULL;
+  memset(app, 0, sizeof(*app));
   app->cfg = *cfg;
   app->store = *store;
   app->metrics = NULL;
