@@ -490,7 +490,6 @@ static enum MHD_Result queue(struct http_rq *rq, struct MHD_Connection *conn,
   return ok;
 }
 
-
 /* Fill resp for an error the core found, in the route's dialect when it has one. */
 static void fail_into(struct http_rq *rq, struct spaa_resp *resp, int code, const char *fmt,
                       ...) __attribute__((format(printf, 4, 5)));
