@@ -779,6 +779,8 @@ static void work(struct spaa_pool_job *job)
     run(rq, &rq->resp);
     spaa_budget_work_end(&rq->work);
     rq->req.meter = NULL;
+    if (rq->work.meter.refused == SPAA_E_BUSY) /* counted with the other budget refusals */
+      spaa_conns_note(h->conns, SPAA_CONNS_OVER_BUDGET);
     /* a large answer (an export) left this thread's malloc arena holding the model it was
      * written from, tens of MB no later request may need: give the free pages back now
      * (uploads are trimmed through the budget, see spaa_budget_give) */

@@ -91,6 +91,9 @@ post "$BIG"
 assert_eq 503 "$HTTP_CODE" "the expanding request beside a held budget"
 assert_contains "$HTTP_HEADERS" "Retry-After:" "503 with Retry-After"
 assert_contains "$HTTP_BODY" "held by others" "the answer says the budget is held"
+busy=$(curl -sS "$SERVER_URL/metrics" |
+  awk '/^spaa_relay_requests_busy_total\{reason="memory_budget"\}/ { print $2 }')
+assert_eq 1 "${busy:-0}" "the refusal counted with the budget's"
 kill "$holder" 2>/dev/null || true
 wait "$holder" 2>/dev/null || true
 for ((i = 0; i < 50; i++)); do
