@@ -1,7 +1,11 @@
 /* libFuzzer target: OTLP profiles protobuf bodies through sniffing, protoc-c unpacking,
- * validation, conversion to SPAA and writing. */
+ * validation, conversion to SPAA and writing; and the conversion once more under a meter
+ * whose room (from the last byte) runs out part way, so that allocations fail anywhere in
+ * it, as a request past its memory budget makes them: nothing may leak or crash, and every
+ * byte the models reported is given back. */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "otlp/otlp.h"
 #include "spaa/spaa_io.h"
@@ -28,5 +32,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
       }
   }
   spaa_conv_list_free(&l);
+  if (size) {
+    struct spaa_convert_opts o = {0};
+    struct spaa_meter m = {0};
+    m.room = (size_t)data[size - 1] * 2048;
+    o.meter = &m;
+    spaa_convert_otlp(data, size, &o, &l, &e);
+    spaa_conv_list_free(&l);
+    if (m.held)
+      abort(); /* a model's bytes not given back */
+  }
   return 0;
 }
