@@ -946,6 +946,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
   {
     int64_t us = (now_ns(CLOCK_MONOTONIC) - rq->start_ns) / 1000;
     const char *path = rq->req.path ? rq->req.path : "";
+    char models[40] = "";
     enum spaa_log_level lv = SPAA_LOG_INFO;
     if (strcmp(path, "/healthz") == 0 || strcmp(path, "/readyz") == 0)
       lv = SPAA_LOG_DEBUG;
@@ -955,11 +956,13 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
       lv = SPAA_LOG_INFO;
     if (rq->answered && rq->status >= 400 && rq->status != 503 && rq->status != 429)
       lv = SPAA_LOG_WARN; /* a rejection: with what the client was told */
+    if (rq->work.meter.peak) /* the most its conversion's models and JSON values held */
+      snprintf(models, sizeof(models), " models_kib=%zu", (rq->work.meter.peak + 1023) / 1024);
     spaa_log(lv, "request",
-             "method=%s path=\"%s\" status=%d bytes=%zu ms=%lld.%03lld%s route=\"%s\" "
+             "method=%s path=\"%s\" status=%d bytes=%zu ms=%lld.%03lld%s%s route=\"%s\" "
              "ids=%s%s%.*s%s",
              rq->req.method ? rq->req.method : "-", path, rq->answered ? rq->status : 0,
-             rq->received, (long long)(us / 1000), (long long)(us % 1000),
+             rq->received, (long long)(us / 1000), (long long)(us % 1000), models,
              toe == MHD_REQUEST_TERMINATED_COMPLETED_OK       ? ""
              : toe == MHD_REQUEST_TERMINATED_TIMEOUT_REACHED  ? " end=timeout"
              : toe == MHD_REQUEST_TERMINATED_CLIENT_ABORT     ? " end=client_abort"

@@ -45,6 +45,8 @@ jq -e . "$LOG" >/dev/null || fail "a log line is not JSON: $(head -c 600 "$LOG")
 ok=$(jq -c 'select(.msg == "request" and .status == "200" and .route == "/ingest")' "$LOG")
 [[ -n "$ok" ]] || fail "no request line for the upload: $(cat "$LOG")"
 assert_eq "$id" "$(jq -r .ids <<<"$ok")" "the request line names the stored id"
+mk=$(jq -r .models_kib <<<"$ok")
+[[ "$mk" =~ ^[0-9]+$ ]] && ((mk > 0)) || fail "the request line says what its models held: $ok"
 rej=$(jq -c 'select(.msg == "request" and .status == "400")' "$LOG")
 assert_eq warn "$(jq -r .level <<<"$rej")" "a rejection is logged at warn"
 assert_contains "$(jq -r .answer <<<"$rej")" "error" "with what the client was told"
