@@ -41,9 +41,11 @@ t0=$(date +%s%N)
 post "$BIG"
 ms=$((($(date +%s%N) - t0) / 1000000))
 assert_eq 413 "$HTTP_CODE" "the expanding request"
-assert_contains "$HTTP_BODY" "more than ${budget_mib} MiB in memory once expanded, the most one request may hold" \
+assert_contains "$HTTP_BODY" \
+  "more than ${budget_mib} MiB in memory once expanded, the most one request may hold" \
   "the answer names the ceiling"
-echo "the expanding request (2.3 MB): 413 after ${ms} ms, peak RSS $(vmhwm_kb "$SERVER_PID") KiB (idle ${idle} KiB)"
+echo "the expanding request (2.3 MB): 413 after ${ms} ms," \
+  "peak RSS $(vmhwm_kb "$SERVER_PID") KiB (idle ${idle} KiB)"
 assert_rss_below "$SERVER_PID" $((idle + (budget_mib + 64) * 1024)) "the expanding request"
 assert_eq 0 "$(budget_used)" "the budget given back"
 assert_eq 0 "$(stored)" "nothing stored"
