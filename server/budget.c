@@ -109,7 +109,10 @@ static void publish(struct spaa_budget *b)
   spaa_metrics_set(b->metrics, SPAA_METRIC_BUDGET_USED, NULL, NULL, (int64_t)b->used);
 }
 
-int spaa_budget_take(struct spaa_budget *b, size_t n, unsigned wait_ms, int work)
+/* Charge n bytes, waiting up to wait_ms. Admitted when they fit; or when the budget holds
+ * nothing but `own` bytes of the same request (0: nothing at all); or, for a conversion
+ * (work = 1), when no other conversion holds it. 0, or -1: not admitted. */
+static int take(struct spaa_budget *b, size_t n, unsigned wait_ms, int work, size_t own)
 {
   struct timespec dl;
   int rc = 0;
@@ -121,7 +124,7 @@ int spaa_budget_take(struct spaa_budget *b, size_t n, unsigned wait_ms, int work
     dl.tv_nsec -= 1000000000L;
   }
   pthread_mutex_lock(&b->mu);
-  while (n > b->cap - (b->used < b->cap ? b->used : b->cap) && b->used &&
+  while (n > b->cap - (b->used < b->cap ? b->used : b->cap) && b->used > own &&
          !(work && !b->working)) {
     if (!wait_ms || pthread_cond_timedwait(&b->cv, &b->mu, &dl)) {
       rc = -1;
@@ -136,6 +139,11 @@ int spaa_budget_take(struct spaa_budget *b, size_t n, unsigned wait_ms, int work
   }
   pthread_mutex_unlock(&b->mu);
   return rc;
+}
+
+int spaa_budget_take(struct spaa_budget *b, size_t n, unsigned wait_ms, int work)
+{
+  return take(b, n, wait_ms, work, 0);
 }
 
 void spaa_budget_give(struct spaa_budget *b, size_t n, int work)
@@ -170,8 +178,6 @@ static int work_ask(struct spaa_meter *m, size_t need)
   struct spaa_budget *b = w->b;
   const size_t step = SPAA_BUDGET_GROW_STEP, mib = (size_t)1 << 20;
   size_t more, ceiling = b->cap > SPAA_BUDGET_MIN_CEILING ? b->cap : SPAA_BUDGET_MIN_CEILING;
-  struct timespec dl;
-  int ok = 0;
   if (need > ceiling / 2)
     need = ceiling / 2 + 1; /* past the ceiling: refused below */
   more = 2 * ((need + step - 1) / step * step);
@@ -182,27 +188,7 @@ static int work_ask(struct spaa_meter *m, size_t need)
                         "%zu MiB of models were built): send fewer or smaller profiles per "
                         "request", ceiling / mib, (size_t)SPAA_BUDGET_MIN_CEILING / mib,
                         m->held / mib);
-  clock_gettime(CLOCK_REALTIME, &dl);
-  dl.tv_nsec += (long)SPAA_BUDGET_GROW_WAIT_MS * 1000000L;
-  dl.tv_sec += dl.tv_nsec / 1000000000L;
-  dl.tv_nsec %= 1000000000L;
-  pthread_mutex_lock(&b->mu);
-  for (;;) {
-    if (more <= b->cap - (b->used < b->cap ? b->used : b->cap) ||
-        b->used <= w->charged + w->body) {
-      ok = 1;
-      break;
-    }
-    if (pthread_cond_timedwait(&b->cv, &b->mu, &dl))
-      break;
-  }
-  if (ok) {
-    b->used += more;
-    b->since_trim += more;
-    publish(b);
-  }
-  pthread_mutex_unlock(&b->mu);
-  if (!ok)
+  if (take(b, more, SPAA_BUDGET_GROW_WAIT_MS, 0, w->charged + w->body))
     return spaa_err_set(&m->why, SPAA_E_BUSY, 0, 0, "the profiles of this request grew to %zu "
                         "MiB in memory and the memory budget for requests in flight is held "
                         "by others; retry later", m->held / mib);
