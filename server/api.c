@@ -271,7 +271,7 @@ void spaa_query_spaa(const struct spaa_req *req, struct spaa_resp *resp)
     spaa_resp_error(resp, SPAA_E_INTERNAL, "no \"spaa\" exporter is registered");
     return;
   }
-  if (spaa_store_get(req->app->store, id, &p, &err)) {
+  if (spaa_store_get_metered(req->app->store, id, req->meter, &p, &err)) {
     spaa_resp_err(resp, &err);
     return;
   }

@@ -33,7 +33,7 @@ static int diff_side(const struct spaa_req *req, const char *side, const char *m
                       side);
       return -1;
     }
-    if ((rc = spaa_store_get(req->app->store, id, &p, &err)) ||
+    if ((rc = spaa_store_get_metered(req->app->store, id, req->meter, &p, &err)) ||
         (rc = spaa_vset_from_profile(v, p, NULL, metric, by_frame, &err))) {
       if (rc == SPAA_E_USAGE)
         err.code = SPAA_E_BAD_REQUEST;

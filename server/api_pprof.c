@@ -18,6 +18,7 @@
 
 struct mbuild {
   struct spaa_profile *p;
+  struct spaa_meter *meter;       /* the request's (spaa_req.meter), or NULL */
   const struct spaa_vset *v;      /* the merged values of each metric, by stack id */
   size_t n_v;
   struct spaa_strmap value_ix[MERGED_MAX_METRICS]; /* per metric: stack id -> index in v */
@@ -131,7 +132,7 @@ static int model_head(struct mbuild *b)
   struct spaa_event *e;
   json_t *types = json_array();
   size_t m;
-  if (!types || !(b->p = spaa_profile_new()) || !(e = spaa_add_event(b->p)) ||
+  if (!types || !(b->p = spaa_profile_new_metered(b->meter)) || !(e = spaa_add_event(b->p)) ||
       !(b->p->header.extra = json_object())) {
     json_decref(types);
     return SPAA_E_NOMEM;
@@ -248,6 +249,7 @@ void spaa_api_merged_pprof(const struct spaa_req *req, struct spaa_resp *resp)
   for (i = 0; i < MERGED_MAX_METRICS; i++)
     spaa_vset_init(&v[i]);
   memset(&b, 0, sizeof(b));
+  b.meter = req->meter;
   for (i = 0; i < MERGED_MAX_METRICS; i++)
     spaa_strmap_init(&b.value_ix[i]);
   spaa_strmap_init(&b.dso_ix);

@@ -113,7 +113,7 @@ static struct spaa_profile *load_profile(const struct spaa_req *req, struct spaa
     spaa_resp_error(resp, SPAA_E_NOT_FOUND, "no profile with id '%.64s'", id ? id : "");
     return NULL;
   }
-  if (spaa_store_get(req->app->store, id, &p, &err)) {
+  if (spaa_store_get_metered(req->app->store, id, req->meter, &p, &err)) {
     spaa_resp_err(resp, &err);
     return NULL;
   }

@@ -178,20 +178,24 @@ static int work_ask(struct spaa_meter *m, size_t need)
   struct spaa_budget *b = w->b;
   const size_t step = SPAA_BUDGET_GROW_STEP, mib = (size_t)1 << 20;
   size_t more, ceiling = b->cap > SPAA_BUDGET_MIN_CEILING ? b->cap : SPAA_BUDGET_MIN_CEILING;
+  size_t reach = m->room + need; /* what the models would hold (meter_add checked the sum) */
+  const char *whose = w->read ? "this request reads" : "of this request";
   if (need > ceiling / 2)
     need = ceiling / 2 + 1; /* past the ceiling: refused below */
   more = 2 * ((need + step - 1) / step * step);
   if (more > ceiling || w->charged > ceiling - more)
-    return spaa_err_set(&m->why, SPAA_E_TOO_LARGE, 0, 0, "the profiles of this request need "
-                        "more than %zu MiB in memory once expanded, the most one request may "
-                        "hold (the memory budget for requests in flight, at least %zu MiB; "
-                        "%zu MiB of models were built): send fewer or smaller profiles per "
-                        "request", ceiling / mib, (size_t)SPAA_BUDGET_MIN_CEILING / mib,
-                        m->held / mib);
+    return spaa_err_set(&m->why, w->read ? SPAA_E_OVER_BUDGET : SPAA_E_TOO_LARGE, 0, 0,
+                        "the profiles %s need more than %zu MiB in memory%s, the most one "
+                        "request may hold (the memory budget for requests in flight, at least "
+                        "%zu MiB; %zu MiB of models were built): %s", whose, ceiling / mib,
+                        w->read ? "" : " once expanded", (size_t)SPAA_BUDGET_MIN_CEILING / mib,
+                        (m->held + mib - 1) / mib,
+                        w->read ? "ask for fewer or smaller profiles, or raise --memory-budget"
+                                : "send fewer or smaller profiles per request");
   if (take(b, more, SPAA_BUDGET_GROW_WAIT_MS, 0, w->charged + w->body))
-    return spaa_err_set(&m->why, SPAA_E_BUSY, 0, 0, "the profiles of this request grew to %zu "
-                        "MiB in memory and the memory budget for requests in flight is held "
-                        "by others; retry later", m->held / mib);
+    return spaa_err_set(&m->why, SPAA_E_BUSY, 0, 0, "the profiles %s grew to %zu MiB in memory "
+                        "and the memory budget for requests in flight is held by others; "
+                        "retry later", whose, (reach + mib - 1) / mib);
   w->charged += more;
   w->grown += more;
   m->room += more / 2;

@@ -44,6 +44,8 @@ struct spaa_budget_work {
   struct spaa_meter meter;   /* the models' (room: base + grown / 2): give it to the
                               * converter (spaa_convert_opts.meter) */
   struct spaa_meter *prev;   /* the thread's JSON meter before begin */
+  int read;                  /* 1: the models are read from the store, not converted from the
+                              * request (set after begin: the refusals say so) */
 };
 
 /* Charge `cost` (waiting up to wait_ms) as a conversion (b NULL: nothing is charged or

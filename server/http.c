@@ -766,7 +766,9 @@ static void work(struct spaa_pool_job *job)
 {
   struct http_rq *rq = (struct http_rq *)((char *)job - offsetof(struct http_rq, job));
   struct spaa_http *h = rq->h;
-  size_t cost = rq->req.route->dialect || rq->body.len ? work_cost(rq) : 0;
+  int reads = !rq->req.route->dialect && rq->req.route->reads; /* models of stored profiles */
+  size_t cost = rq->req.route->dialect || rq->body.len ? work_cost(rq)
+                : reads                               ? SPAA_BUDGET_READ_COST : 0;
   if (cost && spaa_budget_work_begin(&rq->work, h->budget, rq->charged, cost,
                                      SPAA_HTTP_BUDGET_WAIT_MS)) {
     spaa_conns_note(h->conns, SPAA_CONNS_OVER_BUDGET);
@@ -775,10 +777,18 @@ static void work(struct spaa_pool_job *job)
     fail_into(rq, &rq->resp, SPAA_E_BUSY, "the server is holding its memory budget for "
               "requests in flight; retry later");
   } else {
+    rq->work.read = reads;
     rq->req.meter = rq->work.b ? &rq->work.meter : NULL;
     run(rq, &rq->resp);
     spaa_budget_work_end(&rq->work);
     rq->req.meter = NULL;
+    if (reads && rq->work.meter.refused) {
+      /* whatever the handler made of the allocation that failed (an error, or an answer with
+       * a part missing), the answer is the budget's refusal (ingest dialects answer it) */
+      spaa_resp_body_release(&rq->resp);
+      resp_init(&rq->resp);
+      resp_error_msg(&rq->resp, rq->work.meter.refused, rq->work.meter.why.msg);
+    }
     if (rq->work.meter.refused == SPAA_E_BUSY) /* counted with the other budget refusals */
       spaa_conns_note(h->conns, SPAA_CONNS_OVER_BUDGET);
     /* a large answer (an export) left this thread's malloc arena holding the model it was

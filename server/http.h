@@ -105,6 +105,9 @@ struct spaa_route {
   size_t max_decoded;      /* cap on the decoded body; 0 = config max_decompressed */
   size_t model_factor;     /* memory budget charge per decoded byte while the handler runs;
                             * 0 = SPAA_HTTP_MODEL_FACTOR */
+  int reads;               /* 1: the handler builds models of stored profiles (views,
+                            * exports): charged SPAA_BUDGET_READ_COST in advance, its models
+                            * and JSON values metered as they grow (spaa_req.meter) */
   spaa_error_cb on_error;  /* NULL = JSON {"error","detail"} */
   const char *format;      /* ingest routes: the converter's name (codecs/registry.h) */
   const struct spaa_dialect *dialect; /* ingest routes: the dialect's hooks (ingest.h) */

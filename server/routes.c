@@ -22,6 +22,8 @@
 #include "server/ops.h"
 
 /* the columns every ingest row shares */
+/* a query that builds models of stored profiles (http.h: reads) */
+#define READS(f) .fn = f, .auth = SPAA_AUTH_READ, .reads = 1
 #define INGEST(fmt, d) .fn = spaa_ingest, .on_error = spaa_ingest_on_error, .format = fmt, \
                        .dialect = &d
 
@@ -37,25 +39,25 @@ const struct spaa_route spaa_routes[] = {
     {"GET", "/api/v1/profiles", spaa_query_list, .auth = SPAA_AUTH_READ},
     {"DELETE", "/api/v1/profiles", spaa_api_delete, .auth = SPAA_AUTH_ADMIN},
     {"GET", "/api/v1/profiles/{id}", spaa_query_meta, .auth = SPAA_AUTH_READ},
-    {"GET", "/api/v1/profiles/{id}/spaa", spaa_query_spaa, .auth = SPAA_AUTH_READ},
-    {"GET", "/api/v1/profiles/{id}/pprof", spaa_api_pprof, .auth = SPAA_AUTH_READ},
-    {"GET", "/api/v1/profiles/{id}/collapsed", spaa_api_collapsed, .auth = SPAA_AUTH_READ},
-    {"GET", "/api/v1/profiles/{id}/speedscope", spaa_api_speedscope, .auth = SPAA_AUTH_READ},
-    {"GET", "/api/v1/profiles/{id}/top", spaa_api_top, .auth = SPAA_AUTH_READ},
-    {"GET", "/api/v1/profiles/{id}/flamegraph", spaa_api_flamegraph, .auth = SPAA_AUTH_READ},
-    {"GET", "/api/v1/profiles/{id}/summary", spaa_api_summary, .auth = SPAA_AUTH_READ},
-    {"GET", "/api/v1/top", spaa_api_merged_top, .auth = SPAA_AUTH_READ},
-    {"GET", "/api/v1/flamegraph", spaa_api_merged_flamegraph, .auth = SPAA_AUTH_READ},
-    {"GET", "/api/v1/collapsed", spaa_api_merged_collapsed, .auth = SPAA_AUTH_READ},
-    {"GET", "/api/v1/summary", spaa_api_merged_summary, .auth = SPAA_AUTH_READ},
-    {"GET", "/api/v1/pprof", spaa_api_merged_pprof, .auth = SPAA_AUTH_READ},
-    {"GET", "/api/v1/diff", spaa_api_diff, .auth = SPAA_AUTH_READ},
+    {"GET", "/api/v1/profiles/{id}/spaa", READS(spaa_query_spaa)},
+    {"GET", "/api/v1/profiles/{id}/pprof", READS(spaa_api_pprof)},
+    {"GET", "/api/v1/profiles/{id}/collapsed", READS(spaa_api_collapsed)},
+    {"GET", "/api/v1/profiles/{id}/speedscope", READS(spaa_api_speedscope)},
+    {"GET", "/api/v1/profiles/{id}/top", READS(spaa_api_top)},
+    {"GET", "/api/v1/profiles/{id}/flamegraph", READS(spaa_api_flamegraph)},
+    {"GET", "/api/v1/profiles/{id}/summary", READS(spaa_api_summary)},
+    {"GET", "/api/v1/top", READS(spaa_api_merged_top)},
+    {"GET", "/api/v1/flamegraph", READS(spaa_api_merged_flamegraph)},
+    {"GET", "/api/v1/collapsed", READS(spaa_api_merged_collapsed)},
+    {"GET", "/api/v1/summary", READS(spaa_api_merged_summary)},
+    {"GET", "/api/v1/pprof", READS(spaa_api_merged_pprof)},
+    {"GET", "/api/v1/diff", READS(spaa_api_diff)},
     {"GET", "/api/v1/services", spaa_api_services, .auth = SPAA_AUTH_READ},
     {"GET", "/api/v1/labels", spaa_api_labels, .auth = SPAA_AUTH_READ},
     {"GET", "/api/v1/labels/{name}/values", spaa_api_label_values, .auth = SPAA_AUTH_READ},
-    {"GET", "/api/v1/stacks/{stack_id}", spaa_api_stack, .auth = SPAA_AUTH_READ},
-    {"GET", "/api/v1/speedscope", spaa_api_merged_speedscope, .auth = SPAA_AUTH_READ},
-    {"GET", "/api/v1/timeline", spaa_api_timeline, .auth = SPAA_AUTH_READ},
+    {"GET", "/api/v1/stacks/{stack_id}", READS(spaa_api_stack)},
+    {"GET", "/api/v1/speedscope", READS(spaa_api_merged_speedscope)},
+    {"GET", "/api/v1/timeline", READS(spaa_api_timeline)},
     {"GET", "/api/v1/access", spaa_api_access, .on_io_thread = 1},
     /* ingest (ingest token) */
     {"POST", "/api/v1/spaa", INGEST("spaa", spaa_dialect_spaa), .auth = SPAA_AUTH_INGEST},

@@ -18,8 +18,8 @@ struct spaa_store_backend {
   int (*ready)(struct spaa_store *s);
   int (*put_many)(struct spaa_store *s, size_t n, const struct spaa_profile *const *p,
                   const struct spaa_meta *meta, int *rcs, struct spaa_err *errs);
-  int (*get)(struct spaa_store *s, const char *id, struct spaa_profile **out,
-             struct spaa_err *err);
+  int (*get)(struct spaa_store *s, const char *id, struct spaa_meter *meter,
+             struct spaa_profile **out, struct spaa_err *err);
   int (*meta)(struct spaa_store *s, const char *id, struct spaa_store_profile_info *out,
               struct spaa_err *err);
   int (*list)(struct spaa_store *s, const struct spaa_list_query *q,

@@ -364,6 +364,7 @@ struct storage__src {
   /* optional: called once with the opened block before its records are read (to fetch
    * every row it names at once, storage__blk_rows) */
   int (*prefetch)(void *ctx, const struct storage__blk_rd *b, struct spaa_err *err);
+  struct spaa_meter *meter; /* optional: the meter of the model read (storage__read_block) */
 };
 
 /* Decompress a stored block (dict_id 0 = none; the dictionary is read through src unless

@@ -673,7 +673,7 @@ int storage__read_block(const struct storage__src *src, const char *id, int64_t 
   x.err = err;
   spaa_idmap_init(&x.frames);
   spaa_idmap_init(&x.stacks);
-  if (!(x.p = spaa_profile_new()))
+  if (!(x.p = spaa_profile_new_metered(src->meter)))
     rc = nomem(&x);
   else
     rc = load(&x, dict_id, z, len);

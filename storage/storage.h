@@ -85,6 +85,10 @@ int spaa_store_put_many(struct spaa_store *s, size_t n, const struct spaa_profil
  * what was put. SPAA_E_NOT_FOUND when there is no such id. */
 int spaa_store_get(struct spaa_store *s, const char *id, struct spaa_profile **out,
                    struct spaa_err *err);
+/* The same, the model reporting to meter (NULL: none, as spaa_store_get): a refusal by the
+ * meter fails the read with SPAA_E_NOMEM, the meter saying why. */
+int spaa_store_get_metered(struct spaa_store *s, const char *id, struct spaa_meter *meter,
+                           struct spaa_profile **out, struct spaa_err *err);
 
 /* ---- what list and meta return: plain structs, owned by the result ---------------------- */
 

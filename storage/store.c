@@ -95,10 +95,16 @@ int spaa_store_put(struct spaa_store *s, const struct spaa_profile *p,
 int spaa_store_get(struct spaa_store *s, const char *id, struct spaa_profile **out,
                    struct spaa_err *err)
 {
+  return spaa_store_get_metered(s, id, NULL, out, err);
+}
+
+int spaa_store_get_metered(struct spaa_store *s, const char *id, struct spaa_meter *meter,
+                           struct spaa_profile **out, struct spaa_err *err)
+{
   *out = NULL;
   if (!s || !id)
     return spaa_err_set(err, SPAA_E_INTERNAL, 0, 0, "no store or no id");
-  return s->be->get(s, id, out, err);
+  return s->be->get(s, id, meter, out, err);
 }
 
 int spaa_store_meta(struct spaa_store *s, const char *id, struct spaa_store_profile_info *out,

@@ -23,6 +23,7 @@
   XX(NOT_FOUND, 404, "not found")                                               \
   XX(METHOD, 405, "method not allowed")                                         \
   XX(TOO_LARGE, 413, "payload too large")                                       \
+  XX(OVER_BUDGET, 422, "the answer needs more memory than one request may hold")  \
   XX(MEDIA_TYPE, 415, "unsupported media type or encoding")                     \
   XX(BUSY, 503, "store queue is full, retry later")                             \
   XX(STORE, 500, "storage error")                                               \

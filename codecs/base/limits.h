@@ -84,6 +84,9 @@
 #define SPAA_BUDGET_GROW_STEP ((size_t)8 << 20) /* models past their advance charge take
                                                   * the budget in steps of this (twice) */
 #define SPAA_BUDGET_GROW_WAIT_MS 250            /* a growing conversion's wait for them */
+#define SPAA_BUDGET_READ_COST ((size_t)1 << 20) /* the advance charge of a request that reads
+                                                  * stored profiles (its models are metered
+                                                  * as they grow) */
 #define SPAA_BUDGET_MIN_CEILING ((size_t)256 << 20) /* what one conversion's charge may reach
                                                   * when the budget is smaller (else: the
                                                   * budget); past it, 413 */

@@ -146,8 +146,8 @@ int pg__block_raw(struct pg__conn *c, struct storage__rdict *dict, int64_t dict_
 int pg__select(const struct spaa_list_query *q, int blocks, size_t limit, struct spaa_buf *sql,
                struct pg__params *p);
 
-int pg__get_profile(struct storage__pg *s, const char *id, struct spaa_profile **out,
-                    struct spaa_err *err);
+int pg__get_profile(struct storage__pg *s, const char *id, struct spaa_meter *meter,
+                    struct spaa_profile **out, struct spaa_err *err);
 int pg__meta(struct storage__pg *s, const char *id, struct spaa_store_profile_info *out,
              struct spaa_err *err);
 int pg__list(struct storage__pg *s, const struct spaa_list_query *q,

@@ -148,8 +148,8 @@ int pg__block_raw(struct pg__conn *c, struct storage__rdict *dict, int64_t dict_
   return rc;
 }
 
-int pg__get_profile(struct storage__pg *s, const char *id, struct spaa_profile **out,
-                    struct spaa_err *err)
+int pg__get_profile(struct storage__pg *s, const char *id, struct spaa_meter *meter,
+                    struct spaa_profile **out, struct spaa_err *err)
 {
   struct storage__src src;
   struct pg_src q;
@@ -161,6 +161,7 @@ int pg__get_profile(struct storage__pg *s, const char *id, struct spaa_profile *
   if (!(c = pg__get(s, err)))
     return SPAA_E_BUSY;
   pg_src_init(&src, &q, c);
+  src.meter = meter;
   /* one read transaction: every row from the same snapshot */
   if ((rc = pg__exec(c, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", err)))
     goto out;

@@ -473,10 +473,10 @@ static void pg_pause(struct spaa_store *base, int on)
   pthread_mutex_unlock(&s->mu);
 }
 
-static int pg_get(struct spaa_store *s, const char *id, struct spaa_profile **out,
-                  struct spaa_err *err)
+static int pg_get(struct spaa_store *s, const char *id, struct spaa_meter *meter,
+                  struct spaa_profile **out, struct spaa_err *err)
 {
-  return pg__get_profile((struct storage__pg *)s, id, out, err);
+  return pg__get_profile((struct storage__pg *)s, id, meter, out, err);
 }
 
 static int pg_meta(struct spaa_store *s, const char *id, struct spaa_store_profile_info *out,

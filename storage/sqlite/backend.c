@@ -29,10 +29,10 @@ static int be_put_many(struct spaa_store *b, size_t n, const struct spaa_profile
   return storage__sq_put_many(SQ(b), n, p, meta, rcs, errs);
 }
 
-static int be_get(struct spaa_store *b, const char *id, struct spaa_profile **out,
-                  struct spaa_err *err)
+static int be_get(struct spaa_store *b, const char *id, struct spaa_meter *meter,
+                  struct spaa_profile **out, struct spaa_err *err)
 {
-  return storage__sq_get(SQ(b), id, out, err);
+  return storage__sq_get(SQ(b), id, meter, out, err);
 }
 
 static int be_meta(struct spaa_store *b, const char *id, struct spaa_store_profile_info *out,

@@ -115,8 +115,8 @@ int storage__sq_block_raw(struct storage__conn *c, struct storage__rdict *dict, 
   return rc;
 }
 
-int storage__sq_get(struct storage__sqlite *s, const char *id, struct spaa_profile **out,
-                    struct spaa_err *err)
+int storage__sq_get(struct storage__sqlite *s, const char *id, struct spaa_meter *meter,
+                    struct spaa_profile **out, struct spaa_err *err)
 {
   struct storage__src src;
   struct sq_src q;
@@ -139,6 +139,7 @@ int storage__sq_get(struct storage__sqlite *s, const char *id, struct spaa_profi
   rc = sqlite3_step(st);
   if (rc == SQLITE_ROW) {
     sq_src_init(&src, &q, c);
+    src.meter = meter;
     rc = storage__read_block(&src, id, sqlite3_column_int64(st, 0), sqlite3_column_blob(st, 1),
                              (size_t)sqlite3_column_bytes(st, 1), out, err);
     sq_src_reset(&q);

@@ -189,8 +189,8 @@ int storage__sq_ready(struct storage__sqlite *s);
 int storage__sq_put_many(struct storage__sqlite *s, size_t n,
                          const struct spaa_profile *const *p, const struct spaa_meta *meta,
                          int *rcs, struct spaa_err *errs);
-int storage__sq_get(struct storage__sqlite *s, const char *id, struct spaa_profile **out,
-                    struct spaa_err *err);
+int storage__sq_get(struct storage__sqlite *s, const char *id, struct spaa_meter *meter,
+                    struct spaa_profile **out, struct spaa_err *err);
 int storage__sq_meta(struct storage__sqlite *s, const char *id,
                      struct spaa_store_profile_info *out, struct spaa_err *err);
 int storage__sq_list(struct storage__sqlite *s, const struct spaa_list_query *q,

@@ -9,7 +9,9 @@
 #    saying so, over HTTP and gRPC, the server's peak memory bounded by it, nothing stored,
 #    the budget given back;
 #  - while another request holds part of the budget: 503 with Retry-After (retry later);
-#  - a small request of the same shape is stored as before.
+#  - a small request of the same shape is stored as before;
+#  - reads are metered too: a view of a stored profile builds its model against the budget,
+#    and one that finds the budget held by others gets 503 with Retry-After.
 source "$(dirname "$0")/lib.bash"
 
 PY=/usr/bin/python3
@@ -28,9 +30,40 @@ post() { # FILE: POST it as OTLP/HTTP protobuf (sets HTTP_CODE, HTTP_BODY, HTTP_
 budget_used() {
   curl -sS "$SERVER_URL/metrics" | awk '/^spaa_relay_memory_budget_used_bytes / { print $2 }'
 }
+busy_count() { # requests refused for want of budget
+  curl -sS "$SERVER_URL/metrics" |
+    awk '/^spaa_relay_requests_busy_total\{reason="memory_budget"\}/ { print $2 }'
+}
 stored() {
   http GET "/api/v1/profiles?limit=10"
   grep -o '"id":"' <<<"$HTTP_BODY" | wc -l
+}
+
+hold() { # BYTES SECONDS: a body declared at BYTES is charged when its head arrives, then stalls
+  "$PY" - "$SERVER_PORT" "$1" "$2" <<'EOF' &
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(b"POST /v1development/profiles HTTP/1.1\r\nHost: x\r\n"
+          b"Content-Type: application/x-protobuf\r\n"
+          b"Content-Length: %d\r\n\r\nab" % int(sys.argv[2]))
+time.sleep(float(sys.argv[3]))
+EOF
+  holder=$!
+  E2E_PIDS+=("$holder")
+  for ((i = 0; i < 50; i++)); do
+    (($(budget_used) >= $1)) && break
+    sleep 0.1
+  done
+  (($(budget_used) >= $1)) || fail "the held body of $1 bytes was not charged"
+}
+released() { # the holder gone, its charge given back
+  kill "$holder" 2>/dev/null || true
+  wait "$holder" 2>/dev/null || true
+  for ((i = 0; i < 50; i++)); do
+    [[ "$(budget_used)" == 0 ]] && break
+    sleep 0.1
+  done
+  assert_eq 0 "$(budget_used)" "the held body's charge given back"
 }
 
 start_server --memory-budget ${budget_mib}m --log-level warn
@@ -74,40 +107,47 @@ else
 fi
 
 # --- while another request holds part of the budget: 503, retry later --------------------------
-# a body declared at 48 MiB is charged when its head arrives; it then sends nothing more
-"$PY" - "$SERVER_PORT" <<'EOF' &
-import socket, sys, time
-s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
-s.sendall(b"POST /v1development/profiles HTTP/1.1\r\nHost: x\r\n"
-          b"Content-Type: application/x-protobuf\r\nContent-Length: 50331648\r\n\r\nab")
-time.sleep(8)
-EOF
-holder=$!
-E2E_PIDS+=("$holder")
-for ((i = 0; i < 50; i++)); do
-  (($(budget_used) >= 50331648)) && break
-  sleep 0.1
-done
-(($(budget_used) >= 50331648)) || fail "the 48 MiB body was not charged"
+hold $((48 << 20)) 8 # a body of 48 MiB, charged when its head arrives, then stalled
 post "$BIG"
 assert_eq 503 "$HTTP_CODE" "the expanding request beside a held budget"
 assert_contains "$HTTP_HEADERS" "Retry-After:" "503 with Retry-After"
 assert_contains "$HTTP_BODY" "held by others" "the answer says the budget is held"
-busy=$(curl -sS "$SERVER_URL/metrics" |
-  awk '/^spaa_relay_requests_busy_total\{reason="memory_budget"\}/ { print $2 }')
-assert_eq 1 "${busy:-0}" "the refusal counted with the budget's"
-kill "$holder" 2>/dev/null || true
-wait "$holder" 2>/dev/null || true
-for ((i = 0; i < 50; i++)); do
-  [[ "$(budget_used)" == 0 ]] && break
-  sleep 0.1
-done
-assert_eq 0 "$(budget_used)" "the held body's charge given back"
+assert_eq 1 "$(busy_count)" "the refusal counted with the budget's"
+released
 
 # --- a small request of the same shape is stored -----------------------------------------------
 post "$E2E_TMP/small.bin"
 assert_eq 200 "$HTTP_CODE" "a small request of the same shape"
 assert_eq 1 "$(stored)" "its profile stored"
 assert_eq 0 "$(budget_used)" "nothing held after"
+stop_server
+
+# --- reads: the model of a stored profile is built against the budget -------------------------
+"$PY" "$GEN" "$E2E_TMP/mid.bin" 100 2000 # 2,000 stacks of 100 frames: about 3 MiB of model
+start_server --memory-budget 64m --log-level info
+post "$E2E_TMP/mid.bin"
+assert_eq 200 "$HTTP_CODE" "the profile to read"
+http GET "/api/v1/profiles?limit=1"
+id=$(grep -o '"id":"[^"]*"' <<<"$HTTP_BODY" | head -1 | cut -d'"' -f4)
+view=/api/v1/profiles/$id/flamegraph
+http GET "$view"
+assert_eq 200 "$HTTP_CODE" "the flamegraph"
+kib=$(grep -F "path=\"$view\"" "$SERVER_LOG" | grep -o 'models_kib=[0-9]*' | tail -1 | cut -d= -f2)
+((${kib:-0} > 1024)) || fail "the flamegraph's model was not metered (models_kib=${kib:-none})"
+echo "the flamegraph of a stored profile: its model held ${kib} KiB at most"
+assert_eq 0 "$(budget_used)" "the read's charge given back"
+# 62 of the 64 MiB held by a body: the view's model cannot grow, 503 after a short wait
+hold $((62 << 20)) 3
+http GET "$view"
+assert_eq 503 "$HTTP_CODE" "the flamegraph beside a held budget"
+assert_contains "$HTTP_HEADERS" "Retry-After:" "503 with Retry-After"
+assert_contains "$HTTP_BODY" "the profiles this request reads grew to" "the answer says why"
+assert_contains "$HTTP_BODY" "held by others" "the answer says the budget is held"
+assert_eq 1 "$(busy_count)" "the refused read counted with the budget's refusals"
+http GET "/api/v1/profiles?limit=1" # a listing builds no model: answered as before
+assert_eq 200 "$HTTP_CODE" "a listing beside a held budget"
+released
+http GET "$view"
+assert_eq 200 "$HTTP_CODE" "the flamegraph once the budget is free"
 stop_server
 echo "ok [$E2E_NAME]"
