@@ -87,6 +87,7 @@ void spaa_api_diff(const struct spaa_req *req, struct spaa_resp *resp)
   spaa_err_clear(&err);
   spaa_vset_init(&base);
   spaa_vset_init(&target);
+  base.meter = target.meter = req->meter;
   if ((rc = spaa_vset_filters(&base, spaa_req_query(req, "focus"), spaa_req_query(req, "ignore"),
                               &err)) ||
       (rc = spaa_vset_filters(&target, spaa_req_query(req, "focus"),

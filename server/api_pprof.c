@@ -246,8 +246,10 @@ void spaa_api_merged_pprof(const struct spaa_req *req, struct spaa_resp *resp)
     return;
   }
   spaa_err_clear(&err);
-  for (i = 0; i < MERGED_MAX_METRICS; i++)
+  for (i = 0; i < MERGED_MAX_METRICS; i++) {
     spaa_vset_init(&v[i]);
+    v[i].meter = req->meter;
+  }
   memset(&b, 0, sizeof(b));
   b.meter = req->meter;
   for (i = 0; i < MERGED_MAX_METRICS; i++)

@@ -175,6 +175,7 @@ void spaa_api_profile_view(const struct spaa_req *req, struct spaa_resp *resp,
     return;
   spaa_err_clear(&err);
   spaa_vset_init(&v);
+  v.meter = req->meter;
   if (!(rc = spaa_vset_filters(&v, a.focus, a.ignore, &err)) &&
       !(rc = usage_to_bad_request(
             spaa_vset_from_profile(&v, p, a.event, a.metric, a.by_frame, &err), &err)) &&
@@ -413,6 +414,7 @@ void spaa_api_merged_view(const struct spaa_req *req, struct spaa_resp *resp,
     sel.q.event = a.event;
   spaa_err_clear(&err);
   spaa_vset_init(&v);
+  v.meter = req->meter;
   if (!(rc = spaa_vset_filters(&v, a.focus, a.ignore, &err)) &&
       !(rc = spaa_api_merged_vset(req->app->store, &sel.q, a.metric, a.by_frame, &v, NULL,
                                   &err)) &&

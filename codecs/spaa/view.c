@@ -30,7 +30,20 @@ void spaa_vset_free(struct spaa_vset *v)
     regfree(&v->focus);
   if (v->has_ignore)
     regfree(&v->ignore);
+  if (v->meter)
+    spaa_meter_sub(v->meter, v->metered);
   memset(v, 0, sizeof(*v));
+}
+
+/* Report n more bytes of the set to its meter. 0, or -1: refused. */
+static int vmeter(struct spaa_vset *v, size_t n)
+{
+  if (!v->meter)
+    return 0;
+  if (spaa_meter_add(v->meter, n))
+    return -1;
+  v->metered += n;
+  return 0;
 }
 
 static int compile_one(regex_t *re, int *has, const char *pat, const char *what,
@@ -67,7 +80,10 @@ static size_t name_id(struct spaa_vset *v, const char *s)
     return ix;
   if (v->n_names == v->cap_names) {
     size_t cap = v->cap_names ? v->cap_names * 2 : 64;
-    char **n = realloc(v->names, cap * sizeof(*n));
+    char **n;
+    if (vmeter(v, (cap - v->cap_names) * (sizeof(*n) + 1)))
+      return SIZE_MAX;
+    n = realloc(v->names, cap * sizeof(*n));
     signed char *m = realloc(v->match, cap);
     if (n)
       v->names = n;
@@ -77,7 +93,8 @@ static size_t name_id(struct spaa_vset *v, const char *s)
       return SIZE_MAX;
     v->cap_names = cap;
   }
-  if (!(v->names[v->n_names] = strdup(s)))
+  /* the string and its map entry (the map's table, about two words per name) */
+  if (vmeter(v, len + 1 + 2 * sizeof(size_t)) || !(v->names[v->n_names] = strdup(s)))
     return SIZE_MAX;
   v->match[v->n_names] = 0;
   if (spaa_strmap_put(&v->name_ix, v->names[v->n_names], len, v->n_names, NULL) < 0) {
@@ -105,10 +122,10 @@ int spaa_vset_add(struct spaa_vset *v, const char *const *names, size_t n, doubl
                   const char *id)
 {
   struct spaa_vstack *s;
-  uint32_t *path = malloc((n ? n : 1) * sizeof(*path));
+  uint32_t *path;
   int hit = 0;
   size_t i;
-  if (!path)
+  if (vmeter(v, (n ? n : 1) * sizeof(*path)) || !(path = malloc((n ? n : 1) * sizeof(*path))))
     return SPAA_E_NOMEM;
   for (i = 0; i < n; i++) {
     size_t ix = name_id(v, names[i]);
@@ -122,13 +139,18 @@ int spaa_vset_add(struct spaa_vset *v, const char *const *names, size_t n, doubl
   }
   if ((v->has_focus && !(hit & 1)) || (hit & 2)) {
     free(path);
+    if (v->meter) {
+      spaa_meter_sub(v->meter, (n ? n : 1) * sizeof(*path));
+      v->metered -= (n ? n : 1) * sizeof(*path);
+    }
     v->dropped++;
     return 0;
   }
   if (v->n_stacks == v->cap_stacks) {
     size_t cap = v->cap_stacks ? v->cap_stacks * 2 : 64;
-    struct spaa_vstack *a = realloc(v->stacks, cap * sizeof(*a));
-    if (!a) {
+    struct spaa_vstack *a = NULL;
+    if (vmeter(v, (cap - v->cap_stacks) * sizeof(*a)) ||
+        !(a = realloc(v->stacks, cap * sizeof(*a)))) {
       free(path);
       return SPAA_E_NOMEM;
     }

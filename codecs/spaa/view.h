@@ -42,6 +42,10 @@ struct spaa_vset {
   regex_t focus, ignore;   /* focus=: keep stacks through a matching frame; ignore=: drop them */
   signed char *match;      /* per name: 0 unknown, 1 focus hit, 2 ignore hit, 3 both, 4 none */
   size_t dropped;          /* stacks the filters left out */
+  struct spaa_meter *meter; /* optional (set after init): the set's arrays, names and paths
+                            * are reported to it as they grow; a refusal fails the adding
+                            * with SPAA_E_NOMEM (the meter says why) */
+  size_t metered;          /* bytes reported to it, given back by spaa_vset_free */
 };
 
 void spaa_vset_init(struct spaa_vset *v);

@@ -159,6 +159,38 @@ static void test_filters(void **state)
   spaa_vset_free(&v);
 }
 
+/* A metered set reports its names, paths and arrays as they grow, is refused past the
+ * meter's room, and gives everything back when freed. */
+static void test_metered(void **state)
+{
+  static const char *const names[] = {"main", "run", "work", "leaf"};
+  struct spaa_meter m;
+  struct spaa_vset v;
+  char fn[32];
+  const char *path[2];
+  int i, rc = 0;
+  (void)state;
+  memset(&m, 0, sizeof(m));
+  m.room = 1 << 20;
+  spaa_vset_init(&v);
+  v.meter = &m;
+  assert_int_equal(spaa_vset_add(&v, names, 4, 1, NULL), 0);
+  assert_true(m.held >= 4 * sizeof(uint32_t) + 4 * 5);
+  assert_int_equal(m.held, v.metered);
+  path[0] = "main";
+  for (i = 0; i < 100000 && !rc; i++) { /* names of their own: past 1 MiB */
+    snprintf(fn, sizeof(fn), "f%d", i);
+    path[1] = fn;
+    rc = spaa_vset_add(&v, path, 2, 1, NULL);
+  }
+  assert_int_equal(rc, SPAA_E_NOMEM);
+  assert_int_not_equal(m.refused, 0);
+  assert_true(m.held <= m.room);
+  assert_true(v.n_stacks > 1000);
+  spaa_vset_free(&v);
+  assert_int_equal(m.held, 0);
+}
+
 static char *diff(const struct spaa_vset *a, const struct spaa_vset *b, int format)
 {
   struct spaa_buf out;
@@ -303,6 +335,7 @@ int main(void)
       cmocka_unit_test(test_flamegraph),
       cmocka_unit_test(test_collapsed_and_speedscope),
       cmocka_unit_test(test_filters),
+      cmocka_unit_test(test_metered),
       cmocka_unit_test(test_diff),
       cmocka_unit_test(test_summary_budget),
       cmocka_unit_test(test_speedscope_evented),
