@@ -124,7 +124,7 @@ stop_server
 
 # --- reads: the model of a stored profile is built against the budget -------------------------
 "$PY" "$GEN" "$E2E_TMP/mid.bin" 100 2000 # 2,000 stacks of 100 frames: about 3 MiB of model
-start_server --memory-budget 64m --log-level info
+start_server --memory-budget 24m --workers 8 --log-level info
 post "$E2E_TMP/mid.bin"
 assert_eq 200 "$HTTP_CODE" "the profile to read"
 http GET "/api/v1/profiles?limit=1"
@@ -136,8 +136,8 @@ kib=$(grep -F "path=\"$view\"" "$SERVER_LOG" | grep -o 'models_kib=[0-9]*' | tai
 ((${kib:-0} > 1024)) || fail "the flamegraph's model was not metered (models_kib=${kib:-none})"
 echo "the flamegraph of a stored profile: its model held ${kib} KiB at most"
 assert_eq 0 "$(budget_used)" "the read's charge given back"
-# 62 of the 64 MiB held by a body: the view's model cannot grow, 503 after a short wait
-hold $((62 << 20)) 3
+# 22 of the 24 MiB held by a body: the view's model cannot grow, 503 after a short wait
+hold $((22 << 20)) 3
 http GET "$view"
 assert_eq 503 "$HTTP_CODE" "the flamegraph beside a held budget"
 assert_contains "$HTTP_HEADERS" "Retry-After:" "503 with Retry-After"
@@ -149,5 +149,30 @@ assert_eq 200 "$HTTP_CODE" "a listing beside a held budget"
 released
 http GET "$view"
 assert_eq 200 "$HTTP_CODE" "the flamegraph once the budget is free"
+# 64 reads at once on 8 workers, each asking for more than half the budget as its model grows:
+# each is answered 200 or 503 with Retry-After, and the budget is given back
+out=$("$PY" - "$SERVER_PORT" "$view" <<'EOF'
+import http.client, sys, threading
+from collections import Counter
+port, path, seen, lock = int(sys.argv[1]), sys.argv[2], Counter(), threading.Lock()
+def one():
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    c.request("GET", path)
+    r = c.getresponse()
+    r.read()
+    key = "%d%s" % (r.status, "+retry" if r.getheader("Retry-After") else "")
+    with lock:
+        seen[key] += 1
+ts = [threading.Thread(target=one) for _ in range(64)]
+for t in ts: t.start()
+for t in ts: t.join()
+print(" ".join("%s=%d" % kv for kv in sorted(seen.items())))
+EOF
+)
+echo "64 flamegraphs at once under a 24 MiB budget: $out"
+[[ "$out" =~ ^(200=[0-9]+)( 503\+retry=[0-9]+)?$ ]] || fail "reads at once answered: $out"
+(($(grep -o '200=[0-9]*' <<<"$out" | cut -d= -f2) + $(grep -o 'retry=[0-9]*' <<<"$out" |
+  cut -d= -f2 || echo 0) == 64)) || fail "not every read was answered: $out"
+assert_eq 0 "$(budget_used)" "the reads' charges given back"
 stop_server
 echo "ok [$E2E_NAME]"
