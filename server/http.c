@@ -766,7 +766,7 @@ static void work(struct spaa_pool_job *job)
 {
   struct http_rq *rq = (struct http_rq *)((char *)job - offsetof(struct http_rq, job));
   struct spaa_http *h = rq->h;
-  int reads = !rq->req.route->dialect && rq->req.route->reads; /* models of stored profiles */
+  int reads = rq->req.route->reads; /* builds models of stored profiles (no dialect) */
   size_t cost = rq->req.route->dialect || rq->body.len ? work_cost(rq)
                 : reads                               ? SPAA_BUDGET_READ_COST : 0;
   if (cost && spaa_budget_work_begin(&rq->work, h->budget, rq->charged, cost,

@@ -40,26 +40,35 @@ int spaa_meter_add(struct spaa_meter *m, size_t n)
 
 void spaa_meter_sub(struct spaa_meter *m, size_t n) { m->held -= n < m->held ? n : m->held; }
 
-/* Report n more bytes of p to its meter. 0, or -1: refused. */
-static int meter_take(struct spaa_profile *p, size_t n)
+int spaa_meter_take(struct spaa_meter *m, size_t *counted, size_t n)
 {
-  if (!p->meter)
+  if (!m)
     return 0;
-  if (spaa_meter_add(p->meter, n))
+  if (spaa_meter_add(m, n))
     return -1;
-  p->metered += n;
+  *counted += n;
   return 0;
 }
 
-/* n bytes of p given back (freed, or not allocated after all). */
+void spaa_meter_give(struct spaa_meter *m, size_t *counted, size_t n)
+{
+  if (!m)
+    return;
+  if (n > *counted)
+    n = *counted;
+  *counted -= n;
+  spaa_meter_sub(m, n);
+}
+
+/* Report n more bytes of p to its meter (0, or -1: refused), or give n back. */
+static int meter_take(struct spaa_profile *p, size_t n)
+{
+  return spaa_meter_take(p->meter, &p->metered, n);
+}
+
 static void meter_give(struct spaa_profile *p, size_t n)
 {
-  if (!p->meter)
-    return;
-  if (n > p->metered)
-    n = p->metered;
-  p->metered -= n;
-  spaa_meter_sub(p->meter, n);
+  spaa_meter_give(p->meter, &p->metered, n);
 }
 
 struct spaa_profile *spaa_profile_new(void) { return spaa_profile_new_metered(NULL); }

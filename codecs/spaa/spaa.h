@@ -169,6 +169,10 @@ struct spaa_meter {
  * past its room: 0, or -1 refused (allocate nothing). spaa_meter_sub gives bytes back. */
 int spaa_meter_add(struct spaa_meter *m, size_t n);
 void spaa_meter_sub(struct spaa_meter *m, size_t n);
+/* The same for a user of the meter that keeps what it reported in *counted (m NULL: nothing
+ * is counted, 0): take n more (0, or -1: refused); give n back (at most *counted). */
+int spaa_meter_take(struct spaa_meter *m, size_t *counted, size_t n);
+void spaa_meter_give(struct spaa_meter *m, size_t *counted, size_t n);
 
 /* A whole profile. Create with spaa_profile_new, free with spaa_profile_free.
  * Strings, stack frame lists, related_stacks arrays and weight arrays live in the profile's

@@ -30,22 +30,15 @@ void spaa_vset_free(struct spaa_vset *v)
     regfree(&v->focus);
   if (v->has_ignore)
     regfree(&v->ignore);
-  if (v->meter)
-    spaa_meter_sub(v->meter, v->metered);
+  spaa_meter_give(v->meter, &v->metered, v->metered);
   memset(v, 0, sizeof(*v));
 }
 
 /* Report n more bytes of the set to its meter. 0, or -1: refused. */
 static int vmeter(struct spaa_vset *v, size_t n)
 {
-  if (!v->meter)
-    return 0;
-  if (spaa_meter_add(v->meter, n))
-    return -1;
-  v->metered += n;
-  return 0;
+  return spaa_meter_take(v->meter, &v->metered, n);
 }
-
 static int compile_one(regex_t *re, int *has, const char *pat, const char *what,
                        struct spaa_err *err)
 {
@@ -139,10 +132,7 @@ int spaa_vset_add(struct spaa_vset *v, const char *const *names, size_t n, doubl
   }
   if ((v->has_focus && !(hit & 1)) || (hit & 2)) {
     free(path);
-    if (v->meter) {
-      spaa_meter_sub(v->meter, (n ? n : 1) * sizeof(*path));
-      v->metered -= (n ? n : 1) * sizeof(*path);
-    }
+    spaa_meter_give(v->meter, &v->metered, (n ? n : 1) * sizeof(*path));
     v->dropped++;
     return 0;
   }
