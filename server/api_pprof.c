@@ -121,7 +121,7 @@ static int mbuild_cb(void *ctx, const struct spaa_store_stack_info *st)
   for (m = 0; m < b->n_v; m++)
     if (spaa_strmap_get(&b->value_ix[m], st->id, strlen(st->id), &k) &&
         (rc = spaa_weights_add(b->p, &s->weights, b->v[m].metric,
-                               spaa_int((int64_t)b->v[m].stacks[k].value), NULL)))
+                               spaa_int((int64_t)b->v[m].stacks[k].value), b->v[m].unit)))
       return rc;
   return 0;
 }

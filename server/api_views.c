@@ -243,6 +243,7 @@ void spaa_api_summary(const struct spaa_req *req, struct spaa_resp *resp)
 struct agg {
   const char *metric;       /* the metric summed (the request's, else the first one seen) */
   char metric_own[128];     /* storage for a metric taken from the scan */
+  char unit[64];            /* the metric's unit, from the first stack that gives one */
   struct spaa_idmap ix;     /* stack number -> index */
   int64_t *numbers;         /* distinct stack numbers, in order of first appearance */
   double *values;
@@ -268,6 +269,8 @@ static int agg_cb(void *ctx, const struct spaa_store_scan_stack *st)
     if (strcmp(st->weights[i].metric, g->metric) != 0)
       continue;
     x = spaa_num_as_double(st->weights[i].value);
+    if (!g->unit[0] && st->weights[i].unit)
+      snprintf(g->unit, sizeof(g->unit), "%s", st->weights[i].unit);
     if (!spaa_idmap_get(&g->ix, (uint64_t)st->stack, &k)) {
       if (g->n == SPAA_API_MAX_STACKS)
         return SPAA_E_TOO_LARGE;
@@ -385,6 +388,10 @@ int spaa_api_merged_vset(struct spaa_store *store, const struct spaa_list_query 
   if (g.metric) { /* the set keeps a pointer: copy the name where it outlives g */
     snprintf(v->metric_buf, sizeof(v->metric_buf), "%s", g.metric);
     v->metric = v->metric_buf;
+  }
+  if (g.unit[0]) {
+    snprintf(v->unit_buf, sizeof(v->unit_buf), "%s", g.unit);
+    v->unit = v->unit_buf;
   }
   free(r.names);
   free(r.tmp);

@@ -77,9 +77,10 @@ int storage__scan_block(struct storage__scan *x, int64_t num, const char *id)
     if (storage__blk_next_weights(&b, x->w, x->cap_w, &n))
       return SPAA_E_STORE;
     for (k = 0; k < n; k++) {
-      if (!x->w[k].metric || x->w[k].metric > x->n_strs)
+      if (!x->w[k].metric || x->w[k].metric > x->n_strs || x->w[k].unit > x->n_strs)
         return SPAA_E_STORE;
       x->out[k].metric = x->strs[x->w[k].metric - 1];
+      x->out[k].unit = x->w[k].unit ? x->strs[x->w[k].unit - 1] : NULL;
       x->out[k].value = x->w[k].value;
     }
     st.weights = x->out;

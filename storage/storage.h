@@ -200,6 +200,7 @@ int spaa_store_list(struct spaa_store *s, const struct spaa_list_query *q,
 /* One weight of a scanned stack. */
 struct spaa_store_scan_weight {
   const char *metric;     /* the metric name (borrowed for the callback) */
+  const char *unit;       /* its unit, or NULL when the stack gave none (borrowed) */
   struct spaa_num value;  /* as stored: integer or double */
 };
 

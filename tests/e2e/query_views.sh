@@ -145,6 +145,10 @@ http GET '/api/v1/top?service=shop&limit=3'
 assert_eq 200 "$HTTP_CODE" "merged top"
 want=$(($(total_of "$PPROF" cpu) + $(total_of "$SMALL" cpu)))
 assert_eq "$want" "$(jq -r .total <<<"$HTTP_BODY")" "merged top total"
+# the unit goes with the metric through the scan, as it does for one profile
+assert_eq nanoseconds "$(jq -r .unit <<<"$HTTP_BODY")" "merged top unit"
+assert_eq nanoseconds "$(curl -s "$SERVER_URL/api/v1/profiles/$PPROF/top?limit=1" | jq -r .unit)" "top unit of one profile"
+assert_eq nanoseconds "$(curl -s "$SERVER_URL/api/v1/flamegraph?service=shop&max_nodes=3" | jq -r .unit)" "merged flamegraph unit"
 # merged_pprof_total QUERY TYPE: TYPE's column summed over go tool pprof -raw's samples
 merged_pprof_total() {
   go tool pprof -raw "$SERVER_URL/api/v1/pprof?$1" 2>/dev/null | awk -v t="$2" '
@@ -159,6 +163,10 @@ assert_eq "$(($(total_of "$PPROF" samples) + $(total_of "$SMALL" samples)))" \
   "$(merged_pprof_total service=shop samples)" "merged pprof samples (go tool pprof -raw)"
 assert_eq "" "$(merged_pprof_total 'service=shop&metric=cpu' samples)" "metric= keeps one type"
 assert_eq "$want" "$(merged_pprof_total 'service=shop&metric=cpu' cpu)" "metric=cpu"
+# sample types keep their units: go tool pprof reads cpu as time, not as a count
+go tool pprof -raw "$SERVER_URL/api/v1/pprof?service=shop" 2>/dev/null | grep -A1 '^Samples:' >"$E2E_TMP/types"
+assert_contains "$(cat "$E2E_TMP/types")" "cpu/nanoseconds" "merged pprof sample type units"
+assert_contains "$(cat "$E2E_TMP/types")" "samples/count" "merged pprof sample type units"
 http POST '/ingest?name=heapsvc' --data-binary @"$F/pprof/pyroscope_heap"
 HEAP=$(ids_header)
 for t in alloc_objects alloc_space inuse_objects inuse_space; do
