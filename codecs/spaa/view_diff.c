@@ -142,6 +142,11 @@ static int diff_json(struct spaa_buf *b, const struct spaa_vset *base, const str
   size_t i;
   int rc = spaa_buf_adds(b, "{\"metric\":");
   rc = rc ? rc : spaa_view_jstr(b, base->metric ? base->metric : target->metric ? target->metric : "");
+  rc = rc ? rc : spaa_buf_adds(b, ",\"unit\":");
+  if (base->unit || target->unit)
+    rc = rc ? rc : spaa_view_jstr(b, base->unit ? base->unit : target->unit);
+  else
+    rc = rc ? rc : spaa_buf_adds(b, "null");
   rc = rc ? rc : spaa_buf_adds(b, ",\"base_total\":");
   rc = rc ? rc : spaa_view_num(b, base->total);
   rc = rc ? rc : spaa_buf_adds(b, ",\"target_total\":");

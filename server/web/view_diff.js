@@ -172,12 +172,13 @@ export class DiffView {
   }
 
   renderSummary(j) {
+    this.unit = j.unit || '';
     const change = j.base_total ? (j.target_total - j.base_total) / j.base_total : NaN;
     fill(this.summary,
       h('p', {}, h('strong', { text: 'Base: ' }), this.sideText('base'), ' — ',
-        `${fmtCount(j.base_total)} ${j.metric}`),
+        `${fmtValue(j.base_total, this.unit)} ${j.metric}`),
       h('p', {}, h('strong', { text: 'Target: ' }), this.sideText('target'), ' — ',
-        `${fmtCount(j.target_total)} ${j.metric}`,
+        `${fmtValue(j.target_total, this.unit)} ${j.metric}`,
         isFinite(change) ? ` (${change >= 0 ? '+' : ''}${(change * 100).toFixed(1)}% in total)` : ''),
       h('p', { class: 'hint', text: `${j.n_functions} functions compared, shares of each side's own total.` }));
   }
@@ -192,8 +193,8 @@ export class DiffView {
     const name = i === 0 ? 'all' : t.name[i];
     const bs = t.baseTotal ? t.base[i] / t.baseTotal : 0, ts = t.targetTotal ? t.target[i] / t.targetTotal : 0;
     return [h('strong', { class: 'tip-name', text: name }),
-      h('div', { text: `Base ${fmtCount(t.base[i])} · ${fmtPct(bs)}` }),
-      h('div', { text: `Target ${fmtCount(t.target[i])} · ${fmtPct(ts)}` }),
+      h('div', { text: `Base ${fmtValue(t.base[i], this.unit)} · ${fmtPct(bs)}` }),
+      h('div', { text: `Target ${fmtValue(t.target[i], this.unit)} · ${fmtPct(ts)}` }),
       h('div', { class: t.delta[i] > 0 ? 'up' : t.delta[i] < 0 ? 'down' : '', text: `Change ${signed(t.delta[i] * 100)} points` }),
       h('small', { text: 'click: zoom' })];
   }
@@ -278,10 +279,6 @@ export class DiffView {
 
 function signed(x) {
   return (x > 0 ? '+' : x < 0 ? '−' : '±') + Math.abs(x).toFixed(2);
-}
-
-function fmtCount(v) {
-  return fmtValue(v, '');
 }
 
 function legend() {

@@ -210,6 +210,7 @@ http GET "/api/v1/diff?base=$SMALL&target=$SMALL"
 assert_eq 200 "$HTTP_CODE" "self diff"
 assert_eq 0 "$(jq '[.functions[].delta, .stacks[].delta] | map(select(. != 0)) | length' <<<"$HTTP_BODY")" "a profile diffed with itself"
 http GET "/api/v1/diff?base=$PPROF&target=$AGAIN&limit=1"
+assert_eq nanoseconds "$(jq -r .unit <<<"$HTTP_BODY")" "diff unit"
 assert_eq 0 "$(jq '[.functions[].delta, .stacks[].delta] | map(select(. != 0)) | length' <<<"$HTTP_BODY")" "pprof vs its re-ingested export"
 sid=$(jq -r '.stacks[0].id' <<<"$HTTP_BODY")
 http GET "/api/v1/diff?base.service=shop&base.label=env:dev&target.service=shop&target.label=env:prod&format=collapsed"
