@@ -5,8 +5,9 @@
  * (internal polling, epoll, the same I/O thread pool, suspend/resume allowed) that reads
  * the same body and answers 200 at once. Prints requests/s, the ratio to the floor and p99
  * latency for each connection count. One client thread drives every connection with epoll.
- * Usage: bench_serve_load [SECONDS_PER_PHASE]   (SPAA_RELAY_* variables set the server's
- * settings, e.g. SPAA_RELAY_WORKERS=2) */
+ * Usage: bench_serve_load [SECONDS_PER_PHASE [ONLY]]   (SPAA_RELAY_* variables set the
+ * server's settings, e.g. SPAA_RELAY_WORKERS=2; ONLY "relay" or "floor" drives that side
+ * alone, for a profiler's view of one of them: no ratio is printed then) */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -238,6 +239,7 @@ int main(int argc, char **argv)
 {
   static const int conns[] = {64, 1024};
   double secs = argc > 1 ? atof(argv[1]) : 4.0;
+  const char *only = argc > 2 ? argv[2] : "";
   double *lat = malloc(MAX_LAT * sizeof(*lat));
   char dir[] = "/tmp/bench-serve-XXXXXX", req[2048];
   struct spaa_config *cfg = NULL;
@@ -269,13 +271,19 @@ int main(int argc, char **argv)
   printf("small Sentry envelope (%zu bytes), %.1f s per phase, %d I/O threads, %u workers\n",
          sizeof(envelope) - 1, secs, SPAA_HTTP_IO_THREADS, cfg->workers);
   for (i = 0; i < sizeof(conns) / sizeof(conns[0]); i++) {
-    struct result f, s;
+    struct result f = {0}, s = {0};
     len = build_req(req, sizeof(req), "/api/1/envelope/?sentry_key=bench");
-    f = drive(di->port, conns[i], secs, req, len, lat);
-    s = drive(spaa_http_port(h), conns[i], secs, req, len, lat);
-    printf("%5d connections: floor (bare MHD) %8.0f req/s p99 %7.1f ms | spaa-relay %8.0f "
-           "req/s p99 %7.1f ms errors %zu | ratio %.2f\n",
-           conns[i], f.rps, f.p99_ms, s.rps, s.p99_ms, s.errors, f.rps > 0 ? s.rps / f.rps : 0);
+    if (strcmp(only, "relay") != 0)
+      f = drive(di->port, conns[i], secs, req, len, lat);
+    if (strcmp(only, "floor") != 0)
+      s = drive(spaa_http_port(h), conns[i], secs, req, len, lat);
+    if (only[0])
+      printf("%5d connections: %s %8.0f req/s p99 %7.1f ms errors %zu\n", conns[i], only,
+             f.n ? f.rps : s.rps, f.n ? f.p99_ms : s.p99_ms, f.n ? f.errors : s.errors);
+    else
+      printf("%5d connections: floor (bare MHD) %8.0f req/s p99 %7.1f ms | spaa-relay %8.0f "
+             "req/s p99 %7.1f ms errors %zu | ratio %.2f\n",
+             conns[i], f.rps, f.p99_ms, s.rps, s.p99_ms, s.errors, f.rps > 0 ? s.rps / f.rps : 0);
   }
   MHD_stop_daemon(d);
   spaa_http_stop(h);
