@@ -474,6 +474,15 @@ void storage__blk_cdict_free(void *cdict)
   ZSTD_freeCDict((ZSTD_CDict *)cdict);
 }
 
+size_t storage__blk_raw_size(const void *z, size_t len)
+{
+  unsigned long long size = ZSTD_getFrameContentSize(z, len);
+  if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN ||
+      size > SPAA_STORE_MAX_BLOCK)
+    return 0;
+  return (size_t)size;
+}
+
 int storage__blk_decompress(const void *z, size_t len, const void *dict, size_t dict_len,
                             struct spaa_buf *out)
 {

@@ -240,6 +240,9 @@ int storage__blk_compress(const void *raw, size_t len, const void *dict, size_t 
  * made on first use and freed with storage__blk_cdict_free (NULL-safe). The output is the
  * same format either way: it decompresses with the dictionary as a prefix. */
 void storage__blk_cdict_free(void *cdict);
+/* The raw size a compressed block states in its frame header, or 0 when it states none (or
+ * one past SPAA_STORE_MAX_BLOCK): what decompressing it will allocate. */
+size_t storage__blk_raw_size(const void *z, size_t len);
 int storage__blk_decompress(const void *z, size_t len, const void *dict, size_t dict_len,
                             struct spaa_buf *out);
 

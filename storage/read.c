@@ -639,8 +639,11 @@ static int each(struct rctx *x, uint64_t n, int (*fn)(struct rctx *x))
 static int load(struct rctx *x, int64_t dict_id, const void *z, size_t len)
 {
   struct spaa_buf raw;
+  size_t counted = 0; /* the decompressed block, reported to the meter while it is held */
   int rc;
   spaa_buf_init(&raw, 0);
+  if (spaa_meter_take(x->src->meter, &counted, storage__blk_raw_size(z, len) + 1))
+    return nomem(x);
   if ((rc = load_profile(x, dict_id, z, len, &raw)) || (rc = each(x, x->b.n[BN_DSOS], read_dso)) ||
       (rc = each(x, x->b.n[BN_FRAMES], read_frame)) ||
       (rc = each(x, x->b.n[BN_THREADS], read_thread)) ||
@@ -657,6 +660,7 @@ static int load(struct rctx *x, int64_t dict_id, const void *z, size_t len)
     qsort_r(x->p->stacks, x->p->n_stacks, sizeof(*x->p->stacks), stack_cmp, x->p);
 out:
   spaa_buf_free(&raw);
+  spaa_meter_give(x->src->meter, &counted, counted);
   return rc;
 }
 

@@ -75,6 +75,48 @@ static void round_trip(enum spaa_frame_order order)
 static void test_round_trip_leaf_to_root(void **state) { round_trip(SPAA_LEAF_TO_ROOT); }
 static void test_round_trip_root_to_leaf(void **state) { round_trip(SPAA_ROOT_TO_LEAF); }
 
+/* A read reports to its meter: the model as it grows and, while it is read, the block
+ * decompressed under it (given back after); refused past the meter's room, it fails as out
+ * of memory, giving back everything it took. */
+static void test_metered_read(void **state)
+{
+  struct tdir t;
+  struct spaa_store *s;
+  struct spaa_profile *p = tp_rich(SPAA_LEAF_TO_ROOT, 0), *q = NULL;
+  struct spaa_meter m;
+  struct spaa_err err = {0};
+  char *want = twrite(p), *got;
+  size_t model, peak;
+  tdir_make(&t);
+  s = topen(t.db, 8, 8);
+  put_ok(s, p, "rich");
+  memset(&m, 0, sizeof(m));
+  m.room = SIZE_MAX;
+  assert_int_equal(spaa_store_get_metered(s, "rich", &m, &q, &err), 0);
+  got = twrite(q);
+  assert_string_equal(got, want);
+  free(got);
+  model = m.held;
+  peak = m.peak;
+  assert_true(model > 0);
+  assert_int_equal(model, q->metered);
+  assert_true(peak > model); /* the block was counted beside the model, then given back */
+  spaa_profile_free(q);
+  q = NULL;
+  assert_int_equal(m.held, 0);
+  /* room for the model alone, not for the model beside its block */
+  memset(&m, 0, sizeof(m));
+  m.room = peak - 1;
+  assert_int_equal(spaa_store_get_metered(s, "rich", &m, &q, &err), SPAA_E_NOMEM);
+  assert_null(q);
+  assert_int_equal(m.held, 0);
+  assert_true(m.peak < peak);
+  spaa_store_close(s);
+  free(want);
+  spaa_profile_free(p);
+  tdir_rm(&t);
+}
+
 /* Sanity of the fixture itself: it has what the round trip claims to cover. */
 static void test_rich_profile_covers_fields(void **state)
 {
@@ -546,6 +588,7 @@ int main(void)
     cmocka_unit_test(test_rich_profile_covers_fields),
     cmocka_unit_test(test_round_trip_leaf_to_root),
     cmocka_unit_test(test_round_trip_root_to_leaf),
+    cmocka_unit_test(test_metered_read),
     cmocka_unit_test(test_dedup),
     cmocka_unit_test(test_already_stored),
     cmocka_unit_test(test_not_found_and_invalid),
