@@ -250,7 +250,20 @@ struct agg {
   size_t n, cap;
   int64_t last_profile;
   size_t profiles;          /* profiles visited */
+  struct spaa_meter *meter; /* the request's (the set's), or NULL */
+  size_t metered;           /* bytes of the arrays and the map reported to it */
 };
+
+/* Report the sums' arrays at cap entries and the map as it is now: 0, or SPAA_E_NOMEM when
+ * the meter refuses (nothing more is allocated then). */
+static int agg_meter(struct agg *g, size_t cap)
+{
+  size_t want = cap * (sizeof(*g->numbers) + sizeof(*g->values)) +
+                (g->ix.mask ? (g->ix.mask + 1) * (sizeof(*g->ix.keys) + sizeof(*g->ix.vals)) : 0);
+  if (want <= g->metered)
+    return 0;
+  return spaa_meter_take(g->meter, &g->metered, want - g->metered) ? SPAA_E_NOMEM : 0;
+}
 
 static int agg_cb(void *ctx, const struct spaa_store_scan_stack *st)
 {
@@ -276,7 +289,10 @@ static int agg_cb(void *ctx, const struct spaa_store_scan_stack *st)
         return SPAA_E_TOO_LARGE;
       if (g->n == g->cap) {
         size_t cap = g->cap ? g->cap * 2 : 1024;
-        int64_t *a = realloc(g->numbers, cap * sizeof(*a));
+        int64_t *a;
+        if (agg_meter(g, cap))
+          return SPAA_E_NOMEM;
+        a = realloc(g->numbers, cap * sizeof(*a));
         double *b = a ? realloc(g->values, cap * sizeof(*b)) : NULL;
         if (a)
           g->numbers = a;
@@ -288,7 +304,7 @@ static int agg_cb(void *ctx, const struct spaa_store_scan_stack *st)
       k = g->n++;
       g->numbers[k] = st->stack;
       g->values[k] = 0;
-      if (spaa_idmap_put(&g->ix, (uint64_t)st->stack, k, NULL) < 0)
+      if (spaa_idmap_put(&g->ix, (uint64_t)st->stack, k, NULL) < 0 || agg_meter(g, g->cap))
         return SPAA_E_NOMEM;
     }
     g->values[k] += x;
@@ -362,6 +378,7 @@ int spaa_api_merged_vset(struct spaa_store *store, const struct spaa_list_query 
   spaa_idmap_init(&g.ix);
   g.metric = metric;
   g.last_profile = -1;
+  g.meter = v->meter;
   /* on a view, metric= names the metric summed, not a filter: a metric no selected profile
    * has is then a 400 below rather than an empty answer */
   sq.metric = NULL;
@@ -398,6 +415,7 @@ int spaa_api_merged_vset(struct spaa_store *store, const struct spaa_list_query 
   free(g.numbers);
   free(g.values);
   spaa_idmap_free(&g.ix);
+  spaa_meter_give(g.meter, &g.metered, g.metered);
   return rc;
 }
 

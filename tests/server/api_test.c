@@ -10,6 +10,8 @@
 
 #include "server/api.h"
 #include "server/api_json.h"
+#include "server/api_views.h"
+#include "spaa/view.h"
 #include "tprofiles.h"
 
 static void test_parse_time(void **state)
@@ -375,6 +377,50 @@ static void test_json_golden(void **state)
   tdir_rm(&t);
 }
 
+/* A merged view reports its per-stack sums (arrays and map) to the set's meter while the
+ * scan runs and gives them back after; refused past the meter's room, it fails as out of
+ * memory with nothing left counted. */
+static void test_merged_metered(void **state)
+{
+  struct spaa_list_query q;
+  struct spaa_err err = {0};
+  struct spaa_store *st;
+  struct spaa_meter m;
+  struct spaa_vset v;
+  struct tdir t;
+  size_t profiles = 0, peak;
+  tdir_make(&t);
+  st = topen(t.db, 8, 8);
+  golden_store(st);
+  memset(&q, 0, sizeof(q));
+  q.service = "api";
+  memset(&m, 0, sizeof(m));
+  m.room = SIZE_MAX;
+  spaa_vset_init(&v);
+  v.meter = &m;
+  assert_int_equal(spaa_api_merged_vset(st, &q, NULL, 0, &v, &profiles, &err), 0);
+  assert_int_equal(profiles, 2);
+  assert_true(v.n_stacks > 0);
+  assert_int_equal(m.held, v.metered); /* the sums are given back, the set stays */
+  peak = m.peak;
+  /* the sums: 1,024 entries of two arrays at least, beside the set */
+  assert_true(peak >= v.metered + 1024 * (sizeof(int64_t) + sizeof(double)));
+  spaa_vset_free(&v);
+  assert_int_equal(m.held, 0);
+  /* room for less than the sums' first arrays: refused before the set holds anything */
+  memset(&m, 0, sizeof(m));
+  m.room = 1024;
+  spaa_vset_init(&v);
+  v.meter = &m;
+  assert_int_equal(spaa_api_merged_vset(st, &q, NULL, 0, &v, &profiles, &err), SPAA_E_NOMEM);
+  assert_int_not_equal(m.refused, 0);
+  assert_int_equal(v.n_stacks, 0);
+  spaa_vset_free(&v);
+  assert_int_equal(m.held, 0);
+  spaa_store_close(st);
+  tdir_rm(&t);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -385,6 +431,7 @@ int main(void)
       cmocka_unit_test(test_cursor_round_trip),
       cmocka_unit_test(test_received_at_format),
       cmocka_unit_test(test_json_golden),
+      cmocka_unit_test(test_merged_metered),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
