@@ -28,7 +28,27 @@ struct mbuild {
   size_t n_keys, cap_keys;
   uint64_t *path;                 /* scratch frame ids */
   size_t cap_path;
+  size_t key_bytes;               /* the frame keys' bytes */
+  size_t metered;                 /* the maps' and keys' bytes reported to the meter */
 };
+
+static size_t strmap_bytes(const struct spaa_strmap *m)
+{
+  return m->mask ? (m->mask + 1) * (sizeof(*m->keys) + sizeof(*m->lens) + sizeof(*m->vals)) : 0;
+}
+
+/* Report the maps and frame keys beside the model as they are now (the model and the sets
+ * report on their own): 0, or SPAA_E_NOMEM when the meter refuses. */
+static int mb_meter(struct mbuild *b)
+{
+  size_t want = strmap_bytes(&b->dso_ix) + strmap_bytes(&b->frame_ix) +
+                b->cap_keys * sizeof(*b->keys) + b->key_bytes, m;
+  for (m = 0; m < b->n_v; m++)
+    want += strmap_bytes(&b->value_ix[m]);
+  if (want <= b->metered)
+    return 0;
+  return spaa_meter_take(b->meter, &b->metered, want - b->metered) ? SPAA_E_NOMEM : 0;
+}
 
 static int frame_id(struct mbuild *b, const struct spaa_store_frame_info *f, uint64_t *out)
 {
@@ -56,6 +76,7 @@ static int frame_id(struct mbuild *b, const struct spaa_store_frame_info *f, uin
     b->cap_keys = cap;
   }
   b->keys[b->n_keys++] = key;
+  b->key_bytes += len + 1;
   if (!(fr = spaa_add_frame(b->p)))
     return SPAA_E_NOMEM;
   fr->id = b->p->n_frames;
@@ -89,7 +110,8 @@ static int frame_id(struct mbuild *b, const struct spaa_store_frame_info *f, uin
     fr->has_dso = 1;
     fr->dso = d;
   }
-  if (!fr->func || !fr->kind || spaa_strmap_put(&b->frame_ix, key, len, fr->id, NULL) < 0)
+  if (!fr->func || !fr->kind || spaa_strmap_put(&b->frame_ix, key, len, fr->id, NULL) < 0 ||
+      mb_meter(b))
     return SPAA_E_NOMEM;
   *out = fr->id;
   return 0;
@@ -176,6 +198,8 @@ static int build_model(struct spaa_store *store, struct mbuild *b, struct spaa_e
         rc = spaa_idmap_put(&seen, (uint64_t)vs->tag, n++, NULL) < 0 ? SPAA_E_NOMEM : 0;
       }
     }
+  if (!rc)
+    rc = mb_meter(b);
   if (rc)
     spaa_err_set(err, rc, 0, 0, NULL);
   else
@@ -277,6 +301,7 @@ void spaa_api_merged_pprof(const struct spaa_req *req, struct spaa_resp *resp)
   }
   spaa_strmap_free(&b.dso_ix);
   spaa_strmap_free(&b.frame_ix);
+  spaa_meter_give(b.meter, &b.metered, b.metered);
   spaa_profile_free(b.p);
   spaa_api_sel_free(&sel);
 }

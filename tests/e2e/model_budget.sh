@@ -136,6 +136,15 @@ kib=$(grep -F "path=\"$view\"" "$SERVER_LOG" | grep -o 'models_kib=[0-9]*' | tai
 ((${kib:-0} > 1024)) || fail "the flamegraph's model was not metered (models_kib=${kib:-none})"
 echo "the flamegraph of a stored profile: its model held ${kib} KiB at most"
 assert_eq 0 "$(budget_used)" "the read's charge given back"
+# the merged views: the scan's sums, the sets and (pprof) the model and its maps are metered
+for merged in /api/v1/pprof /api/v1/flamegraph; do
+  http GET "$merged"
+  assert_eq 200 "$HTTP_CODE" "merged $merged"
+  kib=$(grep -F "path=\"$merged\"" "$SERVER_LOG" | grep -o 'models_kib=[0-9]*' | tail -1 | cut -d= -f2)
+  ((${kib:-0} > 256)) || fail "merged $merged was not metered (models_kib=${kib:-none})"
+  echo "merged $merged: ${kib} KiB at most"
+done
+assert_eq 0 "$(budget_used)" "the merged reads' charges given back"
 # 22 of the 24 MiB held by a body: the view's model cannot grow, 503 after a short wait
 hold $((22 << 20)) 3
 http GET "$view"
@@ -144,6 +153,9 @@ assert_contains "$HTTP_HEADERS" "Retry-After:" "503 with Retry-After"
 assert_contains "$HTTP_BODY" "the profiles this request reads grew to" "the answer says why"
 assert_contains "$HTTP_BODY" "held by others" "the answer says the budget is held"
 assert_eq 1 "$(busy_count)" "the refused read counted with the budget's refusals"
+http GET /api/v1/pprof
+assert_eq 503 "$HTTP_CODE" "the merged pprof beside a held budget"
+assert_eq 2 "$(busy_count)" "the refused merged read counted"
 http GET "/api/v1/profiles?limit=1" # a listing builds no model: answered as before
 assert_eq 200 "$HTTP_CODE" "a listing beside a held budget"
 released
