@@ -238,7 +238,8 @@ static int merged_sets(const struct spaa_req *req, const struct spaa_list_query 
   int rc = 0;
   memset(&mn, 0, sizeof(mn));
   *n = 0;
-  if (!metric && (rc = spaa_store_scan(req->app->store, q, metric_names_cb, &mn, err)))
+  if (!metric &&
+      (rc = spaa_store_scan_metered(req->app->store, q, req->meter, metric_names_cb, &mn, err)))
     return rc;
   for (m = 0; m < (metric ? 1 : mn.n ? mn.n : 1) && !rc; m++) {
     (*n)++;

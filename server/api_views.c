@@ -382,7 +382,7 @@ int spaa_api_merged_vset(struct spaa_store *store, const struct spaa_list_query 
   /* on a view, metric= names the metric summed, not a filter: a metric no selected profile
    * has is then a 400 below rather than an empty answer */
   sq.metric = NULL;
-  rc = spaa_store_scan(store, &sq, agg_cb, &g, err);
+  rc = spaa_store_scan_metered(store, &sq, v->meter, agg_cb, &g, err);
   if (rc == SPAA_E_TOO_LARGE)
     spaa_err_set(err, rc, 0, 0, "the selection holds more than %d distinct stacks: narrow it",
                  SPAA_API_MAX_STACKS);

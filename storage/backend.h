@@ -24,8 +24,8 @@ struct spaa_store_backend {
               struct spaa_err *err);
   int (*list)(struct spaa_store *s, const struct spaa_list_query *q,
               struct spaa_store_page *out, struct spaa_err *err);
-  int (*scan)(struct spaa_store *s, const struct spaa_list_query *sel, spaa_store_scan_cb cb,
-              void *ctx, struct spaa_err *err);
+  int (*scan)(struct spaa_store *s, const struct spaa_list_query *sel, struct spaa_meter *meter,
+              spaa_store_scan_cb cb, void *ctx, struct spaa_err *err);
   int (*remove)(struct spaa_store *s, const struct spaa_list_query *sel,
                 struct spaa_store_deleted *out, struct spaa_err *err);
   /* discovery: an engine may leave these NULL (the call then fails with a message) */

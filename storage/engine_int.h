@@ -398,7 +398,12 @@ struct storage__scan {
   struct storage__blk_weight *w; /* weights of one stack as stored */
   struct spaa_store_scan_weight *out; /* the same, named */
   size_t cap_w;
+  struct spaa_meter *meter;      /* the raw block reports to it (NULL: none) */
+  size_t metered;                /* the largest raw block so far, reported */
 };
+/* Before the engine decompresses block z into x->raw: report its raw size to x->meter when
+ * it passes the largest so far. 0, or SPAA_E_NOMEM when the meter refuses. */
+int storage__scan_room(struct storage__scan *x, const void *z, size_t len);
 /* Every stack of the block in x->raw to x->cb, as profile num / id. 0, SPAA_E_STORE
  * (corrupt), SPAA_E_NOMEM (err not filled), or the callback's nonzero answer. */
 int storage__scan_block(struct storage__scan *x, int64_t num, const char *id);

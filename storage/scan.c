@@ -91,12 +91,21 @@ int storage__scan_block(struct storage__scan *x, int64_t num, const char *id)
   return 0;
 }
 
+int storage__scan_room(struct storage__scan *x, const void *z, size_t len)
+{
+  size_t want = storage__blk_raw_size(z, len) + 1;
+  if (want <= x->metered)
+    return 0;
+  return spaa_meter_take(x->meter, &x->metered, want - x->metered) ? SPAA_E_NOMEM : 0;
+}
+
 void storage__scan_free(struct storage__scan *x)
 {
   strs_free(x);
   spaa_buf_free(&x->raw);
   free(x->w);
   free(x->out);
+  spaa_meter_give(x->meter, &x->metered, x->metered);
   x->w = NULL;
   x->out = NULL;
   x->cap_w = 0;

@@ -226,6 +226,11 @@ typedef int (*spaa_store_scan_cb)(void *ctx, const struct spaa_store_scan_stack 
  * block), SPAA_E_NOMEM. */
 int spaa_store_scan(struct spaa_store *s, const struct spaa_list_query *sel,
                     spaa_store_scan_cb cb, void *ctx, struct spaa_err *err);
+/* The same, the decompressed block reporting to meter (NULL: none) at the largest size the
+ * scan has held: a refusal stops the scan with SPAA_E_NOMEM, the meter saying why. */
+int spaa_store_scan_metered(struct spaa_store *s, const struct spaa_list_query *sel,
+                            struct spaa_meter *meter, spaa_store_scan_cb cb, void *ctx,
+                            struct spaa_err *err);
 
 /* ---- deleting ---------------------------------------------------------------------------- */
 

@@ -128,9 +128,16 @@ int spaa_store_list(struct spaa_store *s, const struct spaa_list_query *q,
 int spaa_store_scan(struct spaa_store *s, const struct spaa_list_query *sel,
                     spaa_store_scan_cb cb, void *ctx, struct spaa_err *err)
 {
+  return spaa_store_scan_metered(s, sel, NULL, cb, ctx, err);
+}
+
+int spaa_store_scan_metered(struct spaa_store *s, const struct spaa_list_query *sel,
+                            struct spaa_meter *meter, spaa_store_scan_cb cb, void *ctx,
+                            struct spaa_err *err)
+{
   if (!s || !sel || !cb)
     return spaa_err_set(err, SPAA_E_INTERNAL, 0, 0, "no store, selection or callback");
-  return s->be->scan(s, sel, cb, ctx, err);
+  return s->be->scan(s, sel, meter, cb, ctx, err);
 }
 
 int spaa_store_delete(struct spaa_store *s, const struct spaa_list_query *sel,

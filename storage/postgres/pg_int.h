@@ -152,8 +152,8 @@ int pg__meta(struct storage__pg *s, const char *id, struct spaa_store_profile_in
              struct spaa_err *err);
 int pg__list(struct storage__pg *s, const struct spaa_list_query *q,
              struct spaa_store_page *out, struct spaa_err *err);
-int pg__scan(struct storage__pg *s, const struct spaa_list_query *sel, spaa_store_scan_cb cb,
-             void *ctx, struct spaa_err *err);
+int pg__scan(struct storage__pg *s, const struct spaa_list_query *sel, struct spaa_meter *meter,
+             spaa_store_scan_cb cb, void *ctx, struct spaa_err *err);
 int pg__delete(struct storage__pg *s, const struct spaa_list_query *sel,
                struct spaa_store_deleted *out, struct spaa_err *err);
 int pg__counts(struct storage__pg *s, struct spaa_store_counts *out, struct spaa_err *err);

@@ -299,8 +299,10 @@ static int scan_rows(struct storage__scan *x, struct pg__conn *c, struct spaa_er
       n = n > SPAA_STORE_MAX_ID ? SPAA_STORE_MAX_ID : n;
       memcpy(id, PQgetvalue(r, k, 1), n);
       id[n] = 0;
-      rc = pg__block_raw(c, &dict, pg__int(r, k, 2), PQgetvalue(r, k, 3),
-                         (size_t)PQgetlength(r, k, 3), &x->raw, err);
+      rc = storage__scan_room(x, PQgetvalue(r, k, 3), (size_t)PQgetlength(r, k, 3));
+      if (!rc)
+        rc = pg__block_raw(c, &dict, pg__int(r, k, 2), PQgetvalue(r, k, 3),
+                           (size_t)PQgetlength(r, k, 3), &x->raw, err);
       if (!rc)
         rc = storage__scan_block(x, pg__int(r, k, 0), id);
       if (rc == SPAA_E_STORE && !err->code)
@@ -317,8 +319,8 @@ static int scan_rows(struct storage__scan *x, struct pg__conn *c, struct spaa_er
   return rc;
 }
 
-int pg__scan(struct storage__pg *s, const struct spaa_list_query *sel, spaa_store_scan_cb cb,
-             void *ctx, struct spaa_err *err)
+int pg__scan(struct storage__pg *s, const struct spaa_list_query *sel, struct spaa_meter *meter,
+             spaa_store_scan_cb cb, void *ctx, struct spaa_err *err)
 {
   struct pg__conn *c = NULL;
   struct pg__params p;
@@ -331,6 +333,7 @@ int pg__scan(struct storage__pg *s, const struct spaa_list_query *sel, spaa_stor
   memset(&x, 0, sizeof(x));
   x.cb = cb;
   x.ctx = ctx;
+  x.meter = meter;
   spaa_buf_init(&x.raw, 0);
   spaa_buf_init(&sql, 16 * 1024);
   if ((rc = spaa_buf_adds(&sql, "DECLARE spaa_scan BINARY NO SCROLL CURSOR FOR ")) ||

@@ -492,9 +492,10 @@ static int pg_list(struct spaa_store *s, const struct spaa_list_query *q,
 }
 
 static int pg_scan(struct spaa_store *s, const struct spaa_list_query *sel,
-                   spaa_store_scan_cb cb, void *ctx, struct spaa_err *err)
+                   struct spaa_meter *meter, spaa_store_scan_cb cb, void *ctx,
+                   struct spaa_err *err)
 {
-  return pg__scan((struct storage__pg *)s, sel, cb, ctx, err);
+  return pg__scan((struct storage__pg *)s, sel, meter, cb, ctx, err);
 }
 
 static int pg_remove(struct spaa_store *s, const struct spaa_list_query *sel,

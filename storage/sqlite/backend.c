@@ -48,9 +48,10 @@ static int be_list(struct spaa_store *b, const struct spaa_list_query *q,
 }
 
 static int be_scan(struct spaa_store *b, const struct spaa_list_query *sel,
-                   spaa_store_scan_cb cb, void *ctx, struct spaa_err *err)
+                   struct spaa_meter *meter, spaa_store_scan_cb cb, void *ctx,
+                   struct spaa_err *err)
 {
-  return storage__sq_scan(SQ(b), sel, cb, ctx, err);
+  return storage__sq_scan(SQ(b), sel, meter, cb, ctx, err);
 }
 
 static int be_remove(struct spaa_store *b, const struct spaa_list_query *sel,

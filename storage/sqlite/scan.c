@@ -20,9 +20,12 @@ static int scan_rows(struct scan *x, sqlite3_stmt *st)
   while ((step = sqlite3_step(st)) == SQLITE_ROW) {
     int64_t num = sqlite3_column_int64(st, 0);
     const char *id = (const char *)sqlite3_column_text(st, 1);
-    rc = storage__sq_block_raw(x->c, &x->dict, sqlite3_column_int64(st, 2),
-                               sqlite3_column_blob(st, 3), (size_t)sqlite3_column_bytes(st, 3),
-                               &x->s.raw, x->err);
+    const void *z = sqlite3_column_blob(st, 3);
+    size_t len = (size_t)sqlite3_column_bytes(st, 3);
+    rc = storage__scan_room(&x->s, z, len);
+    if (!rc)
+      rc = storage__sq_block_raw(x->c, &x->dict, sqlite3_column_int64(st, 2), z, len, &x->s.raw,
+                                 x->err);
     if (!rc)
       rc = storage__scan_block(&x->s, num, id ? id : "");
     if (rc == SPAA_E_STORE)
@@ -37,7 +40,8 @@ static int scan_rows(struct scan *x, sqlite3_stmt *st)
 }
 
 int storage__sq_scan(struct storage__sqlite *s, const struct spaa_list_query *sel,
-                    spaa_store_scan_cb cb, void *ctx, struct spaa_err *err)
+                     struct spaa_meter *meter, spaa_store_scan_cb cb, void *ctx,
+                     struct spaa_err *err)
 {
   struct scan x;
   struct spaa_buf sql;
@@ -50,6 +54,7 @@ int storage__sq_scan(struct storage__sqlite *s, const struct spaa_list_query *se
   memset(&x, 0, sizeof(x));
   x.s.cb = cb;
   x.s.ctx = ctx;
+  x.s.meter = meter;
   x.err = err;
   spaa_buf_init(&x.dict.raw, 0);
   spaa_buf_init(&x.s.raw, 0);

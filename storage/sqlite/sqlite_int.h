@@ -196,7 +196,8 @@ int storage__sq_meta(struct storage__sqlite *s, const char *id,
 int storage__sq_list(struct storage__sqlite *s, const struct spaa_list_query *q,
                      struct spaa_store_page *out, struct spaa_err *err);
 int storage__sq_scan(struct storage__sqlite *s, const struct spaa_list_query *sel,
-                     spaa_store_scan_cb cb, void *ctx, struct spaa_err *err);
+                     struct spaa_meter *meter, spaa_store_scan_cb cb, void *ctx,
+                     struct spaa_err *err);
 int storage__sq_delete(struct storage__sqlite *s, const struct spaa_list_query *sel,
                        struct spaa_store_deleted *out, struct spaa_err *err);
 int storage__sq_stacks(struct storage__sqlite *s, const int64_t *numbers, size_t n,

@@ -75,6 +75,13 @@ static void round_trip(enum spaa_frame_order order)
 static void test_round_trip_leaf_to_root(void **state) { round_trip(SPAA_LEAF_TO_ROOT); }
 static void test_round_trip_root_to_leaf(void **state) { round_trip(SPAA_ROOT_TO_LEAF); }
 
+static int count_stacks(void *ctx, const struct spaa_store_scan_stack *st)
+{
+  (void)st;
+  ++*(size_t *)ctx;
+  return 0;
+}
+
 /* A read reports to its meter: the model as it grows and, while it is read, the block
  * decompressed under it (given back after); refused past the meter's room, it fails as out
  * of memory, giving back everything it took. */
@@ -111,6 +118,26 @@ static void test_metered_read(void **state)
   assert_null(q);
   assert_int_equal(m.held, 0);
   assert_true(m.peak < peak);
+  /* a scan reports its decompressed block while it runs: counted, then given back */
+  {
+    struct spaa_list_query sel;
+    size_t stacks = 0;
+    memset(&sel, 0, sizeof(sel));
+    memset(&m, 0, sizeof(m));
+    m.room = SIZE_MAX;
+    assert_int_equal(spaa_store_scan_metered(s, &sel, &m, count_stacks, &stacks, &err), 0);
+    assert_int_equal(stacks, p->n_stacks);
+    assert_true(m.peak > 0);
+    assert_int_equal(m.held, 0);
+    memset(&m, 0, sizeof(m));
+    m.room = 16;
+    stacks = 0;
+    assert_int_equal(spaa_store_scan_metered(s, &sel, &m, count_stacks, &stacks, &err),
+                     SPAA_E_NOMEM);
+    assert_int_equal(stacks, 0);
+    assert_int_not_equal(m.refused, 0);
+    assert_int_equal(m.held, 0);
+  }
   spaa_store_close(s);
   free(want);
   spaa_profile_free(p);
