@@ -260,7 +260,7 @@ void spaa_api_stack(const struct spaa_req *req, struct spaa_resp *resp)
     return;
   }
   h.stack = json_integer_value(json_object_get(out, "number"));
-  if (spaa_store_scan(req->app->store, &all, holders_cb, &h, &err)) {
+  if (spaa_store_scan_metered(req->app->store, &all, req->meter, holders_cb, &h, &err)) {
     json_decref(out);
     spaa_resp_err(resp, &err);
     return;
