@@ -4,6 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* ZSTD_createCDict_advanced and ZSTD_getCParams: the tables of a kept dictionary sized by us
+ * (make_cdict). Exported by libzstd 1.5's shared library; the stable API has no other way to
+ * digest a dictionary at a level without that level's tables. */
+#define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 
 #include "base/limits.h"
@@ -425,6 +429,31 @@ static int window_log(size_t total)
   return w;
 }
 
+/* A service's dictionary digested for its blocks: level 9 (level 3 past STORAGE_LEVEL_SWITCH)
+ * with its match tables capped at 2^STORAGE_DICT_TABLE_LOG entries each. Uncapped, level 9
+ * sizes them for any input (2^21 and 2^20 entries: 13 MiB for a 1 MiB dictionary), and the
+ * writer keeps a digested dictionary per service; capped, 1 MiB, and the blocks come out
+ * within a few percent of the same size (docs/storage.md). It refers to dict, which must
+ * outlive it. NULL when out of memory. */
+static ZSTD_CDict *make_cdict(const void *dict, size_t len)
+{
+  ZSTD_compressionParameters cp =
+      ZSTD_getCParams(len > STORAGE_LEVEL_SWITCH ? STORAGE_BLOCK_LEVEL_LARGE : STORAGE_BLOCK_LEVEL,
+                      ZSTD_CONTENTSIZE_UNKNOWN, len);
+  if (cp.hashLog > STORAGE_DICT_TABLE_LOG)
+    cp.hashLog = STORAGE_DICT_TABLE_LOG;
+  if (cp.chainLog > STORAGE_DICT_TABLE_LOG)
+    cp.chainLog = STORAGE_DICT_TABLE_LOG;
+  /* by reference: the dictionary's bytes are kept beside it (storage__dict.raw) */
+  return ZSTD_createCDict_advanced(dict, len, ZSTD_dlm_byRef, ZSTD_dct_rawContent, cp,
+                                   ZSTD_defaultCMem);
+}
+
+size_t storage__blk_cdict_size(const void *cdict)
+{
+  return cdict ? ZSTD_sizeof_CDict((const ZSTD_CDict *)cdict) : 0;
+}
+
 int storage__blk_compress(const void *raw, size_t len, const void *dict, size_t dict_len,
                           void **cdict, struct spaa_buf *out)
 {
@@ -437,12 +466,8 @@ int storage__blk_compress(const void *raw, size_t len, const void *dict, size_t 
   }
   if (dict_len && cdict) {
     /* the dictionary digested once (raw content: a block never starts with zstd's dictionary
-     * magic), then referenced by every block of the service; its parameters rule. A large
-     * dictionary is digested at a lower level: level 9's tables for megabytes of history
-     * cost tens of MiB per service kept. */
-    if (!*cdict && !(*cdict = ZSTD_createCDict(dict, dict_len, dict_len > STORAGE_LEVEL_SWITCH
-                                                                   ? STORAGE_BLOCK_LEVEL_LARGE
-                                                                   : STORAGE_BLOCK_LEVEL))) {
+     * magic), then referenced by every block of the service; its parameters rule */
+    if (!*cdict && !(*cdict = make_cdict(dict, dict_len))) {
       rc = SPAA_E_NOMEM;
       goto out;
     }

@@ -7,6 +7,13 @@
 #include "base/limits.h"
 #include "storage/engine_int.h"
 
+static void dict_free(struct storage__dict *d)
+{
+  storage__blk_cdict_free(d->cdict); /* it refers to raw */
+  free(d->service);
+  free(d->raw);
+}
+
 void storage__cache_free(struct storage__cache *c)
 {
   size_t i;
@@ -14,16 +21,10 @@ void storage__cache_free(struct storage__cache *c)
     return;
   free(c->slots);
   free(c->pending);
-  for (i = 0; i < c->n_dicts; i++) {
-    free(c->dicts[i].service);
-    free(c->dicts[i].raw);
-    storage__blk_cdict_free(c->dicts[i].cdict);
-  }
-  for (i = 0; i < c->n_pdicts; i++) {
-    free(c->pdicts[i].service);
-    free(c->pdicts[i].raw);
-    storage__blk_cdict_free(c->pdicts[i].cdict);
-  }
+  for (i = 0; i < c->n_dicts; i++)
+    dict_free(&c->dicts[i]);
+  for (i = 0; i < c->n_pdicts; i++)
+    dict_free(&c->pdicts[i]);
   memset(c, 0, sizeof(*c));
 }
 
@@ -80,54 +81,81 @@ void storage__cache_rollback(struct storage__cache *c, size_t mark)
     c->n_pending = mark;
   while (c->n_pdicts && c->pdict_mark[c->n_pdicts - 1] >= mark) {
     c->n_pdicts--;
-    free(c->pdicts[c->n_pdicts].service);
-    free(c->pdicts[c->n_pdicts].raw);
-    storage__blk_cdict_free(c->pdicts[c->n_pdicts].cdict);
+    dict_free(&c->pdicts[c->n_pdicts]);
   }
 }
 
-/* Keep d (owned) among the committed dictionaries. */
+static size_t dict_bytes(const struct storage__dict *d)
+{
+  return d->len + storage__blk_cdict_size(d->cdict);
+}
+
+/* Keep d (owned) among the committed dictionaries: the oldest go while there are
+ * SPAA_STORE_DICT_CACHE of them or they hold more than SPAA_STORE_DICT_CACHE_BYTES with d (a
+ * service whose dictionary went reads it again from the database). */
 static void dict_keep(struct storage__cache *c, struct storage__dict d)
 {
-  size_t at;
-  if (c->n_dicts < SPAA_STORE_DICT_CACHE) {
-    at = c->n_dicts++;
-  } else {
-    at = c->next_dict;
-    c->next_dict = (c->next_dict + 1) % SPAA_STORE_DICT_CACHE;
-    free(c->dicts[at].service);
-    free(c->dicts[at].raw);
-    storage__blk_cdict_free(c->dicts[at].cdict);
+  size_t held = dict_bytes(&d), i, drop = 0;
+  for (i = 0; i < c->n_dicts; i++)
+    held += dict_bytes(&c->dicts[i]);
+  while (drop < c->n_dicts &&
+         (c->n_dicts - drop >= SPAA_STORE_DICT_CACHE || held > SPAA_STORE_DICT_CACHE_BYTES)) {
+    held -= dict_bytes(&c->dicts[drop]);
+    dict_free(&c->dicts[drop++]);
   }
-  c->dicts[at] = d;
+  if (drop) {
+    memmove(c->dicts, c->dicts + drop, (c->n_dicts - drop) * sizeof(*c->dicts));
+    c->n_dicts -= drop;
+  }
+  c->dicts[c->n_dicts++] = d;
 }
 
-/* An empty map of the full size; 0 or SPAA_E_NOMEM. */
-static int cache_reset(struct storage__cache *c)
+/* The map starts small and doubles (at most half full) up to the slots SPAA_STORE_CID_CACHE
+ * entries need; there, when full, it starts over empty. A writer that has seen few stacks
+ * holds a small map: the whole one is 16 MiB. */
+#define CACHE_FIRST_SLOTS 4096
+
+static size_t cache_max_slots(void)
 {
-  size_t cap = 1;
+  size_t cap = CACHE_FIRST_SLOTS;
   while (cap < 2 * (size_t)SPAA_STORE_CID_CACHE)
     cap <<= 1;
-  if (!c->slots && !(c->slots = malloc(cap * sizeof(*c->slots))))
+  return cap;
+}
+
+/* The map at cap slots with its entries moved over: 0, or SPAA_E_NOMEM (the map as it was). */
+static int cache_resize(struct storage__cache *c, size_t cap)
+{
+  struct storage__cent *old = c->slots, *nv = calloc(cap, sizeof(*nv));
+  size_t i, n = c->cap;
+  if (!nv)
     return SPAA_E_NOMEM;
-  memset(c->slots, 0, cap * sizeof(*c->slots));
+  c->slots = nv;
   c->cap = cap;
-  c->n = 0;
+  for (i = 0; i < n; i++)
+    if (old[i].kind)
+      c->slots[slot_of(c, (enum storage__kind)(old[i].kind - 1), old[i].cid)] = old[i];
+  free(old);
   return 0;
 }
 
 void storage__cache_commit(struct storage__cache *c)
 {
   size_t i;
-  if (!c->slots && cache_reset(c)) {
+  if (!c->slots && cache_resize(c, CACHE_FIRST_SLOTS)) {
     c->n_pending = 0;
     return;
   }
   for (i = 0; i < c->n_pending; i++) {
     const struct storage__cent *e = &c->pending[i];
     size_t at;
-    if (c->n >= SPAA_STORE_CID_CACHE && cache_reset(c))
-      break;
+    if (c->n >= SPAA_STORE_CID_CACHE) { /* full at its largest: start over */
+      memset(c->slots, 0, c->cap * sizeof(*c->slots));
+      c->n = 0;
+    } else if (2 * (c->n + 1) > c->cap && c->cap < cache_max_slots() &&
+               cache_resize(c, 2 * c->cap)) {
+      break; /* out of memory: the rest is simply not cached */
+    }
     at = slot_of(c, (enum storage__kind)(e->kind - 1), e->cid);
     if (!c->slots[at].kind) {
       c->slots[at] = *e;

@@ -240,6 +240,7 @@ int storage__blk_compress(const void *raw, size_t len, const void *dict, size_t 
  * made on first use and freed with storage__blk_cdict_free (NULL-safe). The output is the
  * same format either way: it decompresses with the dictionary as a prefix. */
 void storage__blk_cdict_free(void *cdict);
+size_t storage__blk_cdict_size(const void *cdict); /* bytes it holds; 0 for NULL */
 /* The raw size a compressed block states in its frame header, or 0 when it states none (or
  * one past SPAA_STORE_MAX_BLOCK): what decompressing it will allocate. */
 size_t storage__blk_raw_size(const void *z, size_t len);
@@ -257,6 +258,7 @@ enum storage__kind { SK_DSO, SK_FRAME, SK_STACK };
 #define STORAGE_BLOCK_LEVEL 9   /* zstd level of blocks (docs/storage.md has the measurements) */
 #define STORAGE_BLOCK_LEVEL_LARGE 3 /* ... for a service dictionary over STORAGE_LEVEL_SWITCH */
 #define STORAGE_LEVEL_SWITCH ((size_t)1 << 20)
+#define STORAGE_DICT_TABLE_LOG 17 /* log2 of the match table entries of a digested dictionary */
 
 struct storage__cent {
   uint8_t cid[SPAA_CID_LEN];
@@ -269,7 +271,8 @@ struct storage__dict {
   int64_t id;              /* block_dict row */
   void *raw;               /* the dictionary bytes (owned) */
   size_t len;
-  void *cdict;             /* raw digested for compression, made on first use (owned) */
+  void *cdict;             /* raw digested for compression, made on first use (owned; it
+                              refers to raw: freed with it) */
 };
 
 struct storage__cache {
@@ -278,7 +281,7 @@ struct storage__cache {
   struct storage__cent *pending; /* found or inserted in the open transaction */
   size_t n_pending, cap_pending;
   struct storage__dict dicts[SPAA_STORE_DICT_CACHE]; /* committed dictionaries */
-  size_t n_dicts, next_dict;   /* next_dict: the slot replaced when full */
+  size_t n_dicts;              /* oldest first */
   struct storage__dict pdicts[STORAGE_PENDING_DICTS]; /* added in the open transaction */
   size_t pdict_mark[STORAGE_PENDING_DICTS];           /* n_pending when each was added */
   size_t n_pdicts;

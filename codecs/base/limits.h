@@ -57,6 +57,7 @@
 #define SPAA_STORE_MAX_DICT ((size_t)4 << 20) /* bytes of a service's block dictionary */
 #define SPAA_STORE_CID_CACHE 250000 /* content id -> row id entries the writer keeps (~16 MiB) */
 #define SPAA_STORE_DICT_CACHE 64 /* service dictionaries the writer keeps in memory */
+#define SPAA_STORE_DICT_CACHE_BYTES ((size_t)32 << 20) /* ... and the bytes they may hold */
 #define SPAA_STORE_DELETE_BATCH 256 /* profiles deleted per transaction (short write locks) */
 #define SPAA_QUERY_MAX_CURSOR 600     /* hex characters of a list cursor */
 

@@ -1,0 +1,139 @@
+/* storage/cache.c: the writer's content-id cache keeps what was committed (not what was rolled
+ * back), starts small and doubles as it fills, and starts over empty at its largest; the
+ * service dictionaries it keeps are bounded in count and bytes. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "base/limits.h"
+#include "storage/engine_int.h"
+
+/* A content id spread like a hash, from n. */
+static struct spaa_cid cid_of(uint64_t n)
+{
+  struct spaa_cid c;
+  uint64_t h = (n + 1) * 0x9e3779b97f4a7c15ull, l = h ^ (h >> 29) ^ (n << 7);
+  memset(&c, 0, sizeof(c));
+  memcpy(c.b, &h, sizeof(h));
+  memcpy(c.b + 8, &l, sizeof(l));
+  return c;
+}
+
+/* Entries [from, to) of kind, as one committed transaction. */
+static void commit_range(struct storage__cache *c, enum storage__kind kind, uint64_t from,
+                         uint64_t to)
+{
+  uint64_t i;
+  for (i = from; i < to; i++) {
+    struct spaa_cid k = cid_of(i);
+    assert_int_equal(storage__cache_pending(c, kind, &k, (int64_t)i + 100), 0);
+  }
+  storage__cache_commit(c);
+}
+
+static int has(const struct storage__cache *c, enum storage__kind kind, uint64_t n)
+{
+  struct spaa_cid k = cid_of(n);
+  int64_t row = -1;
+  if (!storage__cache_get(c, kind, &k, &row))
+    return 0;
+  assert_int_equal(row, (int64_t)n + 100);
+  return 1;
+}
+
+static void test_commit_and_rollback(void **state)
+{
+  struct storage__cache c;
+  struct spaa_cid k = cid_of(999);
+  int64_t row;
+  size_t mark;
+  memset(&c, 0, sizeof(c));
+  assert_false(storage__cache_get(&c, SK_FRAME, &k, &row)); /* empty: no map yet */
+  commit_range(&c, SK_FRAME, 0, 10);
+  assert_true(has(&c, SK_FRAME, 3));
+  assert_false(has(&c, SK_STACK, 3)); /* the kind is part of the key */
+  /* what a rolled-back transaction added is not kept */
+  mark = c.n_pending;
+  assert_int_equal(storage__cache_pending(&c, SK_STACK, &k, 1099), 0);
+  storage__cache_rollback(&c, mark);
+  storage__cache_commit(&c);
+  assert_false(has(&c, SK_STACK, 999));
+  assert_int_equal(c.n, 10);
+  storage__cache_free(&c);
+}
+
+static void test_grows_then_starts_over(void **state)
+{
+  struct storage__cache c;
+  size_t first, last = 0;
+  uint64_t i, n = SPAA_STORE_CID_CACHE;
+  memset(&c, 0, sizeof(c));
+  commit_range(&c, SK_STACK, 0, 100);
+  first = c.cap;
+  assert_true(first * sizeof(struct storage__cent) <= 256 * 1024); /* a few stacks, a small map */
+  for (i = 100; i < n; i += 10000) {
+    commit_range(&c, SK_STACK, i, i + 10000 < n ? i + 10000 : n);
+    assert_true(2 * c.n <= c.cap); /* never more than half full */
+    assert_true(c.cap >= last);
+    last = c.cap;
+  }
+  assert_int_equal(c.n, n);
+  assert_true(last > first);
+  for (i = 0; i < n; i += 997) /* every entry still found after the moves */
+    assert_true(has(&c, SK_STACK, i));
+  assert_true(has(&c, SK_STACK, n - 1));
+  /* full at its largest: the next commit starts over with what it brings */
+  commit_range(&c, SK_DSO, 0, 5);
+  assert_int_equal(c.n, 5);
+  assert_int_equal(c.cap, last);
+  assert_true(has(&c, SK_DSO, 4));
+  assert_false(has(&c, SK_STACK, 0));
+  storage__cache_free(&c);
+}
+
+/* Committed dictionaries: at most SPAA_STORE_DICT_CACHE, holding at most
+ * SPAA_STORE_DICT_CACHE_BYTES; the oldest go first. */
+static void test_dictionaries_bounded(void **state)
+{
+  static char big[2 << 20];
+  struct storage__cache c;
+  char name[32];
+  size_t i, held;
+  memset(&c, 0, sizeof(c));
+  for (i = 0; i < 100; i++) { /* small ones: the count binds */
+    snprintf(name, sizeof(name), "small%zu", i);
+    assert_int_equal(storage__cache_dict_put(&c, name, (int64_t)i, "abc", 3, 0), 0);
+  }
+  assert_int_equal(c.n_dicts, SPAA_STORE_DICT_CACHE);
+  assert_null(storage__cache_dict(&c, "small0"));
+  assert_non_null(storage__cache_dict(&c, "small99"));
+  assert_int_equal(storage__cache_dict(&c, "small36")->id, 36); /* the newest 64 */
+  assert_null(storage__cache_dict(&c, "small35"));
+  for (i = 0; i < 40; i++) { /* 2 MiB ones: the bytes bind */
+    snprintf(name, sizeof(name), "big%zu", i);
+    assert_int_equal(storage__cache_dict_put(&c, name, (int64_t)i, big, sizeof(big), 0), 0);
+  }
+  for (i = 0, held = 0; i < c.n_dicts; i++)
+    held += c.dicts[i].len;
+  assert_true(held <= SPAA_STORE_DICT_CACHE_BYTES);
+  assert_true(held > SPAA_STORE_DICT_CACHE_BYTES - sizeof(big));
+  assert_null(storage__cache_dict(&c, "small99"));
+  assert_null(storage__cache_dict(&c, "big0"));
+  assert_non_null(storage__cache_dict(&c, "big39"));
+  storage__cache_free(&c);
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_commit_and_rollback),
+      cmocka_unit_test(test_grows_then_starts_over),
+      cmocka_unit_test(test_dictionaries_bounded),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
