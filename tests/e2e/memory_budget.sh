@@ -6,6 +6,7 @@
 #    again;
 #  - three at once under --memory-budget: each answered 200 or 503 with Retry-After (never
 #    closed), at least one stored, the peak RSS within the budget plus the three bodies;
+#  - RSS levels off as services come (40 services, each its own block dictionary);
 #  - RSS after warm-up stays flat over 2,000 more small uploads (no leak per request).
 # Labelled slow: not run in the sanitizer pass (AddressSanitizer's RSS means nothing).
 source "$(dirname "$0")/lib.bash"
@@ -100,6 +101,24 @@ echo "three at once under a ${budget_mib} MiB budget: $ok stored, $((3 - ok)) an
 ((ok >= 1)) || fail "none of the three uploads was stored"
 assert_rss_below "$SERVER_PID" $(((budget_mib + 3 * 40 + 64) * 1024)) "three 48 MiB pprofs at once"
 stop_server
+
+# many services: the writer keeps a dictionary per service, bounded in count and bytes, so
+# RSS levels off as services come (each one used to add ~10 MiB)
+HEAP=${SPAA_SHARED:-}/fixtures/pprof/pyroscope_heap
+if [[ -f "$HEAP" ]] && ! e2e_asan; then
+  start_server --log-level warn
+  for i in $(seq 1 40); do
+    code=$(curl -sS -o /dev/null -w '%{http_code}' --data-binary @"$HEAP" "$SERVER_URL/ingest?name=svc$i.heap")
+    [[ "$code" == 200 ]] || fail "service $i: upload answered $code"
+    ((i == 10)) && rss10=$(awk '/^VmRSS:/ { print $2 }' "/proc/$SERVER_PID/status")
+  done
+  rss40=$(awk '/^VmRSS:/ { print $2 }' "/proc/$SERVER_PID/status")
+  echo "RSS after 10 services ${rss10} KiB, after 40 services ${rss40} KiB"
+  ((rss40 - rss10 < 48 * 1024)) || fail "RSS grew by $((rss40 - rss10)) KiB over 30 more services"
+  stop_server
+else
+  echo "many services: skipped (no shared fixtures, or a sanitizer build)"
+fi
 
 # no leak per request: RSS flat over 2,000 small uploads after a warm-up
 start_server --log-level warn
