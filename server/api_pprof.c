@@ -32,22 +32,15 @@ struct mbuild {
   size_t metered;                 /* the maps' and keys' bytes reported to the meter */
 };
 
-static size_t strmap_bytes(const struct spaa_strmap *m)
-{
-  return m->mask ? (m->mask + 1) * (sizeof(*m->keys) + sizeof(*m->lens) + sizeof(*m->vals)) : 0;
-}
-
 /* Report the maps and frame keys beside the model as they are now (the model and the sets
  * report on their own): 0, or SPAA_E_NOMEM when the meter refuses. */
 static int mb_meter(struct mbuild *b)
 {
-  size_t want = strmap_bytes(&b->dso_ix) + strmap_bytes(&b->frame_ix) +
+  size_t want = spaa_strmap_bytes(&b->dso_ix) + spaa_strmap_bytes(&b->frame_ix) +
                 b->cap_keys * sizeof(*b->keys) + b->key_bytes, m;
   for (m = 0; m < b->n_v; m++)
-    want += strmap_bytes(&b->value_ix[m]);
-  if (want <= b->metered)
-    return 0;
-  return spaa_meter_take(b->meter, &b->metered, want - b->metered) ? SPAA_E_NOMEM : 0;
+    want += spaa_strmap_bytes(&b->value_ix[m]);
+  return spaa_meter_hold(b->meter, &b->metered, want) ? SPAA_E_NOMEM : 0;
 }
 
 static int frame_id(struct mbuild *b, const struct spaa_store_frame_info *f, uint64_t *out)

@@ -258,11 +258,8 @@ struct agg {
  * the meter refuses (nothing more is allocated then). */
 static int agg_meter(struct agg *g, size_t cap)
 {
-  size_t want = cap * (sizeof(*g->numbers) + sizeof(*g->values)) +
-                (g->ix.mask ? (g->ix.mask + 1) * (sizeof(*g->ix.keys) + sizeof(*g->ix.vals)) : 0);
-  if (want <= g->metered)
-    return 0;
-  return spaa_meter_take(g->meter, &g->metered, want - g->metered) ? SPAA_E_NOMEM : 0;
+  size_t want = cap * (sizeof(*g->numbers) + sizeof(*g->values)) + spaa_idmap_bytes(&g->ix);
+  return spaa_meter_hold(g->meter, &g->metered, want) ? SPAA_E_NOMEM : 0;
 }
 
 static int agg_cb(void *ctx, const struct spaa_store_scan_stack *st)

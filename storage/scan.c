@@ -93,10 +93,8 @@ int storage__scan_block(struct storage__scan *x, int64_t num, const char *id)
 
 int storage__scan_room(struct storage__scan *x, const void *z, size_t len)
 {
-  size_t want = storage__blk_raw_size(z, len) + 1;
-  if (want <= x->metered)
-    return 0;
-  return spaa_meter_take(x->meter, &x->metered, want - x->metered) ? SPAA_E_NOMEM : 0;
+  return spaa_meter_hold(x->meter, &x->metered, storage__blk_raw_size(z, len) + 1) ? SPAA_E_NOMEM
+                                                                                  : 0;
 }
 
 void storage__scan_free(struct storage__scan *x)

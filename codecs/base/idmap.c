@@ -186,3 +186,13 @@ int spaa_strmap_get(const struct spaa_strmap *m, const char *key, size_t len, si
   }
   return 0;
 }
+
+size_t spaa_idmap_bytes(const struct spaa_idmap *m)
+{
+  return m->mask ? (m->mask + 1) * (sizeof(*m->keys) + sizeof(*m->vals)) : 0;
+}
+
+size_t spaa_strmap_bytes(const struct spaa_strmap *m)
+{
+  return m->mask ? (m->mask + 1) * (sizeof(*m->keys) + sizeof(*m->lens) + sizeof(*m->vals)) : 0;
+}

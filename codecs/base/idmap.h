@@ -20,6 +20,7 @@ void spaa_idmap_free(struct spaa_idmap *m); /* NULL-safe */
 int spaa_idmap_put(struct spaa_idmap *m, uint64_t key, size_t val, size_t *old);
 /* 1 and *val set when found, else 0. */
 int spaa_idmap_get(const struct spaa_idmap *m, uint64_t key, size_t *val);
+size_t spaa_idmap_bytes(const struct spaa_idmap *m); /* what its slots hold */
 
 /* String keys are borrowed: they must outlive the map. */
 struct spaa_strmap {
@@ -34,5 +35,6 @@ void spaa_strmap_init(struct spaa_strmap *m);
 void spaa_strmap_free(struct spaa_strmap *m); /* NULL-safe */
 int spaa_strmap_put(struct spaa_strmap *m, const char *key, size_t len, size_t val, size_t *old);
 int spaa_strmap_get(const struct spaa_strmap *m, const char *key, size_t len, size_t *val);
+size_t spaa_strmap_bytes(const struct spaa_strmap *m); /* its slots, not the borrowed keys */
 
 #endif

@@ -50,6 +50,11 @@ int spaa_meter_take(struct spaa_meter *m, size_t *counted, size_t n)
   return 0;
 }
 
+int spaa_meter_hold(struct spaa_meter *m, size_t *counted, size_t want)
+{
+  return want > *counted ? spaa_meter_take(m, counted, want - *counted) : 0;
+}
+
 void spaa_meter_give(struct spaa_meter *m, size_t *counted, size_t n)
 {
   if (!m)

@@ -173,6 +173,9 @@ void spaa_meter_sub(struct spaa_meter *m, size_t n);
  * is counted, 0): take n more (0, or -1: refused); give n back (at most *counted). */
 int spaa_meter_take(struct spaa_meter *m, size_t *counted, size_t n);
 void spaa_meter_give(struct spaa_meter *m, size_t *counted, size_t n);
+/* The same for a user that knows the total it holds now: take what want passes *counted by
+ * (0, or -1: refused); never gives back (spaa_meter_give does, at the end). */
+int spaa_meter_hold(struct spaa_meter *m, size_t *counted, size_t want);
 
 /* A whole profile. Create with spaa_profile_new, free with spaa_profile_free.
  * Strings, stack frame lists, related_stacks arrays and weight arrays live in the profile's
