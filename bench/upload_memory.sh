@@ -4,8 +4,11 @@
 # measured in the same run. Each input goes to a fresh server:
 #   1. pprof: a generated 48 MiB profile (tests/e2e/gen_pprof.py: 1.4 M samples, 60 k stacks),
 #      gzipped, pushed to /ingest as Pyroscope clients do;
-#   2. OTLP: bench_otlp_ingest's synthetic ExportProfilesServiceRequest (20 MB protobuf, eight
-#      profiles with timestamped samples), posted to /v1development/profiles.
+#   2. OTLP: the same kind of CPU profile as an ExportProfilesServiceRequest of as many MiB
+#      (tests/e2e/gen_otlp.py: the Collector's translation, one profile per sample type),
+#      posted to /v1development/profiles;
+#   3. OTLP: bench_otlp_ingest's synthetic ExportProfilesServiceRequest (20 MB protobuf, eight
+#      profiles of 60 k stacks each, half with timestamped samples), likewise.
 # usage: bench/upload_memory.sh [BUILD_DIR] [PPROF_MIB]   (default: build, 48)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -44,6 +47,11 @@ gzip -1 "$E2E_TMP/big.pb"
 report "pprof ${MIB} MiB (gzip)" "$dec" \
   "$(measure "/ingest?name=big.cpu" "$E2E_TMP/big.pb.gz" application/octet-stream)"
 rm -f "$E2E_TMP/big.pb.gz"
+
+python3 "$root/tests/e2e/gen_otlp.py" "$E2E_TMP/big-otlp.pb" "$MIB" >/dev/null
+report "OTLP ${MIB} MiB (protobuf)" "$(stat -c %s "$E2E_TMP/big-otlp.pb")" \
+  "$(measure /v1development/profiles "$E2E_TMP/big-otlp.pb" application/x-protobuf)"
+rm -f "$E2E_TMP/big-otlp.pb"
 
 "$build/bench/bench_otlp_ingest" "${SPAA_SHARED:-$root/../shared}" write "$E2E_TMP/otlp.bin"
 report "OTLP synthetic (protobuf)" "$(stat -c %s "$E2E_TMP/otlp.bin")" \

@@ -354,6 +354,7 @@ int spaa_cmd_convert(int argc, char **argv)
   if ((status = pprof_opts(&a, &po, &opts)) || (status = read_all(a.in, &in)))
     goto out;
   opts.service = a.service;
+  opts.input_spent = 1; /* in is freed right after, unread */
   if (a.out) { /* without OUT, an input of several profiles is refused below */
     stream.a = &a;
     stream.x = x;

@@ -45,7 +45,9 @@ struct spaa_req {
     size_t name_len;
     const char *value;           /* the path segment (NUL-terminated) */
   } params[SPAA_HTTP_MAX_PARAMS];
-  const uint8_t *body;           /* decoded body (raw when route->raw_body), NUL-terminated */
+  const uint8_t *body;           /* decoded body (raw when route->raw_body), NUL-terminated;
+                                  * the handler may give back the pages of what it has read
+                                  * (spaa_mem_discard): nobody reads it after the handler */
   size_t body_len;               /* bytes in body */
   size_t wire_len;               /* body bytes as received, before decoding */
   const char *content_encoding;  /* Content-Encoding as sent, or NULL */

@@ -277,6 +277,7 @@ void spaa_ingest_init(struct spaa_ingest *x, const struct spaa_req *req, struct 
   x->opts.keep_original = req->app && req->app->cfg &&
                           req->app->cfg->keep_original == SPAA_KEEP_ALWAYS;
   x->opts.meter = req->meter;
+  x->opts.input_spent = !x->opts.keep_original; /* the body is read once, part by part */
   x->failed_at = SIZE_MAX;
 }
 

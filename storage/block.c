@@ -449,6 +449,20 @@ static ZSTD_CDict *make_cdict(const void *dict, size_t len)
                                    ZSTD_defaultCMem);
 }
 
+/* The match tables of one block's compression capped like a digested dictionary's: a large
+ * block at level 9 would otherwise take 2^21 + 2^20 entries (12 MiB) beside the model it is
+ * written from. Past the first 128 KiB of input, zstd sizes the tables for the input even
+ * when a digested dictionary is referenced; explicit values rule in both cases. */
+static int cap_tables(ZSTD_CCtx *cc, size_t len, size_t dict_len)
+{
+  ZSTD_compressionParameters cp = ZSTD_getCParams(STORAGE_BLOCK_LEVEL, len, dict_len);
+  return cp.hashLog > STORAGE_DICT_TABLE_LOG &&
+                 (ZSTD_isError(ZSTD_CCtx_setParameter(cc, ZSTD_c_hashLog, STORAGE_DICT_TABLE_LOG)) ||
+                  ZSTD_isError(ZSTD_CCtx_setParameter(cc, ZSTD_c_chainLog, STORAGE_DICT_TABLE_LOG)))
+             ? -1
+             : 0;
+}
+
 size_t storage__blk_cdict_size(const void *cdict)
 {
   return cdict ? ZSTD_sizeof_CDict((const ZSTD_CDict *)cdict) : 0;
@@ -480,6 +494,10 @@ int storage__blk_compress(const void *raw, size_t len, const void *dict, size_t 
              ZSTD_isError(ZSTD_CCtx_setParameter(cc, ZSTD_c_windowLog,
                                                  window_log(dict_len + len))) ||
              (dict_len && ZSTD_isError(ZSTD_CCtx_refPrefix(cc, dict, dict_len)))) {
+    rc = SPAA_E_STORE;
+    goto out;
+  }
+  if (cap_tables(cc, len, dict_len)) {
     rc = SPAA_E_STORE;
     goto out;
   }

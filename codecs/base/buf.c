@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "base/err.h"
 
@@ -116,4 +118,24 @@ char *spaa_buf_steal(struct spaa_buf *b, size_t *len)
 int spaa_buf_sink(void *ctx, const void *data, size_t len)
 {
   return spaa_buf_add(ctx, data, len);
+}
+
+/* Below this, the system call costs more than the pages are worth. */
+#define DISCARD_MIN ((size_t)1 << 20)
+
+void spaa_mem_discard(const void *p, size_t len)
+{
+  static size_t page;
+  uintptr_t from, to;
+  if (len < DISCARD_MIN || !p)
+    return;
+  if (!page) {
+    long ps = sysconf(_SC_PAGESIZE);
+    page = ps > 0 ? (size_t)ps : 4096;
+  }
+  /* whole pages only: the allocator's own words before and after the range stay untouched */
+  from = ((uintptr_t)p + page - 1) & ~(uintptr_t)(page - 1);
+  to = ((uintptr_t)p + len) & ~(uintptr_t)(page - 1);
+  if (to > from)
+    (void)madvise((void *)from, to - from, MADV_DONTNEED);
 }

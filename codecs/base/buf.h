@@ -31,6 +31,11 @@ int spaa_buf_addf(struct spaa_buf *b, const char *fmt, ...) __attribute__((forma
  * allocation much larger than the bytes is shrunk to them plus a NUL after them. */
 char *spaa_buf_steal(struct spaa_buf *b, size_t *len);
 
+/* Bytes [p, p + len) of memory the caller owns and will neither read nor write again before
+ * freeing it: the whole pages among them are given back to the OS now (what they hold
+ * becomes zeros). For a large input read once, part by part. Smaller ranges are left. */
+void spaa_mem_discard(const void *p, size_t len);
+
 /* A destination for streamed output: returns 0 or a negative SPAA_E_* code. */
 typedef int (*spaa_sink_cb)(void *ctx, const void *data, size_t len);
 /* A sink that appends to a struct spaa_buf passed as ctx. */

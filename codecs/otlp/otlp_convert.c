@@ -1237,6 +1237,10 @@ int otlp_convert(const struct otlp_request *r, const struct spaa_convert_opts *o
       e->original = u->origin.payload;
       e->original_len = u->origin.payload_len;
     }
+    /* the unit's samples are read: on a large request, their pages go back before its
+     * model is stored (the other bytes of the Profile were copied out when decoded) */
+    if (o && o->input_spent && u->wire)
+      spaa_mem_discard(u->wire, u->wire_len);
     if (o && o->each && (rc = o->each(o->each_ctx, out, out->n - 1, err)))
       goto done; /* the consumer stopped us: the list stays as it has it */
   }

@@ -81,6 +81,9 @@ struct spaa_convert_opts {
   const struct otlp_request *otlp_req;      /* otlp: the input already decoded as this
                                              * request (borrowed), likewise; or NULL */
   struct spaa_meter *meter;  /* what the models may hold (spaa.h), or NULL: not metered */
+  int input_spent;       /* 1: the caller reads none of buf after the converter returns, so
+                          * the converter may give back the parts of it it is done with
+                          * (spaa_mem_discard; otlp: each profile's samples) */
   spaa_convert_each_fn each; /* optional: called as entries are made (otlp), or NULL */
   void *each_ctx;            /* its first argument */
 };

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -51,11 +52,44 @@ static void test_presize(void **state)
   spaa_buf_free(&b);
 }
 
+/* The whole pages inside a discarded range read as zeros afterwards (they went back to the
+ * OS); the bytes around them, in partial pages, are kept, and so is a range too small. */
+static void test_discard(void **state)
+{
+  const size_t total = 8u << 20, from = 1000, len = 5u << 20;
+  struct spaa_buf b;
+  uintptr_t lo, hi, page = (uintptr_t)sysconf(_SC_PAGESIZE);
+  size_t i, zeros = 0;
+  (void)state;
+  spaa_buf_init(&b, 0);
+  assert_int_equal(spaa_buf_presize(&b, total), 0);
+  memset(b.p, 0xab, total);
+  b.len = total;
+  spaa_mem_discard(b.p + from, (1u << 20) - 1); /* too small: nothing happens */
+  for (i = 0; i < total; i++)
+    assert_int_equal((unsigned char)b.p[i], 0xab);
+  spaa_mem_discard(b.p + from, len);
+  lo = ((uintptr_t)b.p + from + page - 1) & ~(page - 1);
+  hi = ((uintptr_t)b.p + from + len) & ~(page - 1);
+  for (i = 0; i < total; i++) {
+    uintptr_t a = (uintptr_t)b.p + i;
+    if (a < lo || a >= hi)
+      assert_int_equal((unsigned char)b.p[i], 0xab); /* outside the whole pages: kept */
+    else
+      zeros += b.p[i] == 0;
+  }
+  assert_true(hi > lo);
+  assert_int_equal(zeros, hi - lo); /* given back: zeros now */
+  spaa_mem_discard(NULL, len);
+  spaa_buf_free(&b); /* the allocation is still the allocator's to free */
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_cap),
       cmocka_unit_test(test_presize),
+      cmocka_unit_test(test_discard),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
