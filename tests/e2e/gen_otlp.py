@@ -11,7 +11,7 @@ import random
 import struct
 import sys
 
-from gen_pprof import field_int, field_len, varint
+from gen_pprof import field_int, field_len, string_table, varint
 
 
 def packed(num, values):
@@ -22,11 +22,8 @@ def main():
     out_path, size_mib = sys.argv[1], float(sys.argv[2])
     target = int(size_mib * 1024 * 1024)
     rnd = random.Random(15)
-    strings = ["", "samples", "count", "cpu", "nanoseconds", "/app/bin"]
     n_fn = 4000
-    for i in range(n_fn):
-        strings.append("pkg%d.(*Type%d).method%d" % (i % 97, i % 13, i))
-        strings.append("/src/pkg%d/file%d.go" % (i % 97, i % 400))
+    strings = string_table(n_fn)
     # the dictionary: every table's element 0 is the zero value
     d = bytearray()
     d += field_len(1, b"")

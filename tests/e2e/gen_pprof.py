@@ -27,15 +27,21 @@ def field_int(num, v):
     return varint(num << 3) + varint(v)
 
 
+def string_table(n_fn):
+    """The profile's strings: 6 fixed ones, then each function's name and file."""
+    strings = ["", "samples", "count", "cpu", "nanoseconds", "/app/bin"]
+    for i in range(n_fn):
+        strings.append("pkg%d.(*Type%d).method%d" % (i % 97, i % 13, i))
+        strings.append("/src/pkg%d/file%d.go" % (i % 97, i % 400))
+    return strings
+
+
 def main():
     out_path, size_mib = sys.argv[1], float(sys.argv[2])
     target = int(size_mib * 1024 * 1024)
     rnd = random.Random(15)
-    strings = ["", "samples", "count", "cpu", "nanoseconds", "/app/bin"]
     n_fn = 4000
-    for i in range(n_fn):
-        strings.append("pkg%d.(*Type%d).method%d" % (i % 97, i % 13, i))
-        strings.append("/src/pkg%d/file%d.go" % (i % 97, i % 400))
+    strings = string_table(n_fn)
     parts = [field_len(1, field_int(1, 1) + field_int(2, 2)),
              field_len(1, field_int(1, 3) + field_int(2, 4))]
     head = bytearray()
