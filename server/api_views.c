@@ -243,7 +243,11 @@ void spaa_api_summary(const struct spaa_req *req, struct spaa_resp *resp)
 struct agg {
   const char *metric;       /* the metric summed (the request's, else the first one seen) */
   char metric_own[128];     /* storage for a metric taken from the scan */
-  char unit[64];            /* the metric's unit, from the first stack that gives one */
+  char unit[64];            /* the sums' unit: the first one seen, or the finest of its kind
+                             * seen since (spaa_unit_size) */
+  double unit_size;         /* spaa_unit_size of unit (0: of no known kind) */
+  int unit_kind;
+  char why[256];            /* SPAA_E_BAD_REQUEST: units that do not add up */
   struct spaa_idmap ix;     /* stack number -> index */
   int64_t *numbers;         /* distinct stack numbers, in order of first appearance */
   double *values;
@@ -260,6 +264,42 @@ static int agg_meter(struct agg *g, size_t cap)
 {
   size_t want = cap * (sizeof(*g->numbers) + sizeof(*g->values)) + spaa_idmap_bytes(&g->ix);
   return spaa_meter_hold(g->meter, &g->metered, want) ? SPAA_E_NOMEM : 0;
+}
+
+/* *x, a weight in `unit`, in the sums' unit: a unit of the same kind converted (every sum so
+ * far rescaled when `unit` is the finer), the first unit seen taken as the sums'. 0, or
+ * SPAA_E_BAD_REQUEST (g->why) for units that cannot be added: selections mix profiles whose
+ * tools measure one metric name differently (a wall clock in microseconds and one in
+ * nanoseconds add up once converted; "wall" in samples and in seconds do not). */
+static int agg_unit(struct agg *g, const char *unit, double *x)
+{
+  double size;
+  int kind;
+  size_t i;
+  if (!unit || !strcmp(unit, g->unit))
+    return 0;
+  size = spaa_unit_size(unit, &kind);
+  if (!g->unit[0]) {
+    snprintf(g->unit, sizeof(g->unit), "%s", unit);
+    g->unit_size = size;
+    g->unit_kind = kind;
+    return 0;
+  }
+  if (!size || !g->unit_size || kind != g->unit_kind) {
+    snprintf(g->why, sizeof(g->why), "metric '%.48s' is in '%.32s' in some profiles of the "
+             "selection and in '%.32s' in others: narrow the selection", g->metric, g->unit,
+             unit);
+    return SPAA_E_BAD_REQUEST;
+  }
+  if (size < g->unit_size) { /* finer: the sums so far into it */
+    for (i = 0; i < g->n; i++)
+      g->values[i] *= g->unit_size / size;
+    snprintf(g->unit, sizeof(g->unit), "%s", unit);
+    g->unit_size = size;
+    return 0;
+  }
+  *x *= size / g->unit_size;
+  return 0;
 }
 
 static int agg_cb(void *ctx, const struct spaa_store_scan_stack *st)
@@ -279,8 +319,8 @@ static int agg_cb(void *ctx, const struct spaa_store_scan_stack *st)
     if (strcmp(st->weights[i].metric, g->metric) != 0)
       continue;
     x = spaa_num_as_double(st->weights[i].value);
-    if (!g->unit[0] && st->weights[i].unit)
-      snprintf(g->unit, sizeof(g->unit), "%s", st->weights[i].unit);
+    if (agg_unit(g, st->weights[i].unit, &x))
+      return SPAA_E_BAD_REQUEST;
     if (!spaa_idmap_get(&g->ix, (uint64_t)st->stack, &k)) {
       if (g->n == SPAA_API_MAX_STACKS)
         return SPAA_E_TOO_LARGE;
@@ -383,6 +423,8 @@ int spaa_api_merged_vset(struct spaa_store *store, const struct spaa_list_query 
   if (rc == SPAA_E_TOO_LARGE)
     spaa_err_set(err, rc, 0, 0, "the selection holds more than %d distinct stacks: narrow it",
                  SPAA_API_MAX_STACKS);
+  else if (rc == SPAA_E_BAD_REQUEST && g.why[0])
+    spaa_err_set(err, rc, 0, 0, "%s", g.why);
   else if (rc == SPAA_E_NOMEM && !err->code)
     spaa_err_set(err, rc, 0, 0, NULL);
   if (!rc) {

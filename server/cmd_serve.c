@@ -2,6 +2,7 @@
  * SIGTERM/SIGINT stop accepting, let requests in flight finish, drain the store, exit 0. */
 #include <errno.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,7 @@
 #include "storage/storage.h"
 
 #define SERVE_GRACE_S 60      /* longest wait for requests in flight after a signal */
+#define SERVE_STOP_S 10       /* then the longest wait for their workers before exiting */
 #define SERVE_READERS 4       /* store reader connections */
 
 static const char serve_usage[] =
@@ -114,8 +116,34 @@ static const char *sig_name(int sig)
   return sig == SIGTERM ? "SIGTERM" : sig == SIGINT ? "SIGINT" : "signal";
 }
 
+/* A request still running past the grace period (a conversion or a view spinning on some
+ * input) would hold the stop below forever, waiting for its worker: the process then exits
+ * SERVE_STOP_S later without it. Nothing acknowledged is lost (a put is answered once
+ * committed); the requests cut get no answer, as with kill -9. */
+static int g_workers_stopped; /* set once the HTTP and gRPC workers are joined */
+
+static void *stop_watchdog(void *arg)
+{
+  (void)arg;
+  sleep(SERVE_STOP_S);
+  if (__atomic_load_n(&g_workers_stopped, __ATOMIC_ACQUIRE))
+    return NULL; /* the store is closing: it commits or fails what is queued */
+  spaa_log(SPAA_LOG_ERROR, "requests still running after the grace period: exiting without "
+           "them", "stop_s=%d", SERVE_STOP_S);
+  fflush(NULL);
+  _exit(1);
+  return NULL;
+}
+
+static void arm_stop_watchdog(void)
+{
+  pthread_t t;
+  if (pthread_create(&t, NULL, stop_watchdog, NULL) == 0)
+    pthread_detach(t);
+}
+
 /* After a signal: wait for requests in flight, at most SERVE_GRACE_S, or until a second
- * signal says "now". */
+ * signal says "now"; past that, the watchdog is armed. */
 static void drain(struct spaa_http *h, const sigset_t *set)
 {
   struct timespec tick = {0, 50 * 1000 * 1000};
@@ -126,12 +154,14 @@ static void drain(struct spaa_http *h, const sigset_t *set)
     if (time(NULL) >= deadline) {
       spaa_log(SPAA_LOG_WARN, "grace period over: closing requests still in flight",
                "inflight=%zu grace_s=%d", n, SERVE_GRACE_S);
+      arm_stop_watchdog();
       return;
     }
     sig = sigtimedwait(set, NULL, &tick);
     if (sig > 0) {
       spaa_log(SPAA_LOG_WARN, "second signal: closing requests still in flight",
                "signal=%s inflight=%zu", sig_name(sig), n);
+      arm_stop_watchdog();
       return;
     }
   }
@@ -369,6 +399,7 @@ int spaa_cmd_serve(int argc, char **argv)
 out:
   spaa_grpc_stop(grpc);
   spaa_http_stop(http);
+  __atomic_store_n(&g_workers_stopped, 1, __ATOMIC_RELEASE);
   spaa_retention_stop(retention);
   if (store) {
     spaa_store_close(store); /* commits or fails whatever is queued */

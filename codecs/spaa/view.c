@@ -3,9 +3,34 @@
 #include "spaa/view.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+double spaa_unit_size(const char *unit, int *kind)
+{
+  static const struct {
+    const char *name;
+    int kind;
+    double size;
+  } units[] = {
+      {"nanoseconds", 1, 1},          {"nanosecond", 1, 1},         {"ns", 1, 1},
+      {"microseconds", 1, 1e3},       {"microsecond", 1, 1e3},      {"us", 1, 1e3},
+      {"milliseconds", 1, 1e6},       {"millisecond", 1, 1e6},      {"ms", 1, 1e6},
+      {"seconds", 1, 1e9},            {"second", 1, 1e9},           {"s", 1, 1e9},
+      {"bytes", 2, 1},                {"byte", 2, 1},               {"By", 2, 1},
+      {"kilobytes", 2, 1024},         {"KiBy", 2, 1024},            {"megabytes", 2, 1048576},
+      {"MiBy", 2, 1048576},           {"gigabytes", 2, 1073741824}, {"GiBy", 2, 1073741824}};
+  size_t i;
+  *kind = 0;
+  for (i = 0; unit && i < sizeof(units) / sizeof(units[0]); i++)
+    if (strcmp(unit, units[i].name) == 0) {
+      *kind = units[i].kind;
+      return units[i].size;
+    }
+  return 0;
+}
 
 void spaa_vset_init(struct spaa_vset *v)
 {
@@ -39,9 +64,85 @@ static int vmeter(struct spaa_vset *v, size_t n)
 {
   return spaa_meter_take(v->meter, &v->metered, n);
 }
+/* Saturating arithmetic for the size below. */
+static size_t sat_add(size_t a, size_t b) { return a > SIZE_MAX - b ? SIZE_MAX : a + b; }
+static size_t sat_mul(size_t a, size_t b) { return b && a > SIZE_MAX / b ? SIZE_MAX : a * b; }
+
+/* What glibc's engine would do with a pattern, checked before regcomp sees it. Two kinds of
+ * pattern cost far more than their bytes: a backreference (\1..\9, an extension of glibc's)
+ * makes matching backtrack (three of them took over 20 s on a 200-byte name), and nested
+ * bounded repetitions are expanded when compiled (((a{255}){255}){255}: 7.6 s and gigabytes).
+ * So backreferences are refused, and the pattern's size with every {n,m} written out may not
+ * pass SPAA_VIEW_MAX_REGEX_SIZE atoms. NULL when fine, else what is wrong. */
+static const char *regex_refusal(const char *pat)
+{
+  size_t total[SPAA_VIEW_MAX_REGEX + 1], last[SPAA_VIEW_MAX_REGEX + 1];
+  size_t depth = 0, i = 0;
+  total[0] = last[0] = 0;
+  while (pat[i]) {
+    char c = pat[i];
+    size_t atom = 1;
+    if (c == '\\') {
+      if (pat[i + 1] >= '1' && pat[i + 1] <= '9')
+        return "backreferences (\\1 to \\9) are not supported";
+      i += pat[i + 1] ? 2 : 1;
+    } else if (c == '[') { /* a bracket expression is one atom: find its end */
+      size_t j = i + 1;
+      if (pat[j] == '^')
+        j++;
+      if (pat[j] == ']')
+        j++;
+      while (pat[j] && pat[j] != ']') {
+        if (pat[j] == '[' && (pat[j + 1] == ':' || pat[j + 1] == '.' || pat[j + 1] == '=')) {
+          const char *end = strchr(pat + j + 2, pat[j + 1]);
+          j = end && end[1] == ']' ? (size_t)(end - pat) + 2 : j + 1;
+        } else {
+          j++;
+        }
+      }
+      i = pat[j] ? j + 1 : j;
+    } else if (c == '(') {
+      total[++depth] = 0;
+      last[depth] = 0;
+      i++;
+      continue;
+    } else if (c == ')' && depth) {
+      atom = total[depth--];
+      i++;
+    } else if (c == '{') { /* {n}, {n,}, {n,m}: the last atom written out max(n, m) times */
+      size_t n = 0, m = 0, j = i + 1;
+      while (pat[j] >= '0' && pat[j] <= '9')
+        n = sat_add(sat_mul(n, 10), (size_t)(pat[j++] - '0'));
+      if (pat[j] == ',') {
+        j++;
+        while (pat[j] >= '0' && pat[j] <= '9')
+          m = sat_add(sat_mul(m, 10), (size_t)(pat[j++] - '0'));
+      }
+      if (m < n)
+        m = sat_add(n, 1); /* {n,}: n copies and a star */
+      total[depth] = sat_add(total[depth], sat_mul(last[depth], m ? m - 1 : 0));
+      last[depth] = sat_mul(last[depth], m);
+      if (total[depth] > SPAA_VIEW_MAX_REGEX_SIZE)
+        return "its repetitions are too large once written out";
+      i = pat[j] ? j + 1 : j;
+      continue;
+    } else {
+      i++;
+      if (c == '|' || c == '*' || c == '+' || c == '?')
+        continue;
+    }
+    last[depth] = atom;
+    total[depth] = sat_add(total[depth], atom);
+    if (total[depth] > SPAA_VIEW_MAX_REGEX_SIZE)
+      return "its repetitions are too large once written out";
+  }
+  return NULL;
+}
+
 static int compile_one(regex_t *re, int *has, const char *pat, const char *what,
                        struct spaa_err *err)
 {
+  const char *why;
   char msg[96];
   int rc;
   if (!pat)
@@ -49,6 +150,9 @@ static int compile_one(regex_t *re, int *has, const char *pat, const char *what,
   if (strlen(pat) > SPAA_VIEW_MAX_REGEX)
     return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "bad '%s': longer than %d bytes", what,
                         SPAA_VIEW_MAX_REGEX);
+  if ((why = regex_refusal(pat)))
+    return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "bad '%s' regex '%.64s': %s", what, pat,
+                        why);
   if ((rc = regcomp(re, pat, REG_EXTENDED | REG_NOSUB))) {
     regerror(rc, re, msg, sizeof(msg));
     return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "bad '%s' regex '%.64s': %s", what, pat,

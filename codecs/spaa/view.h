@@ -16,6 +16,7 @@
 #include "spaa/spaa.h"
 
 #define SPAA_VIEW_MAX_REGEX 256 /* longest focus= / ignore= pattern, bytes */
+#define SPAA_VIEW_MAX_REGEX_SIZE 4096 /* its atoms with every {n,m} written out, at most */
 
 /* One aggregated stack: name ids (indexes in the set's name table), root first. */
 struct spaa_vstack {
@@ -48,12 +49,19 @@ struct spaa_vset {
   size_t metered;          /* bytes reported to it, given back by spaa_vset_free */
 };
 
+/* Units of one kind that views may add up after converting: how many of the finest unit of
+ * its kind one `unit` is (nanoseconds for time: 1000 for "microseconds"; bytes for sizes:
+ * 1024 for "kilobytes"), with *kind set (1 time, 2 bytes); 0 for NULL or a unit of no known
+ * kind, which adds up only with itself. Names as pprof, OTLP (UCUM) and SPAA give them. */
+double spaa_unit_size(const char *unit, int *kind);
+
 void spaa_vset_init(struct spaa_vset *v);
 void spaa_vset_free(struct spaa_vset *v); /* NULL-safe */
 
 /* Compile the frame filters (either may be NULL). 0, or SPAA_E_BAD_REQUEST naming the
- * parameter ("focus" or "ignore") for a pattern longer than SPAA_VIEW_MAX_REGEX or one
- * regcomp (POSIX extended) refuses. */
+ * parameter ("focus" or "ignore") for a pattern longer than SPAA_VIEW_MAX_REGEX, with a
+ * backreference, larger than SPAA_VIEW_MAX_REGEX_SIZE atoms once its bounded repetitions are
+ * written out, or one regcomp (POSIX extended) refuses. */
 int spaa_vset_filters(struct spaa_vset *v, const char *focus, const char *ignore,
                       struct spaa_err *err);
 
@@ -128,7 +136,8 @@ enum spaa_diff_format {
 /* The diff of two sets of the same metric: per function (self weight) and per stack id
  * (base, target, delta; percentages of each side's total). Stacks are matched by id, which
  * is a content id: the same stack from two sources matches. A set diffed with itself gives
- * zero deltas. 0, the sink's error, SPAA_E_NOMEM. */
+ * zero deltas. Sides in two units of one kind (spaa_unit_size) are compared in the finer;
+ * units of no common kind are SPAA_E_BAD_REQUEST. 0, the sink's error, SPAA_E_NOMEM. */
 int spaa_view_diff(const struct spaa_vset *base, const struct spaa_vset *target, int format,
                    size_t limit, size_t budget, spaa_sink_cb sink, void *ctx,
                    struct spaa_err *err);

@@ -85,8 +85,47 @@ static char *fold(const struct spaa_vset *v, const struct spaa_vstack *s)
   return rc ? (spaa_buf_free(&b), NULL) : spaa_buf_steal(&b, NULL);
 }
 
-/* Functions (by self) or stacks (by id; by folded path when `by_path`) of both sets. */
-static int collect(struct dtab *t, const struct spaa_vset *v, int target, int stacks, int by_path)
+/* The two sides in one unit: each side's values are multiplied by its scale (the coarser
+ * side's by how many of the finer unit its unit is), its total with them. */
+struct dunit {
+  double scale[2];   /* base, target */
+  double total[2];
+  const char *unit;  /* the unit both are in, or NULL */
+};
+
+static int diff_unit(const struct spaa_vset *base, const struct spaa_vset *target,
+                     struct dunit *u, struct spaa_err *err)
+{
+  int kb, kt;
+  double sb, st;
+  u->scale[0] = u->scale[1] = 1;
+  u->total[0] = base->total;
+  u->total[1] = target->total;
+  u->unit = base->unit ? base->unit : target->unit;
+  if (base->unit && target->unit && strcmp(base->unit, target->unit)) {
+    sb = spaa_unit_size(base->unit, &kb);
+    st = spaa_unit_size(target->unit, &kt);
+    if (!sb || !st || kb != kt)
+      return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "the sides' '%.64s' cannot be "
+                          "compared: the base is in '%.32s', the target in '%.32s'",
+                          base->metric ? base->metric : "", base->unit, target->unit);
+    if (sb > st) {
+      u->scale[0] = sb / st;
+      u->unit = target->unit;
+    } else {
+      u->scale[1] = st / sb;
+      u->unit = base->unit;
+    }
+  }
+  u->total[0] = base->total * u->scale[0];
+  u->total[1] = target->total * u->scale[1];
+  return 0;
+}
+
+/* Functions (by self) or stacks (by id; by folded path when `by_path`) of both sets, their
+ * values times `scale`. */
+static int collect(struct dtab *t, const struct spaa_vset *v, double scale, int target,
+                   int stacks, int by_path)
 {
   size_t i;
   int rc = 0;
@@ -96,7 +135,7 @@ static int collect(struct dtab *t, const struct spaa_vset *v, int target, int st
     if ((rc = spaa_view__top_rows(v, &rows, &n)))
       return rc;
     for (i = 0; i < n && !rc; i++)
-      rc = dtab_add(t, rows[i].name, rows[i].self, target, NULL);
+      rc = dtab_add(t, rows[i].name, rows[i].self * scale, target, NULL);
     free(rows);
     return rc;
   }
@@ -105,7 +144,7 @@ static int collect(struct dtab *t, const struct spaa_vset *v, int target, int st
     char *path = fold(v, &v->stacks[i]);
     if (!path)
       return SPAA_E_NOMEM;
-    rc = dtab_add(t, by_path ? path : v->stacks[i].id, v->stacks[i].value, target, &r);
+    rc = dtab_add(t, by_path ? path : v->stacks[i].id, v->stacks[i].value * scale, target, &r);
     if (!rc && !r->path)
       r->path = path; /* the row keeps it (and, by path, its key points into it) */
     else
@@ -137,31 +176,31 @@ static int row_json(struct spaa_buf *b, const struct drow *r, double bt, double 
 }
 
 static int diff_json(struct spaa_buf *b, const struct spaa_vset *base, const struct spaa_vset *target,
-                     struct dtab *fn, struct dtab *st, size_t limit)
+                     const struct dunit *u, struct dtab *fn, struct dtab *st, size_t limit)
 {
   size_t i;
   int rc = spaa_buf_adds(b, "{\"metric\":");
   rc = rc ? rc : spaa_view_jstr(b, base->metric ? base->metric : target->metric ? target->metric : "");
   rc = rc ? rc : spaa_buf_adds(b, ",\"unit\":");
-  if (base->unit || target->unit)
-    rc = rc ? rc : spaa_view_jstr(b, base->unit ? base->unit : target->unit);
+  if (u->unit)
+    rc = rc ? rc : spaa_view_jstr(b, u->unit);
   else
     rc = rc ? rc : spaa_buf_adds(b, "null");
   rc = rc ? rc : spaa_buf_adds(b, ",\"base_total\":");
-  rc = rc ? rc : spaa_view_num(b, base->total);
+  rc = rc ? rc : spaa_view_num(b, u->total[0]);
   rc = rc ? rc : spaa_buf_adds(b, ",\"target_total\":");
-  rc = rc ? rc : spaa_view_num(b, target->total);
+  rc = rc ? rc : spaa_view_num(b, u->total[1]);
   rc = rc ? rc : spaa_buf_adds(b, ",\"delta\":");
-  rc = rc ? rc : spaa_view_num(b, target->total - base->total);
+  rc = rc ? rc : spaa_view_num(b, u->total[1] - u->total[0]);
   rc = rc ? rc : spaa_buf_addf(b, ",\"n_functions\":%zu,\"functions\":[", fn->n);
   for (i = 0; i < fn->n && (!limit || i < limit) && !rc; i++) {
     rc = i ? spaa_buf_add(b, ",", 1) : 0;
-    rc = rc ? rc : row_json(b, &fn->r[i], base->total, target->total, 0);
+    rc = rc ? rc : row_json(b, &fn->r[i], u->total[0], u->total[1], 0);
   }
   rc = rc ? rc : spaa_buf_addf(b, "],\"n_stacks\":%zu,\"stacks\":[", st->n);
   for (i = 0; i < st->n && (!limit || i < limit) && !rc; i++) {
     rc = i ? spaa_buf_add(b, ",", 1) : 0;
-    rc = rc ? rc : row_json(b, &st->r[i], base->total, target->total, 1);
+    rc = rc ? rc : row_json(b, &st->r[i], u->total[0], u->total[1], 1);
   }
   return rc ? rc : spaa_buf_adds(b, "]}\n");
 }
@@ -185,18 +224,19 @@ static int sum_line(struct spaa_buf *b, struct spaa_buf *line, size_t budget, si
   return rc;
 }
 
-static int diff_summary(struct spaa_buf *b, const struct spaa_vset *base,
-                        const struct spaa_vset *target, struct dtab *fn, struct dtab *st,
-                        size_t budget)
+static int diff_summary(struct spaa_buf *b, const struct spaa_vset *base, const struct dunit *u,
+                        struct dtab *fn, struct dtab *st, size_t budget)
 {
   struct spaa_buf line;
   size_t i, left = 0;
   int rc, pass;
   spaa_buf_init(&line, 0);
   rc = spaa_buf_addf(&line, "diff of %.64s: base total ", base->metric ? base->metric : "?");
-  rc = rc ? rc : spaa_view_num(&line, base->total);
+  rc = rc ? rc : spaa_view_num(&line, u->total[0]);
   rc = rc ? rc : spaa_buf_adds(&line, ", target total ");
-  rc = rc ? rc : spaa_view_num(&line, target->total);
+  rc = rc ? rc : spaa_view_num(&line, u->total[1]);
+  if (u->unit)
+    rc = rc ? rc : spaa_buf_addf(&line, " (%.32s)", u->unit);
   rc = rc ? rc : spaa_buf_adds(&line, "\n");
   rc = rc ? rc : sum_line(b, &line, budget, &left);
   for (pass = 0; pass < 2 && !rc; pass++) {
@@ -212,8 +252,8 @@ static int diff_summary(struct spaa_buf *b, const struct spaa_vset *base,
         rc = rc ? rc : spaa_buf_addf(&line, " %s %.300s\n", r->key, r->path ? r->path : "");
       else
         rc = rc ? rc : spaa_buf_addf(&line, " %.2f%% -> %.2f%% %.300s\n",
-                                     base->total ? 100 * r->base / base->total : 0.0,
-                                     target->total ? 100 * r->target / target->total : 0.0,
+                                     u->total[0] ? 100 * r->base / u->total[0] : 0.0,
+                                     u->total[1] ? 100 * r->target / u->total[1] : 0.0,
                                      r->key);
       rc = rc ? rc : sum_line(b, &line, budget, &left);
     }
@@ -229,18 +269,21 @@ int spaa_view_diff(const struct spaa_vset *base, const struct spaa_vset *target,
                    struct spaa_err *err)
 {
   struct dtab fn, st;
+  struct dunit u;
   struct spaa_buf b;
   size_t i;
   int rc;
+  if ((rc = diff_unit(base, target, &u, err)))
+    return rc;
   memset(&fn, 0, sizeof(fn));
   memset(&st, 0, sizeof(st));
   spaa_strmap_init(&fn.ix);
   spaa_strmap_init(&st.ix);
   spaa_buf_init(&b, 0);
-  rc = collect(&fn, base, 0, 0, 0);
-  rc = rc ? rc : collect(&fn, target, 1, 0, 0);
-  rc = rc ? rc : collect(&st, base, 0, 1, format == SPAA_DIFF_COLLAPSED);
-  rc = rc ? rc : collect(&st, target, 1, 1, format == SPAA_DIFF_COLLAPSED);
+  rc = collect(&fn, base, u.scale[0], 0, 0, 0);
+  rc = rc ? rc : collect(&fn, target, u.scale[1], 1, 0, 0);
+  rc = rc ? rc : collect(&st, base, u.scale[0], 0, 1, format == SPAA_DIFF_COLLAPSED);
+  rc = rc ? rc : collect(&st, target, u.scale[1], 1, 1, format == SPAA_DIFF_COLLAPSED);
   if (!rc && format == SPAA_DIFF_COLLAPSED) {
     qsort(st.r, st.n, sizeof(*st.r), path_cmp);
     for (i = 0; i < st.n && !rc; i++) {
@@ -257,8 +300,8 @@ int spaa_view_diff(const struct spaa_vset *base, const struct spaa_vset *target,
   } else if (!rc) {
     qsort(fn.r, fn.n, sizeof(*fn.r), delta_cmp);
     qsort(st.r, st.n, sizeof(*st.r), delta_cmp);
-    rc = format == SPAA_DIFF_SUMMARY ? diff_summary(&b, base, target, &fn, &st, budget)
-                                     : diff_json(&b, base, target, &fn, &st, limit);
+    rc = format == SPAA_DIFF_SUMMARY ? diff_summary(&b, base, &u, &fn, &st, budget)
+                                     : diff_json(&b, base, target, &u, &fn, &st, limit);
   }
   if (!rc && b.len)
     rc = sink(ctx, b.p, b.len);

@@ -159,6 +159,39 @@ static void test_filters(void **state)
   spaa_vset_free(&v);
 }
 
+/* Patterns that cost far more than their bytes are refused before regcomp: backreferences
+ * (matching backtracks) and bounded repetitions too large written out (compiling expands
+ * them); patterns alike without those pass, and a refusal says which filter and why. */
+static void test_filter_cost(void **state)
+{
+  static const char *const refused[] = {
+      "(.*)(.*)(.*)\\3\\2\\1z", "(a)\\1", "((a{255}){255}){255}", "(a{100}){100}",
+      "x{5000}", "(ab|cd){4097}", "a{99999999999999999999}", "((((((a{9}){9}){9}){9}){9}){9})"};
+  static const char *const fine[] = {
+      "^main$", "(foo|bar)+baz", "[\\1]x", "a\\.b", "x{4000}", "(a{10}){10}", "[[:digit:]]{3}",
+      "[]1{}]{2}", "\\(a{2}\\)", "json\\{1\\}"};
+  struct spaa_vset v;
+  struct spaa_err err;
+  size_t i;
+  (void)state;
+  for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+    spaa_vset_init(&v);
+    memset(&err, 0, sizeof(err));
+    assert_int_equal(spaa_vset_filters(&v, refused[i], NULL, &err), SPAA_E_BAD_REQUEST);
+    assert_non_null(strstr(err.msg, "'focus'"));
+    if (!strstr(err.msg, "backreferences") && !strstr(err.msg, "too large"))
+      fail_msg("'%s': %s", refused[i], err.msg);
+    spaa_vset_free(&v);
+  }
+  for (i = 0; i < sizeof(fine) / sizeof(fine[0]); i++) {
+    spaa_vset_init(&v);
+    memset(&err, 0, sizeof(err));
+    if (spaa_vset_filters(&v, NULL, fine[i], &err))
+      fail_msg("'%s' refused: %s", fine[i], err.msg);
+    spaa_vset_free(&v);
+  }
+}
+
 /* A metered set reports its names, paths and arrays as they grow, is refused past the
  * meter's room, and gives everything back when freed. */
 static void test_metered(void **state)
@@ -335,6 +368,7 @@ int main(void)
       cmocka_unit_test(test_flamegraph),
       cmocka_unit_test(test_collapsed_and_speedscope),
       cmocka_unit_test(test_filters),
+      cmocka_unit_test(test_filter_cost),
       cmocka_unit_test(test_metered),
       cmocka_unit_test(test_diff),
       cmocka_unit_test(test_summary_budget),
