@@ -75,7 +75,7 @@ static void answer_from(const struct spaa_resp *r, struct spaa_h2_answer *a)
       name[j] = (char)(r->headers[i].name[j] >= 'A' && r->headers[i].name[j] <= 'Z'
                            ? r->headers[i].name[j] + 32 : r->headers[i].name[j]);
     name[j] = 0;
-    spaa_h2_answer_field(a, 0, name, r->headers[i].value);
+    spaa_h2_answer_field(a, 0, name, spaa_resp_header_at(r, i));
   }
   spaa_buf_init(&a->body, 0);
   if (r->body.len && spaa_buf_add(&a->body, r->body.p, r->body.len)) {

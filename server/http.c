@@ -115,12 +115,19 @@ static void resp_init(struct spaa_resp *resp)
 
 int spaa_resp_header(struct spaa_resp *resp, const char *name, const char *value)
 {
-  size_t i = resp->n_headers;
+  size_t i = resp->n_headers, len = strlen(value);
+  int is_long = len >= sizeof(resp->headers[i].value);
   if (i >= SPAA_HTTP_MAX_HEADERS || strlen(name) >= sizeof(resp->headers[i].name) ||
-      strlen(value) >= sizeof(resp->headers[i].value))
+      (is_long && (resp->long_at || len >= sizeof(resp->long_value))))
     return -1;
   strcpy(resp->headers[i].name, name);
-  strcpy(resp->headers[i].value, value);
+  if (is_long) {
+    memcpy(resp->long_value, value, len + 1);
+    resp->headers[i].value[0] = 0;
+    resp->long_at = i + 1;
+  } else {
+    strcpy(resp->headers[i].value, value);
+  }
   resp->n_headers++;
   return 0;
 }
@@ -433,14 +440,41 @@ static size_t discard_max(size_t cap)
   return cap > SPAA_HTTP_MIN_DISCARD ? cap : SPAA_HTTP_MIN_DISCARD;
 }
 
-/* The stored profile ids an answer names (its X-Spaa-Profile-Ids), "-" when none. */
-static const char *resp_ids(const struct spaa_resp *r)
+/* The stored profile ids an answer names (its X-Spaa-Profile-Ids) into out (size n) for the
+ * log, "-" when none. A list longer than out, or one the answer itself cut (fewer ids than
+ * its X-Spaa-Profile-Count), ends in ",...": whole ids, then the mark. */
+static void resp_ids(const struct spaa_resp *r, char *out, size_t n)
 {
-  size_t i;
-  for (i = 0; i < r->n_headers; i++)
-    if (strcasecmp(r->headers[i].name, "X-Spaa-Profile-Ids") == 0 && r->headers[i].value[0])
-      return r->headers[i].value;
-  return "-";
+  const char *ids = NULL, *count = NULL, *p;
+  size_t i, listed = 0, len;
+  int cut;
+  for (i = 0; i < r->n_headers; i++) {
+    if (strcasecmp(r->headers[i].name, "X-Spaa-Profile-Ids") == 0 &&
+        spaa_resp_header_at(r, i)[0])
+      ids = spaa_resp_header_at(r, i);
+    else if (strcasecmp(r->headers[i].name, "X-Spaa-Profile-Count") == 0)
+      count = spaa_resp_header_at(r, i);
+  }
+  if (!ids) {
+    snprintf(out, n, "-");
+    return;
+  }
+  for (p = ids, listed = 1; *p; p++)
+    listed += *p == ',';
+  len = strlen(ids);
+  cut = count && strtoull(count, NULL, 10) > listed;
+  if (len < n && !cut) {
+    memcpy(out, ids, len + 1);
+    return;
+  }
+  /* the whole ids that leave room for ",...", then the mark */
+  if (len > n - 5) { /* n is the log copy's 208: room for ",...\0" */
+    len = n - 5;
+    while (len && ids[len] != ',')
+      len--;
+  }
+  memcpy(out, ids, len);
+  snprintf(out + len, n - len, "%s...", len ? "," : "");
 }
 
 static enum MHD_Result queue(struct http_rq *rq, struct MHD_Connection *conn,
@@ -450,7 +484,6 @@ static enum MHD_Result queue(struct http_rq *rq, struct MHD_Connection *conn,
   enum MHD_Result ok;
   size_t len = 0, i;
   char *body;
-  const char *ids = resp_ids(resp);
   if (resp->status >= 400 && resp->body.p) {
     /* quotes and backslashes escaped: the text goes in a quoted log value */
     size_t o = 0;
@@ -462,7 +495,7 @@ static enum MHD_Result queue(struct http_rq *rq, struct MHD_Connection *conn,
     }
     rq->answer[o] = 0;
   }
-  snprintf(rq->ids, sizeof(rq->ids), "%s", ids);
+  resp_ids(resp, rq->ids, sizeof(rq->ids));
   if (resp->has_file) { /* MHD owns the descriptor from here, also when this fails */
     resp->has_file = 0;
     r = MHD_create_response_from_fd64(resp->file_len, resp->file_fd);
@@ -480,7 +513,7 @@ static enum MHD_Result queue(struct http_rq *rq, struct MHD_Connection *conn,
   if (resp->content_type)
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, resp->content_type);
   for (i = 0; i < resp->n_headers; i++)
-    MHD_add_response_header(r, resp->headers[i].name, resp->headers[i].value);
+    MHD_add_response_header(r, resp->headers[i].name, spaa_resp_header_at(resp, i));
   if (rq->close || __atomic_load_n(&rq->h->quiesced, __ATOMIC_ACQUIRE))
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
   ok = MHD_queue_response(conn, (unsigned)resp->status, r);

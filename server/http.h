@@ -75,7 +75,16 @@ struct spaa_resp {
     char name[48];
     char value[208];
   } headers[SPAA_HTTP_MAX_HEADERS];
+  size_t long_at;                /* 1 + the index of the header whose value is long_value
+                                    (too long for its slot), or 0 */
+  char long_value[SPAA_HTTP_LONG_HEADER + 1];
 };
+
+/* The value of extra header i of r (spaa_resp_header put it in its slot, or in long_value). */
+static inline const char *spaa_resp_header_at(const struct spaa_resp *r, size_t i)
+{
+  return r->long_at == i + 1 ? r->long_value : r->headers[i].value;
+}
 
 /* A handler: read req, fill resp. Errors are answers (spaa_resp_error), not return codes. */
 typedef void (*spaa_handler_cb)(const struct spaa_req *req, struct spaa_resp *resp);
@@ -135,7 +144,8 @@ size_t spaa_req_query_each(const struct spaa_req *req, const char *key, spaa_que
 const char *spaa_req_header(const struct spaa_req *req, const char *name);
 
 /* ---- responses ---------------------------------------------------------------------- */
-/* Add a header; 0, or -1 when there are already SPAA_HTTP_MAX_HEADERS or it is too long. */
+/* Add a header; 0, or -1 when there are already SPAA_HTTP_MAX_HEADERS or it is too long: a
+ * value over 207 bytes takes the answer's one long value (up to SPAA_HTTP_LONG_HEADER), once. */
 int spaa_resp_header(struct spaa_resp *resp, const char *name, const char *value);
 /* Answer `status` with a JSON value, which is taken over (decref'd here). */
 void spaa_resp_json(struct spaa_resp *resp, int status, json_t *value);

@@ -301,25 +301,36 @@ static const char *route_label(const struct spaa_req *req)
   return req->route && req->route->pattern ? req->route->pattern : "-";
 }
 
-/* X-Spaa-Profile-Ids: the ids of the entries stored (or already stored), comma-separated,
- * as many as fit in one header value; on every answer of the flow, "" when none. */
+/* X-Spaa-Profile-Ids: the ids of the entries stored (or already stored), comma-separated, in
+ * the upload's order, on every answer of the flow ("" when none). The list holds as many whole
+ * ids as fit in the answer's long header value, SPAA_HTTP_LONG_HEADER bytes (248 ids of 32
+ * hex digits). X-Spaa-Profile-Count, on the same answers, is the number of such ids whether or
+ * not all are listed: fewer ids in the list than the count means the list was cut (the first
+ * ones are listed). */
 static void ids_header(struct spaa_ingest *x)
 {
-  char v[sizeof(x->resp->headers[0].value)];
-  size_t i, len = 0;
+  char v[sizeof(x->resp->long_value)];
+  char count[24];
+  size_t i, len = 0, total = 0;
+  int full = 0;
   v[0] = 0;
   for (i = 0; x->ids && x->rcs && i < x->flushed; i++) {
     size_t n = strlen(x->ids[i]);
     if ((x->rcs[i] != 0 && x->rcs[i] != 1) || !n)
       continue;
-    if (len + n + 2 > sizeof(v))
-      break;
+    total++;
+    if (full || len + n + 2 > sizeof(v)) {
+      full = 1; /* the list stays a prefix: counted from here on, not listed */
+      continue;
+    }
     if (len)
       v[len++] = ',';
     memcpy(v + len, x->ids[i], n + 1);
     len += n;
   }
   spaa_resp_header(x->resp, "X-Spaa-Profile-Ids", v);
+  snprintf(count, sizeof(count), "%zu", total);
+  spaa_resp_header(x->resp, "X-Spaa-Profile-Count", count);
 }
 
 /* Count the answer: spaa_relay_requests_total{route, status}. */

@@ -11,6 +11,7 @@
 #include "base/hex.h"
 #include "base/limits.h"
 #include "base/rfc3339.h"
+#include "base/utf8.h"
 
 static int log_level = SPAA_LOG_INFO;
 static int log_fd = STDERR_FILENO; /* where lines go (swapped atomically on reopen) */
@@ -33,10 +34,12 @@ int spaa_log_open(const char *path, int json)
   return 0;
 }
 
-/* Append a JSON string of s[0..len) (escaped) at out[*pos], within n. */
+/* Append a JSON string of s[0..len) (escaped) at out[*pos], within n. Valid UTF-8 is kept;
+ * a byte that is not part of any (only when the caller passed one: spaa_log_format's lines
+ * have none) comes out as the text format writes it, \xNN, i.e. "\\xNN" in JSON. */
 static void put_json_str(char *out, size_t n, size_t *pos, const char *s, size_t len)
 {
-  size_t i;
+  size_t i, k;
   if (*pos + 2 >= n)
     return;
   out[(*pos)++] = '"';
@@ -47,8 +50,18 @@ static void put_json_str(char *out, size_t n, size_t *pos, const char *s, size_t
       out[(*pos)++] = (char)ch;
     } else if (ch < 0x20 || ch == 0x7f) {
       *pos += (size_t)snprintf(out + *pos, n - *pos, "\\u%04x", ch);
-    } else {
+    } else if (ch < 0x80) {
       out[(*pos)++] = (char)ch;
+    } else if ((k = spaa_utf8_seq((const unsigned char *)s + i, len - i))) {
+      memcpy(out + *pos, s + i, k); /* k <= 4 and *pos + 8 < n */
+      *pos += k;
+      i += k - 1;
+    } else {
+      out[(*pos)++] = '\\';
+      out[(*pos)++] = '\\';
+      out[(*pos)++] = 'x';
+      out[(*pos)++] = spaa_hex_digits[ch >> 4];
+      out[(*pos)++] = spaa_hex_digits[ch & 15];
     }
   }
   if (*pos + 1 < n)
@@ -71,7 +84,7 @@ static size_t text_value(const char **p, char *v, size_t vn)
     if (*s == '"')
       s++;
   } else {
-    for (; *s && *s != ' '; s++)
+    for (; *s && *s != ' ' && *s != '\n'; s++) /* the line's own newline is no part of it */
       if (len + 1 < vn)
         v[len++] = *s;
   }
@@ -133,11 +146,22 @@ int spaa_log_enabled(enum spaa_log_level level)
   return (int)level >= __atomic_load_n(&log_level, __ATOMIC_RELAXED);
 }
 
-/* Append `s` escaped (quotes, backslashes, control characters) at out[*pos], within n - 1. */
+/* Append `s` escaped (quotes, backslashes, control characters) at out[*pos], within n - 1.
+ * Valid UTF-8 sequences are kept whole (or left out whole at the cut); any other byte >= 0x80
+ * is written \xNN, like a control character, so the line is always valid UTF-8. */
 static void put_escaped(char *out, size_t n, size_t *pos, const char *s, int quote_escape)
 {
+  size_t k;
   for (; *s && *pos + 5 < n; s++) {
     unsigned char ch = (unsigned char)*s;
+    if (ch >= 0x80 && (k = spaa_utf8_seq((const unsigned char *)s, strnlen(s, 4)))) {
+      if (*pos + k + 5 >= n)
+        break;
+      memcpy(out + *pos, s, k);
+      *pos += k;
+      s += k - 1;
+      continue;
+    }
     if (ch == '\n') {
       out[(*pos)++] = '\\';
       out[(*pos)++] = 'n';
@@ -147,7 +171,7 @@ static void put_escaped(char *out, size_t n, size_t *pos, const char *s, int quo
     } else if (ch == '\t') {
       out[(*pos)++] = '\\';
       out[(*pos)++] = 't';
-    } else if (ch < 0x20 || ch == 0x7f) {
+    } else if (ch < 0x20 || ch >= 0x7f) { /* >= 0x80 here: not valid UTF-8 */
       out[(*pos)++] = '\\';
       out[(*pos)++] = 'x';
       out[(*pos)++] = spaa_hex_digits[ch >> 4];

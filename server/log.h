@@ -23,8 +23,11 @@ int spaa_log_enabled(enum spaa_log_level level);
 /* Write one line: time, level, msg (quoted and escaped), then `kv_fmt` formatted with
  * printf rules (may be NULL), e.g. spaa_log(SPAA_LOG_INFO, "listening", "addr=%s:%u", h, p).
  * String values that may hold spaces should be put inside quotes by the caller ("path=\"%s\"");
- * control characters anywhere are escaped so that one event stays one line. Lines longer
- * than 4 KiB are cut. Never fails. */
+ * control characters anywhere are escaped so that one event stays one line (\n, \r, \t, other
+ * bytes below 0x20 and 0x7f as \xNN), and so is every byte that is not part of a valid UTF-8
+ * sequence (\xNN): a line is always valid UTF-8, in text and in JSON (where the same \xNN
+ * shows up as the string "\\xNN"). Lines longer than 4 KiB are cut (still valid UTF-8).
+ * Never fails. */
 void spaa_log(enum spaa_log_level level, const char *msg, const char *kv_fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

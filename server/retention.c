@@ -114,9 +114,9 @@ static int leading(struct spaa_store *store, int *was)
   int rc = spaa_store_lead(store, &err), now = rc < 0 ? -1 : rc;
   if (now != *was) {
     if (now == 1)
-      spaa_log(SPAA_LOG_INFO, "retention leadership taken", "this relay runs the passes");
+      spaa_log(SPAA_LOG_INFO, "retention leadership taken", "passes=run");
     else if (now == 0)
-      spaa_log(SPAA_LOG_INFO, "retention led by another relay", "passes skipped here");
+      spaa_log(SPAA_LOG_INFO, "retention led by another relay", "passes=skipped");
     else
       spaa_log(SPAA_LOG_WARN, "retention leadership unknown", "code=%s detail=\"%s\"",
                spaa_err_name(err.code ? err.code : rc), err.msg);

@@ -72,6 +72,8 @@
 /* ---- server: HTTP -------------------------------------------------------------------------- */
 #define SPAA_HTTP_MAX_PARAMS 4                  /* {params} in one route pattern */
 #define SPAA_HTTP_MAX_HEADERS 8                 /* extra headers of one response */
+#define SPAA_HTTP_LONG_HEADER 8192              /* the one of them that may be long (an upload's
+                                                   X-Spaa-Profile-Ids), bytes */
 #define SPAA_HTTP_MAX_PATH 2048                 /* longest request path (400 beyond) */
 #define SPAA_HTTP_RESP_MAX ((size_t)1 << 30)    /* bytes of a response body */
 #define SPAA_HTTP_QUICK_MAX ((size_t)16 << 10) /* bodies a route may answer on the I/O thread */

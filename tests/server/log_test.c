@@ -79,6 +79,95 @@ static void test_json(void **state)
                           "\"msg\":\"tab\\\\there\"}\n");
 }
 
+/* 1 when s[0..len) is well-formed UTF-8 (RFC 3629). */
+static int valid_utf8(const char *str, size_t len)
+{
+  const unsigned char *s = (const unsigned char *)str;
+  size_t i = 0, k, j;
+  while (i < len) {
+    unsigned char c = s[i], lo = 0x80, hi = 0xbf;
+    if (c < 0x80) {
+      i++;
+      continue;
+    }
+    if (c >= 0xc2 && c <= 0xdf)
+      k = 2;
+    else if (c >= 0xe0 && c <= 0xef)
+      k = 3, lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
+    else if (c >= 0xf0 && c <= 0xf4)
+      k = 4, lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
+    else
+      return 0;
+    if (i + k > len || s[i + 1] < lo || s[i + 1] > hi)
+      return 0;
+    for (j = 2; j < k; j++)
+      if ((s[i + j] & 0xc0) != 0x80)
+        return 0;
+    i += k;
+  }
+  return 1;
+}
+
+/* Bytes that are not valid UTF-8 (a protobuf error body in answer=, a cut, overlong or
+ * surrogate sequence) come out as \xNN in text and "\\xNN" in JSON; valid multi-byte
+ * characters are kept as they are. Both lines are valid UTF-8. */
+static void test_invalid_utf8(void **state)
+{
+  char line[512], js[1024];
+  (void)state;
+  spaa_log_format(line, sizeof(line), T0, SPAA_LOG_WARN, "r\xff",
+                  "answer=\"\x08\x03\x12\x88\x01ok\" name=caf\xc3\xa9-\xe2\x82\xac-\xf0\x9f\x94\xa5 "
+                  "bad=\xc3(\xe2\x82 over=\xc0\xaf sur=\xed\xa0\x80 big=\xf4\x90\x80\x80 cut=\xe2\x82");
+  assert_string_equal(line, "2026-11-21T12:00:00.123Z level=warn msg=\"r\\xff\" "
+                            "answer=\"\\x08\\x03\\x12\\x88\\x01ok\" "
+                            "name=caf\xc3\xa9-\xe2\x82\xac-\xf0\x9f\x94\xa5 "
+                            "bad=\\xc3(\\xe2\\x82 over=\\xc0\\xaf sur=\\xed\\xa0\\x80 "
+                            "big=\\xf4\\x90\\x80\\x80 cut=\\xe2\\x82\n");
+  assert_true(valid_utf8(line, strlen(line)));
+  spaa_log_json_line(js, sizeof(js), line);
+  assert_string_equal(js, "{\"time\":\"2026-11-21T12:00:00.123Z\",\"level\":\"warn\","
+                          "\"msg\":\"r\\\\xff\","
+                          "\"answer\":\"\\\\x08\\\\x03\\\\x12\\\\x88\\\\x01ok\","
+                          "\"name\":\"caf\xc3\xa9-\xe2\x82\xac-\xf0\x9f\x94\xa5\","
+                          "\"bad\":\"\\\\xc3(\\\\xe2\\\\x82\",\"over\":\"\\\\xc0\\\\xaf\","
+                          "\"sur\":\"\\\\xed\\\\xa0\\\\x80\",\"big\":\"\\\\xf4\\\\x90\\\\x80\\\\x80\","
+                          "\"cut\":\"\\\\xe2\\\\x82\"}\n");
+  assert_true(valid_utf8(js, strlen(js)));
+  /* a line given to the JSON writer with raw bytes still makes valid UTF-8 */
+  spaa_log_json_line(js, sizeof(js), "T level=info msg=\"a\x88\" k=\xe2\x82\xac\x80");
+  assert_string_equal(js, "{\"time\":\"T\",\"level\":\"info\",\"msg\":\"a\\\\x88\","
+                          "\"k\":\"\xe2\x82\xac\\\\x80\"}\n");
+}
+
+/* A cut never splits a UTF-8 sequence: the line ends on a whole character. */
+static void test_cut_utf8(void **state)
+{
+  char big[3000], line[200];
+  size_t i, n, at;
+  (void)state;
+  for (at = 0; at < 4; at++) { /* every offset of the 4-byte character against the cut */
+    memset(big, 'k', at);
+    for (i = at; i + 4 < sizeof(big); i += 4)
+      memcpy(big + i, "\xf0\x9f\x94\xa5", 4);
+    big[i] = 0;
+    n = spaa_log_format(line, sizeof(line), T0, SPAA_LOG_INFO, "m", big);
+    assert_int_equal(line[n - 1], '\n');
+    assert_true(valid_utf8(line, n));
+    assert_null(strstr(line, "\\x"));
+  }
+}
+
+/* The last field of a JSON line is its value only (the text line's newline is not in it). */
+static void test_json_last_bare(void **state)
+{
+  char line[512], js[1024];
+  (void)state;
+  spaa_log_format(line, sizeof(line), T0, SPAA_LOG_INFO, "profile stored", "id=ab samples=7");
+  spaa_log_json_line(js, sizeof(js), line);
+  assert_string_equal(js, "{\"time\":\"2026-11-21T12:00:00.123Z\",\"level\":\"info\","
+                          "\"msg\":\"profile stored\",\"id\":\"ab\",\"samples\":\"7\"}\n");
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -87,6 +176,9 @@ int main(void)
       cmocka_unit_test(test_cut),
       cmocka_unit_test(test_levels),
       cmocka_unit_test(test_json),
+      cmocka_unit_test(test_invalid_utf8),
+      cmocka_unit_test(test_cut_utf8),
+      cmocka_unit_test(test_json_last_bare),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
