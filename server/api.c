@@ -232,6 +232,14 @@ done:
   spaa_api_sel_free(&sel);
 }
 
+/* The one-profile endpoints without parameters: 0, or answered 400 and -1. */
+static int no_params(const struct spaa_req *req, struct spaa_resp *resp)
+{
+  static const char *const none[] = {NULL};
+  static const char *const *const lists[] = {none, NULL};
+  return spaa_api_params_check(req, lists, NULL, resp);
+}
+
 void spaa_query_meta(const struct spaa_req *req, struct spaa_resp *resp)
 {
   const char *id = spaa_req_param(req, "id");
@@ -240,6 +248,8 @@ void spaa_query_meta(const struct spaa_req *req, struct spaa_resp *resp)
   json_t *out;
   memset(&pi, 0, sizeof(pi));
   spaa_err_clear(&err);
+  if (no_params(req, resp))
+    return;
   if (!spaa_query_id_ok(id)) {
     spaa_resp_error(resp, SPAA_E_NOT_FOUND, "no profile with id '%.64s'", id ? id : "");
     return;
@@ -263,6 +273,8 @@ void spaa_query_spaa(const struct spaa_req *req, struct spaa_resp *resp)
   struct spaa_api_out o;
   struct spaa_err err;
   spaa_err_clear(&err);
+  if (no_params(req, resp))
+    return;
   if (!spaa_query_id_ok(id)) {
     spaa_resp_error(resp, SPAA_E_NOT_FOUND, "no profile with id '%.64s'", id ? id : "");
     return;

@@ -15,47 +15,101 @@
 
 /* ---- diff ----------------------------------------------------------------------------------- */
 
-/* One side of a diff into v: profile `side`=ID, else the `side.` filters. */
-static int diff_side(const struct spaa_req *req, const char *side, const char *metric,
-                     int by_frame, struct spaa_vset *v, struct spaa_resp *resp)
-{
-  char prefix[16];
-  const char *id = spaa_req_query(req, side);
+/* Where the metric a side is weighed by comes from. */
+enum diff_metric_origin {
+  DIFF_METRIC_GIVEN,     /* metric= */
+  DIFF_METRIC_DEFAULT,   /* the base's own default (its first metric) */
+  DIFF_METRIC_FROM_BASE, /* the target takes the base's default */
+};
+
+/* One side of a diff: profile `side`=ID, else the `side.` filters, parsed and checked
+ * before anything is read. */
+struct diff_side {
+  const char *name;       /* "base" or "target" */
+  const char *id;         /* side=ID, or NULL for a selection */
   struct spaa_api_sel sel;
-  struct spaa_profile *p = NULL;
-  struct spaa_err err;
-  int rc;
-  spaa_err_clear(&err);
-  snprintf(prefix, sizeof(prefix), "%s.", side);
-  if (id) {
-    if (!spaa_query_id_ok(id)) {
-      spaa_resp_error(resp, SPAA_E_NOT_FOUND, "no profile with id '%.64s' (parameter '%s')", id,
-                      side);
+  int sel_parsed;
+};
+
+/* Read and check a side's parameters: 0, or answered 400/404 and -1. */
+static int diff_side_parse(const struct spaa_req *req, struct diff_side *d,
+                           struct spaa_resp *resp)
+{
+  char prefix[16], under[80];
+  snprintf(prefix, sizeof(prefix), "%s.", d->name);
+  d->id = spaa_req_query(req, d->name);
+  if (d->id) {
+    if (spaa_api_param_under(req, prefix, under, sizeof(under))) {
+      spaa_resp_error(resp, SPAA_E_BAD_REQUEST, "conflicting '%s' and '%.64s': give %s=ID or "
+                      "a %s<filter>= selection, not both", d->name, under, d->name, prefix);
       return -1;
     }
-    if ((rc = spaa_store_get_metered(req->app->store, id, req->meter, &p, &err)) ||
-        (rc = spaa_vset_from_profile(v, p, NULL, metric, by_frame, &err))) {
-      if (rc == SPAA_E_USAGE)
-        err.code = SPAA_E_BAD_REQUEST;
-      spaa_resp_err(resp, &err);
+    if (!spaa_query_id_ok(d->id)) {
+      spaa_resp_error(resp, SPAA_E_NOT_FOUND, "no profile with id '%.64s' (parameter '%s')",
+                      d->id, d->name);
+      return -1;
     }
-    spaa_profile_free(p);
-    return rc ? -1 : 0;
+    return 0;
   }
-  if (spaa_api_sel_parse(req, prefix, req->received_ns, &sel, resp)) {
-    spaa_api_sel_free(&sel);
+  d->sel_parsed = 1;
+  if (spaa_api_sel_parse(req, prefix, req->received_ns, &d->sel, resp))
     return -1;
-  }
-  if (!sel.any) {
+  if (!d->sel.any) {
     spaa_resp_error(resp, SPAA_E_BAD_REQUEST, "missing '%s': give %s=ID or %s.<filter>=... "
-                    "(service, source, event, from, to, label)", side, side, side);
-    spaa_api_sel_free(&sel);
+                    "(service, source, event, from, to, label)", d->name, d->name, d->name);
     return -1;
   }
-  rc = spaa_api_merged_vset(req->app->store, &sel.q, metric, by_frame, v, NULL, &err);
+  return 0;
+}
+
+/* A side without the metric asked of it: say which side, which metric and where it came
+ * from. */
+static void diff_metric_missing(struct spaa_err *err, const struct diff_side *d,
+                                const char *metric, enum diff_metric_origin origin)
+{
+  char what[96];
+  if (d->id)
+    snprintf(what, sizeof(what), "no stack of profile '%.40s' has it", d->id);
+  else
+    snprintf(what, sizeof(what), "no stack of the %s selection has it", d->name);
+  spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "%s lacks metric '%.64s' (%s): %s", d->name,
+               metric,
+               origin == DIFF_METRIC_GIVEN ? "named by 'metric'"
+               : origin == DIFF_METRIC_FROM_BASE
+                   ? "the base's metric, chosen by default as no 'metric' was given; "
+                     "metric= names one both sides have"
+                   : "chosen by default",
+               what);
+}
+
+/* Weigh one side into v by metric (NULL: its default). 0, or answered and -1. */
+static int diff_side_load(const struct spaa_req *req, const struct diff_side *d,
+                          const char *metric, enum diff_metric_origin origin, int by_frame,
+                          struct spaa_vset *v, struct spaa_resp *resp)
+{
+  struct spaa_profile *p = NULL;
+  struct spaa_err err;
+  size_t profiles = 0;
+  int rc;
+  spaa_err_clear(&err);
+  if (d->id) {
+    if (!(rc = spaa_store_get_metered(req->app->store, d->id, req->meter, &p, &err)))
+      rc = spaa_vset_from_profile(v, p, NULL, metric, by_frame, &err);
+    spaa_profile_free(p);
+    if (rc == SPAA_E_USAGE && metric && strncmp(err.msg, "no stack of event", 17) == 0)
+      diff_metric_missing(&err, d, metric, origin);
+    else if (rc == SPAA_E_USAGE)
+      err.code = SPAA_E_BAD_REQUEST;
+  } else {
+    rc = spaa_api_merged_vset(req->app->store, &d->sel.q, metric, by_frame, v, &profiles,
+                              &err);
+    /* the merged scan's "bad 'metric'": the selection has profiles, none with the metric */
+    if (rc == SPAA_E_BAD_REQUEST && metric && profiles &&
+        strncmp(err.msg, "bad 'metric'", 12) == 0)
+      diff_metric_missing(&err, d, metric, origin);
+  }
   if (rc)
     spaa_resp_err(resp, &err);
-  spaa_api_sel_free(&sel);
   return rc ? -1 : 0;
 }
 
@@ -63,15 +117,39 @@ void spaa_api_diff(const struct spaa_req *req, struct spaa_resp *resp)
 {
   static const char *const diff_params[] = {"base", "target", "metric", "format", "limit",
                                             "budget", "by", "focus", "ignore", NULL};
-  static const char *const *const lists[] = {diff_params, spaa_api_filter_params, NULL};
+  static const char *const *const plain[] = {diff_params, NULL};
+  static const char *const *const prefixed[] = {spaa_api_filter_params, NULL};
   static const char *const prefixes[] = {"base.", "target.", NULL};
   const char *fmt = spaa_req_query(req, "format"), *by = spaa_req_query(req, "by");
+  const char *metric = spaa_req_query(req, "metric");
+  struct diff_side sides[2];
   struct spaa_vset base, target;
   struct spaa_api_out o;
   struct spaa_err err;
-  size_t limit, budget;
+  size_t limit, budget, i;
   int format, rc, by_frame = by && strcmp(by, "frame") == 0;
-  if (spaa_api_params_check(req, lists, prefixes, resp) ||
+  memset(sides, 0, sizeof(sides));
+  sides[0].name = "base";
+  sides[1].name = "target";
+  /* a filter without a side would be ignored: say where it goes */
+  for (i = 0; spaa_api_filter_params[i]; i++) {
+    const char *f = spaa_api_filter_params[i];
+    if (strcmp(f, "metric") != 0 && spaa_req_query(req, f)) {
+      spaa_resp_error(resp, SPAA_E_BAD_REQUEST, "parameter '%s' has no side: a diff selects "
+                      "each side on its own, use base.%s= and/or target.%s=", f, f, f);
+      return;
+    }
+  }
+  for (i = 0; i < 2; i++) {
+    char k[32];
+    snprintf(k, sizeof(k), "%s.metric", sides[i].name);
+    if (spaa_req_query(req, k)) {
+      spaa_resp_error(resp, SPAA_E_BAD_REQUEST, "bad '%s': both sides of a diff are weighed "
+                      "by one metric, use metric=", k);
+      return;
+    }
+  }
+  if (spaa_api_params_check_prefixed(req, plain, prefixed, prefixes, resp) ||
       spaa_api_size_param(req, "limit", 1, SPAA_API_MAX_TOP, 50, &limit, resp) ||
       spaa_api_size_param(req, "budget", 256, SPAA_API_MAX_BUDGET, 4096, &budget, resp))
     return;
@@ -88,15 +166,20 @@ void spaa_api_diff(const struct spaa_req *req, struct spaa_resp *resp)
   spaa_vset_init(&base);
   spaa_vset_init(&target);
   base.meter = target.meter = req->meter;
-  if ((rc = spaa_vset_filters(&base, spaa_req_query(req, "focus"), spaa_req_query(req, "ignore"),
-                              &err)) ||
-      (rc = spaa_vset_filters(&target, spaa_req_query(req, "focus"),
-                              spaa_req_query(req, "ignore"), &err))) {
+  /* every parameter of both sides is checked before either is read */
+  if (diff_side_parse(req, &sides[0], resp) || diff_side_parse(req, &sides[1], resp))
+    rc = -1; /* answered */
+  else if ((rc = spaa_vset_filters(&base, spaa_req_query(req, "focus"),
+                                     spaa_req_query(req, "ignore"), &err)) ||
+             (rc = spaa_vset_filters(&target, spaa_req_query(req, "focus"),
+                                     spaa_req_query(req, "ignore"), &err))) {
     spaa_resp_err(resp, &err);
-  } else if (!diff_side(req, "base", spaa_req_query(req, "metric"), by_frame, &base, resp) &&
-             !diff_side(req, "target", spaa_req_query(req, "metric") ? spaa_req_query(req, "metric")
-                                                                     : base.metric,
-                        by_frame, &target, resp)) {
+  } else if (!diff_side_load(req, &sides[0], metric,
+                             metric ? DIFF_METRIC_GIVEN : DIFF_METRIC_DEFAULT, by_frame, &base,
+                             resp) &&
+             !diff_side_load(req, &sides[1], metric ? metric : base.metric,
+                             metric ? DIFF_METRIC_GIVEN : DIFF_METRIC_FROM_BASE, by_frame,
+                             &target, resp)) {
     if (!(rc = spaa_api_out_open(req, &o, 1, &err))) {
       rc = spaa_view_diff(&base, &target, format, limit, budget, o.sink, o.ctx, &err);
       spaa_api_out_answer(resp, &o, rc, format == SPAA_DIFF_JSON ? "application/json"
@@ -106,6 +189,9 @@ void spaa_api_diff(const struct spaa_req *req, struct spaa_resp *resp)
       spaa_resp_err(resp, &err);
     }
   }
+  for (i = 0; i < 2; i++)
+    if (sides[i].sel_parsed)
+      spaa_api_sel_free(&sides[i].sel);
   spaa_vset_free(&base);
   spaa_vset_free(&target);
 }

@@ -14,52 +14,146 @@ const char *const spaa_api_filter_params[] = {
     "service", "project", "source", "event", "metric", "from", "to", "time", "label", "labels",
     "transaction", "release", "environment", "trace_id", NULL};
 
+/* Names a query may give more than once (each value adds a filter), with or without prefix */
+static const char *const repeatable_params[] = {"label", "labels", NULL};
+
+#define PARAMS_SEEN_MAX 256
+
 struct params_check {
-  const char *const *const *lists;
+  const char *const *const *plain;    /* names accepted as they are */
+  const char *const *const *prefixed; /* names accepted under one of prefixes */
   const char *const *prefixes;
-  char bad[80];                  /* the first unknown name */
+  const char *seen[PARAMS_SEEN_MAX];  /* the list entries met so far ... */
+  int seen_prefix[PARAMS_SEEN_MAX];   /* ... and under which prefix (-1: none) */
+  size_t n_seen;
+  char bad[200];                      /* the answer's detail for the first bad parameter */
 };
 
-static int name_known(const struct params_check *pc, const char *key)
+/* The list entry `key` names, with *prefix the index of its prefix (-1 for none), or NULL. */
+static const char *name_match(const struct params_check *pc, const char *key, int *prefix)
 {
   size_t i, j, k;
-  for (i = 0; pc->lists[i]; i++)
-    for (j = 0; pc->lists[i][j]; j++) {
-      if (strcmp(pc->lists[i][j], key) == 0)
-        return 1;
-      for (k = 0; pc->prefixes && pc->prefixes[k]; k++) {
-        size_t pl = strlen(pc->prefixes[k]);
-        if (strncmp(key, pc->prefixes[k], pl) == 0 && strcmp(key + pl, pc->lists[i][j]) == 0)
-          return 1;
+  for (i = 0; pc->plain && pc->plain[i]; i++)
+    for (j = 0; pc->plain[i][j]; j++)
+      if (strcmp(pc->plain[i][j], key) == 0) {
+        *prefix = -1;
+        return pc->plain[i][j];
       }
-    }
+  for (k = 0; pc->prefixes && pc->prefixes[k]; k++) {
+    size_t pl = strlen(pc->prefixes[k]);
+    if (strncmp(key, pc->prefixes[k], pl) != 0)
+      continue;
+    for (i = 0; pc->prefixed && pc->prefixed[i]; i++)
+      for (j = 0; pc->prefixed[i][j]; j++)
+        if (strcmp(key + pl, pc->prefixed[i][j]) == 0) {
+          *prefix = (int)k;
+          return pc->prefixed[i][j];
+        }
+  }
+  return NULL;
+}
+
+static int repeatable(const char *name)
+{
+  size_t i;
+  for (i = 0; repeatable_params[i]; i++)
+    if (strcmp(repeatable_params[i], name) == 0)
+      return 1;
   return 0;
 }
 
+/* Every name known, none with a NUL byte in its name or value, a single-valued one given
+ * once: the first that is not stops the walk with its detail in pc->bad. */
 static enum MHD_Result params_it(void *cls, enum MHD_ValueKind kind, const char *key,
-                                 const char *value)
+                                 size_t key_size, const char *value, size_t value_size)
 {
   struct params_check *pc = cls;
+  const char *entry;
+  int prefix = -1;
+  size_t i;
   (void)kind;
-  (void)value;
-  if (!pc->bad[0] && key && !name_known(pc, key))
-    snprintf(pc->bad, sizeof(pc->bad), "%s", key[0] ? key : "(empty name)");
+  if (!key)
+    return MHD_YES;
+  if (strlen(key) != key_size) {
+    snprintf(pc->bad, sizeof(pc->bad), "bad parameter name '%.64s': it contains a NUL byte",
+             key);
+    return MHD_NO;
+  }
+  if (!(entry = name_match(pc, key, &prefix))) {
+    snprintf(pc->bad, sizeof(pc->bad), "unknown parameter '%.80s'",
+             key[0] ? key : "(empty name)");
+    return MHD_NO;
+  }
+  if (value && strlen(value) != value_size) {
+    snprintf(pc->bad, sizeof(pc->bad), "bad '%.80s': the value contains a NUL byte", key);
+    return MHD_NO;
+  }
+  if (repeatable(entry))
+    return MHD_YES;
+  for (i = 0; i < pc->n_seen; i++)
+    if (pc->seen[i] == entry && pc->seen_prefix[i] == prefix) {
+      snprintf(pc->bad, sizeof(pc->bad), "parameter '%.80s' given twice", key);
+      return MHD_NO;
+    }
+  if (pc->n_seen < PARAMS_SEEN_MAX) { /* more distinct names than any endpoint knows */
+    pc->seen[pc->n_seen] = entry;
+    pc->seen_prefix[pc->n_seen++] = prefix;
+  }
   return MHD_YES;
+}
+
+int spaa_api_params_check_prefixed(const struct spaa_req *req,
+                                   const char *const *const *plain,
+                                   const char *const *const *prefixed,
+                                   const char *const *prefixes, struct spaa_resp *resp)
+{
+  struct params_check pc;
+  memset(&pc, 0, sizeof(pc));
+  pc.plain = plain;
+  pc.prefixed = prefixed;
+  pc.prefixes = prefixes;
+  if (req->conn)
+    MHD_get_connection_values_n(req->conn, MHD_GET_ARGUMENT_KIND, params_it, &pc);
+  if (!pc.bad[0])
+    return 0;
+  spaa_resp_error(resp, SPAA_E_BAD_REQUEST, "%s", pc.bad);
+  return -1;
 }
 
 int spaa_api_params_check(const struct spaa_req *req, const char *const *const *lists,
                           const char *const *prefixes, struct spaa_resp *resp)
 {
-  struct params_check pc;
-  memset(&pc, 0, sizeof(pc));
-  pc.lists = lists;
-  pc.prefixes = prefixes;
+  return spaa_api_params_check_prefixed(req, lists, prefixes ? lists : NULL, prefixes, resp);
+}
+
+struct prefixed_find {
+  const char *prefix;
+  char *name;
+  size_t cap;
+  int found;
+};
+
+static enum MHD_Result prefixed_it(void *cls, enum MHD_ValueKind kind, const char *key,
+                                   const char *value)
+{
+  struct prefixed_find *f = cls;
+  (void)kind;
+  (void)value;
+  if (!key || strncmp(key, f->prefix, strlen(f->prefix)) != 0)
+    return MHD_YES;
+  snprintf(f->name, f->cap, "%s", key);
+  f->found = 1;
+  return MHD_NO;
+}
+
+int spaa_api_param_under(const struct spaa_req *req, const char *prefix, char *name, size_t cap)
+{
+  struct prefixed_find f = {prefix, name, cap, 0};
+  if (cap)
+    name[0] = 0;
   if (req->conn)
-    MHD_get_connection_values(req->conn, MHD_GET_ARGUMENT_KIND, params_it, &pc);
-  if (!pc.bad[0])
-    return 0;
-  spaa_resp_error(resp, SPAA_E_BAD_REQUEST, "unknown parameter '%s'", pc.bad);
-  return -1;
+    MHD_get_connection_values(req->conn, MHD_GET_ARGUMENT_KIND, prefixed_it, &f);
+  return f.found;
 }
 
 int spaa_api_size_param(const struct spaa_req *req, const char *name, size_t min, size_t max,
@@ -192,6 +286,19 @@ static int sel_labels_attrs(const struct spaa_req *req, const char *prefix,
   return 0;
 }
 
+/* The sources a stored profile can have (the ingest paths' names). */
+static const char *const sources[] = {"sentry", "otlp", "pprof", "spaa", NULL};
+#define SPAA_API_SOURCES_TEXT "sentry, otlp, pprof or spaa"
+
+static int source_known(const char *s)
+{
+  size_t i;
+  for (i = 0; sources[i]; i++)
+    if (strcmp(sources[i], s) == 0)
+      return 1;
+  return 0;
+}
+
 int spaa_api_sel_parse(const struct spaa_req *req, const char *prefix, int64_t now_ns,
                        struct spaa_api_sel *sel, struct spaa_resp *resp)
 {
@@ -202,6 +309,11 @@ int spaa_api_sel_parse(const struct spaa_req *req, const char *prefix, int64_t n
   if (!sel->q.service)
     sel->q.service = spaa_req_query(req, KEY("project"));
   sel->q.source = spaa_req_query(req, KEY("source"));
+  if (sel->q.source && !source_known(sel->q.source)) {
+    spaa_resp_error(resp, SPAA_E_BAD_REQUEST, "bad '%s' '%.32s': expected %s", k,
+                    sel->q.source, SPAA_API_SOURCES_TEXT);
+    return -1;
+  }
   sel->q.event = spaa_req_query(req, KEY("event"));
   sel->q.metric = spaa_req_query(req, KEY("metric"));
 #undef KEY

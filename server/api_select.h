@@ -17,10 +17,22 @@
 extern const char *const spaa_api_filter_params[];
 
 /* 0 when every query parameter of req is named in one of the NULL-terminated lists (each
- * also accepted under each prefix of `prefixes`, NULL-terminated, when given); else answers
- * 400 "unknown parameter 'X'" in resp and returns -1. */
+ * also accepted under each prefix of `prefixes`, NULL-terminated, when given), is given once
+ * (label and labels, prefixed or not, may repeat) and has no NUL byte (%00) in its name or
+ * value; else answers 400 naming the first parameter that is not ("unknown parameter 'X'",
+ * "parameter 'X' given twice", "bad 'X': the value contains a NUL byte") and returns -1. */
 int spaa_api_params_check(const struct spaa_req *req, const char *const *const *lists,
                           const char *const *prefixes, struct spaa_resp *resp);
+/* The same with the names of `plain` accepted only as they are and those of `prefixed` only
+ * under one of `prefixes` (a diff: its own parameters bare, the filters under a side). */
+int spaa_api_params_check_prefixed(const struct spaa_req *req,
+                                   const char *const *const *plain,
+                                   const char *const *const *prefixed,
+                                   const char *const *prefixes, struct spaa_resp *resp);
+
+/* 1, with the name copied to name (cap bytes), when some query parameter of req starts
+ * with prefix (the first such); else 0. */
+int spaa_api_param_under(const struct spaa_req *req, const char *prefix, char *name, size_t cap);
 
 /* The size parameter `name`: *out = def when absent, else decimal digits in [min, max].
  * 0, or answers 400 naming the parameter and returns -1. */
@@ -38,8 +50,9 @@ struct spaa_api_sel {
 };
 
 /* Read the selection's filters, each named prefix + filter ("" for none): service (or
- * project), source, event, metric, from, to (unix seconds, RFC 3339, "now", "now-90s",
- * "now-15m", "now-1h", "now-7d"; on received time, or on profile time with time=profile),
+ * project), source (sentry, otlp, pprof or spaa), event, metric, from, to (unix seconds,
+ * RFC 3339, "now", "now-90s", "now-15m", "now-1h", "now-7d"; on received time, or on profile
+ * time with time=profile),
  * label=k:v (repeatable), labels=k:v,... , and Sentry's transaction, release, environment,
  * trace_id (exact matches on the profile's attrs). now_ns is the request's arrival. 0, or
  * answers 400 naming the parameter and returns -1. Release with spaa_api_sel_free. */

@@ -57,8 +57,20 @@ void spaa_api_out_answer(struct spaa_resp *resp, struct spaa_api_out *o, int rc,
 
 /* ---- view parameters ---------------------------------------------------------------------- */
 
-static const char *const view_params[] = {"metric", "event", "by", "focus", "ignore", "limit",
-                                          "max_nodes", "budget", "format", NULL};
+/* Every view's, then each view's own (docs/query-api.md): a view refuses another's. */
+static const char *const view_params[] = {"metric", "event", "by", "focus", "ignore", NULL};
+static const char *const top_params[] = {"limit", NULL};
+static const char *const flame_params[] = {"max_nodes", NULL};
+static const char *const summary_params[] = {"budget", "format", NULL};
+static const char *const no_params[] = {NULL};
+
+static const char *const *view_own(enum spaa_api_view kind)
+{
+  return kind == SPAA_VIEW_TOP          ? top_params
+         : kind == SPAA_VIEW_FLAMEGRAPH ? flame_params
+         : kind == SPAA_VIEW_SUMMARY    ? summary_params
+                                        : no_params;
+}
 
 /* What the view parameters ask for. */
 struct view_args {
@@ -163,7 +175,7 @@ static int usage_to_bad_request(int rc, struct spaa_err *err)
 void spaa_api_profile_view(const struct spaa_req *req, struct spaa_resp *resp,
                            enum spaa_api_view kind)
 {
-  static const char *const *const lists[] = {view_params, NULL};
+  const char *const *const lists[] = {view_params, view_own(kind), NULL};
   struct spaa_profile *p;
   struct view_args a;
   struct spaa_vset v;
@@ -461,7 +473,7 @@ int spaa_api_merged_vset(struct spaa_store *store, const struct spaa_list_query 
 void spaa_api_merged_view(const struct spaa_req *req, struct spaa_resp *resp,
                           enum spaa_api_view kind)
 {
-  static const char *const *const lists[] = {view_params, spaa_api_filter_params, NULL};
+  const char *const *const lists[] = {view_params, view_own(kind), spaa_api_filter_params, NULL};
   struct spaa_api_sel sel;
   struct view_args a;
   struct spaa_vset v;

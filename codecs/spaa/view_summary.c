@@ -36,11 +36,41 @@ static int pct(struct spaa_buf *b, double x, double total)
   return spaa_buf_addf(b, "%.2f", total != 0 ? 100.0 * x / total : 0.0);
 }
 
-/* root;...;leaf with the middle cut out past 2 * SUMMARY_KEEP_ENDS frames. */
+/* What the path of a stack without frames reads (the collapsed view writes the same). */
+#define SUMMARY_NO_FRAMES "(no frames)"
+
+/* Append s so that it stays on its line: control characters escaped (\n, \r, \t as those two
+ * characters, the others and DEL as \xNN; a backslash is kept as it is), and, in a path
+ * (in_path 1), ';' written ':' (as the collapsed view does) so that ';' only separates frames. */
+static int put_text(struct spaa_buf *b, const char *s, int in_path)
+{
+  const unsigned char *p = (const unsigned char *)(s ? s : "");
+  int rc = 0;
+  for (; *p && !rc; p++) {
+    if (*p == '\n')
+      rc = spaa_buf_add(b, "\\n", 2);
+    else if (*p == '\r')
+      rc = spaa_buf_add(b, "\\r", 2);
+    else if (*p == '\t')
+      rc = spaa_buf_add(b, "\\t", 2);
+    else if (*p < 0x20 || *p == 0x7f)
+      rc = spaa_buf_addf(b, "\\x%02x", *p);
+    else if (*p == ';' && in_path)
+      rc = spaa_buf_add(b, ":", 1);
+    else
+      rc = spaa_buf_add(b, p, 1);
+  }
+  return rc;
+}
+
+/* root;...;leaf with the middle cut out past 2 * SUMMARY_KEEP_ENDS frames; names as put_text
+ * writes them in a path; SUMMARY_NO_FRAMES for a stack without frames. */
 static int path_text(struct spaa_buf *b, const struct spaa_vset *v, const struct spaa_vstack *st)
 {
   size_t j;
   int rc = 0;
+  if (!st->n)
+    return spaa_buf_adds(b, SUMMARY_NO_FRAMES);
   for (j = 0; j < st->n && !rc; j++) {
     if (st->n > 2 * SUMMARY_KEEP_ENDS && j == SUMMARY_KEEP_ENDS) {
       rc = spaa_buf_addf(b, ";...(%zu frames)...", st->n - 2 * SUMMARY_KEEP_ENDS);
@@ -48,7 +78,7 @@ static int path_text(struct spaa_buf *b, const struct spaa_vset *v, const struct
       continue;
     }
     rc = j ? spaa_buf_add(b, ";", 1) : 0;
-    rc = rc ? rc : spaa_buf_adds(b, v->names[st->path[j]]);
+    rc = rc ? rc : put_text(b, v->names[st->path[j]], 1);
   }
   return rc;
 }
@@ -75,9 +105,16 @@ static int sum_head(struct sum *s, const struct spaa_vset *v, const char *name)
     rc = rc ? rc : spaa_view_num(b, v->total);
     rc = rc ? rc : spaa_buf_addf(b, ",\"stacks\":%zu,\"top\":[", v->n_stacks);
   } else {
-    rc = spaa_buf_addf(b, "summary of %s\nmetric %s%s%s%s, total ", name,
-                       v->metric ? v->metric : "?", v->unit ? " (" : "", v->unit ? v->unit : "",
-                       v->unit ? ")" : "");
+    rc = spaa_buf_adds(b, "summary of ");
+    rc = rc ? rc : put_text(b, name, 0);
+    rc = rc ? rc : spaa_buf_adds(b, "\nmetric ");
+    rc = rc ? rc : put_text(b, v->metric ? v->metric : "?", 0);
+    if (v->unit) {
+      rc = rc ? rc : spaa_buf_adds(b, " (");
+      rc = rc ? rc : put_text(b, v->unit, 0);
+      rc = rc ? rc : spaa_buf_adds(b, ")");
+    }
+    rc = rc ? rc : spaa_buf_adds(b, ", total ");
     rc = rc ? rc : spaa_view_num(b, v->total);
     rc = rc ? rc : spaa_buf_addf(b, ", %zu stacks\ntop self functions (self%% total%% name):\n",
                                  v->n_stacks);
@@ -105,7 +142,9 @@ static int sum_top(struct sum *s, const struct spaa_vset *v)
       rc = rc ? rc : pct(b, rows[i].self, v->total);
       rc = rc ? rc : spaa_buf_adds(b, "% ");
       rc = rc ? rc : pct(b, rows[i].total, v->total);
-      rc = rc ? rc : spaa_buf_addf(b, "%% %s\n", rows[i].name);
+      rc = rc ? rc : spaa_buf_adds(b, "% ");
+      rc = rc ? rc : put_text(b, rows[i].name, 0);
+      rc = rc ? rc : spaa_buf_adds(b, "\n");
     }
     rc = rc ? rc : sum_take(s);
   }
@@ -132,15 +171,16 @@ static int sum_paths(struct sum *s, const struct spaa_vset *v)
       rc = rc ? rc : spaa_view_jstr(b, order[i]->id);
       rc = rc ? rc : spaa_buf_adds(b, ",\"pct\":");
       rc = rc ? rc : pct(b, order[i]->value, v->total);
-      rc = rc ? rc : spaa_buf_adds(b, ",\"path\":\"");
-      {
-        size_t start = b->len, k;
-        rc = rc ? rc : path_text(b, v, order[i]);
-        for (k = start; !rc && k < b->len; k++) /* keep the JSON string valid */
-          if (b->p[k] == '"' || b->p[k] == '\\' || (unsigned char)b->p[k] < 0x20)
-            b->p[k] = '_';
+      rc = rc ? rc : spaa_buf_adds(b, ",\"path\":");
+      { /* the text summary's path, as a JSON string */
+        struct spaa_buf path;
+        spaa_buf_init(&path, 0);
+        rc = rc ? rc : path_text(&path, v, order[i]);
+        rc = rc ? rc : spaa_buf_add(&path, "", 1);
+        rc = rc ? rc : spaa_view_jstr(b, path.p);
+        spaa_buf_free(&path);
       }
-      rc = rc ? rc : spaa_buf_adds(b, "\"}");
+      rc = rc ? rc : spaa_buf_adds(b, "}");
     } else {
       rc = spaa_buf_adds(b, "  ");
       rc = rc ? rc : pct(b, order[i]->value, v->total);
