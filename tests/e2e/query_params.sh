@@ -147,4 +147,14 @@ done
 get '/api/v1/profiles?source=sentry'
 assert_eq "$SENTRY" "$(jq -r '[.profiles[].id] | join(",")' <<<"$HTTP_BODY")" "source=sentry"
 
+# --- each view takes its own parameters, not another's ----------------------------------------
+bad "/api/v1/profiles/$DEV/flamegraph?limit=5" 400 "unknown parameter 'limit'"
+bad "/api/v1/profiles/$DEV/top?max_nodes=5" 400 "unknown parameter 'max_nodes'"
+bad "/api/v1/profiles/$DEV/collapsed?budget=512" 400 "unknown parameter 'budget'"
+bad '/api/v1/flamegraph?service=shop&limit=5' 400 "unknown parameter 'limit'"
+bad '/api/v1/summary?service=shop&max_nodes=5' 400 "unknown parameter 'max_nodes'"
+ok "/api/v1/profiles/$DEV/top?limit=5"
+ok "/api/v1/profiles/$DEV/flamegraph?max_nodes=5"
+ok '/api/v1/summary?service=shop&budget=512&format=json'
+
 echo "ok [$E2E_NAME]"
