@@ -262,7 +262,7 @@ struct agg {
   char why[256];            /* SPAA_E_BAD_REQUEST: units that do not add up */
   struct spaa_idmap ix;     /* stack number -> index */
   int64_t *numbers;         /* distinct stack numbers, in order of first appearance */
-  double *values;
+  spaa_vnum *values;
   size_t n, cap;
   int64_t last_profile;
   size_t profiles;          /* profiles visited */
@@ -283,7 +283,7 @@ static int agg_meter(struct agg *g, size_t cap)
  * SPAA_E_BAD_REQUEST (g->why) for units that cannot be added: selections mix profiles whose
  * tools measure one metric name differently (a wall clock in microseconds and one in
  * nanoseconds add up once converted; "wall" in samples and in seconds do not). */
-static int agg_unit(struct agg *g, const char *unit, double *x)
+static int agg_unit(struct agg *g, const char *unit, spaa_vnum *x)
 {
   double size;
   int kind;
@@ -327,10 +327,10 @@ static int agg_cb(void *ctx, const struct spaa_store_scan_stack *st)
     g->metric = g->metric_own;
   }
   for (i = 0; i < st->n_weights; i++) {
-    double x;
+    spaa_vnum x;
     if (strcmp(st->weights[i].metric, g->metric) != 0)
       continue;
-    x = spaa_num_as_double(st->weights[i].value);
+    x = spaa_vnum_of(st->weights[i].value);
     if (agg_unit(g, st->weights[i].unit, &x))
       return SPAA_E_BAD_REQUEST;
     if (!spaa_idmap_get(&g->ix, (uint64_t)st->stack, &k)) {
@@ -342,7 +342,7 @@ static int agg_cb(void *ctx, const struct spaa_store_scan_stack *st)
         if (agg_meter(g, cap))
           return SPAA_E_NOMEM;
         a = realloc(g->numbers, cap * sizeof(*a));
-        double *b = a ? realloc(g->values, cap * sizeof(*b)) : NULL;
+        spaa_vnum *b = a ? realloc(g->values, cap * sizeof(*b)) : NULL;
         if (a)
           g->numbers = a;
         if (!b)

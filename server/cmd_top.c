@@ -115,13 +115,14 @@ static void print_rows(const struct spaa_vset *v, size_t limit)
   size_t i, n;
   if (spaa_view__top_rows(v, &rows, &n))
     return;
-  printf("metric %s%s%s%s, total %.17g, %zu stacks\n", v->metric ? v->metric : "?",
+  printf("metric %s%s%s%s, total %.20Lg, %zu stacks\n", v->metric ? v->metric : "?",
          v->unit ? " (" : "", v->unit ? v->unit : "", v->unit ? ")" : "", v->total, v->n_stacks);
   printf("%8s %16s %8s %16s  %s\n", "self%", "self", "total%", "total", "function");
   for (i = 0; i < n && i < limit; i++)
-    printf("%7.2f%% %16.17g %7.2f%% %16.17g  %s\n",
-           v->total ? 100 * rows[i].self / v->total : 0.0, rows[i].self,
-           v->total ? 100 * rows[i].total / v->total : 0.0, rows[i].total, rows[i].name);
+    printf("%7.2f%% %16.20Lg %7.2f%% %16.20Lg  %s\n",
+           v->total != 0 ? (double)(100 * rows[i].self / v->total) : 0.0, rows[i].self,
+           v->total != 0 ? (double)(100 * rows[i].total / v->total) : 0.0, rows[i].total,
+           rows[i].name);
   free(rows);
 }
 

@@ -402,12 +402,29 @@ static int64_t unit_ns(const char *unit)
   return 0;
 }
 
+/* A time of `m` ns per unit in ns: an integer exactly (epoch nanoseconds pass 2^53, where a
+ * double rounds them: 1673511894614055000 became ...054912), saturated past int64; a float
+ * as a double can. */
+static int64_t num_ns(struct spaa_num t, int64_t m)
+{
+  int64_t ns;
+  double d;
+  if (!t.is_float)
+    return __builtin_mul_overflow(t.i, m, &ns) ? (t.i < 0 ? INT64_MIN : INT64_MAX) : ns;
+  d = t.f * (double)m;
+  if (!(d == d))
+    return 0;
+  if (d >= 9223372036854775807.0)
+    return INT64_MAX;
+  return d <= -9223372036854775808.0 ? INT64_MIN : (int64_t)d;
+}
+
 int spaa_header_range_ns(const struct spaa_profile *p, int64_t *start_ns, int64_t *end_ns)
 {
   int64_t m = unit_ns(p->header.time_unit);
   if (!p->header.has_time_range || !m)
     return -1;
-  *start_ns = (int64_t)(spaa_num_as_double(p->header.start) * (double)m);
-  *end_ns = (int64_t)(spaa_num_as_double(p->header.end) * (double)m);
+  *start_ns = num_ns(p->header.start, m);
+  *end_ns = num_ns(p->header.end, m);
   return 0;
 }

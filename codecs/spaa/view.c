@@ -215,7 +215,7 @@ static int name_match(struct spaa_vset *v, size_t ix)
   return v->match[ix] & 3;
 }
 
-int spaa_vset_add(struct spaa_vset *v, const char *const *names, size_t n, double value,
+int spaa_vset_add(struct spaa_vset *v, const char *const *names, size_t n, spaa_vnum value,
                   const char *id)
 {
   struct spaa_vstack *s;
@@ -320,7 +320,7 @@ int spaa_vset_from_profile(struct spaa_vset *v, const struct spaa_profile *p,
                      ? frame_name(&p->frames[k], by_frame, tmp + j * 512, 512)
                      : "[unknown]";
     }
-    rc = spaa_vset_add(v, names, s->n_frames, spaa_num_as_double(w->value), s->id);
+    rc = spaa_vset_add(v, names, s->n_frames, spaa_vnum_of(w->value), s->id);
   }
   if (!rc && !seen && asked)
     rc = spaa_err_set(err, SPAA_E_USAGE, 0, 0, "no stack of event '%.64s' has metric '%.64s'",
@@ -335,13 +335,13 @@ int spaa_vset_from_profile(struct spaa_vset *v, const struct spaa_profile *p,
   return rc;
 }
 
-int spaa_view_num(struct spaa_buf *b, double x)
+int spaa_view_num(struct spaa_buf *b, spaa_vnum x)
 {
-  if (x == floor(x) && fabs(x) < 9007199254740992.0)
-    return spaa_buf_addf(b, "%.0f", x);
   if (!isfinite(x))
     return spaa_buf_adds(b, "0");
-  return spaa_buf_addf(b, "%.17g", x);
+  if (x == floorl(x) && fabsl(x) < 18446744073709551616.0L)
+    return spaa_buf_addf(b, "%.0Lf", x);
+  return spaa_buf_addf(b, "%.17g", (double)x);
 }
 
 int spaa_view_jstr(struct spaa_buf *b, const char *s)

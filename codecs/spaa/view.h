@@ -1,14 +1,19 @@
 /* Views of stack weights: a set of aggregated stacks (frame names root first and one value
  * each) filled from a profile or from any other source (the store's merged scans), and the
  * answers written from it: top functions, a flamegraph tree, folded stacks, speedscope.
- * Pure: bytes out through a sink, no I/O. Numbers are doubles (exact for integer sums up to
- * 2^53) and written as integers when they are whole. */
+ * Pure: bytes out through a sink, no I/O. Numbers are spaa_vnum and written as integers when
+ * they are whole. */
 #ifndef SPAA_VIEW_H
 #define SPAA_VIEW_H
 
 #include <regex.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* The views' numbers: long double, whose 64-bit significand (x86-64) keeps integer sums exact
+ * up to 2^64, where a double is exact only to 2^53 (104 days of CPU in nanoseconds: a merged
+ * fleet view passes it). Weights that are floats stay floats. */
+typedef long double spaa_vnum;
 
 #include "base/buf.h"
 #include "base/err.h"
@@ -22,7 +27,7 @@
 struct spaa_vstack {
   uint32_t *path;   /* n name ids (owned by the set) */
   size_t n;
-  double value;     /* the chosen metric's weight */
+  spaa_vnum value;  /* the chosen metric's weight */
   char id[48];      /* the stack id when there is one stack behind it, else "" */
   int64_t tag;      /* the caller's (the store's stack number in merged views), 0 else */
 };
@@ -34,7 +39,7 @@ struct spaa_vset {
   struct spaa_strmap name_ix; /* name -> index in names */
   struct spaa_vstack *stacks; /* n_stacks (owned) */
   size_t n_stacks, cap_stacks;
-  double total;            /* sum of every stack's value */
+  spaa_vnum total;         /* sum of every stack's value */
   const char *metric;      /* the metric's name (borrowed, or metric_buf) */
   char metric_buf[128];    /* a metric name the set keeps itself */
   char unit_buf[64];       /* a unit the set keeps itself */
@@ -67,7 +72,7 @@ int spaa_vset_filters(struct spaa_vset *v, const char *focus, const char *ignore
 
 /* Add a stack: n names root first (copied), its value and its id (may be NULL). A stack the
  * filters leave out is counted in v->dropped and not added. 0 or SPAA_E_NOMEM. */
-int spaa_vset_add(struct spaa_vset *v, const char *const *names, size_t n, double value,
+int spaa_vset_add(struct spaa_vset *v, const char *const *names, size_t n, spaa_vnum value,
                   const char *id);
 
 /* The stacks of one event of a profile, weighed by one metric: names are the frames'
@@ -145,14 +150,19 @@ int spaa_view_diff(const struct spaa_vset *base, const struct spaa_vset *target,
 /* One function of a top answer (internal to the views, shared with the summary). */
 struct spaa_top_row {
   const char *name; /* borrowed from the set */
-  double self, total;
+  spaa_vnum self, total;
 };
 /* Every function of v with self and total, sorted as spaa_view_top sorts (*out malloc'ed).
  * 0 or SPAA_E_NOMEM. */
 int spaa_view__top_rows(const struct spaa_vset *v, struct spaa_top_row **out, size_t *n);
 
-/* A number as the views write it: whole values as integers, others with %.17g. */
-int spaa_view_num(struct spaa_buf *b, double x);
+/* A weight as a view number, exact for any int64. */
+static inline spaa_vnum spaa_vnum_of(struct spaa_num n)
+{
+  return n.is_float ? (spaa_vnum)n.f : (spaa_vnum)n.i;
+}
+/* A number as the views write it: whole values below 2^64 as integers, others with %.17g. */
+int spaa_view_num(struct spaa_buf *b, spaa_vnum x);
 /* A JSON string (quotes and escapes) into b. */
 int spaa_view_jstr(struct spaa_buf *b, const char *s);
 

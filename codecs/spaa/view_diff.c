@@ -11,7 +11,7 @@
 struct drow {
   const char *key;   /* borrowed from a set */
   const char *path;  /* stacks: the folded path (owned), else NULL */
-  double base, target;
+  spaa_vnum base, target;
 };
 
 struct dtab {
@@ -20,7 +20,7 @@ struct dtab {
   struct spaa_strmap ix;
 };
 
-static int dtab_add(struct dtab *t, const char *key, double x, int target, struct drow **out)
+static int dtab_add(struct dtab *t, const char *key, spaa_vnum x, int target, struct drow **out)
 {
   size_t k;
   if (!spaa_strmap_get(&t->ix, key, strlen(key), &k)) {
@@ -59,7 +59,7 @@ static void dtab_free(struct dtab *t)
 static int delta_cmp(const void *a, const void *b)
 {
   const struct drow *x = a, *y = b;
-  double dx = fabs(x->target - x->base), dy = fabs(y->target - y->base);
+  spaa_vnum dx = fabsl(x->target - x->base), dy = fabsl(y->target - y->base);
   if (dx != dy)
     return dx < dy ? 1 : -1;
   return strcmp(x->key, y->key);
@@ -88,8 +88,8 @@ static char *fold(const struct spaa_vset *v, const struct spaa_vstack *s)
 /* The two sides in one unit: each side's values are multiplied by its scale (the coarser
  * side's by how many of the finer unit its unit is), its total with them. */
 struct dunit {
-  double scale[2];   /* base, target */
-  double total[2];
+  spaa_vnum scale[2];   /* base, target */
+  spaa_vnum total[2];
   const char *unit;  /* the unit both are in, or NULL */
 };
 
@@ -124,7 +124,7 @@ static int diff_unit(const struct spaa_vset *base, const struct spaa_vset *targe
 
 /* Functions (by self) or stacks (by id; by folded path when `by_path`) of both sets, their
  * values times `scale`. */
-static int collect(struct dtab *t, const struct spaa_vset *v, double scale, int target,
+static int collect(struct dtab *t, const struct spaa_vset *v, spaa_vnum scale, int target,
                    int stacks, int by_path)
 {
   size_t i;
@@ -153,10 +153,12 @@ static int collect(struct dtab *t, const struct spaa_vset *v, double scale, int 
   return rc;
 }
 
-static int row_json(struct spaa_buf *b, const struct drow *r, double bt, double tt, int stacks)
+static int row_json(struct spaa_buf *b, const struct drow *r, spaa_vnum bt, spaa_vnum tt, int stacks)
 {
   const char *status = r->base == 0 && r->target != 0 ? "new"
                      : r->target == 0 && r->base != 0 ? "gone" : "changed";
+  double bp = bt != 0 ? (double)(100 * r->base / bt) : 0.0;
+  double tp = tt != 0 ? (double)(100 * r->target / tt) : 0.0;
   int rc = spaa_buf_adds(b, stacks ? "{\"id\":" : "{\"name\":");
   rc = rc ? rc : spaa_view_jstr(b, r->key);
   if (stacks && r->path) {
@@ -170,8 +172,7 @@ static int row_json(struct spaa_buf *b, const struct drow *r, double bt, double 
   rc = rc ? rc : spaa_buf_adds(b, ",\"delta\":");
   rc = rc ? rc : spaa_view_num(b, r->target - r->base);
   rc = rc ? rc : spaa_buf_addf(b, ",\"base_pct\":%.2f,\"target_pct\":%.2f,\"delta_pct\":%.2f",
-                               bt ? 100 * r->base / bt : 0.0, tt ? 100 * r->target / tt : 0.0,
-                               (tt ? 100 * r->target / tt : 0.0) - (bt ? 100 * r->base / bt : 0.0));
+                               bp, tp, tp - bp);
   return rc ? rc : spaa_buf_addf(b, ",\"status\":\"%s\"}", r->base == r->target ? "same" : status);
 }
 
@@ -252,8 +253,8 @@ static int diff_summary(struct spaa_buf *b, const struct spaa_vset *base, const 
         rc = rc ? rc : spaa_buf_addf(&line, " %s %.300s\n", r->key, r->path ? r->path : "");
       else
         rc = rc ? rc : spaa_buf_addf(&line, " %.2f%% -> %.2f%% %.300s\n",
-                                     u->total[0] ? 100 * r->base / u->total[0] : 0.0,
-                                     u->total[1] ? 100 * r->target / u->total[1] : 0.0,
+                                     u->total[0] != 0 ? (double)(100 * r->base / u->total[0]) : 0.0,
+                                     u->total[1] != 0 ? (double)(100 * r->target / u->total[1]) : 0.0,
                                      r->key);
       rc = rc ? rc : sum_line(b, &line, budget, &left);
     }

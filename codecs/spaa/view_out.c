@@ -50,9 +50,9 @@ static int head(struct spaa_buf *b, const struct spaa_vset *v)
   return rc ? rc : spaa_view_num(b, v->total);
 }
 
-static int pct(struct spaa_buf *b, double x, double total)
+static int pct(struct spaa_buf *b, spaa_vnum x, spaa_vnum total)
 {
-  return spaa_buf_addf(b, "%.2f", total != 0 ? 100.0 * x / total : 0.0);
+  return spaa_buf_addf(b, "%.2f", total != 0 ? (double)(100 * x / total) : 0.0);
 }
 
 /* ---- top --------------------------------------------------------------------------------- */
@@ -141,8 +141,8 @@ struct fnode {
   uint32_t name;
   uint32_t depth;
   size_t parent;     /* index of the parent; the root is node 0 (its own parent) */
-  double self, total;
-  double other;      /* total of the children that were trimmed */
+  spaa_vnum self, total;
+  spaa_vnum other;   /* total of the children that were trimmed */
   size_t first, count; /* kept children: order[first .. first + count) */
   int kept;
   int trimmed_kids;  /* 1 when some child was trimmed */
@@ -208,7 +208,7 @@ static int tree_build(struct ftree *t)
 struct fkey {
   size_t ix;         /* node index */
   size_t parent;
-  double total;
+  spaa_vnum total;
   uint32_t depth;
   const char *name;
 };
@@ -238,7 +238,7 @@ static int family_cmp(const void *a, const void *b)
 
 /* Mark the kept nodes, sum the trimmed ones into their parent's `other`, and lay the kept
  * children out in `order` family by family. Returns the count of trimmed nodes. */
-static size_t tree_trim(struct ftree *t, size_t max_nodes, size_t *order, double *trimmed)
+static size_t tree_trim(struct ftree *t, size_t max_nodes, size_t *order, spaa_vnum *trimmed)
 {
   struct fkey *k = malloc((t->len ? t->len : 1) * sizeof(*k));
   size_t i, kept = 0, n = 0;
@@ -276,7 +276,7 @@ static size_t tree_trim(struct ftree *t, size_t max_nodes, size_t *order, double
   return t->len - 1 - kept;
 }
 
-static int node_open(struct spaa_buf *b, const char *name, double self, double total)
+static int node_open(struct spaa_buf *b, const char *name, spaa_vnum self, spaa_vnum total)
 {
   int rc = spaa_buf_adds(b, "{\"name\":");
   rc = rc ? rc : spaa_view_jstr(b, name);
@@ -334,7 +334,7 @@ int spaa_view_flamegraph(const struct spaa_vset *v, size_t max_nodes, spaa_sink_
   struct vout o = {.sink = sink, .ctx = ctx};
   struct ftree t = {.v = v};
   size_t *order = NULL, trimmed = 0;
-  double trimmed_value = 0;
+  spaa_vnum trimmed_value = 0;
   int rc;
   spaa_buf_init(&o.b, 0);
   if ((rc = tree_build(&t)))
@@ -364,7 +364,7 @@ out:
 
 struct fline {
   char *path;
-  double value;
+  spaa_vnum value;
 };
 
 static int line_path_cmp(const void *a, const void *b)

@@ -31,9 +31,9 @@ static int sum_take(struct sum *s)
   return rc;
 }
 
-static int pct(struct spaa_buf *b, double x, double total)
+static int pct(struct spaa_buf *b, spaa_vnum x, spaa_vnum total)
 {
-  return spaa_buf_addf(b, "%.2f", total != 0 ? 100.0 * x / total : 0.0);
+  return spaa_buf_addf(b, "%.2f", total != 0 ? (double)(100 * x / total) : 0.0);
 }
 
 /* What the path of a stack without frames reads (the collapsed view writes the same). */

@@ -65,6 +65,17 @@ assert_contains "$HTTP_BODY" "microseconds" "the diff's refusal names the units 
 http GET "/api/v1/top?service=clock&metric=wall&from=now-1h&limit=5&label=none%3Anone"
 assert_eq 200 "$HTTP_CODE" "a selection that matches nothing still answers"
 
+# --- sums past 2^53 stay exact (a double would round them) ------------------------------------
+BIG=$(spaa huge nanoseconds 9007199254740993 3)
+http GET "/api/v1/profiles/$BIG/top"
+assert_contains "$HTTP_BODY" '"total":9007199254740996,' "one profile's total, 2^53 + 4 ($HTTP_BODY)"
+assert_contains "$HTTP_BODY" '"self":9007199254740993' "work's self, 2^53 + 1 ($HTTP_BODY)"
+http GET "/api/v1/profiles/$BIG/collapsed"
+assert_contains "$HTTP_BODY" "main;work 9007199254740993" "collapsed, exact"
+spaa huge nanoseconds 4611686018427387904 4611686018427387904 >/dev/null
+http GET '/api/v1/top?service=huge'
+assert_contains "$HTTP_BODY" '"total":9232379236109516804,' "merged: 2^53 + 4 + 2^63, past int64, exact ($HTTP_BODY)"
+
 # --- patterns that cost far more than their bytes ----------------------------------------------
 for pat in '(.*)(.*)(.*)(.*)(.*)\5\4\3\2\1z' '(.*)\1z' '((a{255}){255}){255}'; do
   enc=$(jq -rn --arg p "$pat" '$p|@uri')

@@ -28,6 +28,11 @@ static void test_header_range_ns(void **state)
       {"seconds", {.i = 1700000000}, {.is_float = 1, .f = 1700000000.5}, 1700000000000000000LL,
        1700000000500000000LL, 0},
       {"minutes", {.i = 1}, {.i = 2}, 0, 0, -1},
+      /* epoch nanoseconds past 2^53 stay exact (through a double: ...054912) */
+      {"nanoseconds", {.i = 1673511894614055000LL}, {.i = 1673511894614055001LL},
+       1673511894614055000LL, 1673511894614055001LL, 0},
+      /* past int64 once in nanoseconds: saturated, not wrapped */
+      {"seconds", {.i = 9300000000LL}, {.i = -9300000000LL}, INT64_MAX, INT64_MIN, 0},
   };
   struct spaa_profile *p = spaa_profile_new();
   size_t i;
