@@ -72,6 +72,7 @@ struct label_ctx {
   json_t *obj;          /* collected labels */
   int bad;              /* an item was malformed */
   char what[96];        /* the first bad item */
+  char twice[256];      /* a key given two values, or "" */
 };
 
 static void label_item(struct label_ctx *lc, const char *s, size_t n)
@@ -90,6 +91,16 @@ static void label_item(struct label_ctx *lc, const char *s, size_t n)
   memcpy(key, s, (size_t)(colon - s));
   key[colon - s] = 0;
   val = strndup(colon + 1, n - (size_t)(colon - s) - 1);
+  if (val && json_object_get(lc->obj, key) &&
+      strcmp(json_string_value(json_object_get(lc->obj, key)), val) != 0) {
+    /* a profile has one value per key: both would match nothing, the last alone half of it */
+    lc->bad = 1;
+    snprintf(lc->twice, sizeof(lc->twice), "label '%.40s' given two values ('%.40s' and "
+             "'%.40s'): a profile has one value per key", key,
+             json_string_value(json_object_get(lc->obj, key)), val);
+    free(val);
+    return;
+  }
   if (!val || json_object_set_new(lc->obj, key, json_string(val))) {
     lc->bad = 1;
     snprintf(lc->what, sizeof(lc->what), "%.*s", (int)(n > 80 ? 80 : n), s);
@@ -131,6 +142,10 @@ int spaa_query_labels_prefixed(const struct spaa_req *req, const char *prefix, j
   spaa_req_query_each(req, k, on_label, &lc);
   snprintf(k, sizeof(k), "%slabels", prefix);
   spaa_req_query_each(req, k, on_labels, &lc);
+  if (lc.bad && lc.twice[0]) {
+    json_decref(lc.obj);
+    return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "bad '%slabel': %s", prefix, lc.twice);
+  }
   if (lc.bad) {
     json_decref(lc.obj);
     return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0,

@@ -147,6 +147,13 @@ done
 get '/api/v1/profiles?source=sentry'
 assert_eq "$SENTRY" "$(jq -r '[.profiles[].id] | join(",")' <<<"$HTTP_BODY")" "source=sentry"
 
+# --- a label key with two values would match nothing (or, kept last, half of it): refused --------
+bad '/api/v1/profiles?label=env:dev&label=env:prod' 400 "'env' given two values" "'dev' and 'prod'"
+bad '/api/v1/profiles?labels=env:dev,env:prod' 400 "'env' given two values"
+bad '/api/v1/top?service=shop&label=env:dev&labels=env:prod' 400 "'env' given two values"
+get '/api/v1/profiles?label=env:dev&labels=env:dev'
+assert_eq "$DEV" "$(jq -r '[.profiles[].id] | join(",")' <<<"$HTTP_BODY")" "one value given twice"
+
 # --- each view takes its own parameters, not another's ----------------------------------------
 bad "/api/v1/profiles/$DEV/flamegraph?limit=5" 400 "unknown parameter 'limit'"
 bad "/api/v1/profiles/$DEV/top?max_nodes=5" 400 "unknown parameter 'max_nodes'"
