@@ -6,6 +6,7 @@
 #include "base/idmap.h"
 #include "spaa/canon.h"
 #include "spaa/export.h"
+#include "spaa/view.h"
 
 #define FOLDED_FLUSH (1 << 16) /* hand lines to the sink once this many bytes wait */
 
@@ -27,7 +28,7 @@ static int folded_line(struct spaa_buf *b, const struct spaa_profile *p,
                        struct spaa_num value)
 {
   size_t j, k;
-  int rc = 0;
+  int rc = s->n_frames ? 0 : spaa_buf_adds(b, SPAA_VIEW_NO_FRAMES);
   for (j = 0; j < s->n_frames && !rc; j++) {
     size_t pos = p->header.frame_order == SPAA_ROOT_TO_LEAF ? j : s->n_frames - 1 - j;
     if (j)

@@ -21,6 +21,9 @@ typedef long double spaa_vnum;
 #include "spaa/spaa.h"
 
 #define SPAA_VIEW_MAX_REGEX 256 /* longest focus= / ignore= pattern, bytes */
+/* The path every text output gives a stack without frames (an empty path reads as no stack
+ * at all to folded-stack tools). */
+#define SPAA_VIEW_NO_FRAMES "(no frames)"
 #define SPAA_VIEW_MAX_REGEX_SIZE 4096 /* its atoms with every {n,m} written out, at most */
 
 /* One aggregated stack: name ids (indexes in the set's name table), root first. */

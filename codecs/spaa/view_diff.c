@@ -72,6 +72,8 @@ static char *fold(const struct spaa_vset *v, const struct spaa_vstack *s)
   size_t j;
   int rc = 0;
   spaa_buf_init(&b, 0);
+  if (!s->n)
+    rc = spaa_buf_adds(&b, SPAA_VIEW_NO_FRAMES);
   for (j = 0; j < s->n && !rc; j++) {
     size_t start = b.len;
     rc = j ? spaa_buf_add(&b, ";", 1) : 0;

@@ -380,10 +380,6 @@ static int line_value_cmp(const void *a, const void *b)
   return strcmp(x->path, y->path);
 }
 
-/* What the folded path of a stack without frames reads (an empty path would give the line
- * " 6", which folded-stack readers take for no stack at all; the summary writes the same). */
-#define FOLD_NO_FRAMES "(no frames)"
-
 /* The folded path of stack s (malloc'ed), NULL on OOM. */
 static char *fold_path(const struct spaa_vset *v, const struct spaa_vstack *s)
 {
@@ -393,7 +389,7 @@ static char *fold_path(const struct spaa_vset *v, const struct spaa_vstack *s)
   int rc = 0;
   spaa_buf_init(&b, 0);
   if (!s->n)
-    rc = spaa_buf_adds(&b, FOLD_NO_FRAMES);
+    rc = spaa_buf_adds(&b, SPAA_VIEW_NO_FRAMES);
   for (j = 0; j < s->n && !rc; j++) {
     if (j)
       rc = spaa_buf_add(&b, ";", 1);

@@ -36,9 +36,6 @@ static int pct(struct spaa_buf *b, spaa_vnum x, spaa_vnum total)
   return spaa_buf_addf(b, "%.2f", total != 0 ? (double)(100 * x / total) : 0.0);
 }
 
-/* What the path of a stack without frames reads (the collapsed view writes the same). */
-#define SUMMARY_NO_FRAMES "(no frames)"
-
 /* Append s so that it stays on its line: control characters escaped (\n, \r, \t as those two
  * characters, the others and DEL as \xNN; a backslash is kept as it is), and, in a path
  * (in_path 1), ';' written ':' (as the collapsed view does) so that ';' only separates frames. */
@@ -64,13 +61,13 @@ static int put_text(struct spaa_buf *b, const char *s, int in_path)
 }
 
 /* root;...;leaf with the middle cut out past 2 * SUMMARY_KEEP_ENDS frames; names as put_text
- * writes them in a path; SUMMARY_NO_FRAMES for a stack without frames. */
+ * writes them in a path; SPAA_VIEW_NO_FRAMES for a stack without frames. */
 static int path_text(struct spaa_buf *b, const struct spaa_vset *v, const struct spaa_vstack *st)
 {
   size_t j;
   int rc = 0;
   if (!st->n)
-    return spaa_buf_adds(b, SUMMARY_NO_FRAMES);
+    return spaa_buf_adds(b, SPAA_VIEW_NO_FRAMES);
   for (j = 0; j < st->n && !rc; j++) {
     if (st->n > 2 * SUMMARY_KEEP_ENDS && j == SUMMARY_KEEP_ENDS) {
       rc = spaa_buf_addf(b, ";...(%zu frames)...", st->n - 2 * SUMMARY_KEEP_ENDS);

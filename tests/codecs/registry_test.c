@@ -139,6 +139,16 @@ static void test_export_buf_folded_and_errors(void **state)
   unzstd(&z, &out);
   assert_int_equal(out.len, 7);
   assert_memory_equal(out.p, "main 3\n", 7);
+  { /* a stack without frames: a path that reads as one */
+    struct spaa_stack *s = spaa_add_stack(p);
+    snprintf(s->id, sizeof(s->id), "s0");
+    s->event = "cpu";
+    assert_int_equal(spaa_weights_add(p, &s->weights, "samples", spaa_int(2), NULL), 0);
+    out.len = 0;
+    assert_int_equal(spaa_export_buf(x->fn, p, NULL, 0, &out, &err), 0);
+    assert_int_equal(out.len, 21);
+    assert_memory_equal(out.p, "main 3\n(no frames) 2\n", 21);
+  }
   assert_int_equal(spaa_export_buf(x->fn, p, &o, 0, &out, &err), SPAA_E_USAGE);
   assert_int_equal(spaa_export_buf(x->fn, p, NULL, 0, &small, &err), SPAA_E_TOO_LARGE);
   spaa_buf_free(&out);

@@ -55,7 +55,7 @@ static const struct tcase CASES[] = {
    {{1, "main"}, {2, ""}, {3, NULL}},
    {{"cpu", {0}, 0, "samples=7"}, {"cpu", {3, 2, 1}, 3, "samples=1"},
     {"cpu", {99, 1}, 2, "samples=4"}},
-   NULL, NULL, 0, " 7\nmain;[unknown];[unknown] 1\nmain;[frame 99] 4\n"},
+   NULL, NULL, 0, "(no frames) 7\nmain;[unknown];[unknown] 1\nmain;[frame 99] 4\n"},
   {"the first event by default", 0, {{"cpu", "samples"}, {"alloc", "bytes"}},
    {{1, "main"}, {2, "malloc"}},
    {{"alloc", {2, 1}, 2, "bytes=4096"}, {"cpu", {1}, 1, "samples=3,cpu_ns=30"}},

@@ -132,6 +132,15 @@ static void test_no_frames(void **state)
   t = view(&v, 1);
   assert_non_null(strstr(t, "{\"id\":\"s0\",\"pct\":60.00,\"path\":\"(no frames)\"}"));
   free(t);
+  { /* the diff's folded lines too */
+    struct spaa_buf b;
+    struct spaa_err err = {0};
+    spaa_buf_init(&b, 0);
+    assert_int_equal(spaa_view_diff(&v, &v, SPAA_DIFF_COLLAPSED, 0, 4096, sink, &b, &err), 0);
+    assert_int_equal(spaa_buf_add(&b, "", 1), 0);
+    assert_string_equal(b.p, "(no frames) 6 6\nmain;f 4 4\n");
+    spaa_buf_free(&b);
+  }
   spaa_vset_free(&v);
 }
 
