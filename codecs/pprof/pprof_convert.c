@@ -672,8 +672,32 @@ static int sample_frames(struct conv *c, const Perftools__Profiles__Sample *s, s
   return 0;
 }
 
+/* Metric i of the profile (value v) into w, which lacks it, where the pprof order puts it:
+ * after the metrics before i, so that a stack's weights come in one order however its
+ * samples came (docs/pprof-mapping.md). 0 or SPAA_E_NOMEM. */
+static int weights_insert(struct conv *c, struct spaa_weights *w, size_t i, int64_t v)
+{
+  size_t pos = 0, j;
+  struct spaa_weight t;
+  for (; pos < w->n; pos++) {
+    for (j = 0; j < c->n_met && w->v[pos].metric != c->met_name[j] &&
+                strcmp(w->v[pos].metric, c->met_name[j]) != 0;
+         j++)
+      ;
+    if (j > i) /* metrics not the profile's own (j == n_met) stay last */
+      break;
+  }
+  if (spaa_weights_add(c->p, w, c->met_name[i], spaa_int(v), c->met_unit[i]))
+    return SPAA_E_NOMEM;
+  t = w->v[w->n - 1];
+  memmove(&w->v[pos + 1], &w->v[pos], (w->n - 1 - pos) * sizeof(w->v[0]));
+  w->v[pos] = t;
+  return 0;
+}
+
 /* Add sample s's values into weights w (same metric summed, as spaa_normalize sums them; a
- * metric w lacks appended), integers turning to floats on overflow. 0 or SPAA_E_NOMEM. */
+ * metric w lacks inserted in pprof order), integers turning to floats on overflow. 0 or
+ * SPAA_E_NOMEM. */
 static int weights_add_sample(struct conv *c, struct spaa_weights *w,
                               const Perftools__Profiles__Sample *s)
 {
@@ -687,7 +711,7 @@ static int weights_add_sample(struct conv *c, struct spaa_weights *w,
          k++)
       ;
     if (k == w->n) {
-      if (spaa_weights_add(c->p, w, c->met_name[i], spaa_int(v), c->met_unit[i]))
+      if (weights_insert(c, w, i, v))
         return SPAA_E_NOMEM;
     } else if (!w->v[k].value.is_float && !__builtin_add_overflow(w->v[k].value.i, v, &r)) {
       w->v[k].value.i = r;

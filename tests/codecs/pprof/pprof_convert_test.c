@@ -116,8 +116,22 @@ static void on_diag(void *ctx, const struct spaa_diag *d)
                 d->msg);
 }
 
+/* The index of sample type `name` in m, or SIZE_MAX. */
+static size_t type_index(const Perftools__Profiles__Profile *m, const char *name)
+{
+  size_t j;
+  for (j = 0; j < m->n_sample_type; j++) {
+    const ProtobufCBinaryData *t = &m->string_table[m->sample_type[j]->type];
+    if (strlen(name) == t->len && memcmp(name, t->data, t->len) == 0)
+      return j;
+  }
+  return SIZE_MAX;
+}
+
 /* Every fixture: totals per sample type equal pprof's sums exactly, every frame has a dso,
- * every stack frame exists, output is deterministic and passes the validator. */
+ * every stack frame exists, every stack's weights come primary first then in pprof order
+ * (whatever order its samples brought them in), output is deterministic and passes the
+ * validator. */
 static void test_fixtures(void **state)
 {
   size_t i, j, k;
@@ -176,6 +190,12 @@ static void test_fixtures(void **state)
         assert_true(s->has_exclusive);
         assert_int_equal(s->excl_frame, s->frames[0]);
       }
+      assert_true(s->weights.n >= 1);
+      assert_string_equal(s->weights.v[0].metric, p->header.events[0].primary_metric);
+      for (k = 2; k < s->weights.n; k++)
+        if (type_index(m, s->weights.v[k - 1].metric) >= type_index(m, s->weights.v[k].metric))
+          fail_msg("%s: stack %zu: '%s' before '%s', against the pprof order", all_fixtures[i],
+                   j, s->weights.v[k - 1].metric, s->weights.v[k].metric);
     }
     /* determinism: a second conversion writes the same bytes */
     p2 = convert(buf, len, all_fixtures[i]);
