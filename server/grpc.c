@@ -171,12 +171,13 @@ static void refuse_flow(const struct spaa_grpc *g, const struct spaa_route *rt,
 {
   struct spaa_req req;
   struct spaa_resp resp;
+  char q[600];
   flow_req(g, rt, h, &req, &resp);
   spaa_ingest_on_error(&req, &resp, code, detail);
   from_resp(&resp, a);
   spaa_buf_free(&resp.body);
   spaa_log(SPAA_LOG_INFO, "grpc call refused", "method=%s code=%s detail=\"%s\"", rt->pattern,
-           spaa_err_name(code), detail);
+           spaa_err_name(code), spaa_log_q(q, sizeof(q), detail));
 }
 
 /* 1 for application/grpc, application/grpc+proto, application/grpc;params. */
@@ -232,9 +233,11 @@ static int call_check(void *ctx, const struct spaa_h2_req *h, struct spaa_h2_ans
     answer_status(a, SPAA_GRPC_UNIMPLEMENTED, msg);
     return 1;
   }
-  if (!spaa_grpc__token_ok(cfg, spaa_h2_header(h, "authorization"), 0)) {
+  /* Basic too (the token as the password), as on OTLP/HTTP: the Collector's basicauth
+   * client extension sends it on gRPC as well */
+  if (!spaa_grpc__token_ok(cfg, spaa_h2_header(h, "authorization"), 1)) {
     refuse_flow(g, rt, h, SPAA_E_UNAUTHORIZED, "send metadata 'authorization: Bearer "
-                "<ingest token>'", a);
+                "<ingest token>' (or Basic with the token as the password)", a);
     return 1;
   }
   *deadline_ns = 0;

@@ -989,7 +989,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
   {
     int64_t us = (now_ns(CLOCK_MONOTONIC) - rq->start_ns) / 1000;
     const char *path = rq->req.path ? rq->req.path : "";
-    char models[40] = "";
+    char models[40] = "", pq[SPAA_HTTP_MAX_PATH + 64];
     enum spaa_log_level lv = SPAA_LOG_INFO;
     if (strcmp(path, "/healthz") == 0 || strcmp(path, "/readyz") == 0)
       lv = SPAA_LOG_DEBUG;
@@ -1004,7 +1004,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     spaa_log(lv, "request",
              "method=%s path=\"%s\" status=%d bytes=%zu ms=%lld.%03lld%s%s route=\"%s\" "
              "ids=%s%s%.*s%s",
-             rq->req.method ? rq->req.method : "-", path, rq->answered ? rq->status : 0,
+             rq->req.method ? rq->req.method : "-", spaa_log_q(pq, sizeof(pq), path),
+             rq->answered ? rq->status : 0,
              rq->received, (long long)(us / 1000), (long long)(us % 1000), models,
              toe == MHD_REQUEST_TERMINATED_COMPLETED_OK       ? ""
              : toe == MHD_REQUEST_TERMINATED_TIMEOUT_REACHED  ? " end=timeout"

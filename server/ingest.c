@@ -95,13 +95,16 @@ static int64_t sample_count(const struct spaa_profile *p)
 static void log_outcome(const struct spaa_meta *m, const struct spaa_converted *c, int rc,
                         const struct spaa_err *err)
 {
+  /* the service and the error text may come from the client (an id is [A-Za-z0-9_-]) */
+  char svc[600], detail[600];
   if (rc < 0)
     spaa_log(SPAA_LOG_WARN, "store failed", "id=%s source=%s code=%s detail=\"%s\"", m->id,
-             m->source, spaa_err_name(rc), err->msg);
+             m->source, spaa_err_name(rc), spaa_log_q(detail, sizeof(detail), err->msg));
   else
     spaa_log(SPAA_LOG_INFO, rc == 1 ? "profile already stored" : "profile stored",
-             "id=%s source=%s service=%s stacks=%zu samples=%lld", m->id, m->source,
-             m->service, c->profile->n_stacks, (long long)sample_count(c->profile));
+             "id=%s source=%s service=\"%s\" stacks=%zu samples=%lld", m->id, m->source,
+             spaa_log_q(svc, sizeof(svc), m->service), c->profile->n_stacks,
+             (long long)sample_count(c->profile));
 }
 
 /* The profiles of one upload on their way to the store, in spaa_store_put_many's arrays. */

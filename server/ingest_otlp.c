@@ -214,8 +214,9 @@ static void otlp_entry(struct spaa_ingest *x, size_t k)
   struct otlp_state *st = x->state;
   const struct spaa_converted *e = &x->list.v[k];
   if (!spaa_converted_ok(e)) {
+    char detail[600];
     spaa_log(SPAA_LOG_WARN, "otlp profile rejected", "reason=%s detail=\"%s\"", e->reason,
-             e->err.msg);
+             spaa_log_q(detail, sizeof(detail), e->err.msg));
     return;
   }
   entry_id(&x->list, k, st->body_hash);

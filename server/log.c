@@ -263,3 +263,21 @@ void spaa_log_always(enum spaa_log_level level, const char *msg, const char *kv_
   log_v(level, msg, kv_fmt, ap);
   va_end(ap);
 }
+
+const char *spaa_log_q(char *buf, size_t n, const char *s)
+{
+  size_t o = 0;
+  for (; s && *s && o + 3 < n; s++) {
+    if (*s == '"' || *s == '\\')
+      buf[o++] = '\\';
+    buf[o++] = *s;
+  }
+  /* a cut must not leave half a UTF-8 sequence: the log would write its bytes as \xNN */
+  while (o && s && *s && ((unsigned char)buf[o - 1] & 0xc0) == 0x80)
+    o--;
+  if (o && s && *s && (unsigned char)buf[o - 1] >= 0xc0)
+    o--;
+  if (n)
+    buf[o < n ? o : n - 1] = 0;
+  return buf;
+}

@@ -23,6 +23,8 @@ int spaa_log_enabled(enum spaa_log_level level);
 /* Write one line: time, level, msg (quoted and escaped), then `kv_fmt` formatted with
  * printf rules (may be NULL), e.g. spaa_log(SPAA_LOG_INFO, "listening", "addr=%s:%u", h, p).
  * String values that may hold spaces should be put inside quotes by the caller ("path=\"%s\"");
+ * a value a client chose (a service name, an error quoting the input) goes through
+ * spaa_log_q first, so that its quotes cannot end the value and start fields of its own;
  * control characters anywhere are escaped so that one event stays one line (\n, \r, \t, other
  * bytes below 0x20 and 0x7f as \xNN), and so is every byte that is not part of a valid UTF-8
  * sequence (\xNN): a line is always valid UTF-8, in text and in JSON (where the same \xNN
@@ -35,6 +37,10 @@ void spaa_log(enum spaa_log_level level, const char *msg, const char *kv_fmt, ..
  * needs (the "listening on ADDR:PORT" line). */
 void spaa_log_always(enum spaa_log_level level, const char *msg, const char *kv_fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* s (NULL: "") with '"' and '\' written \" and \\ into buf (size n, cut at a whole
+ * character), for a "%s" inside quotes in spaa_log's kv_fmt; returns buf. */
+const char *spaa_log_q(char *buf, size_t n, const char *s);
 
 /* Format the log line into `out` (size n) at unix time `ns` instead of writing it; returns
  * its length (without NUL). For tests. */

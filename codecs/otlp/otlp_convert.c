@@ -691,6 +691,14 @@ static const char *event_kind(const char *type, const char *unit)
   return "timer";
 }
 
+/* 1 when s is empty or only spaces. */
+static int blank(const char *s)
+{
+  while (*s == ' ' || *s == '\t')
+    s++;
+  return !*s;
+}
+
 /* resource / scope / profile attributes into obj under prefix; labels get scalar strings */
 static int kv_list(struct cv *c, const OT_KeyValue *const *kv, size_t n, json_t *obj,
                    const char *prefix, json_t *labels, const char **service, const char **exe)
@@ -715,13 +723,19 @@ static int kv_list(struct cv *c, const OT_KeyValue *const *kv, size_t n, json_t 
         snprintf(num, sizeof(num), "%" PRId64, (int64_t)json_integer_value(v)), sv = num;
       else if (json_is_boolean(v))
         sv = json_is_true(v) ? "true" : "false";
+      /* a label the store cannot index (a Java command line of 7 KB, the 257th attribute)
+       * stays in the header only, rather than costing the profile */
+      if (sv && (strlen(k) > SPAA_STORE_MAX_LABEL_LEN || strlen(sv) > SPAA_STORE_MAX_LABEL_LEN ||
+                 (json_object_size(labels) >= SPAA_STORE_MAX_LABELS && !json_object_get(labels, k))))
+        sv = NULL;
       if (sv && json_object_set_new(labels, k, json_string(sv))) {
         json_decref(v);
         return nomem(c);
       }
-      if (json_is_string(v) && strcmp(k, "service.name") == 0)
+      /* a blank name names nothing: the next in the chain (docs/otlp-mapping.md) is used */
+      if (sv && json_is_string(v) && !blank(sv) && strcmp(k, "service.name") == 0)
         *service = json_string_value(json_object_get(labels, k));
-      if (json_is_string(v) && strcmp(k, "process.executable.name") == 0)
+      if (sv && json_is_string(v) && !blank(sv) && strcmp(k, "process.executable.name") == 0)
         *exe = json_string_value(json_object_get(labels, k));
       if (json_is_integer(v) && strcmp(k, "process.pid") == 0) {
         c->has_pid = 1;

@@ -74,6 +74,43 @@ out:
   return rc;
 }
 
+/* 1 when an entry of l before the last is stored under `id`. */
+static int id_taken(const struct spaa_conv_list *l, const char *id)
+{
+  size_t j;
+  for (j = 0; j + 1 < l->n; j++)
+    if (strcmp(l->v[j].id, id) == 0)
+      return 1;
+  return 0;
+}
+
+/* The last entry of l under its push ID, unless an earlier sample of the same push took it:
+ * then ID-2, ID-3... (two profiles under one ID would have stored the first alone and
+ * answered the second "already stored"). The same push sent again gives the same ids, so a
+ * retry still finds them stored; an ID with no room for the suffix goes, the store then
+ * names the profile. */
+static void unique_id(const struct spaa_conv_list *l, struct spaa_converted *c)
+{
+  char base[sizeof(c->id)];
+  size_t j, bl = strlen(c->id);
+  unsigned n = 1, tries;
+  if (!id_taken(l, c->id))
+    return;
+  memcpy(base, c->id, sizeof(base));
+  /* start past the suffixes given already (one pass: a push holds at most 1,024 samples) */
+  for (j = 0; j + 1 < l->n; j++)
+    n += strncmp(l->v[j].id, base, bl) == 0 &&
+         (l->v[j].id[bl] == 0 || l->v[j].id[bl] == '-');
+  for (tries = 0; tries < 8; tries++, n++) {
+    int w = snprintf(c->id, sizeof(c->id), "%s-%u", base, n);
+    if (w < 0 || (size_t)w >= sizeof(c->id))
+      break;
+    if (!id_taken(l, c->id))
+      return;
+  }
+  c->id[0] = 0;
+}
+
 /* Convert one sample and label the entry it appended. */
 static int push_sample(const struct push_series *s, size_t k, const uint8_t *raw, size_t len,
                        const char *id, size_t id_len, int borrow,
@@ -107,6 +144,7 @@ static int push_sample(const struct push_series *s, size_t k, const uint8_t *raw
   if (id_ok) {
     memcpy(c->id, id, id_len);
     c->id[id_len] = 0;
+    unique_id(out, c);
   }
   if ((s->service && !(c->service = strdup(s->service))) ||
       (json_object_size(s->labels) && !(c->labels = json_deep_copy(s->labels))) ||

@@ -126,7 +126,7 @@ out=$(client export "$G3" "$FIX/pyroscope_otel-ebpf-profile.pb.bin")
 assert_eq RESOURCE_EXHAUSTED "$(field code "$out")" "a message over the cap"
 assert_contains "$(field details "$out")" "1024-byte cap" "the cap is named"
 
-# --- bearer tokens -----------------------------------------------------------------------------
+# --- bearer tokens (and Basic) -------------------------------------------------------------------------
 start_server --ingest-token s3cret
 G4=$(grpc_port)
 out=$(client export "$G4" "$FIX/v1dev_06_minimal.bin")
@@ -135,6 +135,10 @@ out=$(client export "$G4" "$FIX/v1dev_06_minimal.bin" --token wrong)
 assert_eq UNAUTHENTICATED "$(field code "$out")" "a wrong token"
 out=$(client export "$G4" "$FIX/v1dev_06_minimal.bin" --token s3cret)
 assert_eq OK "$(field code "$out")" "the ingest token"
+out=$(client export "$G4" "$FIX/v1dev_06_minimal.bin" --basic collector:s3cret)
+assert_eq OK "$(field code "$out")" "the ingest token as a Basic password (the basicauth extension)"
+out=$(client export "$G4" "$FIX/v1dev_06_minimal.bin" --basic collector:wrong)
+assert_eq UNAUTHENTICATED "$(field code "$out")" "a wrong Basic password"
 
 # --- PING answered; a connection that is not HTTP/2 is closed ------------------------------
 out=$(client raw "$G4" "$FIX/v1dev_06_minimal.bin")

@@ -2,7 +2,8 @@
 """A gRPC client for the end-to-end tests, on Debian's python3-grpcio (raw-bytes unary calls)
 and python3-h2 (hand-made HTTP/2 for what a well-behaved client never sends).
 
-  export PORT FILE [--version V] [--gzip] [--timeout S] [--token T] [--method PATH]
+  export PORT FILE [--version V] [--gzip] [--timeout S] [--token T | --basic USER:PASS]
+      [--method PATH]
       one Export call (or a call of PATH); prints one JSON line: code, details, response
       (hex), and the partial_success of an ExportProfilesServiceResponse
   many PORT FILE N [--version V]
@@ -32,6 +33,7 @@ and python3-h2 (hand-made HTTP/2 for what a well-behaved client never sends).
       one call whose body is sent in two halves, with SIGTERM sent to PID in between: prints
       the call's grpc-status and whether a GOAWAY came (the call must still be answered)
 """
+import base64
 import json
 import os
 import signal
@@ -88,6 +90,8 @@ def cmd_export(port, path, args):
     import grpc
     data = open(path, "rb").read()
     meta = [("authorization", "Bearer " + opt(args, "--token"))] if "--token" in args else None
+    if "--basic" in args:
+        meta = [("authorization", "Basic " + base64.b64encode(opt(args, "--basic").encode()).decode())]
     comp = grpc.Compression.Gzip if "--gzip" in args else None
     timeout = float(opt(args, "--timeout")) if "--timeout" in args else None
     with grpc.insecure_channel("127.0.0.1:%s" % port) as ch:

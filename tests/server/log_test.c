@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -168,6 +169,27 @@ static void test_json_last_bare(void **state)
                           "\"msg\":\"profile stored\",\"id\":\"ab\",\"samples\":\"7\"}\n");
 }
 
+/* A value a client chose, through spaa_log_q inside quotes, stays one value: its quotes and
+ * backslashes cannot end it and start fields of their own (a service named
+ * `my service id=42 "q"` made a second id= before); the JSON line gives it back whole. */
+static void test_client_value(void **state)
+{
+  char q[64], kv[160], line[512], js[1024], small[8];
+  (void)state;
+  snprintf(kv, sizeof(kv), "id=abc service=\"%s\" stacks=1",
+           spaa_log_q(q, sizeof(q), "my service id=42 \"q\" \\"));
+  assert_string_equal(q, "my service id=42 \\\"q\\\" \\\\");
+  spaa_log_format(line, sizeof(line), T0, SPAA_LOG_INFO, "profile stored", kv);
+  spaa_log_json_line(js, sizeof(js), line);
+  assert_string_equal(js, "{\"time\":\"2026-11-21T12:00:00.123Z\",\"level\":\"info\","
+                          "\"msg\":\"profile stored\",\"id\":\"abc\","
+                          "\"service\":\"my service id=42 \\\"q\\\" \\\\\",\"stacks\":\"1\"}\n");
+  /* cut: never half an escape, never half a character */
+  assert_string_equal(spaa_log_q(small, sizeof(small), "ab\"cd"), "ab\\\"c");
+  assert_string_equal(spaa_log_q(small, sizeof(small), "abc\xe2\x82\xac"), "abc");
+  assert_string_equal(spaa_log_q(small, sizeof(small), NULL), "");
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -179,6 +201,7 @@ int main(void)
       cmocka_unit_test(test_invalid_utf8),
       cmocka_unit_test(test_cut_utf8),
       cmocka_unit_test(test_json_last_bare),
+      cmocka_unit_test(test_client_value),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

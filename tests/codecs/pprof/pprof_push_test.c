@@ -152,6 +152,42 @@ static void test_json(void **state)
   free(prof);
 }
 
+/* One ID on several samples of a push: each profile keeps an id of its own (ID, ID-2,
+ * ID-3: the store would have kept the first alone), the same for the same push again. */
+static void test_repeated_id(void **state)
+{
+  struct spaa_conv_list l = {0};
+  struct spaa_err err;
+  uint8_t *prof, *req;
+  size_t plen, len, round;
+  char *enc, *js;
+  (void)state;
+  req = pack_request(&prof, &plen, &len, 0);
+  enc = malloc(plen * 2 + 8);
+  b64(prof, plen, enc);
+  js = malloc(strlen(enc) * 4 + 1024);
+  sprintf(js, "{\"series\":[{\"labels\":[{\"name\":\"service_name\",\"value\":\"b\"}],"
+              "\"samples\":[{\"rawProfile\":\"%s\",\"ID\":\"same\"},{\"rawProfile\":\"%s\","
+              "\"ID\":\"same\"},{\"rawProfile\":\"%s\",\"ID\":\"other\"},{\"rawProfile\":\"%s\","
+              "\"ID\":\"same\"}]}]}",
+          enc, enc, enc, enc);
+  for (round = 0; round < 2; round++) {
+    if (spaa_convert_pprof_push((const uint8_t *)js, strlen(js), NULL, &l, &err))
+      fail_msg("%s", err.msg);
+    assert_int_equal(l.n, 4);
+    assert_string_equal(l.v[0].id, "same");
+    assert_string_equal(l.v[1].id, "same-2");
+    assert_string_equal(l.v[2].id, "other");
+    assert_string_equal(l.v[3].id, "same-3");
+    spaa_conv_list_free(&l);
+    memset(&l, 0, sizeof(l));
+  }
+  free(js);
+  free(enc);
+  free(req);
+  free(prof);
+}
+
 /* Cut anywhere: an error with nothing appended, or a shorter valid request. */
 static void test_cut_everywhere(void **state)
 {
@@ -237,7 +273,7 @@ int main(void)
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_protobuf),   cmocka_unit_test(test_json),
       cmocka_unit_test(test_cut_everywhere), cmocka_unit_test(test_refusals),
-      cmocka_unit_test(test_duplicate_label),
+      cmocka_unit_test(test_duplicate_label), cmocka_unit_test(test_repeated_id),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
