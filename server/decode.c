@@ -39,10 +39,12 @@ static int parse_codings(const char *ce, enum spaa_coding *codings, struct spaa_
       codings[n++] = SPAA_CODING_DEFLATE;
     } else if (l == 4 && strncasecmp(b, "zstd", 4) == 0) {
       codings[n++] = SPAA_CODING_ZSTD;
+    } else if (l == 2 && strncasecmp(b, "br", 2) == 0) {
+      codings[n++] = SPAA_CODING_BR;
     } else {
       return spaa_err_set(err, SPAA_E_MEDIA_TYPE, 0, 0,
                           "unsupported Content-Encoding '%.*s': expected gzip, x-gzip, "
-                          "deflate, zstd or identity",
+                          "deflate, zstd, br or identity",
                           (int)(l > 40 ? 40 : l), b);
     }
     if (!e)

@@ -1,5 +1,6 @@
-/* Request body Content-Encoding: gzip, x-gzip, deflate (zlib or raw) and zstd, decoded into a
- * buffer under a cap on the decoded size, so that a small bomb cannot grow into gigabytes.
+/* Request body Content-Encoding: gzip, x-gzip, deflate (zlib or raw), zstd and br (brotli),
+ * decoded into a buffer under a cap on the decoded size, so that a small bomb cannot grow into
+ * gigabytes.
  * Pure: bytes in, bytes out, no HTTP. */
 #ifndef SPAA_SERVER_DECODE_H
 #define SPAA_SERVER_DECODE_H
@@ -12,7 +13,7 @@
 #include "base/limits.h"
 
 /* Check a Content-Encoding header value (NULL = absent): a comma-separated list of
- * gzip, x-gzip, deflate, zstd; identity, "" and "utf-8" mean no coding.
+ * gzip, x-gzip, deflate, zstd, br; identity, "" and "utf-8" mean no coding.
  * Returns 0 when nothing needs decoding, 1 when the body must go through spaa_decode(), or
  * SPAA_E_MEDIA_TYPE (err names the coding) for an unknown or over-long list. */
 int spaa_decode_needed(const char *content_encoding, struct spaa_err *err);

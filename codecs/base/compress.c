@@ -1,10 +1,12 @@
-/* gzip, deflate and zstd through zlib and libzstd (see compress.h): one streaming decoder per
- * coding, the capped one-buffer decoder driving it, and the compressing sink. */
+/* gzip, deflate and zstd through zlib and libzstd, brotli (decoding only) through libbrotlidec
+ * (see compress.h): one streaming decoder per coding, the capped one-buffer decoder driving
+ * it, and the compressing sink. */
 #include "base/compress.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include <brotli/decode.h>
 #include <zlib.h>
 #include <zstd.h>
 #include <zstd_errors.h>
@@ -14,7 +16,7 @@
 #define SINK_CHUNK ((size_t)64 * 1024) /* compressed bytes handed downstream at a time */
 #define ZSTD_WLOG_DEFAULT 27           /* zstd's own window limit without a cap */
 
-static const char *const coding_names[] = {"gzip", "deflate", "zstd"};
+static const char *const coding_names[] = {"gzip", "deflate", "zstd", "br"};
 
 const char *spaa_coding_name(enum spaa_coding c)
 {
@@ -40,6 +42,7 @@ struct spaa_dstream {
   z_stream zs;        /* gzip, deflate */
   int zs_ready;       /* inflateInit2 done (on the first step: deflate reads its header) */
   ZSTD_DCtx *zd;      /* zstd */
+  BrotliDecoderState *bd; /* brotli */
   size_t window;      /* zstd: the cap frames' windows must respect, in bytes (messages) */
   int whole;          /* the first step gets all the input (deflate: no waiting for 2 bytes) */
   int in_frame;       /* a member or frame began and has not ended */
@@ -55,6 +58,12 @@ static int dstream_init(struct spaa_dstream *d, enum spaa_coding c, size_t max_w
   memset(d, 0, sizeof(*d));
   d->coding = c;
   d->noun = noun;
+  if (c == SPAA_CODING_BR) {
+    /* no large windows (the default): at most 16 MiB of ring buffer, whatever the stream */
+    if (!(d->bd = BrotliDecoderCreateInstance(NULL, NULL, NULL)))
+      return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, "cannot start the br decoder");
+    return 0;
+  }
   if (c != SPAA_CODING_ZSTD)
     return 0;
   if (!(d->zd = ZSTD_createDCtx()))
@@ -74,8 +83,11 @@ static void dstream_end(struct spaa_dstream *d)
   if (d->zs_ready)
     inflateEnd(&d->zs);
   ZSTD_freeDCtx(d->zd);
+  if (d->bd)
+    BrotliDecoderDestroyInstance(d->bd);
   d->zs_ready = 0;
   d->zd = NULL;
+  d->bd = NULL;
 }
 
 int spaa_dstream_new(enum spaa_coding c, size_t max_window, struct spaa_dstream **out,
@@ -180,9 +192,54 @@ static int step_zstd(struct spaa_dstream *d, const void *in, size_t in_len, size
   return 0;
 }
 
+/* brotli: one stream (RFC 7932 has no members or frames: a step after its end starts a new
+ * decoder, as gzip starts another member). */
+static int step_br(struct spaa_dstream *d, const void *in, size_t in_len, size_t *in_used,
+                   void *out, size_t out_cap, size_t *out_made, struct spaa_err *err)
+{
+  const uint8_t *next_in = in;
+  uint8_t *next_out = out;
+  size_t avail_in = in_len, avail_out = out_cap;
+  BrotliDecoderResult r;
+  if (d->ended) {
+    BrotliDecoderDestroyInstance(d->bd);
+    if (!(d->bd = BrotliDecoderCreateInstance(NULL, NULL, NULL)))
+      return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, "cannot start the br decoder");
+    d->ended = 0;
+  }
+  r = BrotliDecoderDecompressStream(d->bd, &avail_in, &next_in, &avail_out, &next_out, NULL);
+  *in_used = in_len - avail_in;
+  *out_made = out_cap - avail_out;
+  d->in_total += *in_used;
+  if (r == BROTLI_DECODER_RESULT_ERROR) {
+    BrotliDecoderErrorCode ec = BrotliDecoderGetErrorCode(d->bd);
+    const char *what = BrotliDecoderErrorString(ec);
+    if (ec <= BROTLI_DECODER_ERROR_ALLOC_CONTEXT_MODES && ec >= BROTLI_DECODER_ERROR_UNREACHABLE)
+      return spaa_err_set(err, ec == BROTLI_DECODER_ERROR_UNREACHABLE ? SPAA_E_INTERNAL
+                                                                      : SPAA_E_NOMEM,
+                          0, 0, "br decoder: %s", what);
+    while (*what == '_')
+      what++;
+    return spaa_err_set(err, SPAA_E_BAD_COMPRESSION, 0, d->in_total,
+                        "corrupt br %s: invalid brotli data, %s (near input byte %zu)", d->noun,
+                        what, d->in_total);
+  }
+  if (r == BROTLI_DECODER_RESULT_SUCCESS) { /* the stream ended and all its output was given */
+    d->ended = 1;
+    d->in_frame = 0;
+    d->frames++;
+    return 1;
+  }
+  if (*in_used || *out_made)
+    d->in_frame = 1;
+  return 0;
+}
+
 int spaa_dstream_step(struct spaa_dstream *d, const void *in, size_t in_len, size_t *in_used,
                       void *out, size_t out_cap, size_t *out_made, struct spaa_err *err)
 {
+  if (d->coding == SPAA_CODING_BR)
+    return step_br(d, in, in_len, in_used, out, out_cap, out_made, err);
   if (d->coding == SPAA_CODING_ZSTD)
     return step_zstd(d, in, in_len, in_used, out, out_cap, out_made, err);
   return step_zlib(d, in, in_len, in_used, out, out_cap, out_made, err);
@@ -319,9 +376,10 @@ int spaa_dreader_read(struct spaa_dreader *r, void *out, size_t cap, size_t *mad
       return rc;
     if (r->made > r->max_out)
       return too_large(err, c, r->max_out);
-    /* after the end: zstd reads on (a frame or garbage), gzip only into another member */
+    /* after the end: zstd reads on (a frame or garbage), gzip only into another member,
+     * deflate and brotli not at all */
     if (rc == 1 && r->pos < r->len && c != SPAA_CODING_ZSTD &&
-        (c == SPAA_CODING_DEFLATE || !spaa_is_gzip(r->in + r->pos, r->len - r->pos)))
+        (c != SPAA_CODING_GZIP || !spaa_is_gzip(r->in + r->pos, r->len - r->pos)))
       return spaa_err_set(err, SPAA_E_BAD_COMPRESSION, 0, r->pos,
                           "corrupt %s body: %zu unexpected bytes after the end of the stream at "
                           "byte %zu", spaa_coding_name(c), r->len - r->pos, r->pos);
@@ -400,7 +458,9 @@ int spaa_csink_open(enum spaa_coding c, int level, spaa_sink_cb down, void *down
   s->coding = c;
   s->down = down;
   s->down_ctx = down_ctx;
-  if (c == SPAA_CODING_ZSTD) {
+  if (c == SPAA_CODING_BR) {
+    rc = spaa_err_set(err, SPAA_E_USAGE, 0, 0, "no br encoder: br is decoded only");
+  } else if (c == SPAA_CODING_ZSTD) {
     if (!(s->zc = ZSTD_createCCtx()))
       rc = spaa_err_set(err, SPAA_E_NOMEM, 0, 0, "cannot start the zstd encoder");
     else if (level < ZSTD_minCLevel() || level > ZSTD_maxCLevel() ||

@@ -1,7 +1,7 @@
-/* Compression for every layer: gzip, deflate and zstd decoded under a cap on the output (so
- * that a small bomb cannot grow into gigabytes), one buffer at once or as a stream; and a
- * compressing sink that streams gzip or zstd into any spaa_sink_cb. Pure: bytes in, bytes
- * out, no I/O of its own. */
+/* Compression for every layer: gzip, deflate, zstd and brotli decoded under a cap on the
+ * output (so that a small bomb cannot grow into gigabytes), one buffer at once or as a
+ * stream; and a compressing sink that streams gzip or zstd into any spaa_sink_cb. Pure: bytes
+ * in, bytes out, no I/O of its own. */
 #ifndef SPAA_BASE_COMPRESS_H
 #define SPAA_BASE_COMPRESS_H
 
@@ -14,10 +14,11 @@
 enum spaa_coding {
   SPAA_CODING_GZIP,    /* RFC 1952: one member, or several concatenated (`cat a.gz b.gz`) */
   SPAA_CODING_DEFLATE, /* RFC 1950 (zlib wrapper) in; raw RFC 1951 accepted too */
-  SPAA_CODING_ZSTD     /* RFC 8878: one frame or several */
+  SPAA_CODING_ZSTD,    /* RFC 8878: one frame or several */
+  SPAA_CODING_BR       /* RFC 7932 (brotli): one stream; decoding only (no spaa_csink) */
 };
 
-/* "gzip", "deflate" or "zstd". */
+/* "gzip", "deflate", "zstd" or "br" (the Content-Encoding tokens). */
 const char *spaa_coding_name(enum spaa_coding c);
 /* 1 when `buf` starts with the gzip magic (1f 8b) / the zstd frame magic (28 b5 2f fd). */
 int spaa_is_gzip(const void *buf, size_t len);
@@ -35,8 +36,9 @@ size_t spaa_gzip_size_hint(const void *buf, size_t len);
  *                           more than the N-byte cap"), or a zstd frame asks for a window
  *                           larger than that;
  *   SPAA_E_BAD_COMPRESSION  corrupt or truncated data, an empty zstd input, or bytes after
- *                           the end that are not another gzip member or zstd frame (err's
- *                           offset is the input byte at fault);
+ *                           the end that are not another gzip member or zstd frame (deflate
+ *                           and brotli: any byte after the end; err's offset is the input
+ *                           byte at fault);
  *   SPAA_E_NOMEM.
  * On error `out` is emptied. */
 int spaa_decompress(enum spaa_coding c, const void *in, size_t len, size_t max_out,
@@ -48,7 +50,8 @@ int spaa_decompress(enum spaa_coding c, const void *in, size_t len, size_t max_o
 struct spaa_dstream;
 
 /* Start a decoder for `c`. `max_window` (zstd) refuses frames that ask for a larger window
- * (0: zstd's default limit, 128 MiB). *out is owned by the caller: spaa_dstream_free.
+ * (0: zstd's default limit, 128 MiB); brotli's window is at most 16 MiB (RFC 7932, no large
+ * windows) whatever it says. *out is owned by the caller: spaa_dstream_free.
  * 0 or SPAA_E_NOMEM. */
 int spaa_dstream_new(enum spaa_coding c, size_t max_window, struct spaa_dstream **out,
                      struct spaa_err *err);
@@ -57,8 +60,8 @@ void spaa_dstream_free(struct spaa_dstream *d);
 
 /* Decode from in[0..in_len) into out[0..out_cap): *in_used and *out_made say how much was
  * consumed and produced (deflate consumes nothing until the first step sees two bytes, which
- * tell a zlib header from raw deflate). Returns 1 when a gzip member, deflate stream or zstd
- * frame just ended with all its output given (a further call starts the next one); 0 when
+ * tell a zlib header from raw deflate). Returns 1 when a gzip member, deflate stream, zstd
+ * frame or brotli stream just ended with all its output given (a further call starts the next one); 0 when
  * it needs more input or more room (a step that makes no progress once all the input was
  * given means the input has ended: call finish); or a negative code, SPAA_E_BAD_COMPRESSION,
  * SPAA_E_TOO_LARGE (zstd window) or SPAA_E_NOMEM, with err's offset the input byte at fault. */
@@ -98,7 +101,7 @@ struct spaa_csink;
 /* Start compressing with `c` (gzip, deflate = zlib-wrapped, or zstd) at `level` (zstd: its
  * levels, 1 to 22 and the negative fast ones, 0 = its default; gzip and deflate: 0 to 9,
  * -1 = zlib's default) into `down(down_ctx, ...)`. *out is owned by the caller
- * (spaa_csink_free). 0, SPAA_E_NOMEM, or SPAA_E_USAGE for a bad level. */
+ * (spaa_csink_free). 0, SPAA_E_NOMEM, or SPAA_E_USAGE for a bad level or br (no encoder). */
 int spaa_csink_open(enum spaa_coding c, int level, spaa_sink_cb down, void *down_ctx,
                     struct spaa_csink **out, struct spaa_err *err);
 /* A spaa_sink_cb: `ctx` is the struct spaa_csink. 0, the downstream sink's error, or

@@ -81,10 +81,10 @@ assert_eq 400 "$HTTP_CODE" "truncated gzip"
 assert_contains "$HTTP_BODY" "truncated" "truncated gzip detail"
 http POST /api/v1/spaa -H 'Content-Encoding: zstd' --data-binary 'not zstd'
 assert_eq 400 "$HTTP_CODE" "corrupt zstd"
-http POST /api/v1/spaa -H 'Content-Encoding: br' --data-binary 'whatever'
+http POST /api/v1/spaa -H 'Content-Encoding: compress' --data-binary 'whatever'
 assert_eq 415 "$HTTP_CODE" "unknown Content-Encoding"
 assert_eq media_type "$(json_get "$HTTP_BODY" error)" "415 error code"
-assert_contains "$HTTP_BODY" "'br'" "415 names the coding"
+assert_contains "$HTTP_BODY" "'compress'" "415 names the coding"
 
 stop_server "$A_PID" || fail "the default server did not exit 0"
 grep -q 'msg="stopped"' "$A_LOG" || fail "no 'stopped' line"

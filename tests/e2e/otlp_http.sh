@@ -229,8 +229,8 @@ otlp_post "$DEV" "$E2E_TMP/v18.bin" "$PB"
 assert_eq 400 "$HTTP_CODE" "v1.8 profile layout"
 assert_contains "$(tr -d '\0' <"$RESP")" "v1.8" "v1.8 named"
 
-otlp_post "$DEV" "$E2E_TMP/hello" "$PB" -H 'Content-Encoding: br'
-assert_eq 415 "$HTTP_CODE" "Content-Encoding br"
+otlp_post "$DEV" "$E2E_TMP/hello" "$PB" -H 'Content-Encoding: compress'
+assert_eq 415 "$HTTP_CODE" "Content-Encoding compress"
 assert_eq "08 03 12" "$(resp_hex 3)" "415 (core) as Status"
 otlp_post "$DEV" "$E2E_TMP/hello" "$PB" -H 'Content-Encoding: gzip'
 assert_eq 400 "$HTTP_CODE" "corrupt gzip"

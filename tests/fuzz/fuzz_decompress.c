@@ -1,6 +1,7 @@
-/* libFuzzer target: base/compress decoding. The first byte picks the coding; the rest is
- * decoded at once under a 1 MiB cap, and again through the streaming decoder in small
- * pieces: when the one-buffer decode succeeds, the stream must give the same bytes.
+/* libFuzzer target: base/compress decoding. The first byte picks the coding (gzip, deflate,
+ * zstd, br); the rest is decoded at once under a 1 MiB cap, and again through the streaming
+ * decoder in small pieces: when the one-buffer decode succeeds, the stream must give the
+ * same bytes.
  * Seeds: tests/fuzz/corpus/decompress/. Errors returned are expected; any crash, leak,
  * sanitizer report or disagreement is a bug. */
 #include <stddef.h>
@@ -28,8 +29,8 @@ static int stream(enum spaa_coding c, const uint8_t *in, size_t len, struct spaa
     if (rc < 0 || spaa_buf_add(got, piece, made))
       break;
     pos += used;
-    if (rc == 1 && pos < len && c == SPAA_CODING_DEFLATE)
-      rc = -1; /* the one-buffer decoder refuses bytes after a deflate stream */
+    if (rc == 1 && pos < len && (c == SPAA_CODING_DEFLATE || c == SPAA_CODING_BR))
+      rc = -1; /* the one-buffer decoder refuses bytes after a deflate or brotli stream */
     else if (!used && !made && give == len - pos)
       rc = spaa_dstream_finish(d, &err) ? -1 : 2;
     want = used || made ? 7 : want + 7;
@@ -47,7 +48,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   enum spaa_coding c;
   if (size < 1)
     return 0;
-  c = (enum spaa_coding)(data[0] % 3);
+  c = (enum spaa_coding)(data[0] % 4);
   spaa_buf_init(&once, 0);
   spaa_buf_init(&got, 0);
   if (spaa_decompress(c, data + 1, size - 1, CAP, &once, &err) == 0 &&

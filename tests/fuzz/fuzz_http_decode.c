@@ -1,7 +1,8 @@
 /* libFuzzer target: server/decode.c, the request Content-Encoding decoders with their cap.
  * The first byte picks a Content-Encoding header value (single codings, lists, unknown
  * ones); the rest is decoded under a 1 MiB cap, which the output must never pass.
- * Seeds: tests/fuzz/corpus/http_decode/ (a selector byte, then a gzip, zlib or zstd body). */
+ * Seeds: tests/fuzz/corpus/http_decode/ (a selector byte, then a gzip, zlib, zstd or brotli
+ * body). */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static const char *const encodings[] = {
     "gzip", "x-gzip", "deflate", "zstd", "identity", "gzip, zstd", "zstd, gzip",
     "deflate, deflate", "GZIP", "br", "gzip,,zstd", "", "gzip, gzip, gzip, gzip, gzip",
+    "gzip, br", "br, gzip", "BR", "br, br", "compress",
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

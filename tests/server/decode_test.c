@@ -61,9 +61,11 @@ static void test_needed(void **state)
   assert_int_equal(spaa_decode_needed("deflate", &err), 1);
   assert_int_equal(spaa_decode_needed("zstd", &err), 1);
   assert_int_equal(spaa_decode_needed("gzip, zstd", &err), 1);
-  assert_int_equal(spaa_decode_needed("br", &err), SPAA_E_MEDIA_TYPE);
-  assert_string_equal(err.msg, "unsupported Content-Encoding 'br': expected gzip, x-gzip, "
-                               "deflate, zstd or identity");
+  assert_int_equal(spaa_decode_needed("br", &err), 1);
+  assert_int_equal(spaa_decode_needed("gzip, BR", &err), 1);
+  assert_int_equal(spaa_decode_needed("compress", &err), SPAA_E_MEDIA_TYPE);
+  assert_string_equal(err.msg, "unsupported Content-Encoding 'compress': expected gzip, "
+                               "x-gzip, deflate, zstd, br or identity");
   assert_int_equal(spaa_decode_needed("gzip, compress", &err), SPAA_E_MEDIA_TYPE);
   assert_non_null(strstr(err.msg, "'compress'"));
   assert_int_equal(spaa_decode_needed("gzip,gzip,gzip,gzip,gzip", &err), SPAA_E_MEDIA_TYPE);
@@ -210,7 +212,8 @@ static void test_corrupt(void **state)
   memcpy(junk, gz, gl);
   memcpy(junk + gl, "trailing!!", 10);
   expect_fail("gzip", junk, gl + 10, n, SPAA_E_BAD_COMPRESSION, "10 unexpected bytes after");
-  expect_fail("br", gz, gl, n, SPAA_E_MEDIA_TYPE, "unsupported Content-Encoding 'br'");
+  expect_fail("compress", gz, gl, n, SPAA_E_MEDIA_TYPE, "unsupported Content-Encoding 'compress'");
+  expect_fail("br", gz, gl, n, SPAA_E_BAD_COMPRESSION, "corrupt br body");
   free(data);
   free(gz);
   free(zs);

@@ -1,6 +1,7 @@
 /* codecs/base/compress.c: capped one-buffer decoding of every coding (round trips, the cap
  * exactly at the boundary, concatenated gzip members, raw deflate, bombs, truncated, corrupt
- * and trailing bytes), the streaming decoder fed in pieces, and the compressing sink. */
+ * and trailing bytes), the streaming decoder fed in pieces, and the compressing sink; brotli
+ * (decoded only) from streams embedded below. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -271,6 +272,109 @@ static void test_zstd_window(void **state)
   free(data);
 }
 
+/* ---- brotli (decoding only): streams made once with the brotli tool (Debian's `brotli`) --- */
+
+/* br_plain(): 200 lines "line NNNN of the brotli round trip\n", 7000 bytes; BR_RT is
+ * `brotli -q 11` of them (for i in $(seq 0 199); do printf 'line %04d of the brotli round
+ * trip\n' $i; done | brotli -q 11 -c | xxd -i). */
+#define BR_PLAIN_LEN 7000
+static const uint8_t BR_RT[] = {
+  0xd1, 0xb8, 0xda, 0x00, 0xef, 0x48, 0x9d, 0xfa, 0xdc, 0xf1, 0xf4, 0x60,
+  0x18, 0xab, 0x5d, 0x94, 0x1c, 0x5d, 0xa6, 0xb1, 0xbd, 0x51, 0xc8, 0x0e,
+  0x40, 0x76, 0xf8, 0x98, 0xc9, 0x20, 0x93, 0x44, 0x6a, 0xd1, 0x28, 0x76,
+  0xb3, 0xb8, 0xb9, 0xfd, 0x5f, 0xfa, 0x9f, 0xa7, 0x9a, 0x76, 0xa0, 0x7c,
+  0x3d, 0x02, 0x89, 0x42, 0x63, 0xb0, 0xb8, 0x78, 0xf6, 0x11, 0x83, 0x40,
+  0xa2, 0xd0, 0x18, 0x2c, 0x2e, 0x9e, 0x7d, 0xe4, 0x20, 0x90, 0x28, 0x34,
+  0x06, 0x8b, 0x8b, 0x67, 0x1f, 0x35, 0x08, 0x24, 0x0a, 0x8d, 0xc1, 0xe2,
+  0xe2, 0xd9, 0x47, 0x0f, 0x02, 0x89, 0x42, 0x63, 0xb0, 0xb8, 0x78, 0xf6,
+  0x31, 0x83, 0x40, 0xa2, 0xd0, 0x18, 0x2c, 0x2e, 0x9e, 0x7d, 0xec, 0x20,
+  0x90, 0x28, 0x34, 0x06, 0x8b, 0x8b, 0x67, 0x1f, 0x77, 0x10, 0x48, 0x14,
+  0x1a, 0x83, 0xc5, 0xc5, 0xb3, 0x8f, 0x37, 0x08, 0x24, 0x0a, 0x8d, 0xc1,
+  0xe2, 0xe2, 0xd9, 0xc7, 0x1f, 0x04, 0x12, 0x85, 0xc6, 0x60, 0x71, 0xf1,
+  0xe8, 0x0f, 0x31, 0x83, 0x40, 0xa2, 0xd0, 0x18, 0x2c, 0x2e, 0x9e, 0x7d,
+  0xc4, 0x20, 0x90, 0x28, 0x34, 0x06, 0x8b, 0x8b, 0x67, 0x1f, 0x39, 0x08,
+  0x24, 0x0a, 0x8d, 0xc1, 0xe2, 0xe2, 0xd9, 0x47, 0x0d, 0x02, 0x89, 0x42,
+  0x63, 0xb0, 0xb8, 0x78, 0xf6, 0xd1, 0x83, 0x40, 0xa2, 0xd0, 0x18, 0x2c,
+  0x2e, 0x9e, 0x7d, 0xcc, 0x20, 0x90, 0x28, 0x34, 0x06, 0x8b, 0x8b, 0x67,
+  0x1f, 0x3b, 0x08, 0x24, 0x0a, 0x8d, 0xc1, 0xe2, 0xe2, 0xd9, 0xc7, 0x1d,
+  0x04, 0x12, 0x85, 0xc6, 0x60, 0x71, 0xf1, 0xec, 0xe3, 0x0d, 0x02, 0x89,
+  0x42, 0x63, 0xb0, 0xb8, 0x78, 0xf6, 0xf1, 0x07, 0x81, 0x44, 0xa1, 0x31,
+  0x58, 0x5c, 0xbc, 0xe1, 0x03
+};
+/* `head -c 8388608 /dev/zero | brotli -q 11 -c`: 14 bytes that decode to 8 MiB of zeros. */
+static const uint8_t BR_BOMB[] = {
+  0x9f, 0xff, 0xff, 0x7f, 0xf8, 0x27, 0x00, 0xe2, 0xb1, 0x40, 0x20, 0xf7,
+  0xfe, 0x0f
+};
+/* `printf '' | brotli -c`: an empty stream, one byte. */
+static const uint8_t BR_EMPTY[] = {0x3f};
+
+static uint8_t *br_plain(void)
+{
+  uint8_t *p = malloc(BR_PLAIN_LEN + 1);
+  int i;
+  for (i = 0; i < 200; i++)
+    snprintf((char *)p + 35 * i, 36, "line %04d of the brotli round trip\n", i);
+  return p;
+}
+
+static void test_br(void **state)
+{
+  uint8_t *plain = br_plain(), junk[sizeof(BR_RT) + 3];
+  size_t cut;
+  char want[96];
+  struct spaa_csink *s = NULL;
+  struct spaa_err err;
+  (void)state;
+  assert_string_equal(spaa_coding_name(SPAA_CODING_BR), "br");
+  /* round trip, the cap exactly at the size, one byte under it */
+  expect_ok(SPAA_CODING_BR, BR_RT, sizeof(BR_RT), BR_PLAIN_LEN, plain, BR_PLAIN_LEN);
+  expect_ok(SPAA_CODING_BR, BR_RT, sizeof(BR_RT), 1u << 20, plain, BR_PLAIN_LEN);
+  expect_fail(SPAA_CODING_BR, BR_RT, sizeof(BR_RT), BR_PLAIN_LEN - 1, SPAA_E_TOO_LARGE,
+              "br body decodes to more than the 6999-byte cap");
+  expect_ok(SPAA_CODING_BR, BR_EMPTY, sizeof(BR_EMPTY), 1, plain, 0);
+  /* a bomb: stopped at the cap, whole under a cap that fits it */
+  expect_fail(SPAA_CODING_BR, BR_BOMB, sizeof(BR_BOMB), 1u << 20, SPAA_E_TOO_LARGE,
+              "br body decodes to more than the 1048576-byte cap");
+  {
+    struct spaa_buf out;
+    size_t i;
+    assert_int_equal(run(SPAA_CODING_BR, BR_BOMB, sizeof(BR_BOMB), 8u << 20, &out, &err), 0);
+    assert_int_equal(out.len, 8u << 20);
+    for (i = 0; i < out.len && !out.p[i]; i++)
+      ;
+    assert_int_equal(i, out.len);
+    spaa_buf_free(&out);
+  }
+  /* truncated at every length (empty included): 400 naming br */
+  for (cut = 0; cut < sizeof(BR_RT); cut++) {
+    snprintf(want, sizeof(want), "corrupt br body: the stream is truncated after %zu bytes",
+             cut);
+    expect_fail(SPAA_CODING_BR, BR_RT, cut, 1u << 20, SPAA_E_BAD_COMPRESSION, want);
+  }
+  expect_fail(SPAA_CODING_BR, BR_BOMB, sizeof(BR_BOMB) - 1, 16u << 20, SPAA_E_BAD_COMPRESSION,
+              "corrupt br body: the stream is truncated");
+  /* corrupt */
+  expect_fail(SPAA_CODING_BR, (const uint8_t *)"this is not brotli", 18, 1u << 20,
+              SPAA_E_BAD_COMPRESSION, "corrupt br body: ");
+  memcpy(junk, BR_RT, sizeof(BR_RT));
+  junk[0] = 0x11; /* a reserved window size (WBITS 9) */
+  expect_fail(SPAA_CODING_BR, junk, sizeof(BR_RT), 1u << 20, SPAA_E_BAD_COMPRESSION,
+              "corrupt br body: ");
+  /* anything after the end of the stream */
+  memcpy(junk, BR_RT, sizeof(BR_RT));
+  memcpy(junk + sizeof(BR_RT), "xyz", 3);
+  snprintf(want, sizeof(want),
+           "corrupt br body: 3 unexpected bytes after the end of the stream at byte %zu",
+           sizeof(BR_RT));
+  expect_fail(SPAA_CODING_BR, junk, sizeof(BR_RT) + 3, 1u << 20, SPAA_E_BAD_COMPRESSION, want);
+  /* no encoder */
+  assert_int_equal(spaa_csink_open(SPAA_CODING_BR, 5, spaa_buf_sink, NULL, &s, &err),
+                   SPAA_E_USAGE);
+  assert_null(s);
+  free(plain);
+}
+
 /* Feed `z` to a streaming decoder `step` bytes at a time into `room`-byte pieces. */
 static int stream_all(enum spaa_coding c, const uint8_t *z, size_t zl, size_t step, size_t room,
                       struct spaa_buf *got, struct spaa_err *err)
@@ -343,6 +447,49 @@ static void test_streaming(void **state)
     spaa_buf_free(&got);
   }
   free(data);
+}
+
+/* brotli through the streaming decoder: every piece size, cut short, corrupt, and a second
+ * stream after the first (a further step starts it, as gzip's next member). */
+static void test_br_streaming(void **state)
+{
+  static const size_t steps[] = {1, 3, 64, 100000};
+  static const size_t rooms[] = {1, 7, 64};
+  uint8_t *plain = br_plain(), two[2 * sizeof(BR_RT)];
+  struct spaa_err err;
+  struct spaa_buf got;
+  size_t i, k;
+  (void)state;
+  for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+    for (k = 0; k < sizeof(rooms) / sizeof(rooms[0]); k++) {
+      spaa_buf_init(&got, 0);
+      if (stream_all(SPAA_CODING_BR, BR_RT, sizeof(BR_RT), steps[i], rooms[k], &got, &err))
+        fail_msg("br step %zu room %zu: %s", steps[i], rooms[k], err.msg);
+      assert_int_equal(got.len, BR_PLAIN_LEN);
+      assert_memory_equal(got.p, plain, BR_PLAIN_LEN);
+      spaa_buf_free(&got);
+    }
+  }
+  spaa_buf_init(&got, 0);
+  assert_int_equal(stream_all(SPAA_CODING_BR, BR_RT, sizeof(BR_RT) - 1, 50, 64, &got, &err),
+                   SPAA_E_BAD_COMPRESSION);
+  assert_non_null(strstr(err.msg, "corrupt br input: the stream is truncated"));
+  spaa_buf_free(&got);
+  spaa_buf_init(&got, 0);
+  assert_int_equal(stream_all(SPAA_CODING_BR, (const uint8_t *)"not brotli at all", 17, 2, 64,
+                              &got, &err),
+                   SPAA_E_BAD_COMPRESSION);
+  assert_non_null(strstr(err.msg, "corrupt br input: "));
+  assert_non_null(strstr(err.msg, "near input byte"));
+  spaa_buf_free(&got);
+  memcpy(two, BR_RT, sizeof(BR_RT));
+  memcpy(two + sizeof(BR_RT), BR_RT, sizeof(BR_RT));
+  spaa_buf_init(&got, 0);
+  assert_int_equal(stream_all(SPAA_CODING_BR, two, sizeof(two), 64, 64, &got, &err), 0);
+  assert_int_equal(got.len, 2 * BR_PLAIN_LEN);
+  assert_memory_equal(got.p + BR_PLAIN_LEN, plain, BR_PLAIN_LEN);
+  spaa_buf_free(&got);
+  free(plain);
 }
 
 /* A downstream sink that records the largest piece and can fail after some bytes. */
@@ -476,6 +623,7 @@ int main(void)
       cmocka_unit_test(test_zstd_window),        cmocka_unit_test(test_streaming),
       cmocka_unit_test(test_csink_round_trip),   cmocka_unit_test(test_csink_failures),
       cmocka_unit_test(test_zstd_one_shot),
+      cmocka_unit_test(test_br),                 cmocka_unit_test(test_br_streaming),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
