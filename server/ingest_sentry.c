@@ -14,6 +14,28 @@
 
 #define SENTRY_MAX_VERSION 7  /* newest protocol version understood */
 
+/* ---- CORS, as Relay's store/envelope endpoints answer browsers --------------------------- */
+
+/* The methods of the route, for Allow and Access-Control-Allow-Methods. */
+#define SENTRY_METHODS "POST, OPTIONS"
+/* What a browser may send on the POST (Relay's list): the SDKs' content-type and
+ * x-sentry-auth, tracing headers, and what proxies and older SDKs add. */
+#define SENTRY_CORS_ALLOW_HEADERS                                                            \
+  "content-type, content-encoding, authorization, x-sentry-auth, x-requested-with, "         \
+  "x-forwarded-for, origin, referer, accept, authentication, x-csrftoken, sentry-trace, "    \
+  "baggage"
+/* What the page's script may read of an answer: the SDK's rate-limit handling */
+#define SENTRY_CORS_EXPOSE "x-sentry-error, x-sentry-rate-limits, retry-after"
+#define SENTRY_CORS_MAX_AGE "3600"
+
+/* The CORS headers of every answer of the route (two of SPAA_HTTP_MAX_HEADERS: a 429 holds
+ * Retry-After, X-Sentry-Rate-Limits, these, and the ingest flow's two X-Spaa-Profile-*). */
+static void cors(struct spaa_resp *resp)
+{
+  spaa_resp_header(resp, "Access-Control-Allow-Origin", "*");
+  spaa_resp_header(resp, "Access-Control-Expose-Headers", SENTRY_CORS_EXPOSE);
+}
+
 /* ---- errors in Relay's shape ---------------------------------------------------------- */
 
 /* The status of a code in this dialect. */
@@ -53,6 +75,8 @@ static const char *summary_of(int code)
     return "the profile store is busy, retry later";
   case SPAA_E_NOT_FOUND:
     return "no such endpoint";
+  case SPAA_E_METHOD:
+    return "method not allowed";
   default:
     return spaa_err_default(code);
   }
@@ -76,6 +100,7 @@ static void sentry_fail(const struct spaa_req *req, struct spaa_resp *resp, int 
     spaa_resp_header(resp, "Retry-After", "1");
   if (status == 429) /* retry_after:categories (all):scope:reason, as Relay writes it */
     spaa_resp_header(resp, "X-Sentry-Rate-Limits", "1::organization:server_busy");
+  cors(resp);
   /* back-pressure is counted and logged once per interval by the core, not per request */
   spaa_log(code == SPAA_E_BUSY ? SPAA_LOG_DEBUG : status >= 500 ? SPAA_LOG_WARN : SPAA_LOG_INFO,
            "sentry envelope refused",
@@ -174,6 +199,16 @@ static int find_creds(const struct spaa_req *req, struct creds *c, char *places,
   return n;
 }
 
+/* 1 when project id `a` (configured, or from a dsn) names project `b` (normalized): as
+ * numbers, so "0042" is 42; an `a` that is not a u64 is compared as text. */
+static int same_project(const char *a, const char *b)
+{
+  char n[SENTRY_MAX_PROJECT + 1];
+  if (sentry_project_id_normalize(a, strlen(a), n) == 0)
+    return strcmp(n, b) == 0;
+  return strcmp(a, b) == 0;
+}
+
 /* 1 when `key` may post to `project`: any key when no key is configured at all, else one of
  * the keys configured for that project (compared in constant time). */
 static int key_allowed(const struct spaa_config *cfg, const char *project, const char *key)
@@ -183,7 +218,7 @@ static int key_allowed(const struct spaa_config *cfg, const char *project, const
   if (cfg->n_sentry_keys == 0)
     return 1;
   for (i = 0; i < cfg->n_sentry_keys; i++)
-    if (strcmp(cfg->sentry_keys[i].project, project) == 0)
+    if (same_project(cfg->sentry_keys[i].project, project))
       ok |= spaa_http_ct_equal(key, strlen(key), cfg->sentry_keys[i].key,
                                strlen(cfg->sentry_keys[i].key));
   return ok;
@@ -191,12 +226,14 @@ static int key_allowed(const struct spaa_config *cfg, const char *project, const
 
 /* ---- the endpoint ----------------------------------------------------------------------- */
 
-/* The project id of the path: 0, or SPAA_E_NOT_FOUND when it is not a number. */
-static int check_project(const char *project, struct spaa_err *err)
+/* The project id of the path, normalized into out as Relay reads it (a u64: "0042" is 42):
+ * 0, or SPAA_E_NOT_FOUND when it is not a decimal number below 2^64. */
+static int check_project(const char *project, char out[SENTRY_MAX_PROJECT + 1],
+                         struct spaa_err *err)
 {
-  if (!project || !project[0] || strspn(project, "0123456789") != strlen(project) ||
-      strlen(project) > SENTRY_MAX_PROJECT)
-    return spaa_err_set(err, SPAA_E_NOT_FOUND, 0, 0, "the project id in the path must be a number");
+  if (!project || sentry_project_id_normalize(project, strlen(project), out))
+    return spaa_err_set(err, SPAA_E_NOT_FOUND, 0, 0, "the project id in the path must be a "
+                        "number (decimal digits, below 2^64)");
   return 0;
 }
 
@@ -226,7 +263,7 @@ static int check_request_creds(const struct spaa_req *req, const char *project, 
 static int check_dsn(const struct spaa_config *cfg, const struct sentry_envelope *env,
                      const char *project, const struct creds *c, int n, struct spaa_err *err)
 {
-  if (env->has_dsn && strcmp(env->dsn.project_id, project) != 0)
+  if (env->has_dsn && !same_project(env->dsn.project_id, project))
     return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "the envelope's dsn names project %s, "
                         "the request project %s", env->dsn.project_id, project);
   if (n == 1 && env->has_dsn && strcmp(env->dsn.public_key, c->a.key) != 0)
@@ -241,27 +278,34 @@ static int check_dsn(const struct spaa_config *cfg, const struct sentry_envelope
   return 0;
 }
 
+/* What parse leaves for the converter and the answer (x->state). */
+struct sentry_state {
+  struct sentry_envelope env;
+  char project[SENTRY_MAX_PROJECT + 1]; /* the path's project id, normalized: the service */
+};
+
 /* parse: project, credentials, envelope; the parsed envelope goes to the converter. */
 static int sentry_parse(struct spaa_ingest *x, struct spaa_err *err)
 {
-  const char *project = spaa_req_param(x->req, "project_id");
-  struct sentry_envelope *env;
+  char project[SENTRY_MAX_PROJECT + 1];
+  struct sentry_state *st;
   struct creds c;
   int n, rc;
   memset(&c, 0, sizeof(c));
-  if ((rc = check_project(project, err)) ||
+  if ((rc = check_project(spaa_req_param(x->req, "project_id"), project, err)) ||
       (rc = check_request_creds(x->req, project, &c, &n, err)))
     return rc;
   if (x->body_len == 0)
     return spaa_err_set(err, SPAA_E_BAD_ENVELOPE, 0, 0, "the request body is empty");
-  if (!(env = calloc(1, sizeof(*env))))
+  if (!(st = calloc(1, sizeof(*st))))
     return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
-  x->state = env;
-  if ((rc = sentry_envelope_parse(x->body, x->body_len, env, err)) ||
-      (rc = check_dsn(x->req->app->cfg, env, project, &c, n, err)))
+  x->state = st;
+  memcpy(st->project, project, sizeof(project));
+  if ((rc = sentry_envelope_parse(x->body, x->body_len, &st->env, err)) ||
+      (rc = check_dsn(x->req->app->cfg, &st->env, project, &c, n, err)))
     return rc;
-  x->opts.service = project;
-  x->opts.sentry_env = env;
+  x->opts.service = st->project;
+  x->opts.sentry_env = &st->env;
   return 0;
 }
 
@@ -291,8 +335,9 @@ static json_t *profile_entry(const struct spaa_ingest *x, size_t i, const char *
 /* answer: 200 {"id":EVENT_ID,"profiles":[...]}, as Relay with the outcome of each profile. */
 static void sentry_answer(struct spaa_ingest *x)
 {
-  const struct sentry_envelope *env = x->state;
-  const char *project = spaa_req_param(x->req, "project_id");
+  const struct sentry_state *st = x->state;
+  const struct sentry_envelope *env = &st->env;
+  const char *project = st->project;
   json_t *ans = json_object(), *profiles = NULL;
   size_t i;
   if (env->event_id[0])
@@ -304,12 +349,15 @@ static void sentry_answer(struct spaa_ingest *x)
   spaa_log(SPAA_LOG_INFO, "sentry envelope", "project=%s event_id=%s items=%zu profiles=%zu",
            project, env->event_id[0] ? env->event_id : "-", env->n_items, x->list.n);
   spaa_resp_json(x->resp, 200, ans);
+  cors(x->resp);
 }
 
 static void sentry_done(struct spaa_ingest *x)
 {
-  sentry_envelope_free(x->state);
-  free(x->state);
+  struct sentry_state *st = x->state;
+  if (st)
+    sentry_envelope_free(&st->env);
+  free(st);
   x->state = NULL;
 }
 
@@ -324,4 +372,31 @@ const struct spaa_dialect spaa_dialect_sentry = {
 int spaa_sentry_quick(const void *body, size_t len)
 {
   return !memmem(body, len, "profile", 7);
+}
+
+void spaa_sentry_preflight(const struct spaa_req *req, struct spaa_resp *resp)
+{
+  (void)req;
+  resp->status = 200;
+  spaa_resp_header(resp, "Access-Control-Allow-Origin", "*");
+  spaa_resp_header(resp, "Access-Control-Allow-Methods", SENTRY_METHODS);
+  spaa_resp_header(resp, "Access-Control-Allow-Headers", SENTRY_CORS_ALLOW_HEADERS);
+  spaa_resp_header(resp, "Access-Control-Expose-Headers", SENTRY_CORS_EXPOSE);
+  spaa_resp_header(resp, "Access-Control-Max-Age", SENTRY_CORS_MAX_AGE);
+  spaa_resp_header(resp, "Allow", SENTRY_METHODS);
+}
+
+void spaa_sentry_method(const struct spaa_req *req, struct spaa_resp *resp)
+{
+  char cause[256];
+  snprintf(cause, sizeof(cause), "%.16s is not allowed on %.160s; allowed: " SENTRY_METHODS,
+           req->method ? req->method : "-", req->path ? req->path : "-");
+  sentry_fail(req, resp, SPAA_E_METHOD, cause);
+  spaa_resp_header(resp, "Allow", SENTRY_METHODS);
+}
+
+void spaa_sentry_on_error(const struct spaa_req *req, struct spaa_resp *resp, int code,
+                          const char *detail)
+{
+  sentry_fail(req, resp, code, detail);
 }

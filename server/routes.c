@@ -24,6 +24,8 @@
 /* the columns every ingest row shares */
 /* a query that builds models of stored profiles (http.h: reads) */
 #define READS(f) .fn = f, .auth = SPAA_AUTH_READ, .reads = 1
+/* the Sentry envelope route's rows for methods other than POST: cheap, Relay-shaped errors */
+#define SENTRY_OTHER(f) .fn = f, .on_error = spaa_sentry_on_error, .on_io_thread = 1
 #define INGEST(fmt, d) .fn = spaa_ingest, .on_error = spaa_ingest_on_error, .format = fmt, \
                        .dialect = &d
 
@@ -61,9 +63,17 @@ const struct spaa_route spaa_routes[] = {
     {"GET", "/api/v1/access", spaa_api_access, .on_io_thread = 1},
     /* ingest (ingest token) */
     {"POST", "/api/v1/spaa", INGEST("spaa", spaa_dialect_spaa), .auth = SPAA_AUTH_INGEST},
-    /* Sentry (its own credentials: X-Sentry-Auth, query string or dsn; Relay-shaped errors) */
+    /* Sentry (its own credentials: X-Sentry-Auth, query string or dsn; Relay-shaped errors,
+     * CORS headers on every answer). The POST row first: the others only answer browsers'
+     * preflights and refuse the other methods in Relay's shape (405, Allow: POST, OPTIONS). */
     {"POST", "/api/{project_id}/envelope", INGEST("sentry", spaa_dialect_sentry),
      .auth = SPAA_AUTH_NONE, .quick = spaa_sentry_quick},
+    {"OPTIONS", "/api/{project_id}/envelope", SENTRY_OTHER(spaa_sentry_preflight)},
+    {"GET", "/api/{project_id}/envelope", SENTRY_OTHER(spaa_sentry_method)}, /* and HEAD */
+    {"PUT", "/api/{project_id}/envelope", SENTRY_OTHER(spaa_sentry_method)},
+    {"DELETE", "/api/{project_id}/envelope", SENTRY_OTHER(spaa_sentry_method)},
+    {"PATCH", "/api/{project_id}/envelope", SENTRY_OTHER(spaa_sentry_method)},
+    {"TRACE", "/api/{project_id}/envelope", SENTRY_OTHER(spaa_sentry_method)},
     /* pprof: Pyroscope's push API and the Collector pprof receiver (ingest token) */
     {"POST", "/ingest", INGEST("pprof", spaa_dialect_pyroscope), .auth = SPAA_AUTH_INGEST,
      .model_factor = SPAA_HTTP_PPROF_FACTOR},

@@ -94,6 +94,8 @@ struct sentry_auth {
 
 /* Parse an X-Sentry-Auth or Authorization header value: "Sentry k=v, k=v" (scheme
  * case-insensitive, items split on ',' and '=', blanks trimmed, unknown keys ignored).
+ * sentry_version is read as Relay does: the digits before the first '.' ("7.0" is 7), at
+ * most 65535 (Relay's u16); anything else there is malformed.
  * Returns 1 when sentry_key was found (out filled), 0 when the value is not Sentry
  * credentials (another scheme, or no sentry_key), SPAA_E_BAD_REQUEST for a malformed
  * sentry_version or an over-long value (err says which). */
@@ -103,6 +105,12 @@ int sentry_auth_parse_header(const char *value, size_t len, struct sentry_auth *
  * a space). Returns 1, 0 or SPAA_E_BAD_REQUEST as above. */
 int sentry_auth_parse_query(const char *qs, size_t len, struct sentry_auth *out,
                             struct spaa_err *err);
+
+/* A project id as Relay reads it from a request path or a DSN: an unsigned 64-bit decimal
+ * integer, so leading zeros do not matter ("0042" is project 42). Writes its canonical
+ * decimal form ("42"; "0" for zeros only) into out. 0, or SPAA_E_INVALID when [s, s+len) is
+ * empty, holds anything but the digits 0-9, or is over 18446744073709551615. */
+int sentry_project_id_normalize(const char *s, size_t len, char out[SENTRY_MAX_PROJECT + 1]);
 
 /* ---- profiles (sentry_profile.c, sentry_spaa.c) ------------------------------------- */
 

@@ -1,5 +1,6 @@
 /* Sentry credentials: the "Sentry k=v, ..." header grammar (X-Sentry-Auth, Authorization)
- * and the query-string form. Pure: the server decides which source wins. */
+ * and the query-string form; the project id a request names. Pure: the server decides which
+ * source wins. */
 #include <string.h>
 #include <strings.h>
 
@@ -40,18 +41,16 @@ static int set_pair(struct sentry_auth *out, const char *k, size_t kn, const cha
     dst = out->client;
     cap = sizeof(out->client);
   } else if (key_is(k, kn, "sentry_version")) {
-    size_t i;
-    int ver = 0;
-    if (vn == 0 || vn > 6)
+    /* as Relay: the part before the first '.' is the version ("7.0" is 7), a u16 */
+    const char *dot = memchr(v, '.', vn);
+    size_t i, major = dot ? (size_t)(dot - v) : vn;
+    long ver = 0;
+    for (i = 0; i < major && i < 6 && v[i] >= '0' && v[i] <= '9'; i++)
+      ver = ver * 10 + (v[i] - '0');
+    if (major == 0 || i < major || ver > 65535)
       return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "sentry_version '%.*s' is not a number",
                           (int)(vn > 32 ? 32 : vn), v);
-    for (i = 0; i < vn; i++) {
-      if (v[i] < '0' || v[i] > '9')
-        return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0,
-                            "sentry_version '%.*s' is not a number", (int)vn, v);
-      ver = ver * 10 + (v[i] - '0');
-    }
-    out->version = ver;
+    out->version = (int)ver;
     return 0;
   } else {
     return 0; /* sentry_timestamp and anything else: ignored */
@@ -159,4 +158,26 @@ int sentry_auth_parse_query(const char *qs, size_t len, struct sentry_auth *out,
     p = amp ? amp + 1 : end;
   }
   return out->key[0] ? 1 : 0;
+}
+
+int sentry_project_id_normalize(const char *s, size_t len, char out[SENTRY_MAX_PROJECT + 1])
+{
+  static const char max[] = "18446744073709551615"; /* 2^64 - 1 */
+  size_t i, n;
+  out[0] = 0;
+  if (len == 0)
+    return SPAA_E_INVALID;
+  for (i = 0; i < len; i++)
+    if (s[i] < '0' || s[i] > '9')
+      return SPAA_E_INVALID;
+  while (len > 1 && s[0] == '0') { /* leading zeros: the same number */
+    s++;
+    len--;
+  }
+  n = sizeof(max) - 1;
+  if (len > n || (len == n && memcmp(s, max, n) > 0))
+    return SPAA_E_INVALID;
+  memcpy(out, s, len);
+  out[len] = 0;
+  return 0;
 }

@@ -1,5 +1,6 @@
 /* Tests for codecs/sentry_envelope.c and codecs/sentry_auth.c: the envelope grammar (table,
- * every truncation of valid envelopes), DSNs, event ids and the auth header grammar. */
+ * every truncation of valid envelopes), DSNs, event ids, the auth header grammar and project
+ * ids. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -294,6 +295,18 @@ static void test_auth_header_table(void **state)
       {"", 0, "", "", 0},
       {"Sentry sentry_key=abc, sentry_version=seven", SPAA_E_BAD_REQUEST, NULL, NULL, 0},
       {"Sentry sentry_key=abc, sentry_version=", SPAA_E_BAD_REQUEST, NULL, NULL, 0},
+      /* Relay reads the part before the first '.' (a u16): "7.0" is 7 */
+      {"Sentry sentry_key=abc, sentry_version=7.0", 1, "abc", "", 7},
+      {"Sentry sentry_key=abc, sentry_version=7.1.2", 1, "abc", "", 7},
+      {"Sentry sentry_key=abc, sentry_version=7.", 1, "abc", "", 7},
+      {"Sentry sentry_key=abc, sentry_version=7.x", 1, "abc", "", 7},
+      {"Sentry sentry_key=abc, sentry_version=0007", 1, "abc", "", 7},
+      {"Sentry sentry_key=abc, sentry_version=65535", 1, "abc", "", 65535},
+      {"Sentry sentry_key=abc, sentry_version=65536", SPAA_E_BAD_REQUEST, NULL, NULL, 0},
+      {"Sentry sentry_key=abc, sentry_version=1234567", SPAA_E_BAD_REQUEST, NULL, NULL, 0},
+      {"Sentry sentry_key=abc, sentry_version=.7", SPAA_E_BAD_REQUEST, NULL, NULL, 0},
+      {"Sentry sentry_key=abc, sentry_version=7x.0", SPAA_E_BAD_REQUEST, NULL, NULL, 0},
+      {"Sentry sentry_key=abc, sentry_version=-7", SPAA_E_BAD_REQUEST, NULL, NULL, 0},
   };
   (void)state;
   run_auth_cases(sentry_auth_parse_header, "header", cases, sizeof(cases) / sizeof(cases[0]));
@@ -312,9 +325,59 @@ static void test_auth_query_table(void **state)
       {"sentry_key=ab%zz", SPAA_E_BAD_REQUEST, NULL, NULL, 0},
       {"sentry_key=ab%4", SPAA_E_BAD_REQUEST, NULL, NULL, 0},
       {"sentry_key=k&sentry_version=7x", SPAA_E_BAD_REQUEST, NULL, NULL, 0},
+      {"sentry_key=k&sentry_version=7.0", 1, "k", "", 7},
+      {"sentry_key=k&sentry_version=7%2E0", 1, "k", "", 7},
+      {"sentry_key=k&sentry_version=.0", SPAA_E_BAD_REQUEST, NULL, NULL, 0},
   };
   (void)state;
   run_auth_cases(sentry_auth_parse_query, "query", cases, sizeof(cases) / sizeof(cases[0]));
+}
+
+/* Project ids as Relay reads them: u64, so leading zeros do not matter. */
+static void test_project_id(void **state)
+{
+  static const struct {
+    const char *in, *want; /* want NULL: refused */
+  } cases[] = {
+      {"42", "42"},
+      {"0042", "42"},
+      {"0", "0"},
+      {"000", "0"},
+      {"1", "1"},
+      {"18446744073709551615", "18446744073709551615"},
+      {"0000018446744073709551615", "18446744073709551615"},
+      {"18446744073709551616", NULL},
+      {"99999999999999999999", NULL},
+      {"184467440737095516150", NULL},
+      {"", NULL},
+      {"abc", NULL},
+      {"4a2", NULL},
+      {"+42", NULL},
+      {"-1", NULL},
+      {" 42", NULL},
+      {"42 ", NULL},
+      {"4.2", NULL},
+  };
+  size_t i;
+  (void)state;
+  for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    char out[SENTRY_MAX_PROJECT + 1];
+    int rc = sentry_project_id_normalize(cases[i].in, strlen(cases[i].in), out);
+    if (!cases[i].want) {
+      if (rc != SPAA_E_INVALID)
+        fail_msg("project id '%s': rc %d, want SPAA_E_INVALID", cases[i].in, rc);
+      continue;
+    }
+    if (rc != 0)
+      fail_msg("project id '%s': rc %d, want 0", cases[i].in, rc);
+    assert_string_equal(out, cases[i].want);
+  }
+  /* the length is honoured: no NUL needed */
+  {
+    char out[SENTRY_MAX_PROJECT + 1];
+    assert_int_equal(sentry_project_id_normalize("0042/envelope", 4, out), 0);
+    assert_string_equal(out, "42");
+  }
 }
 
 /* The real SDK envelopes among the fixtures parse as SOURCES.md says. */
@@ -375,7 +438,7 @@ int main(void)
       cmocka_unit_test(test_envelope_item_fields), cmocka_unit_test(test_envelope_item_cap),
       cmocka_unit_test(test_uuid),                 cmocka_unit_test(test_dsn),
       cmocka_unit_test(test_auth_header_table),    cmocka_unit_test(test_auth_query_table),
-      cmocka_unit_test(test_envelope_fixtures),
+      cmocka_unit_test(test_project_id),           cmocka_unit_test(test_envelope_fixtures),
   };
   spaa_test_have_fixtures("sentry", "the Sentry fixture tests");
   return cmocka_run_group_tests(tests, NULL, NULL);
