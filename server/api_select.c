@@ -53,11 +53,11 @@ static const char *name_match(const struct params_check *pc, const char *key, in
   return NULL;
 }
 
-static int repeatable(const char *name)
+/* 1 when s is one of the NULL-terminated list. */
+static int in_list(const char *const *list, const char *s)
 {
-  size_t i;
-  for (i = 0; repeatable_params[i]; i++)
-    if (strcmp(repeatable_params[i], name) == 0)
+  for (; *list; list++)
+    if (strcmp(*list, s) == 0)
       return 1;
   return 0;
 }
@@ -88,7 +88,7 @@ static enum MHD_Result params_it(void *cls, enum MHD_ValueKind kind, const char 
     snprintf(pc->bad, sizeof(pc->bad), "bad '%.80s': the value contains a NUL byte", key);
     return MHD_NO;
   }
-  if (repeatable(entry))
+  if (in_list(repeatable_params, entry))
     return MHD_YES;
   for (i = 0; i < pc->n_seen; i++)
     if (pc->seen[i] == entry && pc->seen_prefix[i] == prefix) {
@@ -290,15 +290,6 @@ static int sel_labels_attrs(const struct spaa_req *req, const char *prefix,
 static const char *const sources[] = {"sentry", "otlp", "pprof", "spaa", NULL};
 #define SPAA_API_SOURCES_TEXT "sentry, otlp, pprof or spaa"
 
-static int source_known(const char *s)
-{
-  size_t i;
-  for (i = 0; sources[i]; i++)
-    if (strcmp(sources[i], s) == 0)
-      return 1;
-  return 0;
-}
-
 int spaa_api_sel_parse(const struct spaa_req *req, const char *prefix, int64_t now_ns,
                        struct spaa_api_sel *sel, struct spaa_resp *resp)
 {
@@ -309,7 +300,7 @@ int spaa_api_sel_parse(const struct spaa_req *req, const char *prefix, int64_t n
   if (!sel->q.service)
     sel->q.service = spaa_req_query(req, KEY("project"));
   sel->q.source = spaa_req_query(req, KEY("source"));
-  if (sel->q.source && !source_known(sel->q.source)) {
+  if (sel->q.source && !in_list(sources, sel->q.source)) {
     spaa_resp_error(resp, SPAA_E_BAD_REQUEST, "bad '%s' '%.32s': expected %s", k,
                     sel->q.source, SPAA_API_SOURCES_TEXT);
     return -1;

@@ -388,18 +388,36 @@ const struct spaa_weight *spaa_weights_find(const struct spaa_weights *w, const 
   return NULL;
 }
 
-/* Nanoseconds in one `unit` of a time range; 0 for a unit this model does not know. */
+double spaa_unit_size(const char *unit, int *kind)
+{
+  static const struct {
+    const char *name;
+    int kind;
+    double size;
+  } units[] = {
+      {"nanoseconds", 1, 1},          {"nanosecond", 1, 1},         {"ns", 1, 1},
+      {"microseconds", 1, 1e3},       {"microsecond", 1, 1e3},      {"us", 1, 1e3},
+      {"milliseconds", 1, 1e6},       {"millisecond", 1, 1e6},      {"ms", 1, 1e6},
+      {"seconds", 1, 1e9},            {"second", 1, 1e9},           {"s", 1, 1e9},
+      {"bytes", 2, 1},                {"byte", 2, 1},               {"By", 2, 1},
+      {"kilobytes", 2, 1024},         {"KiBy", 2, 1024},            {"megabytes", 2, 1048576},
+      {"MiBy", 2, 1048576},           {"gigabytes", 2, 1073741824}, {"GiBy", 2, 1073741824}};
+  size_t i;
+  *kind = 0;
+  for (i = 0; unit && i < sizeof(units) / sizeof(units[0]); i++)
+    if (strcmp(unit, units[i].name) == 0) {
+      *kind = units[i].kind;
+      return units[i].size;
+    }
+  return 0;
+}
+
+/* Nanoseconds in one `unit` of a time range (NULL: nanoseconds); 0 for no time unit. */
 static int64_t unit_ns(const char *unit)
 {
-  if (!unit || strcmp(unit, "nanoseconds") == 0)
-    return 1;
-  if (strcmp(unit, "microseconds") == 0)
-    return 1000;
-  if (strcmp(unit, "milliseconds") == 0)
-    return 1000000;
-  if (strcmp(unit, "seconds") == 0)
-    return 1000000000;
-  return 0;
+  int kind;
+  double size = unit ? spaa_unit_size(unit, &kind) : 1;
+  return unit && kind != 1 ? 0 : (int64_t)size;
 }
 
 /* A time of `m` ns per unit in ns: an integer exactly (epoch nanoseconds pass 2^53, where a

@@ -243,6 +243,12 @@ int spaa_stack_set_frames(struct spaa_profile *p, struct spaa_stack *s, const ui
 const struct spaa_event *spaa_find_event(const struct spaa_profile *p, const char *name);
 const struct spaa_weight *spaa_weights_find(const struct spaa_weights *w, const char *metric);
 
+/* Units of one kind, which add up once converted (the views do so): how many of the finest
+ * unit of its kind one `unit` is (nanoseconds for time: 1000 for "microseconds"; bytes for
+ * sizes: 1024 for "kilobytes"), with *kind set (1 time, 2 bytes); 0 for NULL or a unit of no
+ * known kind, which adds up only with itself. Names as pprof, OTLP (UCUM) and SPAA give them. */
+double spaa_unit_size(const char *unit, int *kind);
+
 /* The header's time range in unix nanoseconds: start and end read in its unit
  * (nanoseconds when it names none; microseconds, milliseconds, seconds). 0 with *start_ns
  * and *end_ns set, or -1 with both untouched when the header has no time range or names

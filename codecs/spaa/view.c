@@ -8,30 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-double spaa_unit_size(const char *unit, int *kind)
-{
-  static const struct {
-    const char *name;
-    int kind;
-    double size;
-  } units[] = {
-      {"nanoseconds", 1, 1},          {"nanosecond", 1, 1},         {"ns", 1, 1},
-      {"microseconds", 1, 1e3},       {"microsecond", 1, 1e3},      {"us", 1, 1e3},
-      {"milliseconds", 1, 1e6},       {"millisecond", 1, 1e6},      {"ms", 1, 1e6},
-      {"seconds", 1, 1e9},            {"second", 1, 1e9},           {"s", 1, 1e9},
-      {"bytes", 2, 1},                {"byte", 2, 1},               {"By", 2, 1},
-      {"kilobytes", 2, 1024},         {"KiBy", 2, 1024},            {"megabytes", 2, 1048576},
-      {"MiBy", 2, 1048576},           {"gigabytes", 2, 1073741824}, {"GiBy", 2, 1073741824}};
-  size_t i;
-  *kind = 0;
-  for (i = 0; unit && i < sizeof(units) / sizeof(units[0]); i++)
-    if (strcmp(unit, units[i].name) == 0) {
-      *kind = units[i].kind;
-      return units[i].size;
-    }
-  return 0;
-}
-
 void spaa_vset_init(struct spaa_vset *v)
 {
   memset(v, 0, sizeof(*v));

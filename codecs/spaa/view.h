@@ -57,12 +57,6 @@ struct spaa_vset {
   size_t metered;          /* bytes reported to it, given back by spaa_vset_free */
 };
 
-/* Units of one kind that views may add up after converting: how many of the finest unit of
- * its kind one `unit` is (nanoseconds for time: 1000 for "microseconds"; bytes for sizes:
- * 1024 for "kilobytes"), with *kind set (1 time, 2 bytes); 0 for NULL or a unit of no known
- * kind, which adds up only with itself. Names as pprof, OTLP (UCUM) and SPAA give them. */
-double spaa_unit_size(const char *unit, int *kind);
-
 void spaa_vset_init(struct spaa_vset *v);
 void spaa_vset_free(struct spaa_vset *v); /* NULL-safe */
 
