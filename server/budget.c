@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/compress.h"
 #include "base/limits.h"
 #include "server/metrics.h"
 
@@ -23,13 +24,14 @@ struct spaa_budget {
   struct spaa_metrics *metrics;
 };
 
-/* ---- JSON values ------------------------------------------------------------------------------
+/* ---- JSON values and decoders ----------------------------------------------------------------
  * A conversion's JSON values count against its meter too: one sample's few attribute indexes
  * on the OTLP wire can become a context object of as many keys, and parsed documents are
  * part of what a request holds. jansson allocates through json_alloc and json_release, which
  * charge the meter of the conversion running on the thread, if any, with what malloc really
  * gave. A value freed where no conversion runs (or another) leaves that meter's count high,
- * never low by more than what that thread freed. */
+ * never low by more than what that thread freed. The body's decoders (their windows) are
+ * charged the same way (spaa_decoder_alloc_set). */
 static _Thread_local struct spaa_meter *json_meter;
 static pthread_once_t json_hooked = PTHREAD_ONCE_INIT;
 
@@ -52,7 +54,24 @@ static void json_release(void *r)
   free(r);
 }
 
-static void json_hook(void) { json_set_alloc_funcs(json_alloc, json_release); }
+/* The body's decoders alike: a br stream's window is 16 MiB whatever its size on the wire. */
+static void *decoder_alloc(void *opaque, size_t n)
+{
+  (void)opaque;
+  return json_alloc(n);
+}
+
+static void decoder_release(void *opaque, void *p)
+{
+  (void)opaque;
+  json_release(p);
+}
+
+static void json_hook(void)
+{
+  json_set_alloc_funcs(json_alloc, json_release);
+  spaa_decoder_alloc_set(decoder_alloc, decoder_release);
+}
 
 /* A quarter of the machine's memory. */
 static size_t default_cap(void)

@@ -756,7 +756,11 @@ static void run(struct http_rq *rq, struct spaa_resp *resp)
     spaa_err_clear(&err);
     if (spaa_decode(rq->req.content_encoding, (const uint8_t *)rq->body.p, rq->body.len,
                     rq->max_decoded, &rq->decoded, &err)) {
-      fail_into(rq, resp, err.code, "%s", err.msg);
+      /* a decoder whose window the budget refused: the budget's answer (503, or 413) */
+      if (rq->work.b && rq->work.meter.refused)
+        fail_into(rq, resp, rq->work.meter.refused, "%s", rq->work.meter.why.msg);
+      else
+        fail_into(rq, resp, err.code, "%s", err.msg);
       return;
     }
     spaa_buf_free(&rq->body); /* keep one copy, not two */

@@ -8,6 +8,7 @@
 
 #include <brotli/decode.h>
 #include <zlib.h>
+#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_createDCtx_advanced: the decoder's allocator */
 #include <zstd.h>
 #include <zstd_errors.h>
 
@@ -15,6 +16,42 @@
 #define ZLIB_STEP ((size_t)1 << 30)    /* zlib counts in uInt: at most 1 GiB per call */
 #define SINK_CHUNK ((size_t)64 * 1024) /* compressed bytes handed downstream at a time */
 #define ZSTD_WLOG_DEFAULT 27           /* zstd's own window limit without a cap */
+
+/* ---- the decoders' memory ---------------------------------------------------------------- */
+
+/* The decoders' allocator (spaa_decoder_alloc_set): malloc and free unless set. */
+static void *plain_alloc(void *opaque, size_t n)
+{
+  (void)opaque;
+  return malloc(n);
+}
+
+static void plain_release(void *opaque, void *p)
+{
+  (void)opaque;
+  free(p);
+}
+
+static spaa_alloc_fn dec_alloc = plain_alloc;
+static spaa_release_fn dec_release = plain_release;
+
+void spaa_decoder_alloc_set(spaa_alloc_fn alloc, spaa_release_fn release)
+{
+  dec_alloc = alloc ? alloc : plain_alloc;
+  dec_release = alloc && release ? release : plain_release;
+}
+
+static voidpf z_alloc(voidpf opaque, uInt items, uInt size)
+{
+  return dec_alloc(opaque, (size_t)items * size);
+}
+
+static void z_release(voidpf opaque, voidpf p) { dec_release(opaque, p); }
+
+static BrotliDecoderState *br_new(void)
+{
+  return BrotliDecoderCreateInstance(dec_alloc, dec_release, NULL);
+}
 
 static const char *const coding_names[] = {"gzip", "deflate", "zstd", "br"};
 
@@ -60,14 +97,17 @@ static int dstream_init(struct spaa_dstream *d, enum spaa_coding c, size_t max_w
   d->noun = noun;
   if (c == SPAA_CODING_BR) {
     /* no large windows (the default): at most 16 MiB of ring buffer, whatever the stream */
-    if (!(d->bd = BrotliDecoderCreateInstance(NULL, NULL, NULL)))
+    if (!(d->bd = br_new()))
       return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, "cannot start the br decoder");
     return 0;
   }
   if (c != SPAA_CODING_ZSTD)
     return 0;
-  if (!(d->zd = ZSTD_createDCtx()))
-    return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, "cannot start the zstd decoder");
+  {
+    ZSTD_customMem mem = {dec_alloc, dec_release, NULL};
+    if (!(d->zd = ZSTD_createDCtx_advanced(mem)))
+      return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, "cannot start the zstd decoder");
+  }
   /* a window larger than the cap is never needed: refuse frames that ask for one */
   if (!max_window)
     max_window = (size_t)1 << ZSTD_WLOG_DEFAULT;
@@ -132,6 +172,8 @@ static int step_zlib(struct spaa_dstream *d, const uint8_t *in, size_t in_len, s
                 : in_len >= 2 && (in[0] & 0x0f) == 8 && ((in[0] << 8) | in[1]) % 31 == 0
                     ? MAX_WBITS
                     : -MAX_WBITS;
+    d->zs.zalloc = z_alloc;
+    d->zs.zfree = z_release;
     if (inflateInit2(&d->zs, wbits) != Z_OK)
       return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, "cannot start the %s decoder", name);
     d->zs_ready = 1;
@@ -203,7 +245,7 @@ static int step_br(struct spaa_dstream *d, const void *in, size_t in_len, size_t
   BrotliDecoderResult r;
   if (d->ended) {
     BrotliDecoderDestroyInstance(d->bd);
-    if (!(d->bd = BrotliDecoderCreateInstance(NULL, NULL, NULL)))
+    if (!(d->bd = br_new()))
       return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, "cannot start the br decoder");
     d->ended = 0;
   }

@@ -27,6 +27,14 @@ int spaa_is_zstd(const void *buf, size_t len);
  * member, a hint only), or 0 when buf is not gzip or too short to have a trailer. */
 size_t spaa_gzip_size_hint(const void *buf, size_t len);
 
+/* Where the decoders keep their state and windows: a few input bytes can make a br decoder
+ * take 16 MiB of ring buffer and a zstd one its whole window. malloc and free unless set
+ * (NULL: back to them); set once, before any decoder runs. The server charges them to the
+ * memory budget of the request being decoded on the thread. */
+typedef void *(*spaa_alloc_fn)(void *opaque, size_t n);
+typedef void (*spaa_release_fn)(void *opaque, void *p);
+void spaa_decoder_alloc_set(spaa_alloc_fn alloc, spaa_release_fn release);
+
 /* ---- decompression, one buffer --------------------------------------------------------- */
 
 /* Decode `len` bytes of `in` into `out`, which must be empty (spaa_buf_init'd); its cap is

@@ -1,6 +1,6 @@
 /* server/budget.c: charges admitted and refused, a conversion's meter asking for more as its
  * models grow, the refusals' codes and words (a conversion's, a read's), JSON values counted
- * on the thread of the work, everything given back. */
+ * on the thread of the work and the body's decoders too, everything given back. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +10,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "base/compress.h"
 #include "base/limits.h"
 #include "server/budget.h"
 
@@ -161,12 +162,50 @@ static void test_busy(void **state)
   spaa_budget_free(b);
 }
 
+/* `head -c 8388608 /dev/zero | brotli -q 11 -c`: 14 bytes whose decoder takes megabytes */
+static const uint8_t BR_BOMB[] = {0x9f, 0xff, 0xff, 0x7f, 0xf8, 0x27, 0x00,
+                                  0xe2, 0xb1, 0x40, 0x20, 0xf7, 0xfe, 0x0f};
+
+/* A body's decoder on the thread of a work is charged to it: its window grows the charge,
+ * and when others hold the budget the decoder is refused with the budget's BUSY. */
+static void test_decoder_metered(void **state)
+{
+  struct spaa_budget *b;
+  struct spaa_budget_work w;
+  struct spaa_buf out;
+  struct spaa_err err;
+  (void)state;
+  assert_int_equal(spaa_budget_new(64 * MIB, NULL, &b), 0);
+  assert_int_equal(spaa_budget_work_begin(&w, b, 0, 64 << 10, 0), 0);
+  spaa_buf_init(&out, 0);
+  assert_int_equal(spaa_decompress(SPAA_CODING_BR, BR_BOMB, sizeof(BR_BOMB), 8 * MIB, &out,
+                                   &err), 0);
+  assert_int_equal(out.len, 8 * MIB);
+  spaa_buf_free(&out);
+  assert_true(w.meter.peak >= MIB);
+  assert_true(w.charged > MIB);
+  assert_true(w.meter.held < (64 << 10)); /* the decoder gave it back */
+  spaa_budget_work_give(&w);
+  assert_true(empty(b));
+  /* the budget held by others: the window is refused, BUSY */
+  assert_int_equal(spaa_budget_take(b, 63 * MIB, 0, 0), 0);
+  assert_int_equal(spaa_budget_work_begin(&w, b, 0, 64 << 10, 0), 0);
+  spaa_buf_init(&out, 0);
+  assert_int_equal(spaa_decompress(SPAA_CODING_BR, BR_BOMB, sizeof(BR_BOMB), 8 * MIB, &out,
+                                   &err), SPAA_E_NOMEM);
+  assert_int_equal(w.meter.refused, SPAA_E_BUSY);
+  spaa_budget_work_give(&w);
+  spaa_budget_give(b, 63 * MIB, 0);
+  assert_true(empty(b));
+  spaa_budget_free(b);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_take_give),  cmocka_unit_test(test_meter_grows),
       cmocka_unit_test(test_json_metered), cmocka_unit_test(test_ceiling),
-      cmocka_unit_test(test_busy),
+      cmocka_unit_test(test_busy),       cmocka_unit_test(test_decoder_metered),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

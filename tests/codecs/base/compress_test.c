@@ -375,6 +375,76 @@ static void test_br(void **state)
   free(plain);
 }
 
+/* The decoders' allocator: what they hold now and at most, refusing past `limit` (0: never). */
+static size_t dec_held, dec_peak, dec_limit;
+static void *counting_alloc(void *opaque, size_t n)
+{
+  size_t *p;
+  (void)opaque;
+  if (dec_limit && dec_held + n > dec_limit)
+    return NULL;
+  if (!(p = malloc(sizeof(size_t) * 2 + n)))
+    return NULL;
+  p[0] = n;
+  dec_held += n;
+  if (dec_held > dec_peak)
+    dec_peak = dec_held;
+  return p + 2;
+}
+
+static void counting_release(void *opaque, void *q)
+{
+  size_t *p = q;
+  (void)opaque;
+  if (!q)
+    return;
+  dec_held -= p[-2];
+  free(p - 2);
+}
+
+/* Every decoder's state and window come from spaa_decoder_alloc_set's allocator, all of it
+ * given back; refused, the decoder fails as out of memory; unset, malloc again. */
+static void test_decoder_alloc(void **state)
+{
+  static const uint8_t text[] = "the decoders' memory, counted";
+  struct spaa_buf out;
+  struct spaa_err err;
+  uint8_t *z;
+  size_t zl, i;
+  (void)state;
+  spaa_decoder_alloc_set(counting_alloc, counting_release);
+  /* br: 14 bytes on the wire, a window of megabytes */
+  dec_peak = 0;
+  assert_int_equal(run(SPAA_CODING_BR, BR_BOMB, sizeof(BR_BOMB), 8u << 20, &out, &err), 0);
+  spaa_buf_free(&out);
+  assert_true(dec_peak >= (size_t)1 << 20);
+  assert_int_equal(dec_held, 0);
+  /* zstd and gzip count their state too */
+  for (i = 0; i < 2; i++) {
+    enum spaa_coding c = i ? SPAA_CODING_GZIP : SPAA_CODING_ZSTD;
+    z = c == SPAA_CODING_ZSTD ? spaa_test_zstd(text, sizeof(text), &zl)
+                              : spaa_test_zlib(text, sizeof(text), 16 + 15, &zl);
+    dec_peak = 0;
+    assert_int_equal(run(c, z, zl, 1u << 20, &out, &err), 0);
+    assert_memory_equal(out.p, text, sizeof(text));
+    spaa_buf_free(&out);
+    assert_true(dec_peak > 0);
+    assert_int_equal(dec_held, 0);
+    free(z);
+  }
+  /* refused: out of memory, nothing left held */
+  dec_limit = 64 << 10;
+  assert_int_equal(run(SPAA_CODING_BR, BR_BOMB, sizeof(BR_BOMB), 8u << 20, &out, &err),
+                   SPAA_E_NOMEM);
+  assert_int_equal(dec_held, 0);
+  dec_limit = 0;
+  spaa_decoder_alloc_set(NULL, NULL);
+  dec_peak = 0;
+  assert_int_equal(run(SPAA_CODING_BR, BR_BOMB, sizeof(BR_BOMB), 8u << 20, &out, &err), 0);
+  spaa_buf_free(&out);
+  assert_int_equal(dec_peak, 0);
+}
+
 /* Feed `z` to a streaming decoder `step` bytes at a time into `room`-byte pieces. */
 static int stream_all(enum spaa_coding c, const uint8_t *z, size_t zl, size_t step, size_t room,
                       struct spaa_buf *got, struct spaa_err *err)
@@ -624,6 +694,7 @@ int main(void)
       cmocka_unit_test(test_csink_round_trip),   cmocka_unit_test(test_csink_failures),
       cmocka_unit_test(test_zstd_one_shot),
       cmocka_unit_test(test_br),                 cmocka_unit_test(test_br_streaming),
+      cmocka_unit_test(test_decoder_alloc),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
