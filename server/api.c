@@ -45,7 +45,8 @@ int spaa_query_parse_time(const char *s, int64_t *ns)
     if (*p == '.' && !isdigit((unsigned char)p[1]))
       return -1;
     frac = fraction_ns(&p);
-    if (*p)
+    /* past 2262-04-11T23:47:16.854775807Z there is no int64 nanosecond */
+    if (*p || v > (INT64_MAX - frac) / 1000000000LL)
       return -1;
     *ns = v * 1000000000LL + frac;
     return 0;

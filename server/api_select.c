@@ -212,7 +212,7 @@ static int sel_time(const struct spaa_req *req, const char *key, int64_t now_ns,
     return 0;
   if (spaa_query_parse_time(v, out) && spaa_api_parse_relative(v, now_ns, out)) {
     spaa_resp_error(resp, SPAA_E_BAD_REQUEST, "bad '%s' time '%.64s': expected unix seconds, "
-                    "RFC 3339 or now-<N>s|m|h|d", key, v);
+                    "RFC 3339 (from 1970 to 2262) or now-<N>s|m|h|d", key, v);
     return -1;
   }
   return 0;
@@ -297,8 +297,17 @@ int spaa_api_sel_parse(const struct spaa_req *req, const char *prefix, int64_t n
   memset(sel, 0, sizeof(*sel));
 #define KEY(name) (snprintf(k, sizeof(k), "%s%s", prefix, name), k)
   sel->q.service = spaa_req_query(req, KEY("service"));
-  if (!sel->q.service)
-    sel->q.service = spaa_req_query(req, KEY("project"));
+  {
+    const char *svc = sel->q.service, *project = spaa_req_query(req, KEY("project"));
+    if (svc && project && strcmp(svc, project) != 0) { /* one name, two words for it */
+      spaa_resp_error(resp, SPAA_E_BAD_REQUEST, "'%sservice' '%.64s' and '%s' '%.64s' name "
+                      "two services: 'project' is another name for 'service', give one",
+                      prefix, svc, k, project);
+      return -1;
+    }
+    if (!svc)
+      sel->q.service = project;
+  }
   sel->q.source = spaa_req_query(req, KEY("source"));
   if (sel->q.source && !in_list(sources, sel->q.source)) {
     spaa_resp_error(resp, SPAA_E_BAD_REQUEST, "bad '%s' '%.32s': expected %s", k,

@@ -63,8 +63,9 @@ int spaa_rfc3339_parse(const char *s, size_t len, int64_t *out)
   }
   days_from_civil(Y, M, D, &days);
   total = days * 86400 + h * 3600 + mi * 60 + sec - sign * (int64_t)(oh * 3600 + om * 60);
-  if (total > INT64_MAX / 1000000000 - 1 || total < INT64_MIN / 1000000000 + 1)
-    return -1;
+  if (total > INT64_MAX / 1000000000 || total < INT64_MIN / 1000000000 + 1 ||
+      (total == INT64_MAX / 1000000000 && ns > INT64_MAX % 1000000000))
+    return -1; /* no int64 nanosecond for it (past 2262-04-11T23:47:16.854775807Z) */
   *out = total * 1000000000 + ns;
   return 0;
 }

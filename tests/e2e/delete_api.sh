@@ -34,6 +34,18 @@ assert_eq 400 "$HTTP_CODE" "no filter: $HTTP_BODY"
 http DELETE "/api/v1/profiles?servce=a" -H 'Authorization: Bearer adm-secret'
 assert_eq 400 "$HTTP_CODE" "unknown parameter: $HTTP_BODY"
 assert_contains "$HTTP_BODY" "servce" "the answer names the parameter"
+# a time past int64 nanoseconds is refused: wrapped, it once selected (and deleted) everything
+http DELETE "/api/v1/profiles?from=9999999999" -H 'Authorization: Bearer adm-secret'
+assert_eq 400 "$HTTP_CODE" "from past 2262: $HTTP_BODY"
+assert_contains "$HTTP_BODY" "2262" "the answer gives the range"
+http GET "/api/v1/profiles?to=9999999999"
+assert_eq 400 "$HTTP_CODE" "to past 2262: $HTTP_BODY"
+# service and project name one filter: two different values are refused
+http DELETE "/api/v1/profiles?service=a&project=b" -H 'Authorization: Bearer adm-secret'
+assert_eq 400 "$HTTP_CODE" "service and project differ: $HTTP_BODY"
+http GET "/api/v1/profiles?service=a&project=a"
+assert_eq 200 "$HTTP_CODE" "service and project agree: $HTTP_BODY"
+assert_eq 2 "$(printf '%s' "$HTTP_BODY" | jq '.profiles | length')" "nothing deleted so far"
 
 http DELETE "/api/v1/profiles?service=a" -H 'Authorization: Bearer adm-secret'
 assert_eq 200 "$HTTP_CODE" "delete a: $HTTP_BODY"
