@@ -72,8 +72,8 @@ static enum MHD_Result params_it(void *cls, enum MHD_ValueKind kind, const char 
   int prefix = -1;
   size_t i;
   (void)kind;
-  if (!key)
-    return MHD_YES;
+  if (!key || (!key_size && (!value || !*value)))
+    return MHD_YES; /* "?&limit=1" or "a=1&&b=2": an empty piece, as a trailing '&' */
   if (strlen(key) != key_size) {
     snprintf(pc->bad, sizeof(pc->bad), "bad parameter name '%.64s': it contains a NUL byte",
              key);

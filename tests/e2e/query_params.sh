@@ -111,6 +111,10 @@ ok "/api/v1/profiles/$DEV/spaa"
 
 # --- a single-valued parameter given twice; label and labels repeat ----------------------------
 bad '/api/v1/profiles?limit=5&limit=6' 400 "parameter 'limit' given twice"
+# empty pieces of a query are nothing, wherever they are; an empty name with a value is not
+ok '/api/v1/profiles?&limit=1'
+ok '/api/v1/profiles?limit=1&&service=shop&'
+bad '/api/v1/profiles?=1&limit=1' 400 "unknown parameter '(empty name)'"
 bad '/api/v1/profiles?service=a&service=b' 400 "parameter 'service' given twice"
 bad '/api/v1/profiles?service=shop&service=shop' 400 "parameter 'service' given twice"
 bad '/api/v1/top?service=shop&from=0&from=1' 400 "parameter 'from' given twice"
