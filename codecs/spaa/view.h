@@ -107,7 +107,11 @@ int spaa_view_collapsed(const struct spaa_vset *v, spaa_sink_cb sink, void *ctx,
 int spaa_view_speedscope(const struct spaa_vset *v, const char *name, spaa_sink_cb sink,
                          void *ctx, struct spaa_err *err);
 
-/* 1 when p has samples of `event` (NULL: the first event) that carry timestamps. */
+/* 1 when p has samples of `event` (NULL: the first event) that carry timestamps and none
+ * carries weights of its own: ticks, each lasting until the thread's next. A sample with its
+ * own weights (an OTLP off-CPU duration, an allocation's size) measures them, not the gap to
+ * the next: such a profile has no timeline, and its speedscope form is the sampled one,
+ * whose totals are the views'. */
 int spaa_view_has_timeline(const struct spaa_profile *p, const char *event);
 /* speedscope's file format with one "evented" profile per thread, from p's timestamped
  * samples of `event` (NULL: the first) whose stacks are in v (v built from p, so that its

@@ -48,10 +48,14 @@ int spaa_view_has_timeline(const struct spaa_profile *p, const char *event)
 {
   const char *e = event ? event : p->header.n_events ? p->header.events[0].name : NULL;
   size_t i;
+  int ticks = 0;
   for (i = 0; e && i < p->n_samples; i++)
-    if (sample_of(p, &p->samples[i], e))
-      return 1;
-  return 0;
+    if (sample_of(p, &p->samples[i], e)) {
+      if (p->samples[i].weights.n) /* it measures something: not a tick */
+        return 0;
+      ticks = 1;
+    }
+  return ticks;
 }
 
 /* The timestamped samples of `event` whose stack is in v, sorted by thread then time. */

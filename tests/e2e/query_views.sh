@@ -126,6 +126,21 @@ for id in "$SMALL" "$SENTRY" "$OTLP" "$SPAAID"; do
   http GET "/api/v1/profiles/$id/pprof"
   assert_eq 200 "$HTTP_CODE" "pprof of $id"
 done
+# --- timestamped samples with their own weights (off-CPU durations): the sampled speedscope,
+# whose total is /top's (as evented it spanned the gaps between samples: 3.3 s for 412 ms)
+http POST /v1development/profiles -H 'Content-Type: application/x-protobuf' \
+  --data-binary @"$F/otlp/v1dev_05_timestamps_offcpu.bin"
+assert_eq 200 "$HTTP_CODE" "off-CPU OTLP ($HTTP_BODY)"
+offcpu=
+for id in $(ids_header | tr ',' ' '); do
+  [[ "$(curl -s "$SERVER_URL/api/v1/profiles/$id/top" | jq -r .metric)" == off_cpu ]] && offcpu=$id
+done
+[[ -n "$offcpu" ]] || fail "no off_cpu profile among $(ids_header)"
+http GET "/api/v1/profiles/$offcpu/speedscope"
+assert_eq sampled "$(jq -r '.profiles[0].type' <<<"$HTTP_BODY")" "speedscope of weighted timestamped samples"
+assert_eq 412000000 "$(jq '.profiles[0].weights | add' <<<"$HTTP_BODY")" "off-CPU speedscope total"
+assert_eq 412000000 "$(curl -s "$SERVER_URL/api/v1/profiles/$offcpu/top" | jq .total)" "off-CPU top total"
+
 assert_contains "$(curl -s "$SERVER_URL/api/v1/profiles/$SPAAID/collapsed")" "main;work:hard 30" "';' replaced"
 assert_contains "$(curl -s "$SERVER_URL/api/v1/profiles/$SPAAID/top?by=frame")" '"name":"work;hard (w.c:3)"' "by=frame"
 

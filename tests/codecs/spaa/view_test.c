@@ -357,6 +357,10 @@ static void test_speedscope_evented(void **state)
            "{\"type\":\"O\",\"frame\":0,\"at\":50},{\"type\":\"O\",\"frame\":3,\"at\":50},"
            "{\"type\":\"C\",\"frame\":3,\"at\":60},{\"type\":\"C\",\"frame\":0,\"at\":60}]}]}\n");
   spaa_buf_free(&b);
+  /* a sample carrying its own weight (an off-CPU duration) measures it: no timeline, the
+   * sampled form, whose totals are the views' */
+  assert_int_equal(spaa_weights_add(p, &p->samples[2].weights, "wall", spaa_int(412), NULL), 0);
+  assert_false(spaa_view_has_timeline(p, NULL));
   spaa_vset_free(&v);
   spaa_profile_free(p);
 }
