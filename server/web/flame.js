@@ -57,6 +57,20 @@ export class FlameGraph {
     this.draw();
   }
 
+  // Drop the tree (a load that failed or found nothing): nothing drawn, nothing to hover.
+  clear() {
+    this.tree = null;
+    this.hit = null;
+    this.zoom = 0;
+    this.cursor = -1;
+    this.nrows = 0;
+    this.hideTip();
+    this.empty.hidden = true;
+    this.canvas.width = 0;
+    this.canvas.height = 0;
+    this.canvas.style.height = '0px';
+  }
+
   // Highlight the nodes `test` accepts (null: none); returns {count, value, share}.
   setSearch(test) {
     if (!this.tree) return null;

@@ -57,13 +57,32 @@ export class DiffView {
     });
     this.table.sort = 'move';
     this.exports = h('div');
+    this.toolbar = h('div', { class: 'toolbar' }, h('span', { class: 'search-box' }, this.search, this.matches),
+      h('button', { type: 'button', class: 'reset-zoom', text: 'Reset zoom', onclick: () => this.graph.reset() }),
+      legend());
+    this.pane = h('section', { class: 'flame-pane diff-pane', 'aria-label': 'Diff flamegraph' }, this.crumbs, this.msg, this.host);
+    this.movers = h('section', { class: 'movers', 'aria-label': 'Movers' }, h('h2', { text: 'Functions that moved most' }), this.table.el);
     main.append(h('div', { class: 'view-head' }, h('h1', { text: 'Diff' })), this.form, this.summary,
-      h('div', { class: 'toolbar' }, h('span', { class: 'search-box' }, this.search, this.matches),
-        h('button', { type: 'button', class: 'reset-zoom', text: 'Reset zoom', onclick: () => this.graph.reset() }),
-        legend()),
-      h('section', { class: 'flame-pane diff-pane', 'aria-label': 'Diff flamegraph' }, this.crumbs, this.msg, this.host),
-      h('section', { class: 'movers', 'aria-label': 'Movers' }, h('h2', { text: 'Functions that moved most' }), this.table.el),
-      this.exports);
+      this.toolbar, this.pane, this.movers, this.exports);
+    this.clear();
+  }
+
+  // Take the shown diff off the page (another one is asked for, or none can be shown): its
+  // summary, graph, movers and exports. `loading` keeps the pane for its "Loading…".
+  clear(loading = false) {
+    this.json = null;
+    this.graph.clear();
+    fill(this.crumbs);
+    fill(this.msg);
+    fill(this.summary);
+    this.matches.textContent = '';
+    this.matches.dataset.count = '';
+    this.table.rows = [];
+    fill(this.table.el);
+    fill(this.exports);
+    this.toolbar.hidden = true;
+    this.pane.hidden = !loading;
+    this.movers.hidden = true;
   }
 
   unmount() {
@@ -101,44 +120,61 @@ export class DiffView {
       try {
         this.services = (await api.getJSON('services', {}, api.ticket('d-services'))).services;
       } catch (e) {
+        if (e.name === 'StaleError') return;
+        this.key = '';
+        this.clear();
         this.app.fail(e, this.summary);
         return;
       }
     }
     this.renderForm();
     if (!this.sideGiven('base') || !this.sideGiven('target')) {
+      this.key = '';
+      this.clear();
       fill(this.summary, h('p', { class: 'hint', text: 'Choose a base and a target: two profiles (their ids, or pick two in the Profiles view) or two selections.' }));
       return;
     }
     const p = this.apiParams();
     const key = p.toString();
     this.curlURL = api.apiPath('diff', p);
-    this.renderExports(p);
     if (!force && key === this.key) {
+      if (!this.json) return; // still loading, or nothing to compare
       this.applyZoom();
       this.applySearch();
       this.table.set(this.table.rows, params.get('sort'), params.get('dir'));
       return;
     }
     this.key = key;
+    // another diff: nothing of the previous one stays shown while this one loads
+    this.clear(true);
     this.msg.textContent = 'Loading…';
     try {
+      // both fail alike (a missing profile, a bad parameter): Promise.all gives one error
       const [json, folded] = await Promise.all([
         api.getJSON('diff', withParams(p, { limit: 1000 }), api.ticket('diff')),
         api.getText('diff', withParams(p, { format: 'collapsed' }), api.ticket('diff-folded')),
       ]);
-      this.json = json;
       fill(this.msg);
+      if (!json.base_total && !json.target_total) { // neither side has anything
+        this.clear();
+        this.renderSummary(json);
+        return;
+      }
+      this.json = json;
+      this.toolbar.hidden = false;
+      this.pane.hidden = false;
+      this.movers.hidden = false;
       const tree = fromDiffCollapsed(folded);
       this.graph.setTree(tree, this.zoomPath());
       breadcrumb(this.crumbs, this.graph);
       this.applySearch();
       this.renderSummary(json);
       this.table.set(json.functions, params.get('sort'), params.get('dir'));
+      this.renderExports(p);
     } catch (e) {
       if (e.name === 'StaleError') return;
       this.key = '';
-      fill(this.msg);
+      this.clear();
       this.app.fail(e, this.summary);
     }
   }
@@ -174,13 +210,16 @@ export class DiffView {
   renderSummary(j) {
     this.unit = j.unit || '';
     const change = j.base_total ? (j.target_total - j.base_total) / j.base_total : NaN;
+    // a side without samples: its selection matched nothing (or its profile holds none)
+    const total = (s, v) => (v ? `${fmtValue(v, this.unit)}${j.metric ? ' ' + j.metric : ''}`
+      : this.params.get(s) ? 'no samples' : 'no stored profile matched this selection');
     fill(this.summary,
-      h('p', {}, h('strong', { text: 'Base: ' }), this.sideText('base'), ' — ',
-        `${fmtValue(j.base_total, this.unit)} ${j.metric}`),
-      h('p', {}, h('strong', { text: 'Target: ' }), this.sideText('target'), ' — ',
-        `${fmtValue(j.target_total, this.unit)} ${j.metric}`,
+      h('p', {}, h('strong', { text: 'Base: ' }), this.sideText('base'), ' — ', total('base', j.base_total)),
+      h('p', {}, h('strong', { text: 'Target: ' }), this.sideText('target'), ' — ', total('target', j.target_total),
         isFinite(change) ? ` (${change >= 0 ? '+' : ''}${(change * 100).toFixed(1)}% in total)` : ''),
-      h('p', { class: 'hint', text: `${j.n_functions} functions compared, shares of each side's own total.` }));
+      j.base_total || j.target_total
+        ? h('p', { class: 'hint', text: `${j.n_functions} functions compared, shares of each side's own total.` })
+        : h('p', { class: 'status nothing', text: 'Nothing to compare: neither side has samples.' }));
   }
 
   sideText(s) {

@@ -10,7 +10,6 @@ import { SortTable, exportBar, breadcrumb } from './panels.js';
 import { selectionOf, describe, isEmpty } from './selection.js';
 import {
   h, fill, fmtValue, fmtPct, fmtTime, fmtAgo, withParams, hashOf, exactRegex, splitFrame, debounce,
-  errorBox,
 } from './util.js';
 
 const MAX_NODES = ['500', '2000', '10000', '50000'];
@@ -23,11 +22,15 @@ export class FlameView {
     this.meta = null;
     this.metaKey = '';
     this.locs = null;
+    this.srcKey = '';  // the profile or selection shown: 'p:<id>' or 's:<filters>'
+    this.blank = null; // 'failed' or 'nothing' (nothing matched): no graph, table or tools shown
   }
 
   mount(main) {
     this.title = h('h1', { text: 'Flamegraph' });
     this.sub = h('p', { class: 'subtitle' });
+    // the one message of a load that failed, or that found nothing to draw
+    this.notice = h('div', { class: 'notice' });
     this.toolbar = h('div', { class: 'toolbar', role: 'toolbar', 'aria-label': 'Flamegraph settings' });
     this.search = h('input', {
       type: 'search', id: 'flame-search', placeholder: 'Search functions  ( / )', 'aria-label': 'Search functions',
@@ -68,7 +71,7 @@ export class FlameView {
       },
       onPick: (i) => this.app.go('flame', withParams(this.params, { fn: this.graph.tree.name[i], zoom: null })),
     });
-    main.append(h('div', { class: 'view-head' }, this.title), this.sub, this.toolbar, this.info,
+    main.append(h('div', { class: 'view-head' }, this.title), this.sub, this.notice, this.toolbar, this.info,
       this.focusLine, this.split, this.sandEl, this.exports);
   }
 
@@ -103,31 +106,100 @@ export class FlameView {
     const src = this.source();
     this.search.value = params.get('q') || '';
     if (!src.id && isEmpty(src.sel) && !params.has('all')) {
+      this.clear();
+      this.srcKey = '';
       this.renderEmpty();
       return;
     }
-    this.renderHead(src);
+    // another profile or selection: nothing of the previous one stays on the page
+    const srcKey = src.id ? 'p:' + src.id : 's:' + src.sel;
+    if (srcKey !== this.srcKey) {
+      this.clear();
+      this.srcKey = srcKey;
+    }
     const fn = params.get('fn');
     const flameArgs = src.args({ max_nodes: params.get('max_nodes'), focus: fn ? exactRegex(fn) : null });
     const topArgs = src.args({ limit: TOP_LIMIT });
     const flameKey = src.path('flamegraph') + '?' + flameArgs;
     const topKey = src.path('top') + '?' + topArgs;
+    const reload = force || flameKey !== this.keys.flame;
+    if (reload && this.blank) this.clear(); // a new try after a failure or an empty answer
+    this.renderHead(src);
+    if (this.blank) return; // the same answer as before: still nothing to show
     this.flameURL = api.apiPath(src.path('flamegraph'), flameArgs);
     this.topURL = api.apiPath(src.path('top'), topArgs);
     // the graph first: the top table's answer costs the server as much (it reads the same
     // profiles), and asked at once it would slow the graph on a small machine
-    const flame = force || flameKey !== this.keys.flame ? this.loadFlame(src, flameArgs, flameKey) : null;
+    const flame = reload ? this.loadFlame(src, flameArgs, flameKey) : null;
     if (!flame) this.applyZoom();
     if (force || topKey !== this.keys.top) {
       const top = () => this.loadTop(src, topArgs, topKey);
-      if (flame && params.get('show') !== 'top') flame.then((current) => current && top());
+      if (flame && params.get('show') !== 'top') flame.then((drawn) => drawn && top());
       else top();
     } else this.renderTop();
     this.loadMeta(src);
     this.loadSandwich(src, fn, force);
     this.renderToolbar();
-    this.renderExports(src);
+    if (!flame) this.renderExports(src);
     this.split.dataset.show = params.get('show') || 'both';
+  }
+
+  // Take off the page whatever was shown of a profile or selection: its graph, totals, tools,
+  // table, sandwich and exports. `state`: why ('failed', 'nothing'), or null (a new load).
+  blankView(state) {
+    this.blank = state;
+    this.flame = null;
+    this.top = null;
+    this.graph.clear();
+    fill(this.crumbs);
+    fill(this.flameMsg);
+    this.flamePane.removeAttribute('aria-busy');
+    fill(this.info);
+    fill(this.toolbar);
+    this.matches.textContent = '';
+    this.focusLine.hidden = true;
+    fill(this.focusLine);
+    this.table.rows = [];
+    fill(this.table.el);
+    fill(this.topNote);
+    for (const g of this.sandGraphs || []) g.destroy();
+    this.sandGraphs = [];
+    this.sandEl.hidden = true;
+    fill(this.sandEl);
+    fill(this.exports);
+    this.split.dataset.show = 'none';
+    if (this.params && this.params.get('id')) fill(this.sub); // the profile's line
+    fill(this.notice);
+  }
+
+  // Forget the profile or selection shown before (another one is asked for).
+  clear() {
+    this.blankView(null);
+    this.keys = {};
+    this.locs = null;
+    if (this.metaKey !== 'services') {
+      this.meta = null;
+      this.metaKey = '';
+    }
+  }
+
+  // A request of this view failed: one message, and nothing of the profile left shown (the
+  // other requests of the same load, failing alike, add no second message).
+  failLoad(e) {
+    if ((e && e.name === 'StaleError') || this.blank === 'failed') return;
+    this.blankView('failed');
+    this.keys = {};
+    this.app.fail(e, this.notice);
+  }
+
+  // The answer had no metric: no stored profile matched the selection (or the profile has
+  // no samples). Said so, with nothing else shown.
+  showNothing(src) {
+    this.blankView('nothing');
+    fill(this.notice, h('p', { class: 'status nothing' }, src.id
+      ? 'This profile holds no samples: there is nothing to draw.'
+      : ['No stored profile matched this selection (', describe(src.sel), '): there is nothing to draw. Change it in ',
+        h('a', { href: hashOf('profiles', src.sel), text: 'Profiles' }), '.']));
   }
 
   renderEmpty() {
@@ -143,19 +215,32 @@ export class FlameView {
   renderHead(src) {
     if (src.id) {
       this.title.textContent = 'Profile ' + src.id;
+      const m = !this.blank && this.metaKey === 'p:' + src.id ? this.meta : null;
+      if (!m) fill(this.sub);
+      else {
+        fill(this.sub, `${m.service} · ${m.source} · received ${fmtAgo(m.received_at)} (${fmtTime(m.received_at)})`,
+          m.start ? ` · profile time ${fmtTime(m.start)}` : '', ' · ',
+          h('a', { href: hashOf('profiles', { service: m.service }), text: 'other profiles of ' + m.service }));
+      }
     } else {
       this.title.textContent = 'Merged flamegraph';
       fill(this.sub, describe(src.sel), ' · ', h('a', { href: hashOf('profiles', src.sel), text: 'list these profiles' }));
     }
   }
 
-  // Resolves to false when a newer graph was asked for meanwhile, else true.
+  // Resolves to true when the graph was drawn; false when a newer graph was asked for
+  // meanwhile, the load failed or it found nothing.
   async loadFlame(src, args, key) {
     this.keys.flame = key;
     this.flameMsg.textContent = 'Loading…';
     this.flamePane.setAttribute('aria-busy', 'true');
     try {
       const json = await api.getJSON(src.path('flamegraph'), args, api.ticket('flame'));
+      if (this.blank) return false; // another request of this load failed meanwhile
+      if (json.metric === null || json.metric === undefined) {
+        this.showNothing(src);
+        return false;
+      }
       this.flame = json;
       this.unit = json.unit;
       fill(this.flameMsg);
@@ -164,14 +249,14 @@ export class FlameView {
       this.applySearch();
       this.renderInfo();
       this.renderToolbar();
+      this.renderExports(src);
+      return true;
     } catch (e) {
-      if (e.name === 'StaleError') return false;
-      this.keys.flame = '';
-      this.app.fail(e, this.flameMsg);
+      this.failLoad(e);
+      return false;
     } finally {
       this.flamePane.removeAttribute('aria-busy');
     }
-    return true;
   }
 
   zoomPath() {
@@ -235,18 +320,18 @@ export class FlameView {
   async loadTop(src, args, key) {
     this.keys.top = key;
     try {
-      this.top = await api.getJSON(src.path('top'), args, api.ticket('top'));
-      this.unit = this.top.unit;
+      const top = await api.getJSON(src.path('top'), args, api.ticket('top'));
+      if (this.blank) return;
+      this.top = top;
+      this.unit = top.unit;
       this.renderTop();
     } catch (e) {
-      if (e.name === 'StaleError') return;
-      this.keys.top = '';
-      this.app.fail(e, this.table.el);
+      this.failLoad(e);
     }
   }
 
   renderTop() {
-    if (!this.top) return;
+    if (!this.top || this.blank) return;
     const q = (this.params.get('q') || '').trim().toLowerCase();
     const rows = q ? this.top.top.filter((r) => r.name.toLowerCase().includes(q)) : this.top.top;
     this.table.set(rows, this.params.get('sort'), this.params.get('dir'));
@@ -259,21 +344,20 @@ export class FlameView {
     const key = src.id ? 'p:' + src.id : 'services';
     if (this.metaKey === key) return;
     this.metaKey = key;
+    this.meta = null;
     try {
-      this.meta = src.id
+      const meta = src.id
         ? await api.getJSON(src.path('').replace(/\/$/, ''), {}, api.ticket('meta'))
         : await api.getJSON('services', {}, api.ticket('meta'));
-      if (src.id) {
-        const m = this.meta;
-        fill(this.sub, `${m.service} · ${m.source} · received ${fmtAgo(m.received_at)} (${fmtTime(m.received_at)})`,
-          m.start ? ` · profile time ${fmtTime(m.start)}` : '', ' · ',
-          h('a', { href: hashOf('profiles', { service: m.service }), text: 'other profiles of ' + m.service }));
-      }
+      if (this.metaKey !== key) return; // the view moved on to another profile
+      this.meta = meta;
+      if (this.blank) return;
+      if (src.id) this.renderHead(src);
       this.renderToolbar();
     } catch (e) {
-      if (e.name === 'StaleError') return;
+      if (e.name === 'StaleError' || this.metaKey !== key) return;
       this.metaKey = '';
-      this.app.fail(e, this.sub);
+      this.failLoad(e);
     }
   }
 
@@ -296,6 +380,7 @@ export class FlameView {
   }
 
   renderToolbar() {
+    if (this.blank) return;
     const p = this.params;
     const events = this.events();
     const event = p.get('event') || (p.get('id') ? [...events.keys()][0] : '');
@@ -333,6 +418,7 @@ export class FlameView {
   }
 
   renderExports(src) {
+    if (this.blank || !this.flame) return fill(this.exports); // no export of what is not shown
     const fn = this.params.get('fn');
     const view = src.args({ focus: fn ? exactRegex(fn) : null });
     const name = src.id || (this.params.get('service') || 'merged');
@@ -414,6 +500,7 @@ export class FlameView {
     fill(this.sandEl, h('h2', { text: 'Sandwich: ' + fn }), h('p', { class: 'status', text: 'Loading…' }));
     try {
       const text = await api.getText(src.path('collapsed'), src.args({ focus: exactRegex(fn) }), api.ticket('sand'));
+      if (this.blank) return;
       const { callers, callees } = sandwich(text, fn);
       const up = h('div', { class: 'flame-host' }), down = h('div', { class: 'flame-host' });
       const total = this.flame && this.flame.total;
@@ -431,9 +518,7 @@ export class FlameView {
       this.sandEl.dataset.callersTotal = String(callers.total[0]);
       this.sandEl.dataset.calleesTotal = String(callees.total[0]);
     } catch (e) {
-      if (e.name === 'StaleError') return;
-      this.keys.sand = '';
-      fill(this.sandEl, h('h2', { text: 'Sandwich: ' + fn }), errorBox(e));
+      this.failLoad(e);
     }
   }
 }

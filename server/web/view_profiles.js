@@ -58,6 +58,8 @@ export class ProfilesView {
         this.labelKeys = l.labels.map((x) => x.name);
       }
     } catch (e) {
+      if (e.name === 'StaleError') return;
+      this.clear();
       this.app.fail(e, this.list);
       return;
     }
@@ -79,11 +81,22 @@ export class ProfilesView {
       this.strip.set(tl);
       this.renderList(page, tl);
     } catch (e) {
-      this.status.textContent = '';
+      if (e.name === 'StaleError') return; // a newer selection's answer fills the view
+      this.clear();
       this.app.fail(e, this.list);
     } finally {
       this.list.removeAttribute('aria-busy');
     }
+  }
+
+  // Take the previous selection's strip, list and pager off the page (its load failed).
+  clear() {
+    this.page = null;
+    this.strip.clear();
+    this.status.textContent = '';
+    fill(this.list);
+    fill(this.pager);
+    if (this.diffPicked) this.diffPicked.disabled = true;
   }
 
   // The events (and their metrics) of the chosen service, or of every service.
@@ -276,6 +289,18 @@ class Strip {
     this.canvas.setAttribute('aria-label', `Profiles over time: ${tl.profiles} profiles in ${tl.buckets} bars` +
       (tl.profiles ? '; Enter narrows to the busiest bar' : ''));
     this.draw();
+  }
+
+  // No timeline (its load failed): nothing drawn, no caption.
+  clear() {
+    this.data = null;
+    debugHook().timeline = null;
+    this.hideTip();
+    this.caption.textContent = '';
+    this.canvas.setAttribute('aria-label', 'Profiles over time');
+    this.canvas.width = 0;
+    this.canvas.height = 0;
+    this.canvas.style.height = '0px';
   }
 
   draw() {

@@ -38,6 +38,7 @@ export class ServicesView {
       this.data = (await api.getJSON('services', {}, api.ticket('services'))).services;
       this.render();
     } catch (e) {
+      if (e.name === 'StaleError') return;
       this.status.textContent = '';
       this.app.fail(e, this.body);
     }

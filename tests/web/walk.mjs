@@ -4,7 +4,8 @@
 // against the API's own answers, screenshots saved, and any console error, failed request
 // or error answer fails the test.
 //   node walk.mjs open    the open relay: services, profiles, flamegraph, top, sandwich,
-//                         exports, diff, narrow window, keyboard, deep links
+//                         exports, diff, narrow window, keyboard, deep links, a missing
+//                         profile and an empty selection (one message, nothing stale)
 //   node walk.mjs token   a relay with a read token: the prompt, the token kept, downloads
 // Environment: SERVER_URL, SHOTS (screenshot folder), LARGE_ID SMALL_ID SENTRY_ID OTLP_ID
 // (open), TOKEN (token), WEB_NODE and CHROMIUM (tests/web/install.bash).
@@ -432,6 +433,124 @@ async function deepLink(context) {
   await page.close();
 }
 
+// What a view shows after a failed or empty load: its error boxes, its "nothing matched"
+// notes, the main graph's node count, the export links, the rows of its tables, its text.
+const shown = (page) => page.evaluate(() => ({
+  errors: [...document.querySelectorAll('main .error')].map((e) => e.innerText),
+  nothing: [...document.querySelectorAll('main .nothing')].map((e) => e.innerText),
+  nodes: window.__spaaDebug.nodeCount,
+  exports: document.querySelectorAll('main .exports a.export, main .exports .export').length,
+  rows: document.querySelectorAll('main tbody tr').length,
+  controls: document.querySelectorAll('#flame-metric, #flame-event, #flame-search').length,
+  text: document.querySelector('main').innerText,
+}));
+
+// Go to `hash` in the open page and wait until `ready` holds and the answers of every
+// request matching `urls` (regular expressions) have come (a failed load makes several).
+async function goHash(page, hash, ready, urls = []) {
+  const answers = urls.map((re) => page.waitForResponse((r) => re.test(r.url())));
+  await page.evaluate((h) => { location.hash = h; }, hash);
+  await Promise.all(answers);
+  await page.waitForFunction(ready);
+  await page.waitForTimeout(300); // anything the last answers would still draw
+}
+
+// A profile id that does not exist, reached from a shown profile (the view must drop it),
+// on a fresh load, and in a diff; a selection matching nothing; a bad time range. Each
+// failure shows one error and nothing of what was shown before. Its own page: the 404s and
+// 400s are expected here, and only those.
+async function missing(context) {
+  const page = await context.newPage();
+  const seen = [];
+  watch(page, seen);
+  const ZERO = '00000000000000000000000000000000';
+  const good = process.env.SMALL_ID;
+  say('a missing profile after a shown one');
+  await page.goto(`${BASE}/#/flame?id=${good}`);
+  await drawn(page, 0);
+  await page.waitForSelector('.top-pane tbody tr');
+  await page.waitForSelector('#flame-metric option', { state: 'attached' });
+  let s = await shown(page);
+  assert.ok(s.nodes > 0 && s.exports === 4 && s.rows > 0 && /Total /.test(s.text), 'the good profile is shown first');
+  const gone = (s, what) => {
+    assert.equal(s.nodes, 0, `${what}: no flamegraph`);
+    assert.equal(s.exports, 0, `${what}: no export links`);
+    assert.equal(s.rows, 0, `${what}: no table rows`);
+    assert.equal(s.controls, 0, `${what}: no metric, event or search controls`);
+    assert.ok(!/Total |functions|nodes|null/.test(s.text), `${what}: no totals, function count or "null": ${s.text}`);
+  };
+  const oneError = (s, what) => {
+    assert.equal(s.errors.length, 1, `${what}: exactly one error: ${JSON.stringify(s.errors)}`);
+    assert.ok(s.errors[0].includes('404') && s.errors[0].includes(`no profile with id ${ZERO}`), `${what}: ${s.errors[0]}`);
+    gone(s, what);
+  };
+  await goHash(page, `#/flame?id=${ZERO}`, () => document.querySelector('main .error'),
+    [new RegExp(`/profiles/${ZERO}$`), new RegExp(`/profiles/${ZERO}/flamegraph`)]);
+  oneError(await shown(page), 'after a shown profile');
+  assert.ok(await page.locator('.flame-pane').isHidden() && await page.locator('.top-pane').isHidden(), 'no panes');
+  await shot(page, 'missing-profile');
+
+  say('a missing profile, loaded fresh');
+  await page.reload();
+  await page.waitForSelector('main .error');
+  await page.waitForTimeout(500);
+  oneError(await shown(page), 'a fresh load');
+
+  say('a good profile after the missing one');
+  await goHash(page, `#/flame?id=${good}`, () => window.__spaaDebug.nodeCount > 0 && document.querySelector('.top-pane tbody tr'));
+  s = await shown(page);
+  assert.ok(s.errors.length === 0 && s.exports === 4 && s.controls === 3, `the error gone, the view back: ${JSON.stringify(s.errors)}`);
+
+  say('a selection that matches nothing');
+  await goHash(page, '#/flame?service=shop', () => window.__spaaDebug.nodeCount > 0 && document.querySelector('.top-pane tbody tr'));
+  await goHash(page, '#/flame?service=no-such-service', () => document.querySelector('main .nothing'));
+  s = await shown(page);
+  assert.equal(s.errors.length, 0, 'no error: an empty selection is an answer');
+  assert.equal(s.nothing.length, 1, 'one note');
+  assert.ok(/No stored profile matched this selection/.test(s.nothing[0]), s.nothing[0]);
+  gone(s, 'an empty selection');
+  await shot(page, 'empty-selection');
+  await page.reload();
+  await page.waitForSelector('main .nothing');
+  await page.waitForTimeout(300);
+  gone(await shown(page), 'an empty selection loaded fresh');
+
+  say('a diff against a missing profile after a shown diff');
+  await goHash(page, `#/diff?base=${process.env.LARGE_ID}&target=${good}`,
+    () => window.__spaaDebug.nodeCount > 0 && document.querySelector('.movers tbody tr'));
+  assert.equal((await shown(page)).exports, 3);
+  await goHash(page, `#/diff?base=${good}&target=${ZERO}`, () => document.querySelector('main .error'), [/diff\?.*format=collapsed/, /diff\?.*limit=/]);
+  s = await shown(page);
+  oneError(s, 'a diff');
+  assert.ok(await page.locator('.diff-pane').isHidden() && await page.locator('.movers').isHidden(), 'no diff graph or movers');
+
+  say('a diff of two selections that match nothing');
+  await goHash(page, '#/diff?base.service=no-such-service&target.service=nor-this', () => document.querySelector('main .nothing'));
+  s = await shown(page);
+  assert.equal(s.errors.length, 0);
+  assert.ok(/no stored profile matched this selection/.test(s.text), s.text);
+  gone(s, 'an empty diff');
+
+  say('a bad time range after a shown list');
+  await goHash(page, '#/profiles?service=shop', () => document.querySelector('table.profiles tbody tr') && window.__spaaDebug.timeline);
+  await goHash(page, '#/profiles?service=shop&from=garbage', () => document.querySelector('main .error'), [/\/profiles\?.*garbage/, /timeline\?.*garbage/]);
+  s = await shown(page);
+  assert.equal(s.errors.length, 1, `one error: ${JSON.stringify(s.errors)}`);
+  assert.ok(/^400: bad 'from'/.test(s.errors[0]), s.errors[0]);
+  assert.equal(s.rows, 0, 'no rows of the previous list');
+  assert.equal(await page.locator('.pager button').count(), 0, 'no pager');
+  assert.equal(await page.evaluate(() => window.__spaaDebug.timeline), null, 'no strip');
+  assert.ok(!/profiles in the selection/.test(s.text), s.text);
+
+  // only the failures asked for: 404s of the missing id, 400s of the bad range
+  const expected = (p) => (/^HTTP 404: /.test(p) && p.includes(ZERO)) || (/^HTTP 400: /.test(p) && p.includes('garbage')) ||
+    /^console error: Failed to load resource: the server responded with a status of (404|400)/.test(p);
+  const others = seen.filter((p) => !expected(p));
+  assert.deepEqual(others, [], 'no other problem on the page');
+  assert.ok(seen.some((p) => p.startsWith('HTTP 404')), 'the 404s were met');
+  await page.close();
+}
+
 async function layout(page) {
   say('1280x800 and a narrow window');
   let n = await draws(page);
@@ -513,6 +632,7 @@ async function open() {
   await merged(page);
   await otherSources(page);
   await deepLink(context);
+  await missing(context);
   await layout(page);
   await keyboard(page);
   await readme(page);
