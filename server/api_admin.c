@@ -14,7 +14,7 @@ void spaa_api_delete(const struct spaa_req *req, struct spaa_resp *resp)
 {
   static const char *const own[] = {"all", "limit", NULL};
   static const char *const *const lists[] = {own, spaa_api_filter_params, NULL};
-  const char *all = spaa_req_param(req, "all");
+  const char *all = spaa_req_query(req, "all");
   struct spaa_api_sel sel;
   struct spaa_store_deleted d;
   struct spaa_err err;

@@ -58,4 +58,12 @@ cmp -s "$E2E_TMP/b.before" "$E2E_TMP/b.after" || fail "b changed after deleting 
 # the same again deletes nothing
 http DELETE "/api/v1/profiles?service=a" -H 'Authorization: Bearer adm-secret'
 assert_eq 0 "$(printf '%s' "$HTTP_BODY" | jq .deleted)" "nothing left to delete"
+# all=true empties the store; another value of all is refused, filter or not
+http DELETE "/api/v1/profiles?all=banana&service=b" -H 'Authorization: Bearer adm-secret'
+assert_eq 400 "$HTTP_CODE" "all=banana: $HTTP_BODY"
+http DELETE "/api/v1/profiles?all=true" -H 'Authorization: Bearer adm-secret'
+assert_eq 200 "$HTTP_CODE" "all=true: $HTTP_BODY"
+assert_eq 1 "$(printf '%s' "$HTTP_BODY" | jq .deleted)" "all=true deleted what was left"
+http GET "/api/v1/profiles?limit=100"
+assert_eq 0 "$(printf '%s' "$HTTP_BODY" | jq '.profiles | length')" "nothing left after all=true"
 echo "ok [$E2E_NAME]"
