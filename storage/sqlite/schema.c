@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "storage/sqlite/sqlite_int.h"
 
@@ -304,6 +305,13 @@ int storage__conn_open(struct storage__conn *c, const char *path, int writer,
   }
   sqlite3_extended_result_codes(c->db, 1);
   sqlite3_busy_timeout(c->db, STORAGE_BUSY_MS);
+  /* SQLite opens a file it may not write read-only, and every upload would then fail */
+  if (writer && sqlite3_db_readonly(c->db, "main") == 1) {
+    rc = spaa_err_set(err, SPAA_E_STORE, 0, 0, "the database %s cannot be written by this "
+                      "process (user id %ld): give it the file, its directory and its -wal and "
+                      "-shm files", path, (long)geteuid());
+    goto fail;
+  }
   /* a new database gives the pages deletes free back to the file system on request
    * (storage/sqlite/delete.c); the mode can only be chosen before the file is first written (WAL mode writes it) */
   if (writer && query_int(c, "SELECT count(*) FROM sqlite_master") == 0 &&

@@ -116,6 +116,8 @@ struct storage__job {
 struct storage__sqlite {
   struct spaa_store base;           /* the interface's head: names the backend */
   char *path;                       /* the database file */
+  int lock_fd;                      /* PATH.lock, flock()ed for as long as the store is open
+                                       (-1: none): one process writes a database file */
   size_t queue_depth, batch_max;    /* from the options */
   enum spaa_durability durability;  /* from the options */
   pthread_mutex_t mu;               /* guards the queue, flags and stats */

@@ -1,10 +1,14 @@
 /* The store: open and close, the bounded queue and the one writer thread that inserts
  * whatever is queued in one transaction (a savepoint per profile), and the reader pool. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "storage/sqlite/sqlite_int.h"
 
@@ -172,6 +176,44 @@ static int read_synchronous(sqlite3 *db)
   return v;
 }
 
+/* Take the database's lock file, PATH.lock (its pid written in it), for as long as the store
+ * is open. Two processes writing one file each keep a content-id cache of the rows they
+ * believe stored; one's sweep deletes rows the other then references, and the other's
+ * acknowledged profiles read back as corrupt. So a second server on the same data directory
+ * (an overlapping restart, two containers on one volume) is refused at start. The lock is
+ * the kernel's (flock): it goes with the process, however it ends. */
+static int take_lock(struct storage__sqlite *s, struct spaa_err *err)
+{
+  char name[4096], pid[32];
+  ssize_t n;
+  int fd;
+  if ((size_t)snprintf(name, sizeof(name), "%s.lock", s->path) >= sizeof(name))
+    return spaa_err_set(err, SPAA_E_STORE, 0, 0, "the database path is too long");
+  if ((fd = open(name, O_RDWR | O_CREAT | O_CLOEXEC, 0644)) < 0 && errno == EACCES)
+    fd = open(name, O_RDONLY | O_CLOEXEC); /* another user's file: flock needs no write */
+  if (fd < 0)
+    return spaa_err_set(err, SPAA_E_STORE, 0, 0, "opening the lock file %s: %s", name,
+                        strerror(errno));
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    int e = errno;
+    n = pread(fd, pid, sizeof(pid) - 1, 0);
+    pid[n > 0 ? n : 0] = 0;
+    pid[strcspn(pid, "\n")] = 0;
+    close(fd);
+    if (e == EWOULDBLOCK)
+      return spaa_err_set(err, SPAA_E_STORE, 0, 0, "one server per database file: %s is in "
+                          "use by another process%s%s (stop it first, or use another "
+                          "--data-dir)", s->path, pid[0] ? ", pid " : "", pid);
+    return spaa_err_set(err, SPAA_E_STORE, 0, 0, "locking %s: %s", name, strerror(e));
+  }
+  n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+  if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)n, 0) != n) {
+    /* the pid is for the message above only: the lock holds without it */
+  }
+  s->lock_fd = fd;
+  return 0;
+}
+
 int storage__sq_open(const struct spaa_store_opts *opts, struct storage__sqlite **out,
                     struct spaa_err *err)
 {
@@ -184,6 +226,7 @@ int storage__sq_open(const struct spaa_store_opts *opts, struct storage__sqlite 
     return spaa_err_set(err, SPAA_E_STORE, 0, 0, "SQLite was built without thread support");
   if (!(s = calloc(1, sizeof(*s))))
     return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
+  s->lock_fd = -1;
   s->queue_depth = opts->queue_depth ? opts->queue_depth : 64;
   s->durability = opts->durability;
   s->batch_max = opts->batch_max ? opts->batch_max : 32;
@@ -201,7 +244,8 @@ int storage__sq_open(const struct spaa_store_opts *opts, struct storage__sqlite 
     goto fail;
   }
   /* the writer connection creates and migrates the database before any reader opens */
-  if ((rc = storage__conn_open(&s->wconn, s->path, 1, s->durability, err)))
+  if ((rc = take_lock(s, err)) ||
+      (rc = storage__conn_open(&s->wconn, s->path, 1, s->durability, err)))
     goto fail;
   s->stats.synchronous = read_synchronous(s->wconn.db);
   s->writer_alive = 1;
@@ -244,6 +288,8 @@ void storage__sq_close(struct storage__sqlite *s)
   free(s->readers);
   free(s->rbusy);
   free(s->path);
+  if (s->lock_fd >= 0)
+    close(s->lock_fd); /* the lock goes with it; the file stays (removing it would race) */
   pthread_mutex_destroy(&s->mu);
   pthread_cond_destroy(&s->cv_work);
   pthread_cond_destroy(&s->cv_done);
