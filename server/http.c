@@ -176,7 +176,7 @@ static void resp_error_msg(struct spaa_resp *resp, int code, const char *detail)
   if (!json_object_get(o, "detail")) /* not valid UTF-8: say so rather than nothing */
     json_object_set_new(o, "detail", json_string(spaa_err_default(code)));
   spaa_resp_json(resp, spaa_err_status(code), o);
-  if (code == SPAA_E_BUSY || code == SPAA_E_SHUTDOWN)
+  if (code == SPAA_E_BUSY || code == SPAA_E_SHUTDOWN || code == SPAA_E_UNAVAILABLE)
     spaa_resp_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1");
   if (code == SPAA_E_UNAUTHORIZED)
     spaa_resp_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");

@@ -18,11 +18,13 @@ void spaa_ops_healthz(const struct spaa_req *req, struct spaa_resp *resp)
 void spaa_ops_readyz(const struct spaa_req *req, struct spaa_resp *resp)
 {
   static const char ready[] = "{\"status\":\"ready\"}";
-  if (req->app->store && spaa_store_ready(req->app->store))
+  struct spaa_err why;
+  spaa_err_clear(&why);
+  if (spaa_store_ready_why(req->app->store, &why))
     spaa_resp_bytes(resp, 200, "application/json", ready, sizeof(ready) - 1);
-  else
-    spaa_resp_error(resp, SPAA_E_SHUTDOWN, "the store is not ready (closed or its writer "
-                    "stopped)");
+  else /* a 503 whatever the reason, which the body gives */
+    spaa_resp_error(resp, why.code == SPAA_E_SHUTDOWN ? SPAA_E_SHUTDOWN : SPAA_E_UNAVAILABLE,
+                    "%s", why.msg[0] ? why.msg : "the store is not ready");
 }
 
 /* One family with one unlabelled sample (kind "counter" or "gauge"). */

@@ -15,7 +15,7 @@ struct spaa_store_backend {
   /* opts->path is the location without its scheme */
   int (*open)(const struct spaa_store_opts *opts, struct spaa_store **out, struct spaa_err *err);
   void (*close)(struct spaa_store *s);
-  int (*ready)(struct spaa_store *s);
+  int (*ready)(struct spaa_store *s, struct spaa_err *why); /* why: NULL, or filled when 0 */
   int (*put_many)(struct spaa_store *s, size_t n, const struct spaa_profile *const *p,
                   const struct spaa_meta *meta, int *rcs, struct spaa_err *errs);
   int (*get)(struct spaa_store *s, const char *id, struct spaa_meter *meter,

@@ -62,6 +62,10 @@ void spaa_store_redact(const char *loc, char *out, size_t cap);
 void spaa_store_close(struct spaa_store *s);
 /* 1 when the database is open and the writer thread alive, else 0. */
 int spaa_store_ready(struct spaa_store *s);
+/* The same, with why filled when 0: SPAA_E_SHUTDOWN (closing), SPAA_E_BUSY (the database
+ * cannot be reached, or its disk was found full in the last seconds: a client may retry),
+ * SPAA_E_STORE (the writer stopped). */
+int spaa_store_ready_why(struct spaa_store *s, struct spaa_err *why);
 
 /* Store a profile: queue it for the writer and wait until its transaction COMMITted.
  * Dsos, frames and stacks are inserted once per content id. The profile must be in

@@ -68,7 +68,14 @@ void spaa_store_close(struct spaa_store *s)
 
 int spaa_store_ready(struct spaa_store *s)
 {
-  return s ? s->be->ready(s) : 0;
+  return s ? s->be->ready(s, NULL) : 0;
+}
+
+int spaa_store_ready_why(struct spaa_store *s, struct spaa_err *why)
+{
+  if (!s)
+    return spaa_err_set(why, SPAA_E_SHUTDOWN, 0, 0, "no store is open"), 0;
+  return s->be->ready(s, why);
 }
 
 int spaa_store_put_many(struct spaa_store *s, size_t n, const struct spaa_profile *const *p,

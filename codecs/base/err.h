@@ -27,7 +27,8 @@
   XX(MEDIA_TYPE, 415, "unsupported media type or encoding")                     \
   XX(BUSY, 503, "store queue is full, retry later")                             \
   XX(STORE, 500, "storage error")                                               \
-  XX(SHUTDOWN, 503, "server is shutting down")
+  XX(SHUTDOWN, 503, "server is shutting down")                                 \
+  XX(UNAVAILABLE, 503, "not ready")
 
 enum spaa_errcode {
   SPAA_OK = 0,

@@ -98,7 +98,7 @@ static void pg_close(struct spaa_store *base)
 
 /* Ready when a connection answers now (a stale one, left from before an outage, is
  * reconnected and asked again once). */
-static int pg_ready(struct spaa_store *base)
+static int pg_ready(struct spaa_store *base, struct spaa_err *why)
 {
   struct storage__pg *s = (struct storage__pg *)base;
   struct pg__conn *c;
@@ -119,6 +119,10 @@ static int pg_ready(struct spaa_store *base)
   PQclear(r);
   pthread_mutex_lock(&s->mu);
   s->healthy = ok;
+  if (!ok && s->stopping)
+    spaa_err_set(why, SPAA_E_SHUTDOWN, 0, 0, "the store is closing");
+  else if (!ok)
+    pg__not_ready(s, why);
   pthread_mutex_unlock(&s->mu);
   return ok;
 }

@@ -18,9 +18,9 @@ static void be_close(struct spaa_store *b)
   storage__sq_close(SQ(b));
 }
 
-static int be_ready(struct spaa_store *b)
+static int be_ready(struct spaa_store *b, struct spaa_err *why)
 {
-  return storage__sq_ready(SQ(b));
+  return storage__sq_ready(SQ(b), why);
 }
 
 static int be_put_many(struct spaa_store *b, size_t n, const struct spaa_profile *const *p,

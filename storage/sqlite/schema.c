@@ -1,5 +1,6 @@
 /* The schema and its forward migrations, opening connections with the store's pragmas, and
  * the one table of SQL statements every connection prepares lazily and keeps. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,8 +184,20 @@ static const char *const SQL[ST__N] = {
   [ST_C_SAMPLES] = "SELECT coalesce(sum(samples), 0) FROM profile_block",
 };
 
+/* 1 when the connection's last error was a full disk (SQLite's SQLITE_FULL, or an I/O error
+ * whose errno is ENOSPC). */
+static int disk_full(sqlite3 *db)
+{
+  return db && ((sqlite3_errcode(db) & 0xff) == SQLITE_FULL || sqlite3_system_errno(db) == ENOSPC);
+}
+
 int storage__db_err(struct storage__conn *c, struct spaa_err *err, const char *what)
 {
+  if (c && disk_full(c->db)) { /* a client may retry once space is freed: 503, not 500 */
+    __atomic_store_n(&c->full_ns, storage__mono_ns(), __ATOMIC_RELAXED);
+    return spaa_err_set(err, SPAA_E_BUSY, 0, 0, "the disk holding the store is full (%s: %s): "
+                        "retry later", what, sqlite3_errmsg(c->db));
+  }
   return spaa_err_set(err, SPAA_E_STORE, 0, 0, "%s: %s", what,
                       c && c->db ? sqlite3_errmsg(c->db) : "no database");
 }
@@ -223,7 +236,8 @@ static int exec_text(struct storage__conn *c, const char *sql, struct spaa_err *
 {
   char *msg = NULL;
   if (sqlite3_exec(c->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-    spaa_err_set(err, SPAA_E_STORE, 0, 0, "%s", msg ? msg : sqlite3_errmsg(c->db));
+    spaa_err_set(err, SPAA_E_STORE, 0, 0, "%s%s", msg ? msg : sqlite3_errmsg(c->db),
+                 disk_full(c->db) ? " (the disk is full)" : "");
     sqlite3_free(msg);
     return SPAA_E_STORE;
   }
@@ -324,8 +338,8 @@ int storage__conn_open(struct storage__conn *c, const char *path, int writer,
   if (sqlite3_prepare_v2(c->db, "PRAGMA journal_mode=WAL", -1, &st, NULL) != SQLITE_OK ||
       sqlite3_step(st) != SQLITE_ROW ||
       strcmp((const char *)sqlite3_column_text(st, 0), "wal") != 0) {
-    rc = spaa_err_set(err, SPAA_E_STORE, 0, 0, "%s: cannot switch to WAL mode: %s", path,
-                      sqlite3_errmsg(c->db));
+    rc = spaa_err_set(err, SPAA_E_STORE, 0, 0, "%s: cannot switch to WAL mode: %s%s", path,
+                      sqlite3_errmsg(c->db), disk_full(c->db) ? " (the disk is full)" : "");
     goto fail;
   }
   sqlite3_finalize(st);

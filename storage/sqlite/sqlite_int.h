@@ -35,7 +35,13 @@ enum storage__st {
 struct storage__conn {
   sqlite3 *db;                  /* the connection, used by one thread at a time */
   sqlite3_stmt *st[ST__N];      /* cached statements, NULL until first use */
+  uint64_t full_ns;             /* when a write last found the disk full (storage__mono_ns),
+                                   0 once a commit went through; read by other threads
+                                   (__atomic) for readiness */
 };
+
+/* How long after a write found the disk full the store reports itself not ready. */
+#define STORAGE_FULL_READY_NS (30ull * 1000000000ull)
 
 /* The migrations, applied in order, one transaction each; version N = first N applied. */
 extern const char *const storage__migrations[];
@@ -187,7 +193,7 @@ int storage__sq_sweep(struct storage__sqlite *s, struct spaa_store_deleted *out,
 int storage__sq_open(const struct spaa_store_opts *opts, struct storage__sqlite **out,
                      struct spaa_err *err);
 void storage__sq_close(struct storage__sqlite *s);
-int storage__sq_ready(struct storage__sqlite *s);
+int storage__sq_ready(struct storage__sqlite *s, struct spaa_err *why);
 int storage__sq_put_many(struct storage__sqlite *s, size_t n,
                          const struct spaa_profile *const *p, const struct spaa_meta *meta,
                          int *rcs, struct spaa_err *errs);

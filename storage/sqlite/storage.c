@@ -21,6 +21,7 @@ static void run_batch(struct storage__sqlite *s, struct storage__job *jobs)
   struct spaa_err err;
   size_t mark;
   int rc, broken = 0;
+  uint64_t t0 = storage__mono_ns();
 
   spaa_err_clear(&err);
   if ((rc = storage__exec(c, ST_BEGIN_IMM, &err))) {
@@ -54,12 +55,16 @@ static void run_batch(struct storage__sqlite *s, struct storage__job *jobs)
     }
   }
   if (broken) {
+    int full = __atomic_load_n(&c->full_ns, __ATOMIC_RELAXED) >= t0;
     storage__cache_rollback(&s->cache, 0);
     if (!sqlite3_get_autocommit(c->db))
       storage__exec(c, ST_ROLLBACK, NULL);
     for (j = jobs; j; j = j->next)
       if (j->rc >= 0)
-        j->rc = spaa_err_set(&j->err, SPAA_E_STORE, 0, 0, "the batch transaction was aborted");
+        j->rc = full ? spaa_err_set(&j->err, SPAA_E_BUSY, 0, 0, "the disk holding the store is "
+                                    "full: the batch was rolled back; retry later")
+                     : spaa_err_set(&j->err, SPAA_E_STORE, 0, 0,
+                                    "the batch transaction was aborted");
     return;
   }
   if ((rc = storage__exec(c, ST_COMMIT, &err))) {
@@ -74,6 +79,7 @@ static void run_batch(struct storage__sqlite *s, struct storage__job *jobs)
     return;
   }
   storage__cache_commit(&s->cache);
+  __atomic_store_n(&c->full_ns, 0, __ATOMIC_RELAXED); /* written: there is room again */
   pthread_mutex_lock(&s->mu);
   s->stats.transactions++;
   s->stats.cache_hits = s->cache.hits;
@@ -299,15 +305,34 @@ void storage__sq_close(struct storage__sqlite *s)
   free(s);
 }
 
-int storage__sq_ready(struct storage__sqlite *s)
+int storage__sq_ready(struct storage__sqlite *s, struct spaa_err *why)
 {
-  int r;
+  int open, alive, stopping;
+  uint64_t full, now;
   if (!s)
-    return 0;
+    return spaa_err_set(why, SPAA_E_SHUTDOWN, 0, 0, "the store is closed"), 0;
   pthread_mutex_lock(&s->mu);
-  r = s->wconn.db && s->writer_alive && !s->stopping;
+  open = s->wconn.db != NULL;
+  alive = s->writer_alive;
+  stopping = s->stopping;
   pthread_mutex_unlock(&s->mu);
-  return r;
+  if (stopping || !open) {
+    spaa_err_set(why, SPAA_E_SHUTDOWN, 0, 0, "the store is closing");
+    return 0;
+  }
+  if (!alive) {
+    spaa_err_set(why, SPAA_E_STORE, 0, 0, "the store's writer stopped");
+    return 0;
+  }
+  full = __atomic_load_n(&s->wconn.full_ns, __ATOMIC_RELAXED);
+  now = storage__mono_ns();
+  if (full && now - full < STORAGE_FULL_READY_NS) {
+    spaa_err_set(why, SPAA_E_BUSY, 0, 0, "the disk holding the store is full: a write failed "
+                 "%llu s ago (uploads are answered 503 until one goes through; free space, or "
+                 "delete profiles)", (unsigned long long)((now - full) / 1000000000ull));
+    return 0;
+  }
+  return 1;
 }
 
 /* Queue jobs[0..n) (their preps built) at once and wait until every one is done. The

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Write a synthetic CPU pprof (protobuf, uncompressed) of about SIZE_MIB MiB to OUT:
-  gen_pprof.py OUT SIZE_MIB
-Deterministic (fixed seed): 4,000 functions and locations, 60,000 distinct stacks 8 to 24
+  gen_pprof.py OUT SIZE_MIB [SEED]
+Deterministic (seed 15 unless given; another seed, other stacks): 4,000 functions and locations, 60,000 distinct stacks 8 to 24
 frames deep, samples of 2 values (samples, cpu nanoseconds) until the size is reached."""
 import random
 import sys
@@ -39,7 +39,7 @@ def string_table(n_fn):
 def main():
     out_path, size_mib = sys.argv[1], float(sys.argv[2])
     target = int(size_mib * 1024 * 1024)
-    rnd = random.Random(15)
+    rnd = random.Random(int(sys.argv[3]) if len(sys.argv) > 3 else 15)
     n_fn = 4000
     strings = string_table(n_fn)
     parts = [field_len(1, field_int(1, 1) + field_int(2, 2)),

@@ -20,6 +20,8 @@ http GET /healthz
 assert_eq 200 "$HTTP_CODE" "/healthz of a relay whose database is down"
 http GET /readyz
 assert_eq 503 "$HTTP_CODE" "/readyz before PostgreSQL is reachable"
+assert_contains "$HTTP_BODY" '"error":"unavailable"' "/readyz says why, not a shutdown"
+assert_contains "$HTTP_BODY" "PostgreSQL at" "/readyz names the database"
 http POST "/api/v1/spaa?service=early" -H 'Authorization: Bearer it' \
   --data-binary @"$E2E_TMP/p.spaa"
 assert_eq 503 "$HTTP_CODE" "an upload before PostgreSQL is reachable ($HTTP_BODY)"
