@@ -72,31 +72,9 @@ static void dir_of(const char *path, char *out, size_t n)
     snprintf(out, n, "%.*s", (int)(slash - path), path);
 }
 
-static void log_config(const struct spaa_config *c)
+/* What the configuration leaves open to anyone, as warnings (at start and after a reload). */
+static void warn_open(const struct spaa_config *c)
 {
-  char projects[512];
-  size_t i, o = 0;
-  projects[0] = 0;
-  for (i = 0; i < c->n_sentry_keys && o + 24 < sizeof(projects); i++) {
-    int w = snprintf(projects + o, sizeof(projects) - o, "%s%s", i ? "," : "",
-                     c->sentry_keys[i].project);
-    if (w > 0)
-      o += (size_t)w;
-  }
-  spaa_log(SPAA_LOG_INFO, "configuration",
-           "file=\"%s\" listen=%s%s%s:%u data_dir=\"%s\" db=\"%s\" max_body=%zu "
-           "max_decompressed=%zu workers=%u queue_depth=%zu idle_timeout=%u log_level=%s "
-           "keep_original=%s durability=%s retention=%llus retention_interval=%llus "
-           "max_db_size=%llu "
-           "sentry_projects=\"%s\" ingest_tokens=%zu read_tokens=%zu allow_open=%s",
-           c->config_file ? c->config_file : "", c->listen_ipv6 ? "[" : "", c->listen_host,
-           c->listen_ipv6 ? "]" : "", c->listen_port, c->data_dir, c->db_path, c->max_body,
-           c->max_decompressed, c->workers, c->queue_depth, c->idle_timeout,
-           spaa_config_level_name(c->log_level), c->keep_original ? "always" : "never",
-           c->durability == SPAA_CONFIG_DURABILITY_NORMAL ? "normal" : "full",
-           (unsigned long long)c->retention, (unsigned long long)c->retention_interval,
-           (unsigned long long)c->max_db_size, projects,
-           c->n_ingest_tokens, c->n_read_tokens, c->allow_open ? "true" : "false");
   if (spaa_config_is_open(c))
     spaa_log(SPAA_LOG_WARN, "open mode: no sentry keys, ingest tokens or read tokens are "
              "configured; anyone who can reach the port may upload and read profiles", NULL);
@@ -109,6 +87,38 @@ static void log_config(const struct spaa_config *c)
     if (!c->n_read_tokens)
       spaa_log(SPAA_LOG_WARN, "no read tokens configured: the query API is open", NULL);
   }
+}
+
+static void log_config(const struct spaa_config *c)
+{
+  char projects[512], store[SPAA_STORE_MAX_LOCATION];
+  size_t i, o = 0;
+  spaa_store_redact(c->store, store, sizeof(store));
+  projects[0] = 0;
+  for (i = 0; i < c->n_sentry_keys && o + 24 < sizeof(projects); i++) {
+    int w = snprintf(projects + o, sizeof(projects) - o, "%s%s", i ? "," : "",
+                     c->sentry_keys[i].project);
+    if (w > 0)
+      o += (size_t)w;
+  }
+  spaa_log(SPAA_LOG_INFO, "configuration",
+           "file=\"%s\" listen=%s%s%s:%u data_dir=\"%s\" store=\"%s\" max_body=%zu "
+           "max_decompressed=%zu workers=%u queue_depth=%zu idle_timeout=%u log_level=%s "
+           "keep_original=%s durability=%s retention=%llus retention_interval=%llus "
+           "max_db_size=%llu "
+           "sentry_projects=\"%s\" ingest_tokens=%zu read_tokens=%zu allow_open=%s",
+           c->config_file ? c->config_file : "", c->listen_ipv6 ? "[" : "", c->listen_host,
+           c->listen_ipv6 ? "]" : "", c->listen_port, c->data_dir, store, c->max_body,
+           c->max_decompressed, c->workers, c->queue_depth, c->idle_timeout,
+           spaa_config_level_name(c->log_level), c->keep_original ? "always" : "never",
+           c->durability == SPAA_CONFIG_DURABILITY_NORMAL ? "normal" : "full",
+           (unsigned long long)c->retention, (unsigned long long)c->retention_interval,
+           (unsigned long long)c->max_db_size, projects,
+           c->n_ingest_tokens, c->n_read_tokens, c->allow_open ? "true" : "false");
+  warn_open(c);
+  if (c->max_db_size && strncmp(c->store, "sqlite:", 7) != 0)
+    spaa_log(SPAA_LOG_WARN, "max_db_size applies to a SQLite store only: not applied to this "
+             "store (its database's size is the database's to manage)", NULL);
 }
 
 static const char *sig_name(int sig)
@@ -175,18 +185,39 @@ struct old_cfgs {
 };
 
 /* What a restart would need to change: named in the reload's log line. */
-static const char *fixed_changed(const struct spaa_config *a, const struct spaa_config *b)
+/* The settings read once at start that differ between a and b, comma-separated into out
+ * (cap bytes); "" when none did. */
+static const char *fixed_changed(const struct spaa_config *a, const struct spaa_config *b,
+                                 char *out, size_t cap)
 {
-  if (strcmp(a->listen_host, b->listen_host) || a->listen_port != b->listen_port)
-    return "listen";
-  if (strcmp(a->data_dir, b->data_dir) || strcmp(a->store, b->store))
-    return "store";
-  if (a->workers != b->workers || a->max_connections != b->max_connections ||
-      a->memory_budget != b->memory_budget)
-    return "workers, max_connections or memory_budget";
-  if ((a->retention || a->max_db_size) != (b->retention || b->max_db_size))
-    return "retention on or off";
-  return NULL;
+  const int grpc_a = a->grpc_host != NULL, grpc_b = b->grpc_host != NULL;
+  const struct {
+    int changed;
+    const char *name;
+  } fixed[] = {
+      {strcmp(a->listen_host, b->listen_host) || a->listen_port != b->listen_port, "listen"},
+      {strcmp(a->data_dir, b->data_dir) != 0, "data_dir"},
+      {strcmp(a->store, b->store) != 0, "store"},
+      {a->workers != b->workers, "workers"},
+      {a->max_connections != b->max_connections, "max_connections"},
+      {a->memory_budget != b->memory_budget, "memory_budget"},
+      {a->header_timeout != b->header_timeout, "header_timeout"},
+      {a->body_min_rate != b->body_min_rate, "body_min_rate"},
+      {a->idle_timeout != b->idle_timeout, "idle_timeout"},
+      {a->queue_depth != b->queue_depth, "queue_depth"},
+      {a->durability != b->durability, "durability"},
+      {grpc_a != grpc_b || (grpc_a && (strcmp(a->grpc_host, b->grpc_host) ||
+                                       a->grpc_port != b->grpc_port)), "grpc_listen"},
+      {a->grpc_max_streams != b->grpc_max_streams, "grpc_max_streams"},
+      {(a->retention || a->max_db_size) != (b->retention || b->max_db_size),
+       "retention on or off"},
+  };
+  size_t i, n = 0;
+  out[0] = 0;
+  for (i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+    if (fixed[i].changed && n < cap)
+      n += (size_t)snprintf(out + n, cap - n, "%s%s", n ? "," : "", fixed[i].name);
+  return out;
 }
 
 /* SIGHUP: the log file reopened, then the configuration read again as at start. What may
@@ -197,7 +228,8 @@ static void reload(int argc, char **argv, struct spaa_app *app, struct old_cfgs 
   struct spaa_config *nc = NULL, **v;
   struct spaa_retention_opts ro;
   struct spaa_err err;
-  const char *fixed;
+  char fixed[256];
+  int opened;
   spaa_err_clear(&err);
   if (spaa_log_open(app->cfg->log_file, app->cfg->log_json))
     spaa_log(SPAA_LOG_WARN, "cannot reopen the log file", "file=\"%s\" error=\"%s\"",
@@ -213,7 +245,10 @@ static void reload(int argc, char **argv, struct spaa_app *app, struct old_cfgs 
   }
   old->v = v;
   old->v[old->n++] = (struct spaa_config *)app->cfg;
-  fixed = fixed_changed(app->cfg, nc);
+  fixed_changed(app->cfg, nc, fixed, sizeof(fixed));
+  opened = (!nc->n_read_tokens && app->cfg->n_read_tokens) ||
+           (!nc->n_ingest_tokens && app->cfg->n_ingest_tokens) ||
+           (!nc->n_sentry_keys && app->cfg->n_sentry_keys);
   spaa_log_set_level(nc->log_level);
   if (nc->log_json != app->cfg->log_json ||
       (nc->log_file ? 1 : 0) != (app->cfg->log_file ? 1 : 0) ||
@@ -228,8 +263,9 @@ static void reload(int argc, char **argv, struct spaa_app *app, struct old_cfgs 
            "read_tokens=%zu admin_tokens=%zu log_level=%s retention=%llus max_db_size=%llu%s%s",
            nc->n_sentry_keys, nc->n_ingest_tokens, nc->n_read_tokens, nc->n_admin_tokens,
            spaa_config_level_name(nc->log_level), (unsigned long long)nc->retention,
-           (unsigned long long)nc->max_db_size, fixed ? " needs_restart=" : "",
-           fixed ? fixed : "");
+           (unsigned long long)nc->max_db_size, fixed[0] ? " needs_restart=" : "", fixed);
+  if (opened)
+    warn_open(nc); /* a list emptied: say what is open now */
 }
 
 /* Wait for SIGTERM or SIGINT (returned), reloading on each SIGHUP meanwhile. */

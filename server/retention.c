@@ -23,6 +23,7 @@ struct spaa_retention {
   pthread_t thread;
   pthread_mutex_t mu;
   pthread_cond_t cv;
+  int wake;                        /* new rules were set: pass now, not after the interval */
   int stop;
   struct spaa_retention_stats stats; /* under mu */
 };
@@ -144,8 +145,9 @@ static void *run(void *arg)
     r->stats = st;
     clock_gettime(CLOCK_REALTIME, &until);
     until.tv_sec += (time_t)r->o.every_s;
-    while (!r->stop && pthread_cond_timedwait(&r->cv, &r->mu, &until) != ETIMEDOUT)
+    while (!r->stop && !r->wake && pthread_cond_timedwait(&r->cv, &r->mu, &until) != ETIMEDOUT)
       ;
+    r->wake = 0;
   }
   pthread_mutex_unlock(&r->mu);
   return NULL;
@@ -208,5 +210,7 @@ void spaa_retention_set(struct spaa_retention *r, const struct spaa_retention_op
   r->o = *o;
   if (!r->o.every_s)
     r->o.every_s = 60;
+  r->wake = 1; /* the new rules at once, not after the old interval */
+  pthread_cond_signal(&r->cv);
   pthread_mutex_unlock(&r->mu);
 }
