@@ -131,7 +131,7 @@ static const char usage_text[] =
     "  --retention DURATION           SPAA_RELAY_RETENTION   retention   [30d] (0 = forever)\n"
     "  --retention-interval DURATION  SPAA_RELAY_RETENTION_INTERVAL      [60s]\n"
     "  --max-db-size BYTES            SPAA_RELAY_MAX_DB_SIZE max_db_size [0 = no cap]\n"
-    "  --grpc-listen ADDR:PORT|\"\"    SPAA_RELAY_GRPC_LISTEN grpc_listen [127.0.0.1:4317]\n"
+    "  --grpc-listen ADDR:PORT|off    SPAA_RELAY_GRPC_LISTEN grpc_listen [127.0.0.1:4317]\n"
     "  --grpc-max-message BYTES       SPAA_RELAY_GRPC_MAX_MESSAGE        [64m]\n"
     "  --grpc-max-streams N           SPAA_RELAY_GRPC_MAX_STREAMS        [128]\n"
     "  --sentry-key PROJECT_ID:KEY... SPAA_RELAY_SENTRY_KEYS sentry_key  (comma-separated)\n"
@@ -503,7 +503,8 @@ static void clear_list(struct spaa_config *c, enum cfg_key key)
   }
 }
 
-/* grpc_listen: the same grammar as listen, into the grpc_* fields; "" turns the listener off. */
+/* grpc_listen: the same grammar as listen, into the grpc_* fields; "off" or "" turns the
+ * listener off ("off" also from the environment, where an empty value counts as unset). */
 static int parse_grpc_listen(struct spaa_config *c, const char *v, const char *where,
                              struct spaa_err *err)
 {
@@ -512,7 +513,7 @@ static int parse_grpc_listen(struct spaa_config *c, const char *v, const char *w
   int v6 = c->listen_ipv6, rc = 0;
   free(c->grpc_host);
   c->grpc_host = NULL;
-  if (!v[0])
+  if (!v[0] || strcmp(v, "off") == 0)
     return 0;
   c->listen_host = NULL;
   if (!(rc = parse_listen(c, v, where, err))) {

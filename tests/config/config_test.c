@@ -171,6 +171,20 @@ static void test_config_from_env_and_db(void **state)
     assert_string_equal(c->db_path, "/flag/dir/spaa-relay.db");
     spaa_config_free(c);
   }
+  { /* gRPC off from the environment: "off" (an empty variable counts as unset) */
+    const char *gf = write_file("grpc.conf", "grpc_listen = 127.0.0.1:4999\n");
+    char cfgv[600], off[] = "SPAA_RELAY_GRPC_LISTEN=off", empty[] = "SPAA_RELAY_GRPC_LISTEN=";
+    char *argv3[] = {"serve", NULL};
+    char *env3[] = {cfgv, off, NULL}, *env4[] = {cfgv, empty, NULL};
+    snprintf(cfgv, sizeof(cfgv), "SPAA_RELAY_CONFIG=%s", gf);
+    assert_int_equal(load(argv3, env3, &c, &err), 0);
+    assert_null(c->grpc_host);
+    spaa_config_free(c);
+    assert_int_equal(load(argv3, env4, &c, &err), 0);
+    assert_non_null(c->grpc_host); /* the file's */
+    assert_int_equal(c->grpc_port, 4999);
+    spaa_config_free(c);
+  }
 }
 
 static void test_listen_forms(void **state)
