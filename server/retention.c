@@ -87,9 +87,12 @@ int spaa_retention_pass(struct spaa_store *store, const struct spaa_retention_op
   struct spaa_err err = {0};
   int rc = 0;
   stats->passes++;
-  if (o->keep_s) {
+  {
+    /* the age rule; without one, a delete that matches nothing (received before 1970), so
+     * that a sweep a killed delete owed runs before the size is measured and live profiles
+     * do not go for rows nothing references */
     memset(&q, 0, sizeof(q));
-    q.received_before_ns = now_ns() - (int64_t)o->keep_s * 1000000000LL;
+    q.received_before_ns = o->keep_s ? now_ns() - (int64_t)o->keep_s * 1000000000LL : 1;
     if (q.received_before_ns > 0 && !(rc = spaa_store_delete(store, &q, &d, &err))) {
       add(stats, &d, 0);
       if (d.profiles)

@@ -3,10 +3,13 @@
  * STORAGE_STEP_NS each, then the shared rows nothing references are swept (sweep.c) and the
  * free pages given back, again in short steps. Puts run between the steps: a delete never
  * holds the write lock for long. One delete runs at a time (s->del_mu). */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "storage/sqlite/sqlite_int.h"
 
@@ -216,6 +219,35 @@ static int reclaim(struct storage__sqlite *s, struct spaa_err *err)
 }
 
 /* Delete, sweep, reclaim (see the top of the file); the caller holds s->del_mu. */
+/* PATH.sweep: a sweep is owed (on = 1: before profiles are deleted; 0: once it finished).
+ * A delete killed between the two leaves the file, and the store opened again sweeps at its
+ * first delete (retention's pass makes one), so the rows the killed one orphaned are not kept
+ * for good, nor paid for by live profiles under max_db_size. */
+static int sweep_owed(struct storage__sqlite *s, int on, struct spaa_err *err)
+{
+  char name[4096];
+  int fd;
+  if ((size_t)snprintf(name, sizeof(name), "%s.sweep", s->path) >= sizeof(name))
+    return spaa_err_set(err, SPAA_E_STORE, 0, 0, "the database path is too long");
+  if (!on) {
+    if (unlink(name) != 0 && errno != ENOENT)
+      return spaa_err_set(err, SPAA_E_STORE, 0, 0, "removing %s: %s", name, strerror(errno));
+    s->sweep_owed = 0;
+    return 0;
+  }
+  if (s->sweep_owed)
+    return 0;
+  if ((fd = open(name, O_WRONLY | O_CREAT | O_CLOEXEC, 0644)) < 0 || fsync(fd) != 0) {
+    int e = errno;
+    if (fd >= 0)
+      close(fd);
+    return spaa_err_set(err, SPAA_E_STORE, 0, 0, "creating %s: %s", name, strerror(e));
+  }
+  close(fd);
+  s->sweep_owed = 1;
+  return 0;
+}
+
 static int delete_locked(struct storage__sqlite *s, const struct spaa_list_query *sel,
                          struct spaa_store_deleted *out, struct spaa_err *err)
 {
@@ -229,14 +261,18 @@ static int delete_locked(struct storage__sqlite *s, const struct spaa_list_query
   memset(&p, 0, sizeof(p));
   p.v = nums + skip;
   p.n = rc ? 0 : n - skip;
+  if (!rc && p.n)
+    rc = sweep_owed(s, 1, err);
   while (!rc && p.done < p.n)
     rc = storage__sq_step(s, step_profiles, &p, err);
   out->profiles = p.done;
   out->bytes_before = storage__disk_bytes(s->path);
-  if (!rc && out->profiles)
+  if (!rc && s->sweep_owed) /* these profiles' rows, and any an earlier delete left */
     rc = storage__sq_sweep(s, out, err);
-  if (!rc && out->profiles)
+  if (!rc && s->sweep_owed)
     rc = reclaim(s, err);
+  if (!rc && s->sweep_owed)
+    rc = sweep_owed(s, 0, err);
   out->bytes_after = storage__disk_bytes(s->path);
   free(nums);
   return rc;

@@ -124,6 +124,9 @@ struct storage__sqlite {
   char *path;                       /* the database file */
   int lock_fd;                      /* PATH.lock, flock()ed for as long as the store is open
                                        (-1: none): one process writes a database file */
+  int sweep_owed;                   /* profiles were deleted and their sweep has not finished
+                                       (PATH.sweep exists): the next delete sweeps, even one
+                                       that deletes nothing (under del_mu) */
   size_t queue_depth, batch_max;    /* from the options */
   enum spaa_durability durability;  /* from the options */
   pthread_mutex_t mu;               /* guards the queue, flags and stats */

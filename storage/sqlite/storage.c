@@ -217,6 +217,9 @@ static int take_lock(struct storage__sqlite *s, struct spaa_err *err)
     /* the pid is for the message above only: the lock holds without it */
   }
   s->lock_fd = fd;
+  /* a delete cut short (kill -9) before its sweep finished left rows nothing references */
+  if ((size_t)snprintf(name, sizeof(name), "%s.sweep", s->path) < sizeof(name))
+    s->sweep_owed = access(name, F_OK) == 0;
   return 0;
 }
 

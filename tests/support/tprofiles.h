@@ -32,8 +32,8 @@ static inline void tdir_make(struct tdir *t)
 static inline void tdir_rm(struct tdir *t)
 {
   char p[128];
-  static const char *const suffix[] = {"", "-wal", "-shm", "-journal", ".lock"};
-  for (size_t i = 0; i < 5; i++) {
+  static const char *const suffix[] = {"", "-wal", "-shm", "-journal", ".lock", ".sweep"};
+  for (size_t i = 0; i < 6; i++) {
     snprintf(p, sizeof(p), "%s%s", t->db, suffix[i]);
     unlink(p);
   }

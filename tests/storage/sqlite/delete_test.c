@@ -6,6 +6,8 @@
 #include "tprofiles.h"
 
 #include <pthread.h>
+#include <stdio.h>
+#include <unistd.h>
 
 #include "storage/sqlite/sqlite_int.h"
 
@@ -220,11 +222,60 @@ static void test_delete_with_puts_running(void **state)
   spaa_profile_free(other);
 }
 
+/* A delete killed after its profiles went and before its sweep (kill -9): the rows they
+ * referenced stay, and DATABASE.sweep says a sweep is owed. The store opened again sweeps
+ * at its next delete, even one that matches nothing (retention's pass makes one), and the
+ * marker goes; with no marker such a delete sweeps nothing. */
+static void test_owed_sweep_after_a_kill(void **state)
+{
+  struct tdir t;
+  struct spaa_store *s;
+  struct spaa_profile *rich = tp_rich(SPAA_LEAF_TO_ROOT, 0);
+  struct spaa_list_query none = {0};
+  struct spaa_store_deleted d;
+  struct spaa_err err = {0};
+  char marker[128];
+  sqlite3 *db;
+  FILE *f;
+  (void)state;
+  tdir_make(&t);
+  snprintf(marker, sizeof(marker), "%s.sweep", t.db);
+  s = topen(t.db, 8, 8);
+  put_ok(s, rich, "gone", "x", 5);
+  spaa_store_close(s);
+  /* what the killed delete did: the profile deleted, the marker made, no sweep */
+  assert_int_equal(sqlite3_open(t.db, &db), SQLITE_OK);
+  assert_int_equal(sqlite3_exec(db, "PRAGMA foreign_keys=ON; DELETE FROM profile", NULL, NULL,
+                                NULL), SQLITE_OK);
+  sqlite3_close(db);
+  none.received_before_ns = 1; /* received before 1970: nothing */
+  s = topen(t.db, 8, 8);
+  assert_int_equal(counts(s).profiles, 0);
+  assert_true(counts(s).stacks > 0);
+  assert_int_equal(spaa_store_delete(s, &none, &d, &err), 0); /* no marker: no sweep */
+  assert_int_equal(d.stacks, 0);
+  assert_true(counts(s).stacks > 0);
+  spaa_store_close(s);
+  assert_non_null(f = fopen(marker, "w"));
+  fclose(f);
+  s = topen(t.db, 8, 8);
+  assert_int_equal(spaa_store_delete(s, &none, &d, &err), 0);
+  assert_int_equal(d.profiles, 0);
+  assert_int_equal(d.stacks, (uint64_t)rich->n_stacks);
+  assert_int_equal(counts(s).stacks, 0);
+  assert_int_equal(counts(s).frames, 0);
+  assert_int_equal(access(marker, F_OK), -1); /* paid */
+  spaa_store_close(s);
+  spaa_profile_free(rich);
+  tdir_rm(&t);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_sweep_keeps_rows_put_meanwhile),
       cmocka_unit_test(test_delete_with_puts_running),
+      cmocka_unit_test(test_owed_sweep_after_a_kill),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
