@@ -422,13 +422,14 @@ static int location_frames(struct cv *c, int32_t li)
     }
     if (!f->func)
       goto out;
-    if (file[0]) {
+    if (file[0] || (ln && ln->line > 0)) {
+      /* "file:line", "file" when the line is 0, ":line" when only the line is known */
       char *sl;
       size_t fl = strlen(file);
       if (!(sl = spaa_alloc(c->p, fl + 24)))
         goto out;
       memcpy(sl, file, fl + 1);
-      if (ln && ln->line > 0) { /* "file:line", without printf's cost per frame */
+      if (ln && ln->line > 0) { /* without printf's cost per frame */
         char dg[24];
         size_t nd = 0;
         uint64_t v = (uint64_t)ln->line;

@@ -479,8 +479,10 @@ static int build_frames(struct conv *c)
         f->func = S(c, has_str(fn->name) ? fn->name : fn->system_name);
         if (!f->func)
           return SPAA_E_NOMEM;
-        if (has_str(fn->filename)) {
-          const char *file = S(c, fn->filename);
+        if (has_str(fn->filename) || ln->line > 0) {
+          /* "file:line"; ":line" when only the line is known (async-profiler's Java, Node),
+           * so that the calls of one function on different lines stay different frames */
+          const char *file = has_str(fn->filename) ? S(c, fn->filename) : "";
           size_t fl = file ? strlen(file) : 0;
           char *sl = file ? spaa_alloc(c->p, fl + 24) : NULL;
           if (!sl)

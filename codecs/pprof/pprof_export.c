@@ -1,7 +1,8 @@
 /* The "pprof" exporter: one event of a SPAA model as a gzipped perftools.profiles.Profile.
  * One sample type per metric (the source's types and order when the profile came from pprof),
  * mappings from dsos, functions and file:line from frames, inline frames folded back into
- * one location, labels and period restored from the x_pprof_* keys the converter keeps. */
+ * one location, labels and period restored from the x_pprof_* keys the converter keeps, the
+ * rest of a stack's scalar context as labels too (docs/exports.md). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include "base/idmap.h"
 #include "pprof/pprof.h"
 #include "pprof_int.h"
+#include "spaa/canon.h"
 
 #define LABEL_PREFIX "x_pprof_label_"
 
@@ -297,17 +299,35 @@ static uint64_t function_id(struct pw *w, const struct spaa_frame *f, const char
   return fn->id;
 }
 
-/* One line of a location from a resolved frame ("file:line" split at the last ':'). */
+/* Where a srcline's line number starts: after its last ':' when what follows is a decimal
+ * number (negative too: pprof keeps lines as given), else NULL (the whole srcline is the
+ * file, as OTLP writes a file without a line). */
+static const char *srcline_line(const char *sl)
+{
+  const char *colon = sl ? strrchr(sl, ':') : NULL, *d;
+  if (!colon)
+    return NULL;
+  d = colon + 1 + (colon[1] == '-');
+  if (!*d)
+    return NULL;
+  for (; *d; d++)
+    if (*d < '0' || *d > '9')
+      return NULL;
+  return colon + 1;
+}
+
+/* One line of a location from a resolved frame: "file:line" split before the line, so
+ * ":135" (a line without a file) is line 135 of a function with no filename. */
 static PLine *frame_line(struct pw *w, const struct spaa_frame *f)
 {
-  const char *colon = f->srcline ? strrchr(f->srcline, ':') : NULL;
-  size_t flen = f->srcline ? (colon ? (size_t)(colon - f->srcline) : strlen(f->srcline)) : 0;
+  const char *num = srcline_line(f->srcline);
+  size_t flen = !f->srcline ? 0 : num ? (size_t)(num - 1 - f->srcline) : strlen(f->srcline);
   PLine *ln = pw_alloc(w, sizeof(*ln));
   if (!ln)
     return NULL;
   perftools__profiles__line__init(ln);
-  ln->function_id = function_id(w, f, f->srcline, flen);
-  ln->line = colon ? strtoll(colon + 1, NULL, 10) : 0;
+  ln->function_id = function_id(w, f, flen ? f->srcline : NULL, flen);
+  ln->line = num ? strtoll(num, NULL, 10) : 0;
   ln->column = jint(jget(f->extra, "x_pprof_column"));
   return ln;
 }
@@ -348,38 +368,101 @@ static uint64_t location_id(struct pw *w, const size_t *fr, size_t n)
   return loc->id;
 }
 
-/* The labels of a stack's context (x_pprof_label_<key>: string, {"value","unit"} or an array). */
+/* A label of sample sm with key k (not yet in the string table). */
+static PLabel *new_label(struct pw *w, PSample *sm, const char *k)
+{
+  PLabel *l = pw_alloc(w, sizeof(*l));
+  if (!l)
+    return NULL;
+  perftools__profiles__label__init(l);
+  l->key = pw_str(w, k);
+  sm->label[sm->n_label++] = l;
+  return l;
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* A context value that becomes a label of its own: a string, number or boolean. */
+static int scalar(const json_t *v)
+{
+  return json_is_string(v) || json_is_number(v) || json_is_boolean(v);
+}
+
+/* The labels of a stack's context. First the x_pprof_label_<key> the converter keeps (a
+ * string, {"value","unit"} or an array of those), in the context's order: a profile that came
+ * as pprof gets its labels back as they were. Then every other scalar key under its own name
+ * (x_otel_attr_thread.name, x_otel_trace_id...), in bytewise key order: a string as a string
+ * label, an integer as a numeric one, a real or a boolean as a string (as SPAA writes it).
+ * Arrays, objects and null are left out; so is "event" (the stack's event, not context). */
 static int sample_labels(struct pw *w, PSample *sm, const json_t *ctx)
 {
-  const char *k;
+  const char *k, **other = NULL;
   json_t *v;
-  size_t n = 0, i, plen = strlen(LABEL_PREFIX);
-  json_object_foreach((json_t *)ctx, k, v) n += json_is_array(v) ? json_array_size(v) : 1;
-  if (!n)
+  size_t n = 0, n_other = 0, i, plen = strlen(LABEL_PREFIX);
+  struct spaa_buf num;
+  int rc = 0;
+  json_object_foreach((json_t *)ctx, k, v) {
+    if (strncmp(k, LABEL_PREFIX, plen) == 0)
+      n += json_is_array(v) ? json_array_size(v) : 1;
+    else if (scalar(v) && strcmp(k, "event") != 0)
+      n_other++;
+  }
+  if (!n && !n_other)
     return 0;
-  if (!(sm->label = pw_alloc(w, n * sizeof(*sm->label))))
+  if (!(sm->label = pw_alloc(w, (n + n_other) * sizeof(*sm->label))) ||
+      (n_other && !(other = malloc(n_other * sizeof(*other)))))
     return SPAA_E_NOMEM;
+  n_other = 0;
   json_object_foreach((json_t *)ctx, k, v) {
     size_t cnt = json_is_array(v) ? json_array_size(v) : 1;
-    if (strncmp(k, LABEL_PREFIX, plen) != 0)
+    if (strncmp(k, LABEL_PREFIX, plen) != 0) {
+      if (scalar(v) && strcmp(k, "event") != 0)
+        other[n_other++] = k;
       continue;
+    }
     for (i = 0; i < cnt; i++) {
       const json_t *item = json_is_array(v) ? json_array_get(v, i) : v;
-      PLabel *l = pw_alloc(w, sizeof(*l));
-      if (!l)
+      PLabel *l = new_label(w, sm, k + plen);
+      if (!l) {
+        free(other);
         return SPAA_E_NOMEM;
-      perftools__profiles__label__init(l);
-      l->key = pw_str(w, k + plen);
+      }
       if (json_is_string(item)) {
         l->str = pw_str(w, json_string_value(item));
       } else {
         l->num = jint(jget(item, "value"));
         l->num_unit = pw_str(w, json_string_value(jget(item, "unit")));
       }
-      sm->label[sm->n_label++] = l;
     }
   }
-  return w->rc;
+  if (n_other > 1)
+    qsort(other, n_other, sizeof(*other), key_cmp);
+  spaa_buf_init(&num, 0);
+  for (i = 0; i < n_other && !rc; i++) {
+    const json_t *item = json_object_get(ctx, other[i]);
+    PLabel *l = new_label(w, sm, other[i]);
+    if (!l)
+      rc = SPAA_E_NOMEM;
+    else if (json_is_string(item))
+      l->str = pw_str(w, json_string_value(item));
+    else if (json_is_integer(item))
+      l->num = (int64_t)json_integer_value(item);
+    else if (json_is_boolean(item))
+      l->str = pw_str(w, json_is_true(item) ? "true" : "false");
+    else {
+      num.len = 0; /* a real, as the SPAA writer prints it, NUL-terminated for pw_str */
+      if (spaa_canon_double(&num, json_real_value(item)) || spaa_buf_add(&num, "", 1))
+        rc = SPAA_E_NOMEM;
+      else
+        l->str = pw_str(w, num.p);
+    }
+  }
+  spaa_buf_free(&num);
+  free(other);
+  return rc ? rc : w->rc;
 }
 
 /* One sample per stack of the event. */

@@ -214,12 +214,14 @@ static int add_frames(struct builder *b)
     if (!json_string_length(file))
       file = json_object_get(o, "abs_path");
     line = first_of(o, "lineno", "line");
-    if (json_string_length(file)) {
+    if (json_string_length(file) || (json_is_integer(line) && json_integer_value(line) > 0)) {
+      /* "file:line", "file" without a line, ":line" when only the line is known */
       char *sl;
       size_t fl = json_string_length(file);
       if (!(sl = spaa_alloc(b->p, fl + 24)))
         return SPAA_E_NOMEM;
-      memcpy(sl, json_string_value(file), fl);
+      if (fl)
+        memcpy(sl, json_string_value(file), fl);
       if (json_is_integer(line))
         snprintf(sl + fl, 24, ":%" JSON_INTEGER_FORMAT, json_integer_value(line));
       else

@@ -6,6 +6,10 @@
 # options are checked to have done something: frequency from sampleRate on a timer event
 # with no period (Java), the time range from from/until on a pprof without one (.NET), the
 # sample_type_config on the cpu event.
+# The pprof export of each stored fixture (GET /api/v1/profiles/ID/pprof), pushed again, gives
+# the same stack ids; the Java fixture's lines without a file (AsyncProfiler.execute :135)
+# stay lines through it. An OTLP profile exported as pprof carries its stack context
+# (thread name and id, trace and span ids) as labels that `go tool pprof -tagfocus` uses.
 source "$(dirname "$0")/lib.bash"
 source "$(dirname "$0")/pprof_lib.bash"
 
@@ -26,6 +30,11 @@ stored() {
   local code
   code=$(curl -sS -o "$2" -w '%{http_code}' "$SERVER_URL/api/v1/profiles/$1/spaa") || true
   assert_eq 200 "$code" "GET /api/v1/profiles/$1/spaa"
+}
+
+# stack_ids FILE: the sorted stack ids of a SPAA file
+stack_ids() {
+  jq -r 'select(.type == "stack") | .id' "$1" | sort
 }
 
 # same WHAT A B: files A and B are byte for byte the same
@@ -84,8 +93,56 @@ for f in "$FIX"/*; do
   "$SPAA_BIN" convert --from pprof --service "col$n" "$f" >"$E2E_TMP/cli.spaa" ||
     fail "convert --from pprof --service, $base"
   same "/v1/pprof, $base" "$E2E_TMP/http.spaa" "$E2E_TMP/cli.spaa"
+
+  # its pprof export pushed again: the same stack ids
+  id=$(only_id "col$n")
+  code=$(curl -sS -o "$E2E_TMP/export.pb.gz" -w '%{http_code}' "$SERVER_URL/api/v1/profiles/$id/pprof") || true
+  assert_eq 200 "$code" "GET /api/v1/profiles/$id/pprof ($base)"
+  http POST "/v1/pprof?service=rt$n" --data-binary @"$E2E_TMP/export.pb.gz"
+  assert_eq 204 "$HTTP_CODE" "/v1/pprof, $base exported and pushed again: $HTTP_BODY"
+  stored "$(only_id "rt$n")" "$E2E_TMP/again.spaa"
+  assert_eq "$(stack_ids "$E2E_TMP/http.spaa")" "$(stack_ids "$E2E_TMP/again.spaa")" \
+    "stack ids of $base after its pprof export was pushed again"
+  if [[ "$base" == pyroscope_profile_java ]]; then
+    assert_eq ":135" "$(jq -r 'select(.type == "frame" and .func == "jpprof/one/profiler/AsyncProfiler.execute") | .srcline' "$E2E_TMP/again.spaa")" \
+      "the Java line without a file, stored after the round trip"
+    if command -v go >/dev/null; then
+      assert_contains "$(go tool pprof -raw "$E2E_TMP/export.pb.gz" 2>/dev/null)" \
+        "jpprof/one/profiler/AsyncProfiler.execute :135" "go tool pprof -raw of the Java export"
+    fi
+  fi
 done
 ((n == 14)) || fail "expected 14 valid fixtures, found $n"
+
+# an OTLP profile's stack context as pprof labels: thread name and id, trace and span ids
+OTLP="${SPAA_SHARED:-}/fixtures/otlp/v1dev_04_attributes_links_payload.bin"
+http POST /v1development/profiles -H 'Content-Type: application/x-protobuf' --data-binary @"$OTLP"
+assert_eq 200 "$HTTP_CODE" "OTLP profile with thread and trace attributes"
+id=$(only_id orders)
+code=$(curl -sS -o "$E2E_TMP/otlp.pb.gz" -w '%{http_code}' "$SERVER_URL/api/v1/profiles/$id/pprof") || true
+assert_eq 200 "$code" "GET /api/v1/profiles/$id/pprof (OTLP)"
+http POST "/v1/pprof?service=otlprt" --data-binary @"$E2E_TMP/otlp.pb.gz"
+assert_eq 204 "$HTTP_CODE" "the OTLP profile's pprof pushed again: $HTTP_BODY"
+stored "$(only_id otlprt)" "$E2E_TMP/otlprt.spaa"
+assert_eq "http-nio-8080-exec-3,pool-2-thread-1" \
+  "$(jq -r 'select(.type == "stack") | .context["x_pprof_label_x_otel_attr_thread.name"]' "$E2E_TMP/otlprt.spaa" | sort -u | paste -sd,)" \
+  "thread names as labels of the OTLP profile's pprof"
+assert_eq "4bf92f3577b34da6a3ce929d0e0e4736,5b8efff798038103d269b633813fc60c" \
+  "$(jq -r 'select(.type == "stack") | .context.x_pprof_label_x_otel_trace_id // empty' "$E2E_TMP/otlprt.spaa" | sort -u | paste -sd,)" \
+  "trace ids as labels of the OTLP profile's pprof"
+assert_eq "57,88" \
+  "$(jq -r 'select(.type == "stack") | .context["x_pprof_label_x_otel_attr_thread.id"].value' "$E2E_TMP/otlprt.spaa" | sort -u | paste -sd,)" \
+  "thread ids as numeric labels of the OTLP profile's pprof"
+if command -v go >/dev/null; then
+  tags=$(go tool pprof -tags "$E2E_TMP/otlp.pb.gz" 2>/dev/null)
+  assert_contains "$tags" "x_otel_attr_thread.name" "go tool pprof -tags of the OTLP profile's pprof"
+  assert_contains "$tags" "5b8efff798038103d269b633813fc60c" "go tool pprof -tags: a trace id"
+  assert_eq "wall=110000000" \
+    "$(go tool pprof -raw -tagfocus=x_otel_attr_thread.name=pool-2-thread-1 "$E2E_TMP/otlp.pb.gz" 2>/dev/null |
+      awk '/^Samples:/ { s = 1; getline; next } /^Locations/ { s = 0 }
+           s && /^ *[0-9]+:/ { sub(/:.*/, ""); t += $1 } END { printf "wall=%.0f\n", t }')" \
+    "go tool pprof -tagfocus on a thread name"
+fi
 
 # the flags are refused as the query is, and only for pprof
 S="$FIX/google-pprof_sample.cpu"
@@ -107,4 +164,4 @@ rc=0
 assert_eq 2 "$rc" "--name with --from spaa"
 assert_contains "$(cat "$E2E_TMP/err")" "apply to --from pprof only" "--name with --from spaa message"
 stop_server || fail "the server did not exit cleanly"
-echo "ok [$E2E_NAME]: $n fixtures, 3 paths each, stored SPAA = convert's"
+echo "ok [$E2E_NAME]: $n fixtures, 3 paths each, stored SPAA = convert's, pprof exports keep stack ids; OTLP context as pprof labels"

@@ -2,8 +2,9 @@
 # A real pprof client: tests/e2e/go (runtime/pprof, standard library only) writes a CPU
 # profile of about one second of busy work and a heap profile; curl pushes them to /ingest
 # (raw and multipart, as Pyroscope SDKs do) and to /v1/pprof; the stored profiles are read
-# back and their per-type totals compared with `go tool pprof -raw`. Needs Debian's golang-go:
-# without a `go` binary the test is skipped (exit 77).
+# back and their per-type totals compared with `go tool pprof -raw`; the CPU profile's pprof
+# export (GET /api/v1/profiles/ID/pprof) pushed again gives the same stack ids. Needs
+# Debian's golang-go: without a `go` binary the test is skipped (exit 77).
 source "$(dirname "$0")/lib.bash"
 source "$(dirname "$0")/pprof_lib.bash"
 
@@ -56,6 +57,18 @@ push_readback "$HEAP" "$id" "Go heap profile via /ingest multipart"
 http POST "/v1/pprof?service=gocpu" "${AUTH[@]}" --data-binary @"$CPU"
 assert_eq 204 "$HTTP_CODE" "Go CPU profile to /v1/pprof"
 push_readback "$CPU" "$(only_id gocpu)" "Go CPU profile via /v1/pprof"
+# stack_ids ID: the sorted stack ids of a stored profile
+stack_ids() {
+  http GET "/api/v1/profiles/$1/spaa"
+  assert_eq 200 "$HTTP_CODE" "SPAA of $1"
+  printf '%s\n' "$HTTP_BODY" | jq -r 'select(.type == "stack") | .id' | sort
+}
+curl -sS -o "$E2E_TMP/cpu.export.pb.gz" "$SERVER_URL/api/v1/profiles/$(only_id gocpu)/pprof" ||
+  fail "GET the Go CPU profile's pprof"
+http POST "/v1/pprof?service=gocpu2" "${AUTH[@]}" --data-binary @"$E2E_TMP/cpu.export.pb.gz"
+assert_eq 204 "$HTTP_CODE" "the Go CPU profile's pprof export to /v1/pprof"
+assert_eq "$(stack_ids "$(only_id gocpu)")" "$(stack_ids "$(only_id gocpu2)")" \
+  "stack ids of the Go CPU profile after its pprof export was pushed again"
 http POST /v1/pprof -H 'X-Service-Name: goheap2' "${AUTH[@]}" --data-binary @"$HEAP"
 assert_eq 204 "$HTTP_CODE" "Go heap profile to /v1/pprof"
 push_readback "$HEAP" "$(only_id goheap2)" "Go heap profile via /v1/pprof"

@@ -1,5 +1,6 @@
 /* OTLP validation rules, version sniffing and the JSON mapping, on small requests built with
  * the protoc-c structs (or written byte by byte where the wire itself is the point). */
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -552,6 +553,66 @@ static void test_json_mapping(void **state)
   spaa_conv_list_free(&lb);
 }
 
+/* A line whose function has no file keeps its line as ":LINE", so two call lines of one
+ * function are two frames and two stacks; a file without a line is "file"; neither: no
+ * srcline, srcline_resolved false. The same rule as the pprof and Sentry converters. */
+static const char *json_lines =
+    "{\"resourceProfiles\":[{\"scopeProfiles\":[{\"profiles\":[{\"sampleType\":{\"typeStrindex\":1,"
+    "\"unitStrindex\":2},\"samples\":[{\"stackIndex\":1,\"values\":[\"1\"]},{\"stackIndex\":2,"
+    "\"values\":[\"2\"]},{\"stackIndex\":3,\"values\":[\"3\"]},{\"stackIndex\":4,\"values\":[\"4\"]}],"
+    "\"timeUnixNano\":\"1000\",\"durationNano\":\"100\"}]}]}],\"dictionary\":{\"stringTable\":[\"\","
+    "\"samples\",\"count\",\"work\",\"main\",\"main.js\"],\"functionTable\":[{},{\"nameStrindex\":3},"
+    "{\"nameStrindex\":4,\"filenameStrindex\":5}],\"locationTable\":[{},"
+    "{\"lines\":[{\"functionIndex\":1,\"line\":135}]},{\"lines\":[{\"functionIndex\":1,\"line\":140}]},"
+    "{\"lines\":[{\"functionIndex\":1}]},{\"lines\":[{\"functionIndex\":2,\"line\":7}]},"
+    "{\"lines\":[{\"functionIndex\":2}]}],\"stackTable\":[{},{\"locationIndices\":[1,4]},"
+    "{\"locationIndices\":[2,4]},{\"locationIndices\":[3,4]},{\"locationIndices\":[5]}]}}";
+
+static const struct spaa_frame *frame_of(const struct spaa_profile *p, uint64_t id)
+{
+  size_t i;
+  for (i = 0; i < p->n_frames; i++)
+    if (p->frames[i].id == id)
+      return &p->frames[i];
+  fail_msg("no frame %" PRIu64, id);
+  return NULL;
+}
+
+static void test_line_without_file(void **state)
+{
+  struct spaa_conv_list l;
+  struct spaa_err e;
+  const struct spaa_profile *p;
+  const struct spaa_frame *f;
+  size_t i;
+  (void)state;
+  memset(&l, 0, sizeof(l));
+  if (spaa_convert_otlp((const uint8_t *)json_lines, strlen(json_lines), NULL, &l, &e))
+    fail_msg("%s", e.msg);
+  assert_int_equal(l.n, 1);
+  p = l.v[0].profile;
+  assert_int_equal(p->n_stacks, 4); /* by weight: 4, 3, 2, 1 */
+  for (i = 0; i + 1 < p->n_stacks; i++)
+    assert_string_not_equal(p->stacks[i].id, p->stacks[i + 1].id);
+  f = frame_of(p, p->stacks[0].frames[0]); /* main, a file and no line */
+  assert_string_equal(f->srcline, "main.js");
+  assert_true(f->srcline_resolved);
+  f = frame_of(p, p->stacks[1].frames[0]); /* work, neither */
+  assert_string_equal(f->func, "work");
+  assert_null(f->srcline);
+  assert_false(f->srcline_resolved);
+  f = frame_of(p, p->stacks[2].frames[0]);
+  assert_string_equal(f->func, "work");
+  assert_string_equal(f->srcline, ":140");
+  assert_true(f->srcline_resolved);
+  assert_string_equal(frame_of(p, p->stacks[2].frames[1])->srcline, "main.js:7");
+  f = frame_of(p, p->stacks[3].frames[0]);
+  assert_string_equal(f->srcline, ":135");
+  assert_true(f->srcline_resolved);
+  assert_int_not_equal(p->stacks[2].frames[0], p->stacks[3].frames[0]);
+  spaa_conv_list_free(&l);
+}
+
 static void test_json_errors(void **state)
 {
   static const struct {
@@ -596,6 +657,7 @@ int main(void)
       cmocka_unit_test(test_zero_by_value),    cmocka_unit_test(test_partial_and_warning),
       cmocka_unit_test(test_sniff_v19),        cmocka_unit_test(test_sniff_v18_and_garbage),
       cmocka_unit_test(test_json_mapping),     cmocka_unit_test(test_json_errors),
+      cmocka_unit_test(test_line_without_file),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -459,6 +459,66 @@ static void test_inline_order(void **state)
   spaa_profile_free(p);
 }
 
+/* A line whose function has no filename (async-profiler's Java, Node) keeps its line as
+ * ":LINE": two call lines of one function are two frames, so two stacks; with neither file
+ * nor line there is no srcline and srcline_resolved is false. The Java fixture's
+ * AsyncProfiler.execute is ":135", as `go tool pprof -raw` shows it. */
+static void test_line_without_file(void **state)
+{
+  struct tb b;
+  struct spaa_profile *p;
+  const struct spaa_frame *leaf[3];
+  uint64_t f, g, l[3], top, m;
+  uint8_t *buf;
+  size_t i, len, found = 0;
+  (void)state;
+  tb_init(&b);
+  tb_type(&b, "cpu", "nanoseconds");
+  m = tb_map(&b, "/usr/bin/node", 0x1000, 0x9000, NULL);
+  f = tb_fn(&b, "work", "");
+  g = tb_fn(&b, "main", "main.js");
+  for (i = 0; i < 3; i++)
+    l[i] = tb_loc(&b, m, 0, 1, &f);
+  b.lines[0][0].line = 135;
+  b.lines[1][0].line = 140;
+  b.lines[2][0].line = 0;
+  top = tb_loc(&b, m, 0, 1, &g);
+  for (i = 0; i < 3; i++)
+    tb_sample(&b, 2, (uint64_t[]){l[i], top}, (int64_t[]){(int64_t)(i + 1)});
+  p = convert_tb(&b);
+  assert_int_equal(p->n_stacks, 3);
+  assert_string_not_equal(p->stacks[0].id, p->stacks[1].id);
+  assert_string_not_equal(p->stacks[1].id, p->stacks[2].id);
+  assert_string_not_equal(p->stacks[0].id, p->stacks[2].id);
+  for (i = 0; i < 3; i++) { /* by weight, heaviest first: line 0, 140, 135 */
+    assert_non_null(leaf[i] = frame_by_id(p, p->stacks[i].frames[0]));
+    assert_string_equal(leaf[i]->func, "work");
+    assert_true(leaf[i]->func_resolved);
+    assert_string_equal(frame_by_id(p, p->stacks[i].frames[1])->srcline, "main.js:10");
+  }
+  assert_null(leaf[0]->srcline);
+  assert_false(leaf[0]->srcline_resolved);
+  assert_string_equal(leaf[1]->srcline, ":140");
+  assert_true(leaf[1]->srcline_resolved);
+  assert_string_equal(leaf[2]->srcline, ":135");
+  assert_true(leaf[2]->srcline_resolved);
+  assert_int_not_equal(leaf[1]->id, leaf[2]->id);
+  spaa_profile_free(p);
+  if (!spaa_test_have_fixtures("pprof", __func__))
+    return;
+  buf = spaa_test_fixture_in("pprof", "pyroscope_profile_java", &len);
+  p = convert(buf, len, "java");
+  for (i = 0; i < p->n_frames; i++)
+    if (!strcmp(p->frames[i].func, "jpprof/one/profiler/AsyncProfiler.execute")) {
+      assert_string_equal(p->frames[i].srcline, ":135");
+      assert_true(p->frames[i].srcline_resolved);
+      found++;
+    }
+  assert_int_equal(found, 1);
+  spaa_profile_free(p);
+  free(buf);
+}
+
 /* Same locations + same labels merge; different labels split; numeric labels keep their
  * unit; a key given twice keeps both values; both types are metrics of the one event (cpu,
  * the last type); a zero value leaves no weight but the primary's. */
@@ -605,6 +665,7 @@ int main(void)
       cmocka_unit_test(test_fixture_frames),
       cmocka_unit_test(test_fixture_label_split),
       cmocka_unit_test(test_inline_order),
+      cmocka_unit_test(test_line_without_file),
       cmocka_unit_test(test_labels),
       cmocka_unit_test(test_edges),
   };

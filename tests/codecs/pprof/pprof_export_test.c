@@ -1,6 +1,8 @@
 /* codecs/pprof/pprof_export.c: SPAA -> pprof. Every pprof fixture converted, exported and
  * converted again gives the same stacks (content ids and every weight) and the same sample
- * types; a model without pprof extras gets one sample type per metric; refusals. */
+ * types; a model without pprof extras gets one sample type per metric; refusals; lines
+ * without a file; stack context that did not come from pprof labels written as labels. */
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,7 +14,9 @@
 #include <cmocka.h>
 
 #include "fixture.h"
+#include "otlp/otlp.h"
 #include "pprof/pprof.h"
+#include "pprof_testlib.h"
 #include "spaa/spaa_io.h"
 
 static const char *fixtures[] = {
@@ -133,11 +137,243 @@ static void test_plain_model(void **state)
   spaa_conv_list_free(&l);
 }
 
+/* ---- the exported pprof, decoded by the project's own decoder ------------------------ */
+
+static struct spaa_buf export_buf(const struct spaa_profile *p, const char *what)
+{
+  struct spaa_buf out;
+  struct spaa_err err = {0};
+  spaa_buf_init(&out, 0);
+  if (spaa_export_pprof(p, NULL, sink, &out, &err))
+    fail_msg("%s: export: %s", what, err.msg);
+  return out;
+}
+
+static struct spaa_pprof *decode(const struct spaa_buf *b, const char *what)
+{
+  struct spaa_pprof *d = NULL;
+  struct spaa_err err = {0};
+  if (spaa_pprof_decode((const uint8_t *)b->p, b->len, &d, &err))
+    fail_msg("%s: decode: %s", what, err.msg);
+  return d;
+}
+
+/* string_table[i] as a C string (static buffer, one at a time). */
+static const char *str_at(const struct spaa_pprof *d, int64_t i)
+{
+  static char s[512];
+  const ProtobufCBinaryData *b = &d->msg->string_table[i];
+  snprintf(s, sizeof(s), "%.*s", (int)b->len, b->len ? (const char *)b->data : "");
+  return s;
+}
+
+/* The lines of function `name` in d: how many, each with no filename, their line numbers
+ * summed into *sum. */
+static size_t lines_of(const struct spaa_pprof *d, const char *name, int64_t *sum)
+{
+  const Perftools__Profiles__Profile *m = d->msg;
+  size_t i, j, k, n = 0;
+  *sum = 0;
+  for (i = 0; i < m->n_location; i++)
+    for (j = 0; j < m->location[i]->n_line; j++) {
+      const Perftools__Profiles__Line *ln = m->location[i]->line[j];
+      for (k = 0; k < m->n_function && m->function[k]->id != ln->function_id; k++)
+        ;
+      assert_true(k < m->n_function);
+      if (strcmp(str_at(d, m->function[k]->name), name))
+        continue;
+      assert_int_equal(m->function[k]->filename, 0);
+      *sum += ln->line;
+      n++;
+    }
+  return n;
+}
+
+/* ":LINE" (a line whose function has no file) is written back as that line of a function
+ * with no filename, and the round trip keeps the stack ids: a built profile (two lines of
+ * one function, and one with neither file nor line) and the Java fixture (AsyncProfiler
+ * .execute :135). */
+static void test_line_without_file(void **state)
+{
+  struct tb b;
+  struct spaa_profile *a, *c;
+  struct spaa_pprof *d;
+  struct spaa_buf out;
+  uint64_t f, g, l[3], top, m;
+  uint8_t *buf;
+  size_t i, len;
+  int64_t sum;
+  (void)state;
+  tb_init(&b);
+  tb_type(&b, "cpu", "nanoseconds");
+  m = tb_map(&b, "/usr/bin/node", 0x1000, 0x9000, NULL);
+  f = tb_fn(&b, "work", "");
+  g = tb_fn(&b, "main", "main.js");
+  for (i = 0; i < 3; i++)
+    l[i] = tb_loc(&b, m, 0, 1, &f);
+  b.lines[0][0].line = 135;
+  b.lines[1][0].line = 140;
+  b.lines[2][0].line = 0;
+  top = tb_loc(&b, m, 0, 1, &g);
+  for (i = 0; i < 3; i++)
+    tb_sample(&b, 2, (uint64_t[]){l[i], top}, (int64_t[]){(int64_t)(i + 1)});
+  buf = tb_pack(&b, &len);
+  a = convert(buf, len, "built");
+  free(buf);
+  out = export_buf(a, "built");
+  d = decode(&out, "built");
+  assert_int_equal(lines_of(d, "work", &sum), 3);
+  assert_int_equal(sum, 135 + 140 + 0);
+  spaa_pprof_free(d);
+  c = convert((const uint8_t *)out.p, out.len, "built, exported");
+  same_stacks(a, c, "built");
+  spaa_profile_free(a);
+  spaa_profile_free(c);
+  spaa_buf_free(&out);
+  if (!spaa_test_have_fixtures("pprof", "pprof_export_test"))
+    return;
+  buf = spaa_test_fixture_in("pprof", "pyroscope_profile_java", &len);
+  a = convert(buf, len, "java");
+  out = export_buf(a, "java");
+  d = decode(&out, "java");
+  assert_int_equal(lines_of(d, "jpprof/one/profiler/AsyncProfiler.execute", &sum), 1);
+  assert_int_equal(sum, 135);
+  spaa_pprof_free(d);
+  spaa_profile_free(a);
+  spaa_buf_free(&out);
+  free(buf);
+}
+
+/* The labels of every sample of d, as "key=str" or "key=#num" lines in sample order (each
+ * sample's labels in its order, then "|"). */
+static void sample_labels_text(const struct spaa_pprof *d, struct spaa_buf *t)
+{
+  struct spaa_pprof_iter it;
+  const Perftools__Profiles__Sample *s;
+  struct spaa_err err = {0};
+  char tmp[600];
+  size_t i;
+  spaa_pprof_iter_init(&it, d);
+  while (!spaa_pprof_iter_next(&it, &s, &err) && s) {
+    for (i = 0; i < s->n_label; i++) {
+      const Perftools__Profiles__Label *l = s->label[i];
+      int n = snprintf(tmp, sizeof(tmp), "%s=", str_at(d, l->key));
+      if (l->str)
+        n += snprintf(tmp + n, sizeof(tmp) - (size_t)n, "%s\n", str_at(d, l->str));
+      else
+        n += snprintf(tmp + n, sizeof(tmp) - (size_t)n, "#%" PRId64 "\n", l->num);
+      assert_int_equal(spaa_buf_add(t, tmp, (size_t)n), 0);
+    }
+    assert_int_equal(spaa_buf_add(t, "|\n", 2), 0);
+  }
+  spaa_pprof_iter_free(&it);
+}
+
+/* An OTLP profile's stack context (thread name and id, trace and span ids, route, a bool, a
+ * double, a unit) becomes pprof labels under the context keys, sorted; arrays and objects
+ * are left out; the same model gives the same bytes. */
+static void test_otlp_context_labels(void **state)
+{
+  struct spaa_conv_list l = {0};
+  struct spaa_err err = {0};
+  struct spaa_buf out, again, t;
+  struct spaa_pprof *d;
+  uint8_t *in;
+  size_t len;
+  const char *want =
+      "x_otel_attr_http.route=/orders/{id}/pay\n"
+      "x_otel_attr_jvm.thread.daemon=false\n"
+      "x_otel_attr_sampler.weight=0.5\n"
+      "x_otel_attr_thread.id=#57\n"
+      "x_otel_attr_thread.name=http-nio-8080-exec-3\n"
+      "x_otel_span_id=00f067aa0ba902b7\n"
+      "x_otel_trace_id=5b8efff798038103d269b633813fc60c\n|\n";
+  (void)state;
+  if (!spaa_test_have_fixtures("otlp", "pprof_export_test"))
+    skip();
+  in = spaa_test_fixture_in("otlp", "v1dev_04_attributes_links_payload.bin", &len);
+  assert_non_null(in);
+  if (spaa_convert_otlp(in, len, NULL, &l, &err))
+    fail_msg("otlp: %s", err.msg);
+  assert_int_equal(l.n, 1);
+  out = export_buf(l.v[0].profile, "otlp");
+  again = export_buf(l.v[0].profile, "otlp");
+  assert_int_equal(out.len, again.len);
+  assert_memory_equal(out.p, again.p, out.len);
+  d = decode(&out, "otlp");
+  spaa_buf_init(&t, 0);
+  sample_labels_text(d, &t);
+  assert_int_equal(spaa_buf_add(&t, "", 1), 0);
+  if (!strstr(t.p, want))
+    fail_msg("labels:\n%s\nlack:\n%s", t.p, want);
+  assert_non_null(strstr(t.p, "x_otel_attr_thread.name=pool-2-thread-1\n"));
+  assert_non_null(strstr(t.p, "x_otel_attr_request.body.size=#2048\n"));
+  assert_non_null(strstr(t.p, "x_otel_unit_request.body.size=By\n"));
+  assert_non_null(strstr(t.p, "x_otel_trace_id=4bf92f3577b34da6a3ce929d0e0e4736\n"));
+  assert_null(strstr(t.p, "request.tags")); /* an array */
+  assert_null(strstr(t.p, "request.meta")); /* an object */
+  spaa_pprof_free(d);
+  spaa_buf_free(&t);
+  spaa_buf_free(&out);
+  spaa_buf_free(&again);
+  spaa_conv_list_free(&l);
+  free(in);
+}
+
+/* Labels of a SPAA model's context: the x_pprof_label_ ones first as they are, then the
+ * other scalars by key; re-converted, each is a pprof label again. */
+static void test_context_labels(void **state)
+{
+  static const char text[] =
+      "{\"type\":\"header\",\"format\":\"spaa\",\"version\":\"1.0\",\"source_tool\":\"perf\","
+      "\"frame_order\":\"leaf_to_root\",\"events\":[{\"name\":\"cycles\",\"kind\":\"hardware\","
+      "\"sampling\":{\"mode\":\"period\",\"primary_metric\":\"period\",\"sample_period\":100}}]}\n"
+      "{\"type\":\"dso\",\"id\":1,\"name\":\"/bin/app\"}\n"
+      "{\"type\":\"frame\",\"id\":1,\"func\":\"main\",\"dso\":1,\"kind\":\"user\"}\n"
+      "{\"type\":\"stack\",\"id\":\"s1\",\"frames\":[1],\"context\":{\"event\":\"cycles\","
+      "\"x_pprof_label_span\":\"a\",\"zz\":true,\"b\":-3,\"a\":\"t\",\"arr\":[1],\"obj\":{\"k\":1},"
+      "\"nul\":null,\"x_pprof_label_tag\":[\"x\",\"y\"],\"r\":2.0},"
+      "\"weights\":[{\"metric\":\"period\",\"value\":300}]}\n";
+  struct spaa_conv_list l = {0};
+  struct spaa_err err = {0};
+  struct spaa_buf out, t;
+  struct spaa_pprof *d;
+  struct spaa_profile *c;
+  const json_t *ctx;
+  (void)state;
+  assert_int_equal(spaa_convert_spaa((const uint8_t *)text, sizeof(text) - 1, NULL, &l, &err), 0);
+  out = export_buf(l.v[0].profile, "model");
+  d = decode(&out, "model");
+  spaa_buf_init(&t, 0);
+  sample_labels_text(d, &t);
+  assert_int_equal(spaa_buf_add(&t, "", 1), 0);
+  assert_string_equal(t.p, "span=a\ntag=x\ntag=y\na=t\nb=#-3\nr=2.0\nzz=true\n|\n");
+  spaa_pprof_free(d);
+  c = convert((const uint8_t *)out.p, out.len, "model, exported");
+  assert_int_equal(c->n_stacks, 1);
+  ctx = c->stacks[0].context;
+  assert_string_equal(json_string_value(json_object_get(ctx, "x_pprof_label_span")), "a");
+  assert_int_equal(json_array_size(json_object_get(ctx, "x_pprof_label_tag")), 2);
+  assert_string_equal(json_string_value(json_object_get(ctx, "x_pprof_label_a")), "t");
+  assert_int_equal(json_integer_value(json_object_get(json_object_get(ctx, "x_pprof_label_b"),
+                                                      "value")), -3);
+  assert_string_equal(json_string_value(json_object_get(ctx, "x_pprof_label_zz")), "true");
+  assert_null(json_object_get(ctx, "x_pprof_label_arr"));
+  assert_null(json_object_get(ctx, "x_pprof_label_nul"));
+  spaa_profile_free(c);
+  spaa_buf_free(&t);
+  spaa_buf_free(&out);
+  spaa_conv_list_free(&l);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_fixture_round_trips),
       cmocka_unit_test(test_plain_model),
+      cmocka_unit_test(test_line_without_file),
+      cmocka_unit_test(test_otlp_context_labels),
+      cmocka_unit_test(test_context_labels),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -648,6 +648,57 @@ static void test_bare_file(void **state)
   free(b);
 }
 
+/* A frame with `lineno` but no `filename`/`abs_path` keeps its line as ":LINE", so two call
+ * lines of one function are two frames and two stacks; lineno 0 without a file: no srcline,
+ * srcline_resolved false; `abs_path` stands in for a missing filename. */
+static void test_line_without_file(void **state)
+{
+  static const char prof[] =
+      "{\"event_id\":\"11111111-2222-3333-4444-666666666666\",\"version\":\"1\","
+      "\"platform\":\"node\",\"timestamp\":\"2024-01-01T00:00:00Z\","
+      "\"device\":{\"architecture\":\"x86_64\"},\"os\":{\"name\":\"Linux\",\"version\":\"6.1\"},"
+      "\"transaction\":{\"id\":\"30976f2ddbe04ac9b6bffe6e35d4710c\",\"name\":\"GET /\","
+      "\"trace_id\":\"4b25bc58f14243d8b208d1e22a054164\",\"active_thread_id\":\"1\","
+      "\"relative_start_ns\":\"0\",\"relative_end_ns\":\"100000000\"},"
+      "\"profile\":{\"samples\":["
+      "{\"stack_id\":0,\"thread_id\":1,\"elapsed_since_start_ns\":10},"
+      "{\"stack_id\":1,\"thread_id\":1,\"elapsed_since_start_ns\":20},"
+      "{\"stack_id\":2,\"thread_id\":1,\"elapsed_since_start_ns\":30},"
+      "{\"stack_id\":0,\"thread_id\":1,\"elapsed_since_start_ns\":40},"
+      "{\"stack_id\":1,\"thread_id\":1,\"elapsed_since_start_ns\":50},"
+      "{\"stack_id\":0,\"thread_id\":1,\"elapsed_since_start_ns\":60}],"
+      "\"stacks\":[[0,3],[1,3],[2,3]],"
+      "\"frames\":[{\"function\":\"work\",\"lineno\":135},{\"function\":\"work\",\"lineno\":140},"
+      "{\"function\":\"work\",\"lineno\":0},"
+      "{\"function\":\"main\",\"abs_path\":\"/srv/m.js\",\"lineno\":1}]}}";
+  struct spaa_conv_list l;
+  size_t len, i;
+  char *env = wrap("profile", NULL, 1, prof, strlen(prof), &len);
+  const struct spaa_profile *p;
+  const struct spaa_frame *f[3];
+  (void)state;
+  convert_env(env, len, &l);
+  p = l.v[0].profile;
+  if (!p)
+    fail_msg("dropped: %s: %s", l.v[0].reason, l.v[0].err.msg);
+  assert_int_equal(p->n_stacks, 3); /* by weight: 3, 2, 1 */
+  for (i = 0; i < 3; i++) {
+    assert_non_null(f[i] = frame_by_id(p, p->stacks[i].frames[0]));
+    assert_string_equal(f[i]->func, "work");
+    assert_string_equal(frame_by_id(p, p->stacks[i].frames[1])->srcline, "/srv/m.js:1");
+  }
+  assert_string_not_equal(p->stacks[0].id, p->stacks[1].id);
+  assert_string_not_equal(p->stacks[1].id, p->stacks[2].id);
+  assert_string_equal(f[0]->srcline, ":135");
+  assert_true(f[0]->srcline_resolved);
+  assert_string_equal(f[1]->srcline, ":140");
+  assert_true(f[1]->srcline_resolved);
+  assert_null(f[2]->srcline);
+  assert_false(f[2]->srcline_resolved);
+  spaa_conv_list_free(&l);
+  free(env);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -655,6 +706,7 @@ int main(void)
       cmocka_unit_test(test_v1_base_mapping),   cmocka_unit_test(test_v2_base_mapping),
       cmocka_unit_test(test_fixture_mapping),   cmocka_unit_test(test_conformance),
       cmocka_unit_test(test_java_fragment_wrapped), cmocka_unit_test(test_bare_file),
+      cmocka_unit_test(test_line_without_file),
   };
   spaa_test_have_fixtures("sentry", "the Sentry fixture tests");
   return cmocka_run_group_tests(tests, NULL, NULL);
