@@ -338,16 +338,25 @@ static void sentry_answer(struct spaa_ingest *x)
   const struct sentry_state *st = x->state;
   const struct sentry_envelope *env = &st->env;
   const char *project = st->project;
-  json_t *ans = json_object(), *profiles = NULL;
+  json_t *ans, *profiles = NULL;
   size_t i;
+  spaa_log(SPAA_LOG_INFO, "sentry envelope", "project=%s event_id=%s items=%zu profiles=%zu",
+           project, env->event_id[0] ? env->event_id : "-", env->n_items, x->list.n);
+  if (!x->list.n) { /* most envelopes (no profile): the answer written as is, no JSON tree */
+    char body[64]; /* an event id is 32 hex digits (sentry_uuid_normalize) */
+    int n = env->event_id[0] ? snprintf(body, sizeof(body), "{\"id\":\"%s\"}", env->event_id)
+                             : snprintf(body, sizeof(body), "{}");
+    spaa_resp_bytes(x->resp, 200, "application/json", body, (size_t)n);
+    cors(x->resp);
+    return;
+  }
+  ans = json_object();
   if (env->event_id[0])
     json_object_set_new(ans, "id", json_string(env->event_id));
   if (x->list.n)
     json_object_set_new(ans, "profiles", profiles = json_array());
   for (i = 0; i < x->list.n; i++)
     json_array_append_new(profiles, profile_entry(x, i, project));
-  spaa_log(SPAA_LOG_INFO, "sentry envelope", "project=%s event_id=%s items=%zu profiles=%zu",
-           project, env->event_id[0] ? env->event_id : "-", env->n_items, x->list.n);
   spaa_resp_json(x->resp, 200, ans);
   cors(x->resp);
 }
