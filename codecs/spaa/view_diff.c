@@ -288,7 +288,8 @@ int spaa_view_diff(const struct spaa_vset *base, const struct spaa_vset *target,
   rc = rc ? rc : collect(&st, base, u.scale[0], 0, 1, format == SPAA_DIFF_COLLAPSED);
   rc = rc ? rc : collect(&st, target, u.scale[1], 1, 1, format == SPAA_DIFF_COLLAPSED);
   if (!rc && format == SPAA_DIFF_COLLAPSED) {
-    qsort(st.r, st.n, sizeof(*st.r), path_cmp);
+    if (st.n) /* two empty sides: no array at all, and qsort must not see NULL */
+      qsort(st.r, st.n, sizeof(*st.r), path_cmp);
     for (i = 0; i < st.n && !rc; i++) {
       rc = spaa_buf_addf(&b, "%s ", st.r[i].key);
       rc = rc ? rc : spaa_view_num(&b, st.r[i].base);
@@ -301,8 +302,10 @@ int spaa_view_diff(const struct spaa_vset *base, const struct spaa_vset *target,
       }
     }
   } else if (!rc) {
-    qsort(fn.r, fn.n, sizeof(*fn.r), delta_cmp);
-    qsort(st.r, st.n, sizeof(*st.r), delta_cmp);
+    if (fn.n)
+      qsort(fn.r, fn.n, sizeof(*fn.r), delta_cmp);
+    if (st.n)
+      qsort(st.r, st.n, sizeof(*st.r), delta_cmp);
     rc = format == SPAA_DIFF_SUMMARY ? diff_summary(&b, base, &u, &fn, &st, budget)
                                      : diff_json(&b, base, target, &u, &fn, &st, limit);
   }

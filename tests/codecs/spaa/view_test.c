@@ -247,6 +247,18 @@ static void test_diff(void **state)
   spaa_vset_init(&b);
   fill(&a, base_set, 4);
   fill(&b, changed, 5);
+  { /* two empty sides (selections that match nothing): an answer, in every format */
+    struct spaa_vset e;
+    spaa_vset_init(&e);
+    out = diff(&e, &e, SPAA_DIFF_JSON);
+    assert_non_null(strstr(out, "\"base_total\":0,\"target_total\":0,"));
+    free(out);
+    out = diff(&e, &e, SPAA_DIFF_COLLAPSED);
+    assert_string_equal(out, "");
+    free(out);
+    free(diff(&e, &e, SPAA_DIFF_SUMMARY));
+    spaa_vset_free(&e);
+  }
   out = diff(&a, &a, SPAA_DIFF_JSON); /* against itself: all zeros */
   assert_null(strstr(out, "\"delta\":-"));
   assert_null(strstr(out, "\"status\":\"changed\""));
