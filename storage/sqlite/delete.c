@@ -226,9 +226,9 @@ static int reclaim(struct storage__sqlite *s, struct spaa_err *err)
 static int sweep_owed(struct storage__sqlite *s, int on, struct spaa_err *err)
 {
   char name[4096];
-  int fd;
-  if ((size_t)snprintf(name, sizeof(name), "%s.sweep", s->path) >= sizeof(name))
-    return spaa_err_set(err, SPAA_E_STORE, 0, 0, "the database path is too long");
+  int fd, rc;
+  if ((rc = storage__side_path(s, STORAGE_SWEEP_SUFFIX, name, sizeof(name), err)))
+    return rc;
   if (!on) {
     if (unlink(name) != 0 && errno != ENOENT)
       return spaa_err_set(err, SPAA_E_STORE, 0, 0, "removing %s: %s", name, strerror(errno));

@@ -197,6 +197,12 @@ int storage__sq_open(const struct spaa_store_opts *opts, struct storage__sqlite 
                      struct spaa_err *err);
 void storage__sq_close(struct storage__sqlite *s);
 int storage__sq_ready(struct storage__sqlite *s, struct spaa_err *why);
+/* The name of a file beside the database, PATH + suffix (".lock", ".sweep"), into out (cap
+ * bytes): 0, or SPAA_E_STORE with err filled when it does not fit. */
+#define STORAGE_SWEEP_SUFFIX ".sweep" /* a sweep is owed (delete.c) */
+int storage__side_path(const struct storage__sqlite *s, const char *suffix, char *out,
+                       size_t cap, struct spaa_err *err);
+
 int storage__sq_put_many(struct storage__sqlite *s, size_t n,
                          const struct spaa_profile *const *p, const struct spaa_meta *meta,
                          int *rcs, struct spaa_err *errs);

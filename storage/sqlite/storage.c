@@ -188,13 +188,21 @@ static int read_synchronous(sqlite3 *db)
  * acknowledged profiles read back as corrupt. So a second server on the same data directory
  * (an overlapping restart, two containers on one volume) is refused at start. The lock is
  * the kernel's (flock): it goes with the process, however it ends. */
+int storage__side_path(const struct storage__sqlite *s, const char *suffix, char *out,
+                       size_t cap, struct spaa_err *err)
+{
+  if ((size_t)snprintf(out, cap, "%s%s", s->path, suffix) >= cap)
+    return spaa_err_set(err, SPAA_E_STORE, 0, 0, "the database path is too long");
+  return 0;
+}
+
 static int take_lock(struct storage__sqlite *s, struct spaa_err *err)
 {
   char name[4096], pid[32];
   ssize_t n;
-  int fd;
-  if ((size_t)snprintf(name, sizeof(name), "%s.lock", s->path) >= sizeof(name))
-    return spaa_err_set(err, SPAA_E_STORE, 0, 0, "the database path is too long");
+  int fd, rc;
+  if ((rc = storage__side_path(s, ".lock", name, sizeof(name), err)))
+    return rc;
   if ((fd = open(name, O_RDWR | O_CREAT | O_CLOEXEC, 0644)) < 0 && errno == EACCES)
     fd = open(name, O_RDONLY | O_CLOEXEC); /* another user's file: flock needs no write */
   if (fd < 0)
@@ -218,7 +226,7 @@ static int take_lock(struct storage__sqlite *s, struct spaa_err *err)
   }
   s->lock_fd = fd;
   /* a delete cut short (kill -9) before its sweep finished left rows nothing references */
-  if ((size_t)snprintf(name, sizeof(name), "%s.sweep", s->path) < sizeof(name))
+  if (!storage__side_path(s, STORAGE_SWEEP_SUFFIX, name, sizeof(name), NULL))
     s->sweep_owed = access(name, F_OK) == 0;
   return 0;
 }

@@ -184,4 +184,25 @@ static inline void tb_basic(struct tb *b)
   }
 }
 
+/* Three samples of one function without a file ("work" at lines 135, 140 and none) under
+ * main (main.js:10): a line without a file must keep frames of one function apart. */
+static inline void tb_lines_without_file(struct tb *b)
+{
+  uint64_t f, g, l[3], top, m;
+  size_t i;
+  tb_init(b);
+  tb_type(b, "cpu", "nanoseconds");
+  m = tb_map(b, "/usr/bin/node", 0x1000, 0x9000, NULL);
+  f = tb_fn(b, "work", "");
+  g = tb_fn(b, "main", "main.js");
+  for (i = 0; i < 3; i++)
+    l[i] = tb_loc(b, m, 0, 1, &f);
+  b->lines[0][0].line = 135;
+  b->lines[1][0].line = 140;
+  b->lines[2][0].line = 0;
+  top = tb_loc(b, m, 0, 1, &g);
+  for (i = 0; i < 3; i++)
+    tb_sample(b, 2, (uint64_t[]){l[i], top}, (int64_t[]){(int64_t)(i + 1)});
+}
+
 #endif

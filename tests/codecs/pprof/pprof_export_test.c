@@ -199,24 +199,11 @@ static void test_line_without_file(void **state)
   struct spaa_profile *a, *c;
   struct spaa_pprof *d;
   struct spaa_buf out;
-  uint64_t f, g, l[3], top, m;
   uint8_t *buf;
-  size_t i, len;
+  size_t len;
   int64_t sum;
   (void)state;
-  tb_init(&b);
-  tb_type(&b, "cpu", "nanoseconds");
-  m = tb_map(&b, "/usr/bin/node", 0x1000, 0x9000, NULL);
-  f = tb_fn(&b, "work", "");
-  g = tb_fn(&b, "main", "main.js");
-  for (i = 0; i < 3; i++)
-    l[i] = tb_loc(&b, m, 0, 1, &f);
-  b.lines[0][0].line = 135;
-  b.lines[1][0].line = 140;
-  b.lines[2][0].line = 0;
-  top = tb_loc(&b, m, 0, 1, &g);
-  for (i = 0; i < 3; i++)
-    tb_sample(&b, 2, (uint64_t[]){l[i], top}, (int64_t[]){(int64_t)(i + 1)});
+  tb_lines_without_file(&b);
   buf = tb_pack(&b, &len);
   a = convert(buf, len, "built");
   free(buf);
