@@ -165,17 +165,25 @@ static void flow_req(const struct spaa_grpc *g, const struct spaa_route *rt,
 }
 
 /* A refusal before the converter ran, answered and counted by the route's dialect. */
-static void refuse_flow(const struct spaa_grpc *g, const struct spaa_route *rt,
-                        const struct spaa_h2_req *h, int code, const char *detail,
-                        struct spaa_h2_answer *a)
+static void refuse_answer(const struct spaa_grpc *g, const struct spaa_route *rt,
+                          const struct spaa_h2_req *h, int code, const char *detail,
+                          struct spaa_h2_answer *a)
 {
   struct spaa_req req;
   struct spaa_resp resp;
-  char q[600];
   flow_req(g, rt, h, &req, &resp);
   spaa_ingest_on_error(&req, &resp, code, detail);
   from_resp(&resp, a);
   spaa_buf_free(&resp.body);
+}
+
+/* refuse_answer, logged. */
+static void refuse_flow(const struct spaa_grpc *g, const struct spaa_route *rt,
+                        const struct spaa_h2_req *h, int code, const char *detail,
+                        struct spaa_h2_answer *a)
+{
+  char q[600];
+  refuse_answer(g, rt, h, code, detail, a);
   spaa_log(SPAA_LOG_INFO, "grpc call refused", "method=%s code=%s detail=\"%s\"", rt->pattern,
            spaa_err_name(code), spaa_log_q(q, sizeof(q), detail));
 }
@@ -365,6 +373,11 @@ static void call_refuse(void *ctx, const struct spaa_h2_req *h, enum spaa_h2_ref
   case SPAA_H2_SHUTDOWN:
     refuse_flow(g, rt, h, SPAA_E_SHUTDOWN, "the server is shutting down", a);
     return;
+  case SPAA_H2_CONNS: /* counted and logged by the transport, once per interval */
+    snprintf(msg, sizeof(msg), "too many gRPC connections (max_connections %u): retry later",
+             g->app->cfg->max_connections);
+    refuse_answer(g, rt, h, SPAA_E_BUSY, msg, a);
+    return;
   case SPAA_H2_BUSY:
   default:
     refuse_flow(g, rt, h, SPAA_E_BUSY, "too many calls in flight: retry later", a);
@@ -398,6 +411,8 @@ int spaa_grpc_start(const struct spaa_app *app, struct spaa_grpc **out, struct s
   o.mem_budget = 4 * cfg->grpc_max_message > GRPC_MEM_BUDGET_MIN ? 4 * cfg->grpc_max_message
                                                                  : GRPC_MEM_BUDGET_MIN;
   o.idle_timeout = cfg->idle_timeout;
+  o.max_conns = cfg->max_connections;
+  o.metrics = app->metrics;
   if ((rc = spaa_h2_start(&o, &svc, &g->h2, err))) {
     free(g);
     return rc;

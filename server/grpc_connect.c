@@ -224,6 +224,11 @@ void spaa_connect_refuse(const struct spaa_app *app, const struct spaa_h2_req *h
   case SPAA_H2_SHUTDOWN:
     refuse_flow(app, h, SPAA_E_SHUTDOWN, "the server is shutting down", a);
     return;
+  case SPAA_H2_CONNS:
+    snprintf(msg, sizeof(msg), "too many connections (max_connections %u): retry later",
+             app->cfg->max_connections);
+    refuse_flow(app, h, SPAA_E_BUSY, msg, a);
+    return;
   case SPAA_H2_DEADLINE: /* no deadline is set for a Connect call */
   case SPAA_H2_BUSY:
   default:

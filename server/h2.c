@@ -19,9 +19,13 @@
 
 #include <nghttp2/nghttp2.h>
 
+#include "base/limits.h"
 #include "server/log.h"
+#include "server/metrics.h"
 
-#define H2_MAX_CONNS 1024            /* connections at once; more are closed at accept */
+#define H2_MAX_CONNS 1024            /* connections at once when the options give none */
+#define H2_REFUSING_GRACE_NS 2000000000LL /* a connection past the limit gets GOAWAY this
+                                           * long after accept if it opened no stream */
 #define H2_STREAM_WINDOW (1 << 20)   /* initial window of a stream: a large message flows
                                       * without waiting for a WINDOW_UPDATE per 64 KiB */
 #define H2_CONN_WINDOW (16 << 20)    /* connection window (many streams at once) */
@@ -84,6 +88,8 @@ struct h2_conn {
   int64_t closing_ns;            /* terminated (GOAWAY with an error) at; 0 = not */
   int settings_acked;            /* the client acknowledged our SETTINGS */
   int goaway;                    /* GOAWAY submitted */
+  int refusing;                  /* came past max_conns: streams answered SPAA_H2_CONNS */
+  int64_t born_ns;               /* CLOCK_MONOTONIC of accept */
   int dead;                      /* to be closed */
   struct h2_stream *streams;     /* open streams (not those detached in a worker) */
   struct h2_conn *next;
@@ -96,7 +102,13 @@ struct spaa_h2 {
   int efd;                       /* eventfd: workers and quiesce/stop wake the loop */
   uint16_t port;
   struct h2_conn *conns;
-  size_t n_conns;
+  size_t n_conns;                /* serving (not refusing) */
+  size_t n_refusing;             /* held past max_conns to be answered */
+  size_t max_conns;              /* o.max_conns, or H2_MAX_CONNS */
+  unsigned long long over[2];    /* connections past the limit since the last log line:
+                                  * answered (held), closed at accept */
+  unsigned long long over_total[2];
+  int64_t over_logged_ns;        /* CLOCK_MONOTONIC of that line, 0 = never */
   int64_t settings_timeout_ns;   /* a client's SETTINGS ACK is due this long after ours */
   int quiesce, stop;             /* atomic requests to the loop */
   size_t inflight;               /* atomic: streams open */
@@ -289,6 +301,8 @@ static void answer_submit(struct h2_stream *st)
     nghttp2_submit_rst_stream(st->c->s, NGHTTP2_FLAG_NONE, st->id, NGHTTP2_INTERNAL_ERROR);
 }
 
+static void conn_goaway(struct h2_conn *c);
+
 static void refuse(struct h2_stream *st, enum spaa_h2_refusal why)
 {
   st->h->svc.refuse(st->h->svc.ctx, &st->req, why, &st->ans);
@@ -444,6 +458,12 @@ static int on_frame(nghttp2_session *s, const nghttp2_frame *f, void *user)
       nghttp2_submit_rst_stream(s, NGHTTP2_FLAG_NONE, st->id, NGHTTP2_PROTOCOL_ERROR);
       return 0;
     }
+    if (c->refusing) { /* answered at once, then GOAWAY: the client goes elsewhere or later */
+      refuse(st, SPAA_H2_CONNS);
+      st->state = ST_ANSWERED;
+      conn_goaway(c);
+      return 0;
+    }
     if (st->h->svc.check(st->h->svc.ctx, &st->req, &st->ans, &st->max_body,
                          &st->deadline_ns)) {
       answer_submit(st);
@@ -496,7 +516,7 @@ static nghttp2_session_callbacks *callbacks(void)
   return cb;
 }
 
-static int conn_new(struct spaa_h2 *h, int fd)
+static int conn_new(struct spaa_h2 *h, int fd, int refusing)
 {
   nghttp2_settings_entry iv[] = {
       {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, h->o.max_streams},
@@ -519,11 +539,15 @@ static int conn_new(struct spaa_h2 *h, int fd)
   }
   c->h = h;
   c->fd = fd;
-  c->last_ns = c->wrote_ns = mono_ns();
+  c->refusing = refusing;
+  c->born_ns = c->last_ns = c->wrote_ns = mono_ns();
   spaa_buf_init(&c->out, 0);
   c->next = h->conns;
   h->conns = c;
-  h->n_conns++;
+  if (refusing)
+    h->n_refusing++;
+  else
+    h->n_conns++;
   return 0;
 }
 
@@ -642,20 +666,49 @@ static int64_t deadlines(struct spaa_h2 *h, int64_t now)
   return next;
 }
 
+/* Connections past the limit: counted, and logged once per SPAA_HTTP_LOG_INTERVAL_S with
+ * the counts since the last line (a flood of them is one line, not one per connection). */
+static void over_log(struct spaa_h2 *h, int64_t now)
+{
+  if (!(h->over[0] | h->over[1]) ||
+      (h->over_logged_ns && now - h->over_logged_ns < SPAA_HTTP_LOG_INTERVAL_S * 1000000000LL))
+    return;
+  spaa_log(SPAA_LOG_WARN, "grpc connections over the limit",
+           "answered=%llu closed=%llu total_answered=%llu total_closed=%llu max=%zu "
+           "interval_s=%d", h->over[0], h->over[1], h->over_total[0], h->over_total[1],
+           h->max_conns, SPAA_HTTP_LOG_INTERVAL_S);
+  h->over[0] = h->over[1] = 0;
+  h->over_logged_ns = now;
+}
+
+static void over_count(struct spaa_h2 *h, int closed, int64_t now)
+{
+  static const char *const reason[2] = {"grpc_max_connections", "grpc_hard_limit"};
+  h->over[closed]++;
+  h->over_total[closed]++;
+  spaa_metrics_add(h->o.metrics, SPAA_METRIC_CONNECTIONS_REFUSED, reason[closed], NULL, 1);
+  over_log(h, now);
+}
+
+/* Accept what is waiting. Past max_conns, a connection is still served long enough to
+ * answer its first stream with SPAA_H2_CONNS (gRPC clients see a status they retry on, not a
+ * reset socket); past SPAA_H2_REFUSING of those, it is closed at once. */
 static void accept_all(struct spaa_h2 *h)
 {
   for (;;) {
-    int one = 1, fd = accept4(h->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    int one = 1, fd = accept4(h->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC), refusing;
     if (fd < 0)
       return;
-    if (h->n_conns >= H2_MAX_CONNS) {
-      spaa_log(SPAA_LOG_WARN, "grpc connection refused: too many connections", "max=%d",
-               H2_MAX_CONNS);
+    refusing = h->n_conns >= h->max_conns;
+    if (refusing && h->n_refusing >= SPAA_H2_REFUSING) {
+      over_count(h, 1, mono_ns());
       close(fd);
       continue;
     }
+    if (refusing)
+      over_count(h, 0, mono_ns());
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    conn_new(h, fd);
+    conn_new(h, fd, refusing);
   }
 }
 
@@ -718,12 +771,16 @@ static void sweep(struct spaa_h2 *h, int64_t now)
       settings_expired(c, now);
     /* quiescing, or idle (no stream, nothing read for idle_timeout, the client preface and
      * SETTINGS included): GOAWAY, then the connection closes once it has nothing to do */
-    if (__atomic_load_n(&h->quiesce, __ATOMIC_RELAXED) || (!c->streams && now - c->last_ns > idle))
+    if (__atomic_load_n(&h->quiesce, __ATOMIC_RELAXED) || (!c->streams && now - c->last_ns > idle) ||
+        (c->refusing && now - c->born_ns > H2_REFUSING_GRACE_NS))
       conn_goaway(c);
     c->dead = conn_done(c, now);
     if (c->dead) {
       *pp = c->next;
-      h->n_conns--;
+      if (c->refusing)
+        h->n_refusing--;
+      else
+        h->n_conns--;
       conn_free(c);
     } else {
       pp = &c->next;
@@ -734,8 +791,8 @@ static void sweep(struct spaa_h2 *h, int64_t now)
 static void *loop_main(void *arg)
 {
   struct spaa_h2 *h = arg;
-  struct pollfd *pfd = calloc(H2_MAX_CONNS + 2, sizeof(*pfd));
-  struct h2_conn **map = calloc(H2_MAX_CONNS + 2, sizeof(*map));
+  struct pollfd *pfd = calloc(h->max_conns + SPAA_H2_REFUSING + 2, sizeof(*pfd));
+  struct h2_conn **map = calloc(h->max_conns + SPAA_H2_REFUSING + 2, sizeof(*map));
   while (pfd && map && !__atomic_load_n(&h->stop, __ATOMIC_RELAXED)) {
     int64_t now = mono_ns(), next = deadlines(h, now), wait_ms = 1000;
     size_t n = 0, i;
@@ -745,6 +802,7 @@ static void *loop_main(void *arg)
       h->lfd = -1;
     }
     sweep(h, now);
+    over_log(h, now); /* the counts of the last interval, when no new one came to log them */
     pfd[n].fd = h->efd;
     pfd[n++].events = POLLIN;
     if (h->lfd >= 0) {
@@ -888,6 +946,7 @@ int spaa_h2_start(const struct spaa_h2_opts *o, const struct spaa_h2_service *sv
     return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
   h->o = *o;
   h->svc = *svc;
+  h->max_conns = o->max_conns ? o->max_conns : H2_MAX_CONNS;
   h->settings_timeout_ns = (int64_t)(o->idle_timeout && o->idle_timeout < H2_SETTINGS_TIMEOUT_S
                                          ? o->idle_timeout : H2_SETTINGS_TIMEOUT_S) * 1000000000LL;
   h->lfd = h->efd = -1;

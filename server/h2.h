@@ -20,6 +20,7 @@
 #define SPAA_H2_MAX_HEADERS 32        /* request header fields kept (more: the stream is reset) */
 #define SPAA_H2_HEADER_BYTES 8192     /* bytes of names and values of one request */
 #define SPAA_H2_ANSWER_FIELDS 8       /* header fields (and, apart, trailer fields) of an answer */
+#define SPAA_H2_REFUSING 64           /* connections past max_conns held to be answered */
 #define SPAA_H2_VALUE_MAX 3200        /* bytes of one answer field value (a percent-encoded
                                        * grpc-message of 1024 bytes fits) */
 
@@ -62,6 +63,9 @@ enum spaa_h2_refusal {
   SPAA_H2_BUSY,          /* the worker queue or the memory budget is full */
   SPAA_H2_DEADLINE,      /* the deadline check gave passed before the answer */
   SPAA_H2_SHUTDOWN,      /* (reserved) */
+  SPAA_H2_CONNS,         /* the connection came past max_conns: each of its streams gets
+                          * this answer, then GOAWAY (counted and logged by the transport,
+                          * once per interval: the service should not log each one) */
 };
 
 /* What a service does; ctx is passed back. */
@@ -80,6 +84,8 @@ struct spaa_h2_service {
                  struct spaa_h2_answer *a);
 };
 
+struct spaa_metrics;
+
 struct spaa_h2_opts {
   const char *host;        /* numeric address to bind */
   uint16_t port;           /* 0 = any free port */
@@ -88,6 +94,11 @@ struct spaa_h2_opts {
   unsigned workers;        /* worker threads */
   size_t queue_depth;      /* requests waiting for a worker before SPAA_H2_BUSY */
   size_t mem_budget;       /* bytes of request bodies held at once before SPAA_H2_BUSY */
+  unsigned max_conns;      /* connections served at once (0: 1024); up to SPAA_H2_REFUSING
+                            * more are held just long enough to answer their streams
+                            * SPAA_H2_CONNS and send GOAWAY, any past those are closed at
+                            * accept; both counted in metrics and logged once per interval */
+  struct spaa_metrics *metrics; /* where those refusals count, or NULL */
   unsigned idle_timeout;   /* seconds a connection with no open stream may stay silent,
                             * the client preface and SETTINGS included; also the deadline
                             * for the client's ACK of our SETTINGS when under 10 s (GOAWAY

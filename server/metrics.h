@@ -50,7 +50,9 @@
      "Connections open now on the HTTP listener (not the gRPC one).", NULL, NULL)                                               \
   XX(CONNECTIONS_REFUSED, COUNTER, "spaa_relay_connections_refused_total",                   \
      "Connections refused: answered 503 over max_connections (max_connections), or closed "   \
-     "unanswered at libmicrohttpd's hard limit above it (hard_limit).", "reason", NULL)      \
+     "unanswered at libmicrohttpd's hard limit above it (hard_limit); on the gRPC "           \
+     "listener, answered UNAVAILABLE then GOAWAY (grpc_max_connections), or closed when too "  \
+     "many of those wait (grpc_hard_limit).", "reason", NULL)                               \
   XX(CONNECTIONS_DROPPED, COUNTER, "spaa_relay_connections_dropped_total",                   \
      "Connections dropped: a request head not complete within header_timeout "               \
      "(header_timeout), a body slower than body_min_rate (body_min_rate).", "reason", NULL)  \
