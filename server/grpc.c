@@ -412,6 +412,8 @@ int spaa_grpc_start(const struct spaa_app *app, struct spaa_grpc **out, struct s
                                                                  : GRPC_MEM_BUDGET_MIN;
   o.idle_timeout = cfg->idle_timeout;
   o.max_conns = cfg->max_connections;
+  o.header_timeout = cfg->header_timeout;
+  o.body_min_rate = cfg->body_min_rate;
   o.metrics = app->metrics;
   if ((rc = spaa_h2_start(&o, &svc, &g->h2, err))) {
     free(g);

@@ -64,6 +64,8 @@ struct h2_stream {
   size_t max_body;               /* check's cap */
   size_t held;                   /* bytes of body counted in h->held */
   int64_t deadline_ns;           /* CLOCK_MONOTONIC, 0 = none */
+  int64_t begin_ns;              /* CLOCK_MONOTONIC its HEADERS began */
+  int slow;                      /* reset for a header block or body too slow */
   struct spaa_h2_answer ans;     /* the answer submitted */
   struct spaa_h2_answer wans;    /* the worker's answer (moved to ans when taken back) */
   size_t sent;                   /* body bytes of ans handed to nghttp2 */
@@ -90,6 +92,13 @@ struct h2_conn {
   int goaway;                    /* GOAWAY submitted */
   int refusing;                  /* came past max_conns: streams answered SPAA_H2_CONNS */
   int64_t born_ns;               /* CLOCK_MONOTONIC of accept */
+  /* where the bytes read stand among frames (slowloris guard): the client preface's bytes
+   * still due, the frame header bytes gathered, the payload bytes still due, and since when
+   * the frame (or preface) under way began (0: between frames) */
+  uint32_t pre_left;
+  uint8_t fr_hdr[9];
+  uint32_t fr_hdr_n, fr_left, fr_len;
+  int64_t fr_since_ns;
   int dead;                      /* to be closed */
   struct h2_stream *streams;     /* open streams (not those detached in a worker) */
   struct h2_conn *next;
@@ -109,6 +118,12 @@ struct spaa_h2 {
                                   * answered (held), closed at accept */
   unsigned long long over_total[2];
   int64_t over_logged_ns;        /* CLOCK_MONOTONIC of that line, 0 = never */
+  unsigned long long slow[2];    /* dropped as too slow since the last line: connections
+                                  * (a frame not whole in time), streams (header block or
+                                  * body) */
+  unsigned long long slow_total[2];
+  int64_t slow_logged_ns;
+  int64_t header_ns;             /* o.header_timeout in ns */
   int64_t settings_timeout_ns;   /* a client's SETTINGS ACK is due this long after ours */
   int quiesce, stop;             /* atomic requests to the loop */
   size_t inflight;               /* atomic: streams open */
@@ -369,6 +384,7 @@ static int on_begin_headers(nghttp2_session *s, const nghttp2_frame *f, void *us
   st->h = c->h;
   st->id = f->hd.stream_id;
   st->req.received_ns = real_ns();
+  st->begin_ns = mono_ns();
   spaa_buf_init(&st->body, 0);
   st->next = c->streams;
   if (c->streams)
@@ -541,6 +557,7 @@ static int conn_new(struct spaa_h2 *h, int fd, int refusing)
   c->fd = fd;
   c->refusing = refusing;
   c->born_ns = c->last_ns = c->wrote_ns = mono_ns();
+  c->pre_left = 24; /* "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" */
   spaa_buf_init(&c->out, 0);
   c->next = h->conns;
   h->conns = c;
@@ -595,6 +612,43 @@ static int conn_flush(struct h2_conn *c)
   }
 }
 
+/* Follow the frame boundaries in n bytes read (the preface first, then 9-byte headers and
+ * their payloads), noting when the frame under way began. */
+static void frames_track(struct h2_conn *c, const uint8_t *p, size_t n, int64_t now)
+{
+  while (n) {
+    size_t k;
+    int whole;
+    if (!c->fr_since_ns)
+      c->fr_since_ns = now; /* a frame (or the preface) begins */
+    if (c->pre_left) {
+      k = n < c->pre_left ? n : c->pre_left;
+      c->pre_left -= (uint32_t)k;
+      c->fr_len = 24;
+      whole = !c->pre_left;
+    } else if (c->fr_hdr_n < 9) {
+      k = 9 - c->fr_hdr_n < n ? 9 - c->fr_hdr_n : n;
+      memcpy(c->fr_hdr + c->fr_hdr_n, p, k);
+      c->fr_hdr_n += (uint32_t)k;
+      c->fr_len = c->fr_left = 0;
+      if (c->fr_hdr_n == 9)
+        c->fr_len = c->fr_left = ((uint32_t)c->fr_hdr[0] << 16) |
+                                 ((uint32_t)c->fr_hdr[1] << 8) | c->fr_hdr[2];
+      whole = c->fr_hdr_n == 9 && !c->fr_left;
+    } else {
+      k = n < c->fr_left ? n : c->fr_left;
+      c->fr_left -= (uint32_t)k;
+      whole = !c->fr_left;
+    }
+    p += k;
+    n -= k;
+    if (whole) {
+      c->fr_hdr_n = 0;
+      c->fr_since_ns = 0;
+    }
+  }
+}
+
 /* Read what the socket has and feed it to nghttp2. -1: close the connection. */
 static int conn_read(struct h2_conn *c)
 {
@@ -607,6 +661,7 @@ static int conn_read(struct h2_conn *c)
     if (n == 0)
       return -1;
     c->last_ns = mono_ns();
+    frames_track(c, buf, (size_t)n, c->last_ns);
     used = nghttp2_session_mem_recv(c->s, buf, (size_t)n);
     if (used < 0) {
       spaa_log(SPAA_LOG_INFO, "grpc connection closed on a protocol error",
@@ -631,6 +686,9 @@ static void conn_goaway(struct h2_conn *c)
 
 /* ---- the loop ------------------------------------------------------------------------------- */
 
+static void slow_count(struct spaa_h2 *h, int stream, int64_t now);
+static int stream_slow(const struct spaa_h2 *h, const struct h2_stream *st, int64_t now);
+
 /* Answer the streams whose deadline passed, reset those whose answer has not moved for twice
  * idle_timeout; returns the nearest deadline still ahead (0: none). */
 static int64_t deadlines(struct spaa_h2 *h, int64_t now)
@@ -646,6 +704,13 @@ static int64_t deadlines(struct spaa_h2 *h, int64_t now)
         spaa_log(SPAA_LOG_INFO, "grpc stream reset: its answer did not move", "stream=%d",
                  (int)st->id);
         nghttp2_submit_rst_stream(c->s, NGHTTP2_FLAG_NONE, st->id, NGHTTP2_CANCEL);
+      }
+      if (stream_slow(h, st, now)) {
+        /* a header block or body trickled in: the stream goes, the connection stays */
+        st->slow = 1;
+        slow_count(h, 1, now);
+        nghttp2_submit_rst_stream(c->s, NGHTTP2_FLAG_NONE, st->id, NGHTTP2_CANCEL);
+        continue;
       }
       if (!st->deadline_ns || st->state == ST_ANSWERED || st->late)
         continue;
@@ -679,6 +744,55 @@ static void over_log(struct spaa_h2 *h, int64_t now)
            h->max_conns, SPAA_HTTP_LOG_INTERVAL_S);
   h->over[0] = h->over[1] = 0;
   h->over_logged_ns = now;
+}
+
+/* Clients dropped as too slow: counted, logged like over_log. */
+static void slow_log(struct spaa_h2 *h, int64_t now)
+{
+  if (!(h->slow[0] | h->slow[1]) ||
+      (h->slow_logged_ns && now - h->slow_logged_ns < SPAA_HTTP_LOG_INTERVAL_S * 1000000000LL))
+    return;
+  spaa_log(SPAA_LOG_WARN, "grpc slow clients dropped",
+           "connections=%llu streams=%llu total_connections=%llu total_streams=%llu "
+           "header_timeout_s=%u body_min_rate=%zu interval_s=%d", h->slow[0], h->slow[1],
+           h->slow_total[0], h->slow_total[1], h->o.header_timeout, h->o.body_min_rate,
+           SPAA_HTTP_LOG_INTERVAL_S);
+  h->slow[0] = h->slow[1] = 0;
+  h->slow_logged_ns = now;
+}
+
+static void slow_count(struct spaa_h2 *h, int stream, int64_t now)
+{
+  static const char *const reason[2] = {"grpc_frame_timeout", "grpc_stream_too_slow"};
+  h->slow[stream]++;
+  h->slow_total[stream]++;
+  spaa_metrics_add(h->o.metrics, SPAA_METRIC_CONNECTIONS_DROPPED, reason[stream], NULL, 1);
+  slow_log(h, now);
+}
+
+/* 1 when a stream still reading its header block or body is too slow: the block not whole
+ * within header_timeout, or the body under body_min_rate on average past it. */
+static int stream_slow(const struct spaa_h2 *h, const struct h2_stream *st, int64_t now)
+{
+  int64_t age = now - st->begin_ns;
+  if (st->slow || age <= h->header_ns)
+    return 0;
+  if (st->state == ST_HEADERS)
+    return 1;
+  return st->state == ST_BODY && h->o.body_min_rate &&
+         (double)st->body.len < (double)age / 1e9 * (double)h->o.body_min_rate;
+}
+
+/* 1 when the frame under way (or the client preface) is not whole in time: header_timeout,
+ * plus its length at body_min_rate. */
+static int frame_slow(const struct spaa_h2 *h, const struct h2_conn *c, int64_t now)
+{
+  int64_t allow = h->header_ns;
+  if (!c->fr_since_ns)
+    return 0;
+  if (h->o.body_min_rate)
+    allow += (int64_t)((double)c->fr_len / (double)h->o.body_min_rate * 1e9);
+  return now - c->fr_since_ns > allow;
 }
 
 static void over_count(struct spaa_h2 *h, int closed, int64_t now)
@@ -774,6 +888,10 @@ static void sweep(struct spaa_h2 *h, int64_t now)
     if (__atomic_load_n(&h->quiesce, __ATOMIC_RELAXED) || (!c->streams && now - c->last_ns > idle) ||
         (c->refusing && now - c->born_ns > H2_REFUSING_GRACE_NS))
       conn_goaway(c);
+    if (!c->dead && frame_slow(h, c, now)) {
+      c->dead = 1; /* a frame trickled in (slowloris): closed, nothing to answer */
+      slow_count(h, 0, now);
+    }
     c->dead = conn_done(c, now);
     if (c->dead) {
       *pp = c->next;
@@ -803,6 +921,7 @@ static void *loop_main(void *arg)
     }
     sweep(h, now);
     over_log(h, now); /* the counts of the last interval, when no new one came to log them */
+    slow_log(h, now);
     pfd[n].fd = h->efd;
     pfd[n++].events = POLLIN;
     if (h->lfd >= 0) {
@@ -947,6 +1066,7 @@ int spaa_h2_start(const struct spaa_h2_opts *o, const struct spaa_h2_service *sv
   h->o = *o;
   h->svc = *svc;
   h->max_conns = o->max_conns ? o->max_conns : H2_MAX_CONNS;
+  h->header_ns = (int64_t)(o->header_timeout ? o->header_timeout : 10) * 1000000000LL;
   h->settings_timeout_ns = (int64_t)(o->idle_timeout && o->idle_timeout < H2_SETTINGS_TIMEOUT_S
                                          ? o->idle_timeout : H2_SETTINGS_TIMEOUT_S) * 1000000000LL;
   h->lfd = h->efd = -1;

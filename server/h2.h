@@ -99,6 +99,11 @@ struct spaa_h2_opts {
                             * SPAA_H2_CONNS and send GOAWAY, any past those are closed at
                             * accept; both counted in metrics and logged once per interval */
   struct spaa_metrics *metrics; /* where those refusals count, or NULL */
+  unsigned header_timeout; /* seconds a frame may take to arrive whole (plus its length at
+                            * body_min_rate), and a stream's header block: past them, the
+                            * connection is closed, the stream reset (0: 10 s) */
+  size_t body_min_rate;    /* bytes/s a request body must average after header_timeout, or
+                            * its stream is reset (0: not checked) */
   unsigned idle_timeout;   /* seconds a connection with no open stream may stay silent,
                             * the client preface and SETTINGS included; also the deadline
                             * for the client's ACK of our SETTINGS when under 10 s (GOAWAY

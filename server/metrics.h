@@ -55,7 +55,9 @@
      "many of those wait (grpc_hard_limit).", "reason", NULL)                               \
   XX(CONNECTIONS_DROPPED, COUNTER, "spaa_relay_connections_dropped_total",                   \
      "Connections dropped: a request head not complete within header_timeout "               \
-     "(header_timeout), a body slower than body_min_rate (body_min_rate).", "reason", NULL)  \
+     "(header_timeout), a body slower than body_min_rate (body_min_rate); on the gRPC "      \
+     "listener, a frame not whole in time (grpc_frame_timeout), a stream's header block or "  \
+     "message too slow (grpc_stream_too_slow).", "reason", NULL)                            \
   XX(REQUESTS_BUSY, COUNTER, "spaa_relay_requests_busy_total",                               \
      "Requests answered 503/429 for want of room: the memory budget for requests in flight "  \
      "was full (memory_budget), or the worker queue (worker_queue).", "reason", NULL)        \

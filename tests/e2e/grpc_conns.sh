@@ -3,6 +3,8 @@
 # (a gRPC status that says why, which exporters retry on), not reset; a flood of connections
 # past the limit is closed at accept and logged as one line with counts, not one per
 # connection, and counted in /metrics; once connections go away, calls are served again.
+# Slow clients: a frame trickled in closes its connection, a body trickled in resets its
+# stream, past header_timeout (and body_min_rate), while other calls are served.
 source "$(dirname "$0")/lib.bash"
 
 FIX="${SPAA_SHARED:?}/fixtures/otlp"
@@ -95,4 +97,35 @@ for ((i = 0; i < 50; i++)); do
 done
 [[ -n "$ok" ]] || fail "calls not served again after the held connections closed: $out"
 stop_server
-echo "ok [$E2E_NAME]: ${answered} answered past the limit, ${closed} closed at accept, one log line"
+
+# slow clients (header_timeout 2 s, body_min_rate 1 KiB/s): a HEADERS frame trickled a byte
+# at a time gets its connection closed, a message trickled a byte at a time gets its stream
+# reset (CANCEL = 8), each within seconds; a normal call meanwhile is served; the drops are
+# counted and logged as one line
+start_server --header-timeout 2 --body-min-rate 1k --log-level info
+G=$(grpc_port)
+"$PY" "$CLIENT" slow "$G" "$f" --frame >"$E2E_TMP/frame.json" &
+p1=$!
+"$PY" "$CLIENT" slow "$G" "$f" --body >"$E2E_TMP/body.json" &
+p2=$!
+sleep 1
+out=$("$PY" "$CLIENT" export "$G" "$f")
+assert_eq OK "$(jq -r .code <<<"$out")" "a call while slow clients trickle"
+wait "$p1" "$p2"
+fr=$(cat "$E2E_TMP/frame.json")
+bd=$(cat "$E2E_TMP/body.json")
+assert_eq true "$(jq -r .closed <<<"$fr")" "a trickled frame closes its connection: $fr"
+awk -v s="$(jq -r .seconds <<<"$fr")" 'BEGIN { exit !(s >= 1.5 && s < 8) }' ||
+  fail "the trickled frame's connection closed after 2 s and not much later: $fr"
+assert_eq 8 "$(jq -r .reset <<<"$bd")" "a trickled body resets its stream: $bd"
+awk -v s="$(jq -r .seconds <<<"$bd")" 'BEGIN { exit !(s >= 1.5 && s < 8) }' ||
+  fail "the trickled body's stream reset after 2 s and not much later: $bd"
+sleep 1
+grep -q 'msg="grpc slow clients dropped"' "$SERVER_LOG" || fail "no 'slow clients dropped' line"
+http GET /metrics
+assert_contains "$HTTP_BODY" 'spaa_relay_connections_dropped_total{reason="grpc_frame_timeout"} 1' \
+  "the closed connection counted"
+assert_contains "$HTTP_BODY" 'spaa_relay_connections_dropped_total{reason="grpc_stream_too_slow"} 1' \
+  "the reset stream counted"
+stop_server
+echo "ok [$E2E_NAME]: ${answered} answered past the limit, ${closed} closed at accept, one log line; trickled frame closed after $(jq -r .seconds <<<"$fr") s, trickled body reset after $(jq -r .seconds <<<"$bd") s"

@@ -29,6 +29,10 @@ and python3-h2 (hand-made HTTP/2 for what a well-behaved client never sends).
       one Export call from a client whose stream window is 0 (SETTINGS_INITIAL_WINDOW_SIZE),
       so the answer's DATA can never be sent; pings every 0.25 s and prints the error code of
       the RST_STREAM the server sent (gives up after 20 s)
+  slow PORT FILE --frame | --body
+      a client that trickles a HEADERS frame (a byte every 0.5 s) or a message (a byte every
+      0.3 s in DATA frames); prints how the server ended it: the RST_STREAM error code,
+      whether it closed the connection, after how many seconds (gives up after 30 s)
   shutdown PORT FILE PID
       one call whose body is sent in two halves, with SIGTERM sent to PID in between: prints
       the call's grpc-status and whether a GOAWAY came (the call must still be answered)
@@ -431,6 +435,71 @@ def cmd_stall(port, path, args):
     print(json.dumps(got, sort_keys=True))
 
 
+def cmd_slow(port, path, args):
+    """A client that trickles: --frame sends a HEADERS frame one byte every 0.5 s; --body sends
+    whole HEADERS, then its message one byte every 0.3 s in DATA frames. Prints how the server
+    ended it: the RST_STREAM error code, whether it closed the connection, and after how
+    many seconds (gives up after 30 s)."""
+    import h2.events
+    data = open(path, "rb").read()
+    msg = b"\0" + len(data).to_bytes(4, "big") + data
+    sock, conn = h2_conn(port)
+    sid = conn.get_next_available_stream_id()
+    headers = [(":method", "POST"), (":scheme", "http"), (":authority", "x"),
+               (":path", SERVICE % "v1development"), ("content-type", "application/grpc"),
+               ("te", "trailers")]
+    trickle = b""
+    sock.settimeout(0.3)
+    try:  # the server's SETTINGS, acknowledged before anything is trickled
+        conn.receive_data(sock.recv(65536))
+        sock.sendall(conn.data_to_send())
+    except socket.timeout:
+        pass
+    if "--frame" in args:
+        conn.send_headers(sid, headers)
+        trickle = conn.data_to_send()  # held back: sent a byte at a time below
+    else:
+        conn.send_headers(sid, headers)
+        sock.sendall(conn.data_to_send())
+    sock.settimeout(0.1)
+    got, t0, end = {"reset": None, "closed": False}, time.monotonic(), time.monotonic() + 30
+    sent, step = 0, 0.5 if "--frame" in args else 0.3
+    next_send = t0
+    while time.monotonic() < end and got["reset"] is None and not got["closed"]:
+        now = time.monotonic()
+        try:
+            if now >= next_send:
+                next_send = now + step
+                if "--frame" in args and sent < len(trickle):
+                    sock.sendall(trickle[sent:sent + 1])
+                    sent += 1
+                elif "--body" in args and sent < len(msg) - 1:
+                    conn.send_data(sid, msg[sent:sent + 1])
+                    sent += 1
+                    sock.sendall(conn.data_to_send())
+            chunk = sock.recv(65536)
+        except socket.timeout:
+            continue
+        except OSError:
+            got["closed"] = True
+            break
+        if not chunk:
+            got["closed"] = True
+            break
+        if "--frame" in args:
+            continue  # the server's SETTINGS and the like; our h2 state is not fed
+        for ev in conn.receive_data(chunk):
+            if isinstance(ev, h2.events.StreamReset):
+                got["reset"] = int(ev.error_code)
+        try:
+            sock.sendall(conn.data_to_send())
+        except OSError:
+            got["closed"] = True
+    got["seconds"] = round(time.monotonic() - t0, 1)
+    sock.close()
+    print(json.dumps(got, sort_keys=True))
+
+
 def main():
     cmd, port = sys.argv[1], sys.argv[2]
     if cmd == "garbage":
@@ -438,7 +507,7 @@ def main():
     if cmd == "settings":
         return cmd_settings(port, sys.argv[3:])
     fn = {"export": cmd_export, "many": cmd_many, "raw": cmd_raw, "shutdown": cmd_shutdown,
-          "connect": cmd_connect, "stall": cmd_stall}[cmd]
+          "connect": cmd_connect, "stall": cmd_stall, "slow": cmd_slow}[cmd]
     return fn(port, sys.argv[3], sys.argv[4:])
 
 
