@@ -127,6 +127,10 @@ int otlp_decode(const uint8_t *buf, size_t len, struct otlp_request **out, struc
       *err = jerr;
       goto fail;
     }
+  } else if (i < len && buf[i] == '[') { /* no protobuf request begins so (a group, field 11) */
+    rc = spaa_err_set(err, SPAA_E_BAD_JSON, 0, 0, "an ExportProfilesServiceRequest in JSON is "
+                      "an object ({\"resourceProfiles\": [...]}), not an array");
+    goto fail;
   } else if ((version = otlp__sniff_wire(buf, len, err)) < 0) {
     rc = version;
     goto fail;

@@ -292,14 +292,14 @@ int otlp__check_profile(struct otlp_dictx *x, const struct otlp_unit *u, size_t 
   } while (0)
   if (p->sample_type && (!otlp__str(d, p->sample_type->type_strindex) ||
                          !otlp__str(d, p->sample_type->unit_strindex)))
-    FAIL("invalid_index", "sample_type references string %" PRId32 "/%" PRId32 ", but there are "
-         "%zu strings", p->sample_type->type_strindex, p->sample_type->unit_strindex,
-         d->n_string_table);
+    FAIL("invalid_index", "sample_type references strings %" PRId32 " (type) and %" PRId32
+         " (unit), but there are %zu strings", p->sample_type->type_strindex,
+         p->sample_type->unit_strindex, d->n_string_table);
   if (p->period_type && (!otlp__str(d, p->period_type->type_strindex) ||
                          !otlp__str(d, p->period_type->unit_strindex)))
-    FAIL("invalid_index", "period_type references string %" PRId32 "/%" PRId32 ", but there are "
-         "%zu strings", p->period_type->type_strindex, p->period_type->unit_strindex,
-         d->n_string_table);
+    FAIL("invalid_index", "period_type references strings %" PRId32 " (type) and %" PRId32
+         " (unit), but there are %zu strings", p->period_type->type_strindex,
+         p->period_type->unit_strindex, d->n_string_table);
   if (p->profile_id.len != 0 && p->profile_id.len != 16)
     FAIL("bad_profile_id", "profile_id has %zu bytes, want 16", p->profile_id.len);
   if (t0 > INT64_MAX || p->duration_nano > (uint64_t)INT64_MAX - t0)
@@ -340,10 +340,11 @@ int otlp__check_profile(struct otlp_dictx *x, const struct otlp_unit *u, size_t 
       uint64_t ts = s->timestamps_unix_nano[j];
       if (ts > INT64_MAX)
         FAIL("bad_time", "sample %zu timestamp %zu (%" PRIu64 ") passes year 2262", i, j, ts);
-      if (t0 && (ts < t0 || (p->duration_nano && ts >= t1)) &&
+      if (t0 && (ts < t0 || (p->duration_nano && (u->closed_window ? ts > t1 : ts >= t1))) &&
           (*n_warn)++ == 0 && warn_cap)
         snprintf(warn, warn_cap, "sample %zu timestamp %" PRIu64 " lies outside the profile "
-                 "window [%" PRIu64 ", %" PRIu64 ")", i, ts, t0, t1);
+                 "window [%" PRIu64 ", %" PRIu64 "%c", i, ts, t0, t1,
+                 u->closed_window ? ']' : ')');
     }
   }
   otlp__samples_close(&it);

@@ -83,6 +83,8 @@ struct otlp_unit {
   const OT_Profile *profile;      /* NULL when a v1experimental translation failed */
   struct otlp_origin origin;      /* indices and original payload */
   int loose_timestamps;           /* v1experimental: values and timestamps may differ in length */
+  int closed_window;              /* v1experimental: the container's end time is the last
+                                   * sample's (inclusive), not one past the window */
   int shared_dict;                /* 1: dict is the request's (validated once for all) */
   const uint8_t *wire;            /* the Profile's bytes when its samples were left on the
                                    * wire (read them with otlp__samples_*), else NULL */

@@ -228,10 +228,15 @@ static int decode_value(struct jctx *c, const ProtobufCFieldDescriptor *f, const
     if (json_is_string(v)) {
       const ProtobufCEnumValue *ev =
           protobuf_c_enum_descriptor_get_value_by_name(f->descriptor, json_string_value(v));
+      char what[160];
       if (ev) {
         *(int *)dst = ev->value;
         return 0;
       }
+      snprintf(what, sizeof(what), "unknown name '%.60s' for enum %s: expected one of its "
+               "names or a number", json_string_value(v), ((const ProtobufCEnumDescriptor *)
+                                                           f->descriptor)->short_name);
+      return jfail(c, path, SPAA_E_BAD_JSON, what);
     }
     if (get_i64(v, &i) || i < INT32_MIN || i > INT32_MAX)
       return jfail(c, path, SPAA_E_BAD_JSON, "expected an enum number");

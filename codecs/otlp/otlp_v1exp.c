@@ -563,6 +563,7 @@ int otlp__v1exp_units(struct otlp_request *r)
           u->origin.payload_len = c->original_payload.len;
           u->origin.payload_format = c->original_payload_format ? c->original_payload_format : "";
           u->loose_timestamps = 1;
+          u->closed_window = 1;
           rc = dict_rc;
           if (!rc) {
             if (!(o = newmsg(&OT_PROFILE_DESC)) || own(r, o)) {

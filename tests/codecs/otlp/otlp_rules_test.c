@@ -228,7 +228,7 @@ static void test_index_rules(void **state)
   expect_reject(&q, "invalid_index", "references link 5, but there are 2 links");
   req_init(&q);
   q.st.type_strindex = 40;
-  expect_reject(&q, "invalid_index", "sample_type references string 40");
+  expect_reject(&q, "invalid_index", "sample_type references strings 40 (type)");
   req_init(&q);
   q.sattr[0] = -1;
   q.prof[0].attribute_indices = q.sattr;
@@ -634,6 +634,10 @@ static void test_json_errors(void **state)
        SPAA_E_UNSUPPORTED, "v1.8 or older"},
       {"{\"resourceProfiles\":[", SPAA_E_BAD_JSON, "OTLP/JSON"},
       {"  {\"resourceProfiles\":[]}", 0, ""},
+      {" []", SPAA_E_BAD_JSON, "is an object ({\"resourceProfiles\": [...]}), not an array"},
+      {"{\"resourceProfiles\":[{\"scopeProfiles\":[{\"profiles\":[{\"profile\":{\"sampleType\":"
+       "[{\"aggregationTemporality\":\"BOGUS\"}]}}]}]}]}",
+       SPAA_E_BAD_JSON, "unknown name 'BOGUS' for enum AggregationTemporality"},
   };
   size_t i;
   (void)state;
