@@ -146,9 +146,13 @@ out:
   if (path && fclose(f) && !rc)
     rc = SPAA_E_IO;
   spaa_csink_free(z);
+  if (rc && rc != SPAA_E_IO && err.code != SPAA_E_IO) { /* the export's fault, not the file's */
+    fprintf(stderr, "spaa-relay: convert: %s\n", err.code ? err.msg : spaa_err_default(rc));
+    return 2;
+  }
   if (rc) {
     fprintf(stderr, "spaa-relay: %s: %s\n", path ? path : "<stdout>",
-            err.code ? err.msg : rc == SPAA_E_IO ? strerror(errno) : spaa_err_default(rc));
+            err.code ? err.msg : strerror(errno));
     return 2;
   }
   return 0;

@@ -15,7 +15,7 @@
 
 static const char top_usage[] =
     "usage: spaa-relay top [--from FORMAT] [--event NAME] [--metric NAME] [--limit N]\n"
-    "                      [--by function|frame] FILE\n"
+    "                      [--by function|frame] [--profile K] FILE\n"
     "  The functions of the profile's first (or the named) event sorted by self weight:\n"
     "  self%, self, total%, total (recursion counted once), name; the same view as\n"
     "  GET /api/v1/profiles/{id}/top. FILE may be '-' for stdin.\n"
@@ -27,15 +27,18 @@ static const char top_usage[] =
     "  --metric NAME          the metric to rank by (default: the event's primary metric)\n"
     "  --limit N              rows printed, 1..1000000 (default 20)\n"
     "  --by function|frame    merge frames of one function (default) or keep each frame\n"
+    "  --profile K            the K-th profile (from 1) of an input that holds several (an\n"
+    "                         OTLP request, a Sentry envelope); needed when it does\n"
     "  -h, --help             this text\n";
 
 static const char *const top_flags[] = {"--from", "--event", "--metric", "--limit", "--by",
-                                        "--help"};
+                                        "--profile", "--help"};
 #define N_TOP_FLAGS (sizeof(top_flags) / sizeof(top_flags[0]))
 
 struct top_args {
   const char *from, *event, *metric, *file;
   size_t limit;
+  size_t profile; /* 1-based; 0 = not given */
   int by_frame;
 };
 
@@ -66,6 +69,14 @@ static int top_parse(int argc, char **argv, struct top_args *a)
         return -2;
       }
       a->limit = (size_t)n;
+    } else if (!strcmp(o, "--profile")) {
+      char *end;
+      long n = strtol(argv[++i], &end, 10);
+      if (*end || n < 1 || n > 1000000) {
+        fprintf(stderr, "spaa-relay top: --profile wants 1..1000000, not '%s'\n", argv[i]);
+        return -2;
+      }
+      a->profile = (size_t)n;
     } else if (!strcmp(o, "--by")) {
       if (strcmp(v, "function") && strcmp(v, "frame")) {
         fprintf(stderr, "spaa-relay top: --by wants function or frame, not '%s'\n", v);
@@ -135,6 +146,7 @@ int spaa_cmd_top(int argc, char **argv)
   struct spaa_vset v;
   struct spaa_err err;
   spaa_convert_fn conv;
+  size_t k;
   int rc = top_parse(argc, argv, &a), status = 0;
   if (rc) {
     if (rc != -2)
@@ -158,14 +170,30 @@ int spaa_cmd_top(int argc, char **argv)
     status = 2;
     goto out;
   }
-  if ((rc = conv((const uint8_t *)in.p, in.len, &opts, &list, &err)) || !list.n ||
-      !list.v[0].profile) {
-    fprintf(stderr, "%s: error: %s\n", a.file,
-            rc ? err.msg : list.n ? list.v[0].err.msg : "no profile in the input");
+  if ((rc = conv((const uint8_t *)in.p, in.len, &opts, &list, &err)) || !list.n) {
+    fprintf(stderr, "%s: error: %s\n", a.file, rc ? err.msg : "no profile in the input");
     status = 1;
     goto out;
   }
-  if ((rc = spaa_vset_from_profile(&v, list.v[0].profile, a.event, a.metric, a.by_frame, &err))) {
+  if (list.n > 1 && !a.profile) {
+    fprintf(stderr, "spaa-relay: top: %s holds %zu profiles: give --profile K (1..%zu)\n",
+            a.file, list.n, list.n);
+    status = 2;
+    goto out;
+  }
+  if (a.profile > list.n) {
+    fprintf(stderr, "spaa-relay: top: %s holds %zu profile%s: no profile %zu\n", a.file,
+            list.n, list.n == 1 ? "" : "s", a.profile);
+    status = 2;
+    goto out;
+  }
+  k = a.profile ? a.profile - 1 : 0;
+  if (!list.v[k].profile) {
+    fprintf(stderr, "%s: error: profile %zu: %s\n", a.file, k + 1, list.v[k].err.msg);
+    status = 1;
+    goto out;
+  }
+  if ((rc = spaa_vset_from_profile(&v, list.v[k].profile, a.event, a.metric, a.by_frame, &err))) {
     fprintf(stderr, "spaa-relay: top: %s\n", err.msg);
     status = rc == SPAA_E_USAGE ? 2 : 1;
     goto out;

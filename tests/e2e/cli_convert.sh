@@ -33,6 +33,11 @@ out=$("$BIN" convert --from spaa --to collapsed "$DATA/spec_examples.spaa") || f
   || fail "collapsed: $out"
 out=$("$BIN" convert --from spaa --to collapsed --event malloc "$DATA/spec_examples.spaa") || fail "collapsed malloc"
 [ "$out" = "mycrate::main;mycrate::parse::run;mycrate::parse::parse_file 104857600" ] || fail "malloc: $out"
+# an event the profile lacks: a usage error naming the event, not the output file
+"$BIN" convert --from spaa --to collapsed --event nope "$DATA/spec_examples.spaa" >/dev/null \
+  2>"$T/err"; rc=$?
+[ $rc -eq 2 ] || fail "unknown event: exit $rc"
+grep -q '^spaa-relay: convert: no event "nope"' "$T/err" || fail "unknown event: $(cat "$T/err")"
 
 # failures
 sed -e '/"id": 77,/d' "$DATA/spec_examples.spaa" > "$T/bad.spaa"
