@@ -70,7 +70,8 @@ void spaa_pprof_name_clear(struct spaa_pprof_name *n);
 
 /* Parse a Pyroscope time: "now" (-> now_ns), or unix time as decimal digits, read by
  * magnitude: below 1e11 seconds, below 1e14 milliseconds, below 1e17 microseconds, else
- * nanoseconds. 0 with *ns set, or -1 (empty, a sign, a non-digit, a time past int64 ns). */
+ * nanoseconds. 0 with *ns set, -1 (empty, a sign, a non-digit, more than 19 digits) or -2 (a
+ * time past int64 ns). */
 int spaa_pprof_parse_time(const char *s, int64_t now_ns, int64_t *ns);
 
 /* What a Pyroscope push says of a pprof besides its bytes (the /ingest query and multipart

@@ -161,14 +161,14 @@ int spaa_pprof_parse_time(const char *s, int64_t now_ns, int64_t *ns)
     v = v * 10 + (uint64_t)(s[i] - '0');
   }
   if (v > (uint64_t)INT64_MAX)
-    return -1;
+    return -2;
   {
     /* read by magnitude: below 1e11 seconds, 1e14 milliseconds, 1e17 microseconds */
     int64_t mult = v < 100000000000ULL      ? 1000000000LL
                    : v < 100000000000000ULL ? 1000000LL
                    : v < 100000000000000000ULL ? 1000LL : 1;
     if (v > (uint64_t)(INT64_MAX / mult))
-      return -1; /* past 2262: no int64 ns for it */
+      return -2; /* past 2262: no int64 ns for it */
     *ns = (int64_t)v * mult;
     return 0;
   }
@@ -211,9 +211,17 @@ int spaa_pprof_opts_range(struct spaa_pprof_opts *o, const char *from, const cha
                           int64_t now_ns, struct spaa_err *err)
 {
   int64_t f = 0, u = 0;
-  if (from && *from && spaa_pprof_parse_time(from, now_ns, &f))
+  int rf = from && *from ? spaa_pprof_parse_time(from, now_ns, &f) : 0;
+  int ru = !rf && until && *until ? spaa_pprof_parse_time(until, now_ns, &u) : 0;
+  if (rf == -2 || ru == -2)
+    return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "%s '%.40s' is past "
+                        "2262-04-11T23:47:16Z, the last time nanoseconds since 1970 hold in 64 "
+                        "bits (read by magnitude: below 1e11 seconds, 1e14 milliseconds, 1e17 "
+                        "microseconds, else nanoseconds)", rf ? "from" : "until",
+                        rf ? from : until);
+  if (rf)
     return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "bad from '%.40s': " TIME_HINT, from);
-  if (until && *until && spaa_pprof_parse_time(until, now_ns, &u))
+  if (ru)
     return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "bad until '%.40s': " TIME_HINT, until);
   if (!f)
     f = u ? u : now_ns;

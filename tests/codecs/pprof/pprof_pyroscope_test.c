@@ -177,6 +177,8 @@ static void test_opts_range(void **state)
       {"yesterday", NULL, 0, 0, "bad from 'yesterday'"},
       {NULL, "-5", 0, 0, "bad until '-5'"},
       {"1700000010", "1700000000", 0, 0, "is before from"},
+      {"99999999999", NULL, 0, 0, "from '99999999999' is past 2262-04-11T23:47:16Z"},
+      {NULL, "9223372036854775808", 0, 0, "until '9223372036854775808' is past 2262"},
   };
   size_t i;
   (void)state;
