@@ -13,6 +13,7 @@
 #include "server/api_json.h"
 #include "server/api_select.h"
 #include "server/api_views.h"
+#include "server/routes.h"
 #include "storage/storage.h"
 
 /* ".123456789" -> ns; advances. */
@@ -256,6 +257,24 @@ static int no_params(const struct spaa_req *req, struct spaa_resp *resp)
   return spaa_api_params_check(req, lists, NULL, resp);
 }
 
+/* 1 when `id`, taken from /api/v1/profiles/{id}, is in fact the name of a view of one profile
+ * (a GET route /api/v1/profiles/{id}/<id>): the request was /api/v1/profiles//<view> with
+ * the id left empty, and the core folded the empty segment away. No stored id is a view's
+ * name (ids are hex, UUIDs or the store's own). */
+static int names_a_view(const char *id)
+{
+  static const char prefix[] = "/api/v1/profiles/{id}/";
+  size_t i;
+  if (!id || !*id)
+    return 0;
+  for (i = 0; i < spaa_n_routes; i++)
+    if (strcmp(spaa_routes[i].method, "GET") == 0 &&
+        strncmp(spaa_routes[i].pattern, prefix, sizeof(prefix) - 1) == 0 &&
+        strcmp(spaa_routes[i].pattern + sizeof(prefix) - 1, id) == 0)
+      return 1;
+  return 0;
+}
+
 void spaa_query_meta(const struct spaa_req *req, struct spaa_resp *resp)
 {
   const char *id = spaa_req_param(req, "id");
@@ -264,6 +283,11 @@ void spaa_query_meta(const struct spaa_req *req, struct spaa_resp *resp)
   json_t *out;
   memset(&pi, 0, sizeof(pi));
   spaa_err_clear(&err);
+  if (names_a_view(id)) { /* before the parameters: those are the view's, not checked here */
+    spaa_resp_error(resp, SPAA_E_BAD_REQUEST, "the profile id is empty: GET "
+                    "/api/v1/profiles/{id}/%s needs a profile id before '/%s'", id, id);
+    return;
+  }
   if (no_params(req, resp))
     return;
   if (!spaa_query_id_ok(id)) {

@@ -266,6 +266,7 @@ struct agg {
   size_t n, cap;
   int64_t last_profile;
   size_t profiles;          /* profiles visited */
+  char first[4][64];        /* ids of the first profiles visited (declared_in_selection) */
   struct spaa_meter *meter; /* the request's (the set's), or NULL */
   size_t metered;           /* bytes of the arrays and the map reported to it */
 };
@@ -320,6 +321,8 @@ static int agg_cb(void *ctx, const struct spaa_store_scan_stack *st)
   size_t i, k;
   if (st->profile != g->last_profile) {
     g->last_profile = st->profile;
+    if (g->profiles < sizeof(g->first) / sizeof(g->first[0]) && st->profile_id)
+      snprintf(g->first[g->profiles], sizeof(g->first[0]), "%s", st->profile_id);
     g->profiles++;
   }
   if (!g->metric && st->n_weights) {
@@ -414,6 +417,36 @@ static int resolve_cb(void *ctx, const struct spaa_store_stack_info *st)
   }
 }
 
+/* 1 when one of the first profiles of the selection declares g->metric for `event` though
+ * none of its stacks carries it (a sample type whose values are all zero, spaa/view.h):
+ * the merged views then answer an empty set of it, as the views of one profile do, rather
+ * than a 400. Only the first few profiles are read (the scan found the metric on no stack,
+ * so this costs a few profile loads at most); the declared unit goes to g->unit. */
+static int declared_in_selection(struct spaa_store *store, struct agg *g, const char *event)
+{
+  size_t i, n = g->profiles < sizeof(g->first) / sizeof(g->first[0])
+                    ? g->profiles : sizeof(g->first) / sizeof(g->first[0]);
+  int found = 0;
+  for (i = 0; i < n && !found; i++) {
+    struct spaa_profile *p = NULL;
+    struct spaa_vset v;
+    struct spaa_err err;
+    spaa_err_clear(&err);
+    if (!g->first[i][0] || spaa_store_get_metered(store, g->first[i], g->meter, &p, &err))
+      continue;
+    spaa_vset_init(&v);
+    v.meter = g->meter;
+    if (spaa_vset_from_profile(&v, p, event, g->metric, 0, &err) == 0) {
+      found = 1;
+      if (v.unit && !g->unit[0])
+        snprintf(g->unit, sizeof(g->unit), "%s", v.unit);
+    }
+    spaa_vset_free(&v);
+    spaa_profile_free(p);
+  }
+  return found;
+}
+
 int spaa_api_merged_vset(struct spaa_store *store, const struct spaa_list_query *q,
                          const char *metric, int by_frame, struct spaa_vset *v,
                          size_t *profiles, struct spaa_err *err)
@@ -448,7 +481,7 @@ int spaa_api_merged_vset(struct spaa_store *store, const struct spaa_list_query 
     if (rc && !err->code)
       spaa_err_set(err, rc, 0, 0, NULL);
   }
-  if (!rc && metric && g.profiles && !g.n)
+  if (!rc && metric && g.profiles && !g.n && !declared_in_selection(store, &g, q->event))
     rc = spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "bad 'metric' '%.64s': no stack of the "
                       "selection has it", metric);
   if (profiles)

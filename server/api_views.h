@@ -51,7 +51,9 @@ void spaa_api_merged_view(const struct spaa_req *req, struct spaa_resp *resp,
 /* Fill v with the stacks of the profiles q selects, weighed by `metric` (NULL = the first
  * metric the scan meets, which is the primary of the newest profile's first stack), summed
  * by stack id; q->event also keeps only the stacks of that event. *profiles (may be NULL)
- * receives the count of profiles visited. 0, SPAA_E_BAD_REQUEST (a metric no stack has),
+ * receives the count of profiles visited. A metric no stack has that one of the first
+ * profiles of the selection declares (an all-zero sample type, spaa/view.h) gives an empty
+ * set. 0, SPAA_E_BAD_REQUEST (a metric no stack has and none of those declares),
  * SPAA_E_TOO_LARGE (more than SPAA_API_MAX_STACKS distinct stacks), the store's errors. */
 int spaa_api_merged_vset(struct spaa_store *store, const struct spaa_list_query *q,
                          const char *metric, int by_frame, struct spaa_vset *v,

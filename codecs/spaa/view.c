@@ -248,6 +248,79 @@ static const char *frame_name(const struct spaa_frame *f, int by_frame, char *tm
   return tmp;
 }
 
+/* Sample types a header's x_pprof_sample_types may list for the views to name them (the
+ * naming below is cubic at worst in their number; real profiles have a handful). */
+#define VIEW_MAX_PPROF_TYPES 256
+
+/* The metric name a pprof converter gives sample type i of types[] (x_pprof_sample_types),
+ * as codecs/pprof/pprof_convert.c makes it: the type; "sample_type_<i>" when it is empty; a
+ * name an earlier type took gets "_<i>", then "_<i+n>"..., until it is free. names[0..i-1]
+ * are the earlier types' names. A malloc'ed string, or NULL (no memory). */
+static char *pprof_metric_name(const json_t *types, size_t i, char *const *names)
+{
+  const char *t = json_string_value(json_object_get(json_array_get(types, i), "type"));
+  size_t n = json_array_size(types), sfx = i, j, len;
+  char *u;
+  int taken;
+  if (!t || !*t) {
+    if (!(u = malloc(32)))
+      return NULL;
+    snprintf(u, 32, "sample_type_%zu", i);
+  } else if (!(u = strdup(t))) {
+    return NULL;
+  }
+  len = strlen(u);
+  for (;;) {
+    for (taken = 0, j = 0; j < i && !taken; j++)
+      taken = names[j] && strcmp(names[j], u) == 0;
+    if (!taken)
+      return u;
+    if (sfx == i) { /* room for the base and any suffix */
+      char *w = realloc(u, len + 24);
+      if (!w) {
+        free(u);
+        return NULL;
+      }
+      u = w;
+    }
+    snprintf(u + len, 24, "_%zu", sfx);
+    sfx += n;
+  }
+}
+
+/* 1 when event e of p declares `metric` though no stack of it may carry it (converters leave
+ * zero weights out, so a sample type whose values are all zero is on no stack): the event's
+ * primary metric, or, in a profile of one event, a sample type the header's
+ * x_pprof_sample_types lists (the pprof converter's record of every type, also written by
+ * the merged pprof model; at most VIEW_MAX_PPROF_TYPES of them). *unit: the declared unit
+ * ("" taken as none), else NULL. 0 when not declared (a failed allocation reads as not
+ * declared: the caller's 400 then). */
+static int declared_metric(const struct spaa_profile *p, const struct spaa_event *e,
+                           const char *metric, const char **unit)
+{
+  const json_t *types = json_object_get(p->header.extra, "x_pprof_sample_types");
+  size_t n = json_is_array(types) ? json_array_size(types) : 0, i;
+  char **names;
+  int found = 0;
+  *unit = NULL;
+  if (n && n <= VIEW_MAX_PPROF_TYPES && p->header.n_events == 1 &&
+      (names = calloc(n, sizeof(*names)))) {
+    for (i = 0; i < n && !found; i++) {
+      if (!(names[i] = pprof_metric_name(types, i, names)))
+        break;
+      if (strcmp(names[i], metric) == 0) {
+        const char *u = json_string_value(json_object_get(json_array_get(types, i), "unit"));
+        found = 1;
+        *unit = u && *u ? u : NULL;
+      }
+    }
+    for (i = 0; i < n; i++)
+      free(names[i]);
+    free(names);
+  }
+  return found || (e->primary_metric && strcmp(e->primary_metric, metric) == 0);
+}
+
 int spaa_vset_from_profile(struct spaa_vset *v, const struct spaa_profile *p,
                            const char *event, const char *metric, int by_frame,
                            struct spaa_err *err)
@@ -298,9 +371,16 @@ int spaa_vset_from_profile(struct spaa_vset *v, const struct spaa_profile *p,
     }
     rc = spaa_vset_add(v, names, s->n_frames, spaa_vnum_of(w->value), s->id);
   }
-  if (!rc && !seen && asked)
-    rc = spaa_err_set(err, SPAA_E_USAGE, 0, 0, "no stack of event '%.64s' has metric '%.64s'",
-                      e->name, metric);
+  if (!rc && !seen && asked) {
+    const char *unit;
+    if (!declared_metric(p, e, metric, &unit)) /* a declared metric that is all zero: empty */
+      rc = spaa_err_set(err, SPAA_E_USAGE, 0, 0,
+                        "no stack of event '%.64s' has metric '%.64s'", e->name, metric);
+    else if (unit) {
+      snprintf(v->unit_buf, sizeof(v->unit_buf), "%s", unit);
+      v->unit = v->unit_buf;
+    }
+  }
   free(names);
   free(tmp);
   spaa_idmap_free(&ids);

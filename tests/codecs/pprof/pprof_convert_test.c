@@ -1,6 +1,7 @@
 /* codecs/pprof_convert.c: pprof -> SPAA. Totals per sample type on every fixture, inline
  * order, label splits and merges, unsymbolized and kernel frames, header mapping,
- * determinism, and the validator's verdict on every converted fixture. */
+ * determinism, the validator's verdict on every converted fixture, and all-zero sample
+ * types still reachable by the views (spaa/view.h). */
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,6 +11,7 @@
 #include <cmocka.h>
 
 #include "spaa/spaa_io.h"
+#include "spaa/view.h"
 #include "codecs/registry.h"
 #include "fixture.h"
 #include "pprof_testlib.h"
@@ -644,6 +646,83 @@ static void test_edges(void **state)
   (void)p;
 }
 
+/* A view of metric m of p: 0 with the set's stack count and total, or the error code. */
+static int view_of(const struct spaa_profile *p, const char *m, size_t *n, spaa_vnum *total,
+                   char *unit, size_t unit_cap)
+{
+  struct spaa_vset v;
+  struct spaa_err err = {0};
+  int rc;
+  spaa_vset_init(&v);
+  rc = spaa_vset_from_profile(&v, p, NULL, m, 0, &err);
+  *n = v.n_stacks;
+  *total = v.total;
+  snprintf(unit, unit_cap, "%s", v.unit ? v.unit : "");
+  spaa_vset_free(&v);
+  return rc;
+}
+
+/* A sample type whose values are all zero is on no stack (zero weights are left out) but
+ * stays a metric of the profile: its views are empty, not an error; a metric the profile
+ * never had (or a name the converter did not make) is still SPAA_E_USAGE. The views find
+ * the types in x_pprof_sample_types, named as the converter names them: an empty type
+ * sample_type_<i>, a repeated one <type>_<i>. Then the .NET fixture, whose exception and
+ * lock_count columns are all zero. */
+static void test_zero_types_declared(void **state)
+{
+  static const char *const zero_net[] = {"exception", "lock_count"};
+  struct tb b;
+  struct spaa_profile *p;
+  uint64_t f, loc;
+  spaa_vnum total;
+  char unit[32];
+  size_t n, i;
+  (void)state;
+  tb_init(&b);
+  tb_type(&b, "", "count");
+  tb_type(&b, "cpu", "nanoseconds");
+  tb_type(&b, "cpu", "nanoseconds");
+  tb_type(&b, "samples", "count");
+  f = tb_fn(&b, "work", "w.go");
+  loc = tb_loc(&b, 0, 0, 1, &f);
+  tb_sample(&b, 1, &loc, (int64_t[]){0, 5, 0, 1});
+  tb_sample(&b, 0, &loc, (int64_t[]){0, 7, 0, 2});
+  p = convert_tb(&b);
+  assert_int_equal(view_of(p, "cpu", &n, &total, unit, sizeof(unit)), 0);
+  assert_int_equal(n, 2);
+  assert_true(total == 12);
+  assert_int_equal(view_of(p, "sample_type_0", &n, &total, unit, sizeof(unit)), 0);
+  assert_int_equal(n, 0);
+  assert_true(total == 0);
+  assert_string_equal(unit, "count");
+  assert_int_equal(view_of(p, "cpu_2", &n, &total, unit, sizeof(unit)), 0);
+  assert_int_equal(n, 0);
+  assert_string_equal(unit, "nanoseconds");
+  assert_int_equal(view_of(p, "cpu_1", &n, &total, unit, sizeof(unit)), SPAA_E_USAGE);
+  assert_int_equal(view_of(p, "exception", &n, &total, unit, sizeof(unit)), SPAA_E_USAGE);
+  spaa_profile_free(p);
+
+  if (!spaa_test_have_fixtures("pprof", __func__))
+    return;
+  {
+    size_t len;
+    uint8_t *buf = spaa_test_fixture_in("pprof", "pyroscope_dotnet.labels.pprof", &len);
+    p = convert(buf, len, "pyroscope_dotnet.labels.pprof");
+    free(buf);
+  }
+  for (i = 0; i < sizeof(zero_net) / sizeof(zero_net[0]); i++) {
+    assert_int_equal(stack_total(p, p->header.events[0].name, zero_net[i], NULL), 0);
+    assert_int_equal(view_of(p, zero_net[i], &n, &total, unit, sizeof(unit)), 0);
+    assert_int_equal(n, 0);
+    assert_true(total == 0);
+    assert_string_equal(unit, "count");
+  }
+  assert_int_equal(view_of(p, "cpu", &n, &total, unit, sizeof(unit)), 0);
+  assert_true(n > 0 && total > 0);
+  assert_int_equal(view_of(p, "nosuch", &n, &total, unit, sizeof(unit)), SPAA_E_USAGE);
+  spaa_profile_free(p);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -655,6 +734,7 @@ int main(void)
       cmocka_unit_test(test_line_without_file),
       cmocka_unit_test(test_labels),
       cmocka_unit_test(test_edges),
+      cmocka_unit_test(test_zero_types_declared),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

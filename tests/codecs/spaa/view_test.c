@@ -1,7 +1,7 @@
 /* The views (codecs/spaa/view.c, view_out.c, view_summary.c, view_diff.c) over a small set
  * with recursion, with exact expected answers: top, flamegraph (whole and trimmed), folded
- * stacks, speedscope, focus/ignore filters, diff against itself and a changed set, and the
- * summary's budget. */
+ * stacks, speedscope, focus/ignore filters, diff against itself and a changed set, the
+ * summary's budget, and a declared metric no stack carries (an empty set). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -377,6 +377,55 @@ static void test_speedscope_evented(void **state)
   spaa_profile_free(p);
 }
 
+/* A metric the event declares but no stack carries is an empty set, not an error: the
+ * primary metric of an event without stacks, a sample type x_pprof_sample_types lists (named
+ * as the pprof converter names them: "" -> sample_type_<i>, a repeat -> <type>_<i>); any
+ * other metric is SPAA_E_USAGE. */
+static void test_declared_metric_without_stacks(void **state)
+{
+  static const struct {
+    const char *metric;
+    int rc;
+    const char *unit;
+  } t[] = {{"samples", 0, NULL},          {"sample_type_0", 0, "count"},
+           {"cpu", 0, "nanoseconds"},      {"cpu_2", 0, "nanoseconds"},
+           {"cpu_1", SPAA_E_USAGE, NULL}, {"wall", SPAA_E_USAGE, NULL}};
+  struct spaa_profile *p = spaa_profile_new();
+  struct spaa_event *e;
+  size_t i;
+  (void)state;
+  assert_non_null(p);
+  e = spaa_add_event(p);
+  e->name = spaa_strdup(p, "cpu");
+  e->primary_metric = spaa_strdup(p, "samples");
+  for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+    struct spaa_vset v;
+    struct spaa_err err;
+    int rc;
+    if (i == 1) /* from here on, the header lists the pprof sample types */
+      p->header.extra = json_pack("{s:[{s:s,s:s},{s:s,s:s},{s:s,s:s}]}", "x_pprof_sample_types",
+                                  "type", "", "unit", "count", "type", "cpu", "unit",
+                                  "nanoseconds", "type", "cpu", "unit", "nanoseconds");
+    memset(&err, 0, sizeof(err));
+    spaa_vset_init(&v);
+    rc = spaa_vset_from_profile(&v, p, NULL, t[i].metric, 0, &err);
+    assert_int_equal(rc, t[i].rc);
+    if (!rc) {
+      char *out = run(0, &v, 10);
+      char want[160];
+      snprintf(want, sizeof(want), "{\"metric\":\"%s\",\"unit\":%s%s%s,\"total\":0,"
+               "\"functions\":0,\"top\":[]}\n", t[i].metric, t[i].unit ? "\"" : "",
+               t[i].unit ? t[i].unit : "null", t[i].unit ? "\"" : "");
+      assert_string_equal(out, want);
+      free(out);
+    } else {
+      assert_non_null(strstr(err.msg, t[i].metric));
+    }
+    spaa_vset_free(&v);
+  }
+  spaa_profile_free(p);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -389,6 +438,7 @@ int main(void)
       cmocka_unit_test(test_diff),
       cmocka_unit_test(test_summary_budget),
       cmocka_unit_test(test_speedscope_evented),
+      cmocka_unit_test(test_declared_metric_without_stacks),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
