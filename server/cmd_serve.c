@@ -307,6 +307,17 @@ static int make_dirs(const struct spaa_config *cfg)
   return 0;
 }
 
+/* The store's messages (storage.h: spaa_store_log_cb) into the server's log. */
+static void store_log(void *ctx, enum spaa_store_log_level level, const char *msg,
+                      const char *kv)
+{
+  (void)ctx;
+  spaa_log(level == SPAA_STORE_LOG_ERROR  ? SPAA_LOG_ERROR
+           : level == SPAA_STORE_LOG_WARN ? SPAA_LOG_WARN
+                                          : SPAA_LOG_INFO,
+           msg, "%s", kv ? kv : "");
+}
+
 /* As many malloc arenas as CPUs (at least 2), unless the operator set a number
  * (MALLOC_ARENA_MAX, or arena_max in GLIBC_TUNABLES). glibc makes up to 8 per CPU, a new one
  * whenever a thread finds the others' locked, and each keeps the high-water mark of what its
@@ -378,6 +389,7 @@ int spaa_cmd_serve(int argc, char **argv)
   so.readers = SERVE_READERS;
   so.durability = cfg->durability == SPAA_CONFIG_DURABILITY_NORMAL ? SPAA_DURABILITY_NORMAL
                                                                  : SPAA_DURABILITY_FULL;
+  so.log = store_log;
   if (spaa_store_open(&so, &store, &err)) {
     spaa_log(SPAA_LOG_ERROR, "cannot open the store", "code=%s detail=\"%s\"", /* names it */
              spaa_err_name(err.code), err.msg);

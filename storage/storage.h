@@ -22,6 +22,21 @@ enum spaa_durability {
                                a process crash, may lose the last commits on power loss */
 };
 
+/* The store's messages for the operator's log: a schema migrated at open, a database
+ * connection lost, still down, or back. */
+enum spaa_store_log_level {
+  SPAA_STORE_LOG_INFO = 0,
+  SPAA_STORE_LOG_WARN,
+  SPAA_STORE_LOG_ERROR
+};
+/* One message: msg a fixed phrase ("schema migrated"), kv its fields as `key=value` pairs
+ * separated by spaces, a value that may hold spaces in double quotes with '"' and '\'
+ * escaped (server/log.h's kv form; control characters are left to the logger). Called from
+ * the thread opening the store or from the store's own threads, possibly holding the
+ * store's locks: it must be thread-safe and must not call the store. */
+typedef void (*spaa_store_log_cb)(void *ctx, enum spaa_store_log_level level, const char *msg,
+                                  const char *kv);
+
 struct spaa_store_opts {
   const char *path;       /* where: "sqlite:FILE" or a plain FILE path (the directory must
                              exist); the scheme picks the backend (storage/backend.h) */
@@ -29,6 +44,8 @@ struct spaa_store_opts {
   size_t batch_max;       /* most profiles grouped into one transaction */
   size_t readers;         /* reader connections kept open (>= 1) */
   enum spaa_durability durability; /* zeroed (or left out of an initializer) = full */
+  spaa_store_log_cb log;  /* where the store's messages go; NULL (zeroed): nowhere */
+  void *log_ctx;          /* log's first argument */
 };
 
 /* What the ingest side knows of a profile besides its SPAA model. Borrowed by the store

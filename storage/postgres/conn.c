@@ -204,6 +204,12 @@ int pg__err(struct pg__conn *c, const PGresult *r, struct spaa_err *err, const c
                c->lost ? "the database is unavailable: " : "", (int)n, msg);
   if (err)
     scrub(c, err);
+  if (c->lost) { /* kept for the log line of an outage (pg__health) */
+    struct spaa_err w;
+    spaa_err_set(&w, SPAA_E_BUSY, 0, 0, "%s: %.*s", what, (int)n, msg);
+    scrub(c, &w);
+    snprintf(c->why, sizeof(c->why), "%s", w.msg);
+  }
   return c->lost ? SPAA_E_BUSY : SPAA_E_STORE;
 }
 
@@ -266,9 +272,13 @@ int pg__exec(struct pg__conn *c, const char *sql, struct spaa_err *err)
 
 /* ---- connecting and migrating ------------------------------------------------------------- */
 
-/* Apply the migrations this database lacks, in one transaction under the migration lock. */
-static int migrate(struct pg__conn *c, struct spaa_err *err)
+/* Apply the migrations this database lacks, in one transaction under the migration lock;
+ * when some ran, one info line to `log` with both versions and the time they took. */
+static int migrate(struct pg__conn *c, const char *conninfo, const struct storage__log *log,
+                   struct spaa_err *err)
 {
+  int64_t t0 = (int64_t)storage__mono_ns(), ns;
+  char where[SPAA_STORE_MAX_LOCATION], q[2 * SPAA_STORE_MAX_LOCATION];
   PGresult *r;
   int64_t v;
   size_t i;
@@ -304,7 +314,17 @@ static int migrate(struct pg__conn *c, struct spaa_err *err)
     if ((rc = pg__exec(c, MIGRATIONS[i], err)) || (rc = pg__exec(c, up, err)))
       goto fail;
   }
-  return pg__exec(c, "COMMIT", err);
+  if ((rc = pg__exec(c, "COMMIT", err)))
+    return rc;
+  if ((uint64_t)v < pg__n_migrations) {
+    ns = (int64_t)storage__mono_ns() - t0;
+    spaa_store_redact(conninfo, where, sizeof(where));
+    storage__log(log, SPAA_STORE_LOG_INFO, "schema migrated",
+                 "from=%lld to=%zu took_ms=%lld.%03lld database=\"%s\"", (long long)v,
+                 pg__n_migrations, (long long)(ns / 1000000), (long long)(ns / 1000 % 1000),
+                 storage__log_q(q, sizeof(q), where));
+  }
+  return 0;
 fail:
   if (c->db && PQstatus(c->db) == CONNECTION_OK)
     pg__exec(c, "ROLLBACK", NULL);
@@ -317,9 +337,11 @@ void pg__disconnect(struct pg__conn *c)
     PQfinish(c->db);
   c->db = NULL;
   c->prepared = 0;
+  c->connected_ns = 0;
 }
 
-int pg__connect(struct pg__conn *c, const char *conninfo, int do_migrate, struct spaa_err *err)
+int pg__connect(struct pg__conn *c, const char *conninfo, int do_migrate,
+                const struct storage__log *log, struct spaa_err *err)
 {
   static const char *const keys[] = {"dbname", "connect_timeout", "application_name", NULL};
   const char *vals[] = {conninfo, "5", "spaa-relay", NULL};
@@ -334,11 +356,12 @@ int pg__connect(struct pg__conn *c, const char *conninfo, int do_migrate, struct
     return SPAA_E_BUSY;
   }
   c->lost = 0;
+  c->connected_ns = (int64_t)storage__mono_ns();
   /* rows other relays inserted while this one was away may have been swept */
   storage__cache_free(&c->cache);
   c->gen = -1;
   if (pg__exec(c, "SET client_min_messages = warning", err) ||
       (c->sync_off && pg__exec(c, "SET synchronous_commit = off", err)))
     return SPAA_E_STORE;
-  return do_migrate ? migrate(c, err) : 0;
+  return do_migrate ? migrate(c, conninfo, log, err) : 0;
 }

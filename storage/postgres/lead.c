@@ -14,7 +14,7 @@ static int try_take(struct storage__pg *s, struct spaa_err *err)
   PGresult *r;
   int rc;
   if ((!c->db || PQstatus(c->db) != CONNECTION_OK) &&
-      (rc = pg__connect(c, s->conninfo, 0, err)))
+      (rc = pg__connect(c, s->conninfo, 0, NULL, err)))
     return rc;
   memset(&p, 0, sizeof(p));
   pg__p_int(&p, PG_LOCK_LEAD);

@@ -13,6 +13,7 @@
 
 #include "storage/backend.h"
 #include "storage/engine_int.h"
+#include "storage/log_int.h"
 
 /* ---- statements (conn.c) -------------------------------------------------------------
  * Fixed SQL text, prepared once per connection. Parameters are sent in binary with their
@@ -56,6 +57,8 @@ struct pg__conn {
   int retry;                  /* the last failure was a deadlock or serialization failure */
   unsigned seed;              /* rand_r state: the wait before a batch is re-run */
   int sync_off;               /* durability = normal: synchronous_commit off */
+  int64_t connected_ns;       /* when it last connected (storage__mono_ns), 0: not now */
+  char why[256];              /* what the last lost connection said (pg__err), redacted */
 };
 
 /* Run a prepared statement / fixed text. The result (PGRES_COMMAND_OK or PGRES_TUPLES_OK,
@@ -73,9 +76,11 @@ int pg__err(struct pg__conn *c, const PGresult *r, struct spaa_err *err, const c
 int64_t pg__int(const PGresult *r, int row, int col);
 int pg__null(const PGresult *r, int row, int col);
 
-/* Connect (or reconnect) c and migrate when `migrate`. 0, SPAA_E_BUSY (unreachable),
- * SPAA_E_STORE. */
-int pg__connect(struct pg__conn *c, const char *conninfo, int migrate, struct spaa_err *err);
+/* Connect (or reconnect) c and migrate when `migrate`, a migration that ran logged to `log`
+ * (may be NULL) in one info line "schema migrated" with the versions and the time it took.
+ * 0, SPAA_E_BUSY (unreachable), SPAA_E_STORE. */
+int pg__connect(struct pg__conn *c, const char *conninfo, int migrate,
+                const struct storage__log *log, struct spaa_err *err);
 void pg__disconnect(struct pg__conn *c);
 
 /* The schema version this build writes. */
@@ -119,6 +124,13 @@ struct storage__pg {
   int db_ready;                /* connected and migrated once: until then every call is BUSY */
   int healthy;                 /* the last use of a connection worked */
   struct spaa_err last;        /* why the database could not be reached (not ready) */
+  struct storage__log log;     /* where the store's messages go (opts.log) */
+  int down;                    /* a connection was lost and none has worked since (logged) */
+  int64_t down_ns;             /* when it was lost (storage__mono_ns) */
+  int64_t up_ns;               /* when the database last came back (0: never lost) */
+  int64_t summary_ns;          /* the last line about this outage (lost, still down) */
+  uint64_t down_failed;        /* operations failed since it was lost */
+  uint64_t down_unsaid;        /* ... of them not in a line yet */
   struct spaa_store_stats stats;
   pthread_mutex_t lead_mu;     /* guards the two fields below (one asker at a time) */
   struct pg__conn lead;        /* its own session: holds PG_LOCK_LEAD while leading */
@@ -129,6 +141,17 @@ struct storage__pg {
  * err filled (SPAA_E_BUSY when the database cannot be reached). */
 struct pg__conn *pg__get(struct storage__pg *s, struct spaa_err *err);
 void pg__put(struct storage__pg *s, struct pg__conn *c);
+
+/* What a use of connection c tells of the database (takes s->mu): ok 1 it answered (c may
+ * be NULL), else it failed, `failed` operations with it (0: a readiness probe). A lost
+ * connection starts an outage, logged once at warn ("PostgreSQL connection lost", with
+ * c->why); failures during it are counted and summarized at most every
+ * PG_LOG_INTERVAL_S ("PostgreSQL still unavailable"); the first use that works ends it
+ * ("PostgreSQL reconnected", at info, with its length and failures). A connection made
+ * before the database last came back that fails is a stale leftover of that outage, not a
+ * new one. */
+#define PG_LOG_INTERVAL_S 10
+void pg__health(struct storage__pg *s, const struct pg__conn *c, int ok, uint64_t failed);
 
 /* Fill err with SPAA_E_BUSY "the store is not ready" naming the (redacted) location. */
 int pg__not_ready(struct storage__pg *s, struct spaa_err *err);

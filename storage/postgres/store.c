@@ -13,13 +13,75 @@
 #define PG_ATTEMPTS 5    /* a batch re-run after a deadlock or a stale connection */
 #define PG_RETRY_MS 500  /* between attempts to reach a database that was not there at start */
 
+/* A length of time in ns as seconds with milliseconds, "12.345", into buf. */
+static const char *secs(char *buf, size_t n, int64_t ns)
+{
+  if (ns < 0)
+    ns = 0;
+  snprintf(buf, n, "%lld.%03lld", (long long)(ns / 1000000000), (long long)(ns / 1000000 % 1000));
+  return buf;
+}
+
+void pg__health(struct storage__pg *s, const struct pg__conn *c, int ok, uint64_t failed)
+{
+  int64_t now = (int64_t)storage__mono_ns();
+  char where[2 * sizeof(s->where)], q[2 * sizeof(c->why)], t[32], t2[32];
+  const char *why = c && c->why[0] ? c->why : "the connection is down";
+  pthread_mutex_lock(&s->mu);
+  s->healthy = ok;
+  storage__log_q(where, sizeof(where), s->where);
+  if (ok && s->down) {
+    storage__log(&s->log, SPAA_STORE_LOG_INFO, "PostgreSQL reconnected",
+                 "database=\"%s\" down_s=%s failed=%llu", where,
+                 secs(t, sizeof(t), now - s->down_ns), (unsigned long long)s->down_failed);
+    s->down = 0;
+    s->up_ns = now;
+  } else if (!ok && !s->down && c && c->lost &&
+             !(c->connected_ns && c->connected_ns < s->up_ns)) {
+    s->down = 1;
+    s->down_ns = s->summary_ns = now;
+    s->down_failed = failed;
+    s->down_unsaid = 0;
+    storage__log(&s->log, SPAA_STORE_LOG_WARN, "PostgreSQL connection lost",
+                 "database=\"%s\" reason=\"%s\"", where, storage__log_q(q, sizeof(q), why));
+  } else if (!ok && s->down) {
+    s->down_failed += failed;
+    s->down_unsaid += failed;
+    if (s->down_unsaid && now - s->summary_ns >= PG_LOG_INTERVAL_S * 1000000000LL) {
+      storage__log(&s->log, SPAA_STORE_LOG_WARN, "PostgreSQL still unavailable",
+                   "database=\"%s\" failed=%llu in_s=%s down_s=%s failed_total=%llu "
+                   "reason=\"%s\"", where, (unsigned long long)s->down_unsaid,
+                   secs(t, sizeof(t), now - s->summary_ns), secs(t2, sizeof(t2), now - s->down_ns),
+                   (unsigned long long)s->down_failed, storage__log_q(q, sizeof(q), why));
+      s->summary_ns = now;
+      s->down_unsaid = 0;
+    }
+  }
+  pthread_mutex_unlock(&s->mu);
+}
+
 int pg__not_ready(struct storage__pg *s, struct spaa_err *err)
 {
   return spaa_err_set(err, SPAA_E_BUSY, 0, 0, "the store is not ready: PostgreSQL at '%.96s' "
                       "cannot be reached yet (%.100s)", s->where, s->last.msg);
 }
 
-struct pg__conn *pg__get(struct storage__pg *s, struct spaa_err *err)
+/* Give c back to the pool, recording what its use told when `record` (a lost connection:
+ * one failed operation, pg__health). */
+static void put_back(struct storage__pg *s, struct pg__conn *c, int record)
+{
+  if (record && c->lost)
+    pg__health(s, c, 0, 1);
+  else if (record && c->db && PQstatus(c->db) == CONNECTION_OK)
+    pg__health(s, c, 1, 0);
+  pthread_mutex_lock(&s->mu);
+  s->cbusy[c - s->conns] = 0;
+  pthread_cond_signal(&s->cv);
+  pthread_mutex_unlock(&s->mu);
+}
+
+/* pg__get, a failure to reconnect counted as `failed` operations (0: a readiness probe). */
+static struct pg__conn *get_conn(struct storage__pg *s, uint64_t failed, struct spaa_err *err)
 {
   struct pg__conn *c = NULL;
   size_t i;
@@ -42,24 +104,22 @@ struct pg__conn *pg__get(struct storage__pg *s, struct spaa_err *err)
   pthread_mutex_unlock(&s->mu);
   if (c->db && PQstatus(c->db) == CONNECTION_OK)
     return c;
-  rc = pg__connect(c, s->conninfo, 0, err);
-  pthread_mutex_lock(&s->mu);
-  s->healthy = rc == 0;
-  pthread_mutex_unlock(&s->mu);
+  rc = pg__connect(c, s->conninfo, 0, NULL, err);
+  pg__health(s, c, rc == 0, failed);
   if (!rc)
     return c;
-  pg__put(s, c);
+  put_back(s, c, 0);
   return NULL;
+}
+
+struct pg__conn *pg__get(struct storage__pg *s, struct spaa_err *err)
+{
+  return get_conn(s, 1, err);
 }
 
 void pg__put(struct storage__pg *s, struct pg__conn *c)
 {
-  pthread_mutex_lock(&s->mu);
-  if (c->lost)
-    s->healthy = 0;
-  s->cbusy[c - s->conns] = 0;
-  pthread_cond_signal(&s->cv);
-  pthread_mutex_unlock(&s->mu);
+  put_back(s, c, 1);
 }
 
 static void pg_close(struct spaa_store *base)
@@ -108,17 +168,19 @@ static int pg_ready(struct spaa_store *base, struct spaa_err *why)
   ok = !s->stopping && s->db_ready;
   pthread_mutex_unlock(&s->mu);
   for (attempt = 0; ok && attempt < 2 && !r; attempt++) {
-    if (!(c = pg__get(s, NULL)))
+    if (!(c = get_conn(s, 0, NULL)))
       break;
     r = pg__sql(c, "SELECT 1", NULL, NULL);
+    /* recorded before the disconnect, which forgets when c connected: a probe, not a
+     * failed operation */
+    pg__health(s, c, r != NULL, 0);
     if (!r && c->lost)
       pg__disconnect(c);
-    pg__put(s, c);
+    put_back(s, c, 0);
   }
   ok = r != NULL;
   PQclear(r);
   pthread_mutex_lock(&s->mu);
-  s->healthy = ok;
   if (!ok && s->stopping)
     spaa_err_set(why, SPAA_E_SHUTDOWN, 0, 0, "the store is closing");
   else if (!ok)
@@ -193,10 +255,12 @@ static void store_batch(struct storage__pg *s, struct pg__conn *c, struct pg__jo
   struct spaa_err berr;
   struct pg__job *j;
   int attempt, rc = -1;
+  uint64_t failed = 0;
   size_t i;
   memset(&berr, 0, sizeof(berr));
   for (attempt = 0; attempt < PG_ATTEMPTS && rc; attempt++) {
-    if ((!c->db || PQstatus(c->db) != CONNECTION_OK) && pg__connect(c, s->conninfo, 0, &berr))
+    if ((!c->db || PQstatus(c->db) != CONNECTION_OK) &&
+        pg__connect(c, s->conninfo, 0, NULL, &berr))
       break;
     for (j = jobs; j; j = j->next)
       memcpy(j->rcs, j->keep, j->n * sizeof(int));
@@ -217,18 +281,20 @@ static void store_batch(struct storage__pg *s, struct pg__conn *c, struct pg__jo
       nanosleep(&t, NULL);
     }
   }
-  pthread_mutex_lock(&s->mu);
-  s->healthy = rc == 0;
-  if (!rc)
-    s->stats.transactions++;
-  pthread_mutex_unlock(&s->mu);
   if (rc)
     for (j = jobs; j; j = j->next)
       for (i = 0; i < j->n; i++)
         if (j->keep[i] >= 0) {
           j->rcs[i] = berr.code ? berr.code : SPAA_E_STORE;
           j->errs[i] = berr;
+          failed++;
         }
+  pg__health(s, c, rc == 0, failed);
+  if (!rc) {
+    pthread_mutex_lock(&s->mu);
+    s->stats.transactions++;
+    pthread_mutex_unlock(&s->mu);
+  }
 }
 
 /* Connect the writer and migrate: the store becomes ready, or s->last says why not. */
@@ -237,7 +303,7 @@ static void try_connect(struct storage__pg *s)
   struct spaa_err e;
   int rc;
   memset(&e, 0, sizeof(e));
-  rc = pg__connect(&s->w[0].conn, s->conninfo, 1, &e);
+  rc = pg__connect(&s->w[0].conn, s->conninfo, 1, &s->log, &e);
   pthread_mutex_lock(&s->mu);
   if (!rc)
     s->db_ready = s->healthy = 1;
@@ -319,6 +385,8 @@ static int pg_open(const struct spaa_store_opts *opts, struct spaa_store **out,
   s->queue_depth = opts->queue_depth ? opts->queue_depth : 256;
   s->batch_max = opts->batch_max ? opts->batch_max : 64;
   s->stats.synchronous = opts->durability == SPAA_DURABILITY_NORMAL ? 1 : 2;
+  s->log.cb = opts->log;
+  s->log.ctx = opts->log_ctx;
   /* the location lost its scheme in store.c: a URI again, which libpq parses */
   if ((s->conninfo = malloc(strlen(opts->path) + 16)))
     strcpy(s->conninfo, "postgresql:"), strcat(s->conninfo, opts->path);
@@ -341,7 +409,7 @@ static int pg_open(const struct spaa_store_opts *opts, struct spaa_store **out,
     s->w[i].conn.sync_off = opts->durability == SPAA_DURABILITY_NORMAL;
   }
   /* unreachable now: opened not ready, the writer thread connects (and migrates) later */
-  rc = pg__connect(&s->w[0].conn, s->conninfo, 1, &s->last);
+  rc = pg__connect(&s->w[0].conn, s->conninfo, 1, &s->log, &s->last);
   s->db_ready = s->healthy = rc == 0;
   if (rc && rc != SPAA_E_BUSY) {
     *err = s->last;

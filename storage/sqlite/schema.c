@@ -257,10 +257,13 @@ static int64_t query_int(struct storage__conn *c, const char *sql)
   return v;
 }
 
-/* Bring the schema to the newest version, one transaction per step. */
-static int migrate(struct storage__conn *c, struct spaa_err *err)
+/* Bring the schema to the newest version, one transaction per step; a migration that ran
+ * (every step committed) is logged once with both versions and the time it took. */
+static int migrate(struct storage__conn *c, const char *path, const struct storage__log *log,
+                   struct spaa_err *err)
 {
   int64_t have;
+  uint64_t t0 = storage__mono_ns();
   size_t v;
   int rc;
   if ((rc = exec_text(c, "CREATE TABLE IF NOT EXISTS schema_version(version INTEGER NOT NULL);",
@@ -302,11 +305,20 @@ static int migrate(struct storage__conn *c, struct spaa_err *err)
     spaa_err_set(err, SPAA_E_STORE, 0, 0, "migrating the schema to version %zu failed", v + 1);
     return rc;
   }
+  if ((size_t)have < storage__n_migrations) {
+    char q[SPAA_STORE_MAX_LOCATION];
+    uint64_t ns = storage__mono_ns() - t0;
+    storage__log(log, SPAA_STORE_LOG_INFO, "schema migrated",
+                 "from=%lld to=%zu took_ms=%llu.%03llu database=\"%s\"", (long long)have,
+                 storage__n_migrations, (unsigned long long)(ns / 1000000),
+                 (unsigned long long)(ns / 1000 % 1000), storage__log_q(q, sizeof(q), path));
+  }
   return 0;
 }
 
 int storage__conn_open(struct storage__conn *c, const char *path, int writer,
-                       enum spaa_durability durability, struct spaa_err *err)
+                       enum spaa_durability durability, const struct storage__log *log,
+                       struct spaa_err *err)
 {
   int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (writer ? SQLITE_OPEN_CREATE : 0);
   sqlite3_stmt *st = NULL;
@@ -350,7 +362,7 @@ int storage__conn_open(struct storage__conn *c, const char *path, int writer,
                          " PRAGMA cache_size=-16384; PRAGMA temp_store=MEMORY;"
                          " PRAGMA journal_size_limit=67108864;", err)))
     goto fail;
-  if (writer && (rc = migrate(c, err)))
+  if (writer && (rc = migrate(c, path, log, err)))
     goto fail;
   if (!writer && (rc = exec_text(c, "PRAGMA query_only=ON;", err)))
     goto fail;

@@ -13,6 +13,7 @@
 
 #include "storage/backend.h"
 #include "storage/engine_int.h"
+#include "storage/log_int.h"
 
 #define STORAGE_BUSY_MS 5000   /* how long a connection waits for a lock it needs */
 #define STORAGE_STEP_NS 2000000 /* how long one maintenance step (a delete's, a sweep's) may
@@ -48,9 +49,12 @@ extern const char *const storage__migrations[];
 extern const size_t storage__n_migrations;
 
 /* Open `path` with the store's pragmas (WAL, synchronous=FULL, foreign keys, busy timeout).
- * `writer` 1 also creates the file and migrates the schema forward. 0 or SPAA_E_STORE. */
+ * `writer` 1 also creates the file and migrates the schema forward, a migration logged to
+ * `log` (may be NULL) in one info line "schema migrated" with the versions and the time it
+ * took. 0 or SPAA_E_STORE. */
 int storage__conn_open(struct storage__conn *c, const char *path, int writer,
-                       enum spaa_durability durability, struct spaa_err *err);
+                       enum spaa_durability durability, const struct storage__log *log,
+                       struct spaa_err *err);
 void storage__conn_close(struct storage__conn *c); /* NULL-safe, idempotent */
 /* The cached statement `id`, reset and with bindings cleared; NULL with err filled. */
 sqlite3_stmt *storage__stmt(struct storage__conn *c, enum storage__st id, struct spaa_err *err);
@@ -164,8 +168,6 @@ int storage__sq_step(struct storage__sqlite *s, storage__step_cb fn, void *arg,
                      struct spaa_err *err);
 /* Bytes the database, its WAL and shared-memory files take on disk (as du counts them). */
 int64_t storage__disk_bytes(const char *path);
-/* Monotonic nanoseconds. */
-uint64_t storage__mono_ns(void);
 
 /* How much one maintenance step of a kind does (rows, profiles, pages), adapted from step to
  * step so that a step costs about what a bare commit costs (its sync) plus STORAGE_STEP_NS:

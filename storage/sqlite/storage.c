@@ -87,13 +87,6 @@ static void run_batch(struct storage__sqlite *s, struct storage__job *jobs)
   pthread_mutex_unlock(&s->mu);
 }
 
-uint64_t storage__mono_ns(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void *writer_main(void *arg)
 {
   struct storage__sqlite *s = arg;
@@ -235,6 +228,7 @@ int storage__sq_open(const struct spaa_store_opts *opts, struct storage__sqlite 
                     struct spaa_err *err)
 {
   struct storage__sqlite *s;
+  struct storage__log log;
   int rc;
   *out = NULL;
   if (!opts || !opts->path)
@@ -248,6 +242,8 @@ int storage__sq_open(const struct spaa_store_opts *opts, struct storage__sqlite 
   s->durability = opts->durability;
   s->batch_max = opts->batch_max ? opts->batch_max : 32;
   s->n_readers = opts->readers ? opts->readers : 1;
+  log.cb = opts->log;
+  log.ctx = opts->log_ctx;
   pthread_mutex_init(&s->mu, NULL);
   pthread_cond_init(&s->cv_work, NULL);
   pthread_cond_init(&s->cv_done, NULL);
@@ -262,7 +258,7 @@ int storage__sq_open(const struct spaa_store_opts *opts, struct storage__sqlite 
   }
   /* the writer connection creates and migrates the database before any reader opens */
   if ((rc = take_lock(s, err)) ||
-      (rc = storage__conn_open(&s->wconn, s->path, 1, s->durability, err)))
+      (rc = storage__conn_open(&s->wconn, s->path, 1, s->durability, &log, err)))
     goto fail;
   s->stats.synchronous = read_synchronous(s->wconn.db);
   s->writer_alive = 1;
@@ -540,7 +536,7 @@ struct storage__conn *storage__reader_get(struct storage__sqlite *s, struct spaa
   pthread_mutex_unlock(&s->rmu);
   c = &s->readers[i];
   /* opened on first use; the slot is ours alone while it is marked busy */
-  if (!c->db && storage__conn_open(c, s->path, 0, s->durability, err)) {
+  if (!c->db && storage__conn_open(c, s->path, 0, s->durability, NULL, err)) {
     storage__reader_put(s, c);
     return NULL;
   }

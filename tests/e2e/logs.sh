@@ -27,6 +27,11 @@ done
 [[ -n "$line" ]] || fail "no 'listening on' line in the log file"
 SERVER_URL="http://127.0.0.1:${line##*:}"
 [[ ! -s "$E2E_TMP/stderr" ]] || fail "lines on stderr despite log_file: $(head -c 300 "$E2E_TMP/stderr")"
+# the new database's schema made by its migrations: one info line, versions and time taken
+mig=$(jq -c 'select(.msg == "schema migrated")' "$LOG")
+[[ $(grep -c . <<<"$mig") == 1 ]] || fail "want one 'schema migrated' line, got: $mig"
+[[ $(jq -r '[.level, .from, (.to | tonumber > 0), (.took_ms | test("^[0-9]+\\.[0-9]{3}$"))] | join(" ")' <<<"$mig") == "info 0 true true" ]] ||
+  fail "the 'schema migrated' line: $mig"
 
 http POST "/ingest?name=logs.cpu&format=pprof" -H 'Authorization: Bearer in' --data-binary @"$FIX"
 assert_eq 200 "$HTTP_CODE" "push: $HTTP_BODY"

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # A relay started while its PostgreSQL is down (tests/support/pg.sh's cluster, stopped): it
 # starts, /readyz says 503 and uploads get 503 with Retry-After; once PostgreSQL is up the
-# relay connects and migrates by itself and stores. The location carries a password
+# relay connects and migrates by itself (logged once) and stores. Then an outage: the
+# cluster stopped and restarted, logged as "connection lost", a summary at most every 10 s
+# and "reconnected". The location carries a password
 # (ignored by the cluster's trust authentication): no log line shows it, the redacted
 # location (user:***@) is what the messages name.
 source "$(dirname "$0")/lib.bash"
@@ -45,6 +47,47 @@ http GET "/api/v1/profiles/$id/spaa" -H 'Authorization: Bearer rt'
 assert_eq 200 "$HTTP_CODE" "reading the profile back"
 assert_contains "$HTTP_BODY" "checkout::charge" "the profile read back"
 assert_eq 1 "$(pg_sql 'SELECT count(*) FROM profile')" "profiles in the database"
+# the schema the relay made once PostgreSQL came up: one info line, versions and time taken
+mig=$(grep 'msg="schema migrated"' "$SERVER_LOG" || true)
+[[ $(grep -c . <<<"$mig") == 1 && $mig == *"level=info"* && $mig == *" from=0 to="* &&
+   $mig == *" took_ms="* ]] || fail "want one 'schema migrated' line from=0, got: $mig"
+
+# --- an outage: PostgreSQL stops, uploads fail for ~12 s, PostgreSQL comes back -----------
+# Logged: "connection lost" once with the reason, the failures summarized at most every 10 s
+# ("still unavailable", once here), "reconnected" once with the outage's failures; not a
+# line per failure from the store (the ingest's own per-upload line is not the store's).
+pg_down fast
+outage_start=$SECONDS
+failed=0
+while ((SECONDS - outage_start < 12)); do
+  http POST "/api/v1/spaa?service=outage" -H 'Authorization: Bearer it' \
+    --data-binary @"$E2E_TMP/p.spaa"
+  assert_eq 503 "$HTTP_CODE" "an upload while PostgreSQL is down ($HTTP_BODY)"
+  failed=$((failed + 1))
+  sleep 0.5
+done
+pg_up
+stored=0
+for _ in $(seq 1 100); do
+  http POST "/api/v1/spaa?service=back" -H 'Authorization: Bearer it' \
+    --data-binary @"$E2E_TMP/p.spaa"
+  [[ $HTTP_CODE == 200 ]] && { stored=1; break; }
+  failed=$((failed + 1))
+  sleep 0.1
+done
+((stored)) || fail "uploads still $HTTP_CODE 10 s after PostgreSQL came back ($HTTP_BODY)"
+lost=$(grep 'msg="PostgreSQL connection lost"' "$SERVER_LOG" || true)
+still=$(grep 'msg="PostgreSQL still unavailable"' "$SERVER_LOG" || true)
+back=$(grep 'msg="PostgreSQL reconnected"' "$SERVER_LOG" || true)
+[[ $(grep -c . <<<"$lost") == 1 ]] || fail "want one 'connection lost' line, got: $lost"
+[[ $lost == *"level=warn"* && $lost == *'reason="'* && $lost == *"postgres:***@"* ]] ||
+  fail "the 'connection lost' line names neither the reason nor the database: $lost"
+[[ $(grep -c . <<<"$still") == 1 ]] || fail "want one 'still unavailable' line in 12 s, got: $still"
+[[ $still == *" failed="* && $still == *" failed_total="* ]] || fail "the summary line: $still"
+[[ $(grep -c . <<<"$back") == 1 && $back == *"level=info"* ]] ||
+  fail "want one 'reconnected' line at info, got: $back"
+n=$(sed -n 's/.* failed=\([0-9]*\).*/\1/p' <<<"$back")
+[[ $n == "$failed" ]] || fail "'reconnected' counts $n failures, $failed uploads failed: $back"
 
 # the password never reaches the log; the redacted location does (the 503s were logged)
 stop_server

@@ -21,7 +21,8 @@ static int shared_engine(void) { return strncmp(g_loc, "postgres", 8) == 0; }
 /* On SQLite: a second store on the file of the open one is refused, naming why. */
 static void second_refused(void)
 {
-  struct spaa_store_opts o = {g_loc, 64, 16, 2, SPAA_DURABILITY_FULL};
+  struct spaa_store_opts o = {.path = g_loc, .queue_depth = 64, .batch_max = 16, .readers = 2,
+                              .durability = SPAA_DURABILITY_FULL};
   struct spaa_store *t = NULL;
   struct spaa_err err = {0};
   assert_int_equal(spaa_store_open(&o, &t, &err), SPAA_E_STORE);

@@ -1,6 +1,7 @@
 /* storage/: a database of schema version 2 (a row per dso, frame, thread, stack and sample
  * of each profile) is migrated to blocks on open, every profile reading back byte-identical;
- * the scan over blocks; a database newer than the code is refused naming both versions. The
+ * the scan over blocks; a database newer than the code is refused naming both versions; a
+ * migration is logged once (versions and time taken) through the store's log callback. The
  * version 2 rows are written here the way the version 2 writer wrote them (its row packing
  * is what storage__prep_build still produces). */
 #include "tprofiles.h"
@@ -255,6 +256,85 @@ static int count_stack(void *ctx, const struct spaa_store_scan_stack *st)
   return 0;
 }
 
+/* The store's log lines, as "LEVEL msg kv\n" (LEVEL 0 info, 1 warn, 2 error). */
+struct logged {
+  char text[4096];
+  size_t len;
+  int lines;
+};
+
+static void log_cb(void *ctx, enum spaa_store_log_level level, const char *msg, const char *kv)
+{
+  struct logged *l = ctx;
+  int w = snprintf(l->text + l->len, sizeof(l->text) - l->len, "%d %s %s\n", (int)level, msg,
+                   kv);
+  if (w > 0 && (size_t)w < sizeof(l->text) - l->len)
+    l->len += (size_t)w;
+  l->lines++;
+}
+
+static struct spaa_store *open_logged(const char *db, struct logged *l)
+{
+  struct spaa_store_opts o = {.path = db, .queue_depth = 8, .batch_max = 8, .readers = 1,
+                              .log = log_cb, .log_ctx = l};
+  struct spaa_store *s = NULL;
+  struct spaa_err err = {0};
+  memset(l, 0, sizeof(*l));
+  if (spaa_store_open(&o, &s, &err))
+    fail_msg("open %s: %s", db, err.msg);
+  return s;
+}
+
+/* A migration that runs is logged once at info, with both versions and the time it took; a
+ * database already at the newest version logs nothing; a new database says from=0. */
+static void test_migration_logged(void **state)
+{
+  struct logged l;
+  struct spaa_store *s;
+  struct tdir t;
+  sqlite3 *db;
+  char want[64];
+  (void)state;
+  tdir_make(&t);
+  s = open_logged(t.db, &l); /* a new database: every migration, from 0 */
+  spaa_store_close(s);
+  snprintf(want, sizeof(want), "0 schema migrated from=0 to=%zu took_ms=",
+           storage__n_migrations);
+  assert_int_equal(l.lines, 1);
+  assert_non_null(strstr(l.text, want));
+  assert_non_null(strstr(l.text, t.db));
+
+  /* back to version 4: the last migration's index dropped */
+  assert_int_equal(storage__n_migrations, 5);
+  assert_int_equal(sqlite3_open(t.db, &db), SQLITE_OK);
+  exec_ok(db, "DROP INDEX profile_block_dict; UPDATE schema_version SET version = 4;");
+  sqlite3_close(db);
+  s = open_logged(t.db, &l);
+  spaa_store_close(s);
+  assert_int_equal(l.lines, 1);
+  assert_non_null(strstr(l.text, "0 schema migrated from=4 to=5 took_ms="));
+  {
+    unsigned long ms = 0, us = 1000;
+    const char *at = strstr(l.text, "took_ms=");
+    assert_int_equal(sscanf(at, "took_ms=%lu.%3lu", &ms, &us), 2);
+    assert_true(us < 1000);
+  }
+  assert_int_equal(sqlite3_open(t.db, &db), SQLITE_OK);
+  {
+    sqlite3_stmt *st =
+        prep(db, "SELECT count(*) FROM sqlite_master WHERE name = 'profile_block_dict'");
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int64(st, 0), 1);
+    sqlite3_finalize(st);
+  }
+  sqlite3_close(db);
+
+  s = open_logged(t.db, &l); /* current: nothing to say */
+  spaa_store_close(s);
+  assert_int_equal(l.lines, 0);
+  tdir_rm(&t);
+}
+
 static void test_v2_database_migrates(void **state)
 {
   struct spaa_profile *ps[4];
@@ -288,7 +368,15 @@ static void test_v2_database_migrates(void **state)
   }
   sqlite3_close(db);
 
-  s = topen(t.db, 8, 8);
+  {
+    struct logged l;
+    char line[64];
+    s = open_logged(t.db, &l);
+    snprintf(line, sizeof(line), "0 schema migrated from=2 to=%zu took_ms=",
+             storage__n_migrations);
+    assert_int_equal(l.lines, 1);
+    assert_non_null(strstr(l.text, line));
+  }
   for (i = 0; i < 4; i++) {
     char *got;
     snprintf(id, sizeof(id), "old%zu", i);
@@ -323,7 +411,8 @@ static void test_v2_database_migrates(void **state)
   exec_ok(db, "UPDATE schema_version SET version = 7");
   sqlite3_close(db);
   {
-    struct spaa_store_opts o = {t.db, 4, 4, 1, SPAA_DURABILITY_FULL};
+    struct spaa_store_opts o = {.path = t.db, .queue_depth = 4, .batch_max = 4, .readers = 1,
+                                .durability = SPAA_DURABILITY_FULL};
     s = NULL;
     assert_int_equal(spaa_store_open(&o, &s, &err), SPAA_E_STORE);
     assert_null(s);
@@ -345,6 +434,7 @@ int main(void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_v2_database_migrates),
+    cmocka_unit_test(test_migration_logged),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -42,7 +42,8 @@ static inline void tdir_rm(struct tdir *t)
 
 static inline struct spaa_store *topen(const char *db, size_t depth, size_t batch)
 {
-  struct spaa_store_opts o = {db, depth, batch, 2, SPAA_DURABILITY_FULL};
+  struct spaa_store_opts o = {.path = db, .queue_depth = depth, .batch_max = batch,
+                              .readers = 2, .durability = SPAA_DURABILITY_FULL};
   struct spaa_store *s = NULL;
   struct spaa_err err = {0};
   int rc = spaa_store_open(&o, &s, &err);
