@@ -3,7 +3,8 @@
  * deletes by age first (one delete of everything received before now - keep_s), then, while
  * the store is over its cap, the oldest twentieth of what is left (at least
  * RETENTION_MIN_STEP profiles), measuring again after each step. Each delete runs on the
- * store's writer between batches of puts, in short transactions. */
+ * store's writer between batches of puts, in short transactions. The figures /metrics shows
+ * are updated as the pass begins and after each delete, not only when it ends. */
 #include "server/retention.h"
 
 #include <errno.h>
@@ -53,9 +54,22 @@ static void log_deleted(const char *why, const struct spaa_store_deleted *d)
            (unsigned long long)d->dsos, (long long)d->bytes_before, (long long)d->bytes_after);
 }
 
+/* Make the pass's figures so far what /metrics shows (r NULL: a pass run by hand). Called
+ * after each delete, so a long pass shows its progress, not only its end: only the retention
+ * thread writes r->stats, so its running copy is always the latest. */
+static void publish(struct spaa_retention *r, const struct spaa_retention_stats *stats)
+{
+  if (!r)
+    return;
+  pthread_mutex_lock(&r->mu);
+  r->stats = *stats;
+  pthread_mutex_unlock(&r->mu);
+}
+
 /* While over the cap: delete the oldest share. 0 or a SPAA_E_*. */
-static int pass_size(struct spaa_store *store, const struct spaa_retention_opts *o,
-                     struct spaa_retention_stats *stats, struct spaa_err *err)
+static int pass_size(struct spaa_retention *r, struct spaa_store *store,
+                     const struct spaa_retention_opts *o, struct spaa_retention_stats *stats,
+                     struct spaa_err *err)
 {
   struct spaa_store_counts c;
   struct spaa_store_deleted d;
@@ -69,9 +83,11 @@ static int pass_size(struct spaa_store *store, const struct spaa_retention_opts 
     memset(&q, 0, sizeof(q));
     q.limit = (size_t)(c.profiles / 20 > RETENTION_MIN_STEP ? c.profiles / 20
                                                               : RETENTION_MIN_STEP);
-    if ((rc = spaa_store_delete(store, &q, &d, err)))
+    rc = spaa_store_delete(store, &q, &d, err);
+    add(stats, &d, 1); /* a failed delete may have committed some of its transactions */
+    publish(r, stats);
+    if (rc)
       return rc;
-    add(stats, &d, 1);
     log_deleted("max_db_size", &d);
     if (d.profiles == 0)
       return 0;
@@ -79,34 +95,45 @@ static int pass_size(struct spaa_store *store, const struct spaa_retention_opts 
   return 0;
 }
 
-int spaa_retention_pass(struct spaa_store *store, const struct spaa_retention_opts *o,
-                        struct spaa_retention_stats *stats)
+/* One pass, its figures published to r (NULL: none) as it goes. */
+static int pass(struct spaa_retention *r, struct spaa_store *store,
+                const struct spaa_retention_opts *o, struct spaa_retention_stats *stats)
 {
   struct spaa_store_deleted d;
   struct spaa_list_query q;
   struct spaa_err err = {0};
   int rc = 0;
   stats->passes++;
+  publish(r, stats);
   {
     /* the age rule; without one, a delete that matches nothing (received before 1970), so
      * that a sweep a killed delete owed runs before the size is measured and live profiles
      * do not go for rows nothing references */
     memset(&q, 0, sizeof(q));
     q.received_before_ns = o->keep_s ? now_ns() - (int64_t)o->keep_s * 1000000000LL : 1;
-    if (q.received_before_ns > 0 && !(rc = spaa_store_delete(store, &q, &d, &err))) {
-      add(stats, &d, 0);
-      if (d.profiles)
+    if (q.received_before_ns > 0) {
+      rc = spaa_store_delete(store, &q, &d, &err);
+      add(stats, &d, 0); /* a failed delete may have committed some of its transactions */
+      publish(r, stats);
+      if (!rc && d.profiles)
         log_deleted("retention", &d);
     }
   }
   if (!rc && o->max_bytes)
-    rc = pass_size(store, o, stats, &err);
+    rc = pass_size(r, store, o, stats, &err);
   if (rc) {
     stats->failures++;
+    publish(r, stats);
     spaa_log(SPAA_LOG_WARN, "retention pass failed", "code=%s detail=\"%s\"",
              spaa_err_name(err.code ? err.code : rc), err.msg);
   }
   return rc;
+}
+
+int spaa_retention_pass(struct spaa_store *store, const struct spaa_retention_opts *o,
+                        struct spaa_retention_stats *stats)
+{
+  return pass(NULL, store, o, stats);
 }
 
 /* Whether this relay runs the pass now: relays sharing one database take turns through the
@@ -142,10 +169,9 @@ static void *run(void *arg)
       struct spaa_retention_opts o = r->o; /* a reload may change r->o meanwhile */
       pthread_mutex_unlock(&r->mu);
       if (leading(r->store, &led))
-        spaa_retention_pass(r->store, &o, &st);
+        pass(r, r->store, &o, &st); /* publishes r->stats after each delete */
       pthread_mutex_lock(&r->mu);
     }
-    r->stats = st;
     clock_gettime(CLOCK_REALTIME, &until);
     until.tv_sec += (time_t)r->o.every_s;
     while (!r->stop && !r->wake && pthread_cond_timedwait(&r->cv, &r->mu, &until) != ETIMEDOUT)
