@@ -51,7 +51,6 @@ struct sentry_item {
   char content_type[64];    /* header "content_type" or "" */
   int has_length;           /* 1 when the header carried "length" */
   uint64_t length;          /* header "length" */
-  json_t *header;           /* the whole item header object; owned by the envelope */
   const uint8_t *payload;   /* payload bytes (borrowed), NULL when empty */
   size_t payload_len;
   size_t offset;            /* byte offset of the item header line in the envelope */
@@ -59,7 +58,9 @@ struct sentry_item {
 };
 
 struct sentry_envelope {
-  json_t *header;           /* envelope header object (sdk, sent_at, trace...); owned */
+  const uint8_t *header_line; /* the envelope header line (borrowed, like payloads), a JSON
+                               * object; sentry_envelope_header parses it */
+  size_t header_len;        /* its bytes, without the \n */
   char event_id[33];        /* normalized 32 lowercase hex, "" when absent */
   int has_dsn;              /* 1 when the header carried a "dsn" */
   struct sentry_dsn dsn;    /* parsed "dsn" when has_dsn */
@@ -80,6 +81,11 @@ int sentry_envelope_parse(const uint8_t *buf, size_t len, struct sentry_envelope
                           struct spaa_err *err);
 /* NULL-safe; releases what the envelope owns and zeroes it. */
 void sentry_envelope_free(struct sentry_envelope *env);
+/* The envelope header (sdk, sent_at, trace...) as a new JSON object, parsed from
+ * env->header_line on each call: the parse above reads only event_id and dsn. The caller
+ * owns the result (json_decref). NULL when the envelope has no header line (not parsed, or
+ * parsing failed on it) or when out of memory. */
+json_t *sentry_envelope_header(const struct sentry_envelope *env);
 /* Index of the first item of `kind`, or -1. */
 long sentry_envelope_find(const struct sentry_envelope *env, enum sentry_item_kind kind);
 

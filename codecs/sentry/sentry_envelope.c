@@ -5,8 +5,10 @@
 #include <string.h>
 
 #include "base/hex.h"
+#include "base/jscan.h"
 #include "base/limits.h"
 #include "sentry/sentry.h"
+#include "sentry/sentry_int.h"
 
 int sentry_uuid_normalize(const char *s, size_t len, char out[33])
 {
@@ -94,12 +96,8 @@ int sentry_dsn_parse(const char *s, size_t len, struct sentry_dsn *out, struct s
 
 void sentry_envelope_free(struct sentry_envelope *env)
 {
-  size_t i;
   if (!env)
     return;
-  json_decref(env->header);
-  for (i = 0; i < env->n_items; i++)
-    json_decref(env->items[i].header);
   free(env->items);
   memset(env, 0, sizeof(*env));
 }
@@ -157,42 +155,219 @@ static json_t *parse_line(const uint8_t *p, size_t n, const char *what, size_t i
   return v;
 }
 
-static void copy_str(char *dst, size_t cap, const json_t *v)
+/* ---- header lines: the few members the parser reads -----------------------------------
+ * A header line is read in one of two ways that must agree: the pull scanner (jscan.h) for
+ * lines of up to SENTRY__FAST_LINE bytes, or jansson (parse_line) for longer lines and for
+ * any line the scanner does not accept, so that every error is jansson's, word for word.
+ * Either way the outcome is, for each key asked for, the kind and value of its last
+ * occurrence (jansson keeps the last of duplicate keys). The scanner takes a line only when
+ * jansson would too: its syntax is RFC 8259's, and its numbers are checked against
+ * jansson's limits (an integer must fit in int64, a real must be finite). */
+
+enum hkind {
+  H_ABSENT = 0, /* the key does not occur */
+  H_NULL,       /* null */
+  H_STR,        /* a string: s, n */
+  H_INT,        /* an integer (no fraction, no exponent) that fits in int64: i */
+  H_OTHER       /* anything else: a real, true, false, an object, an array */
+};
+
+struct hfield {
+  enum hkind kind; /* what the last occurrence of the key held */
+  const char *s;   /* H_STR: decoded, NUL-terminated (borrowed: scratch or jansson) */
+  size_t n;        /* H_STR: bytes of s */
+  int64_t i;       /* H_INT: the value */
+};
+
+#define HLINE_MAX_KEYS 4 /* keys one line is read for (I_N, the item header's) */
+
+/* One header line read: the fields asked for and what they borrow from. */
+struct hline {
+  struct hfield f[HLINE_MAX_KEYS];           /* per key asked for, in order */
+  json_t *obj;                               /* jansson's object when the line took that path */
+  char scratch[SENTRY__FAST_LINE + 1];       /* the scanner's decoded strings */
+};
+
+/* Read one value into f (NULL: check it and drop it). 0, or -1 when jansson must judge the
+ * line (a scanner error, or a number jansson refuses). Recursion is bounded by the
+ * scanner's SPAA_JSCAN_MAXDEPTH (obj_begin/arr_begin fail past it). */
+static int scan_value(struct spaa_jscan *s, struct hfield *f)
 {
-  const char *s = json_string_value(v);
-  size_t n = s ? json_string_length(v) : 0;
+  const char *k, *a;
+  size_t kl;
+  struct spaa_num num;
+  int r;
+  if (f)
+    memset(f, 0, sizeof(*f));
+  switch (spaa_jscan_peek(s)) {
+  case SPAA_J_STR:
+    if (!f)
+      return spaa_jscan_skip(s, NULL, NULL);
+    f->kind = H_STR;
+    return spaa_jscan_str(s, &f->s, &f->n);
+  case SPAA_J_NUM:
+    a = s->p;
+    if (spaa_jscan_num(s, &num))
+      return -1; /* malformed, over long, or a real out of range ("real number overflow") */
+    if (num.is_float) {
+      /* an integer token past int64 is jansson's "too big integer" */
+      for (; a < s->p; a++)
+        if (*a == '.' || *a == 'e' || *a == 'E')
+          break;
+      if (a == s->p)
+        return -1;
+      if (f)
+        f->kind = H_OTHER;
+    } else if (f) {
+      f->kind = H_INT;
+      f->i = num.i;
+    }
+    return 0;
+  case SPAA_J_NULL:
+    if (f)
+      f->kind = H_NULL;
+    return spaa_jscan_skip(s, NULL, NULL);
+  case SPAA_J_TRUE:
+  case SPAA_J_FALSE:
+    if (f)
+      f->kind = H_OTHER;
+    return spaa_jscan_skip(s, NULL, NULL);
+  case SPAA_J_OBJ:
+    if (f)
+      f->kind = H_OTHER;
+    if (spaa_jscan_obj_begin(s))
+      return -1;
+    while ((r = spaa_jscan_obj_key(s, &k, &kl)) == 1)
+      if (scan_value(s, NULL))
+        return -1;
+    return r;
+  case SPAA_J_ARR:
+    if (f)
+      f->kind = H_OTHER;
+    if (spaa_jscan_arr_begin(s))
+      return -1;
+    while ((r = spaa_jscan_arr_next(s)) == 1)
+      if (scan_value(s, NULL))
+        return -1;
+    return r;
+  default:
+    return -1;
+  }
+}
+
+/* The fast path: 0 with h->f filled, or -1 when jansson must read the line. */
+static int scan_line(const uint8_t *p, size_t n, const char *const *keys, size_t n_keys,
+                     struct hline *h)
+{
+  struct spaa_jscan s;
+  const char *k;
+  size_t kl, i;
+  int r;
+  if (n >= sizeof(h->scratch))
+    return -1;
+  spaa_jscan_init(&s, (const char *)p, n, h->scratch, sizeof(h->scratch));
+  if (spaa_jscan_peek(&s) != SPAA_J_OBJ || spaa_jscan_obj_begin(&s))
+    return -1;
+  while ((r = spaa_jscan_obj_key(&s, &k, &kl)) == 1) {
+    /* keys hold no NUL: the scanner refuses \u0000 */
+    for (i = 0; i < n_keys && strcmp(k, keys[i]) != 0; i++)
+      ;
+    if (scan_value(&s, i < n_keys ? &h->f[i] : NULL))
+      return -1;
+  }
+  return r < 0 || spaa_jscan_finish(&s) ? -1 : 0;
+}
+
+/* Read the line [p, p+n) into h: the value of each of keys[0..n_keys) (at most
+ * HLINE_MAX_KEYS). 0, or the code of parse_line's error (err filled as parse_line does).
+ * h->obj, when set, is owned by the caller (json_decref). */
+static int read_line(const uint8_t *p, size_t n, const char *const *keys, size_t n_keys,
+                     const char *what, size_t idx, size_t offset, struct hline *h,
+                     struct spaa_err *err)
+{
+  size_t i;
+  h->obj = NULL;
+  memset(h->f, 0, sizeof(h->f));
+  if (scan_line(p, n, keys, n_keys, h) == 0)
+    return 0;
+  memset(h->f, 0, sizeof(h->f));
+  if (!(h->obj = parse_line(p, n, what, idx, offset, err)))
+    return err ? err->code : SPAA_E_BAD_ENVELOPE;
+  for (i = 0; i < n_keys; i++) {
+    const json_t *v = json_object_get(h->obj, keys[i]);
+    struct hfield *f = &h->f[i];
+    if (!v) {
+      f->kind = H_ABSENT;
+    } else if (json_is_null(v)) {
+      f->kind = H_NULL;
+    } else if (json_is_string(v)) {
+      f->kind = H_STR;
+      f->s = json_string_value(v);
+      f->n = json_string_length(v);
+    } else if (json_is_integer(v)) {
+      f->kind = H_INT;
+      f->i = (int64_t)json_integer_value(v);
+    } else {
+      f->kind = H_OTHER;
+    }
+  }
+  return 0;
+}
+
+/* A string field into a fixed one, cut to fit; "" when it is not a string. */
+static void copy_str(char *dst, size_t cap, const struct hfield *f)
+{
+  size_t n = f->kind == H_STR ? f->n : 0;
   if (n >= cap)
     n = cap - 1;
   if (n)
-    memcpy(dst, s, n);
+    memcpy(dst, f->s, n);
   dst[n] = 0;
 }
 
+enum { E_EVENT_ID, E_DSN, E_N };
+static const char *const env_keys[E_N] = {"event_id", "dsn"};
+
 static int parse_env_header(const uint8_t *buf, size_t n, struct sentry_envelope *env,
-                            struct spaa_err *err)
+                            struct hline *h, struct spaa_err *err)
 {
-  json_t *v;
+  const struct hfield *v;
+  int rc;
   if (n == 0 || (n == 1 && buf[0] == '\r'))
     return spaa_err_set(err, SPAA_E_BAD_ENVELOPE, 0, 0, "envelope header at byte 0: empty header line");
-  if (!(env->header = parse_line(buf, n, "envelope header", 0, 0, err)))
-    return err ? err->code : SPAA_E_BAD_ENVELOPE;
-  v = json_object_get(env->header, "event_id");
-  if (v && !json_is_null(v)) {
-    if (!json_is_string(v) ||
-        sentry_uuid_normalize(json_string_value(v), json_string_length(v), env->event_id))
+  if ((rc = read_line(buf, n, env_keys, E_N, "envelope header", 0, 0, h, err)))
+    return rc;
+  env->header_line = buf;
+  env->header_len = n;
+  v = &h->f[E_EVENT_ID];
+  if (v->kind != H_ABSENT && v->kind != H_NULL) {
+    if (v->kind != H_STR || sentry_uuid_normalize(v->s, v->n, env->event_id))
       return spaa_err_set(err, SPAA_E_BAD_ENVELOPE, 0, 0,
                           "envelope header: event_id is not a UUID (32 hex digits, dashes allowed)");
   }
-  v = json_object_get(env->header, "dsn");
-  if (v && !json_is_null(v)) {
+  v = &h->f[E_DSN];
+  if (v->kind != H_ABSENT && v->kind != H_NULL) {
     struct spaa_err de;
-    if (!json_is_string(v))
+    if (v->kind != H_STR)
       return spaa_err_set(err, SPAA_E_BAD_ENVELOPE, 0, 0, "envelope header: dsn is not a string");
-    if (sentry_dsn_parse(json_string_value(v), json_string_length(v), &env->dsn, &de))
+    if (sentry_dsn_parse(v->s, v->n, &env->dsn, &de))
       return spaa_err_set(err, SPAA_E_BAD_ENVELOPE, 0, 0, "envelope header: %s", de.msg);
     env->has_dsn = 1;
   }
   return 0;
+}
+
+json_t *sentry_envelope_header(const struct sentry_envelope *env)
+{
+  json_t *v;
+  if (!env->header_line)
+    return NULL;
+  v = json_loadb((const char *)env->header_line, env->header_len, JSON_DECODE_ANY, NULL);
+  if (v && !json_is_object(v)) {
+    json_decref(v);
+    v = NULL;
+  }
+  return v;
 }
 
 static struct sentry_item *add_item(struct sentry_envelope *env)
@@ -209,22 +384,30 @@ static struct sentry_item *add_item(struct sentry_envelope *env)
   return &env->items[env->n_items++];
 }
 
+enum { I_TYPE, I_LENGTH, I_PLATFORM, I_CONTENT_TYPE, I_N };
+static const char *const item_keys[I_N] = {"type", "length", "platform", "content_type"};
+_Static_assert(I_N <= HLINE_MAX_KEYS && E_N <= HLINE_MAX_KEYS, "struct hline holds the keys");
+
 int sentry_envelope_parse(const uint8_t *buf, size_t len, struct sentry_envelope *env,
                           struct spaa_err *err)
 {
+  struct hline h;
   size_t pos, n;
   int rc;
   memset(env, 0, sizeof(*env));
+  h.obj = NULL;
   if (len == 0)
     return spaa_err_set(err, SPAA_E_BAD_ENVELOPE, 0, 0, "empty envelope");
   n = line_len(buf, len, 0);
-  if ((rc = parse_env_header(buf, n, env, err)))
+  rc = parse_env_header(buf, n, env, &h, err);
+  json_decref(h.obj);
+  if (rc)
     return rc;
   pos = n < len ? n + 1 : n;
   for (;;) {
     struct sentry_item *it;
     size_t idx = env->n_items, start;
-    json_t *h, *v;
+    const struct hfield *v;
     /* blank lines between items and after the last one are skipped */
     while (pos < len && (buf[pos] == '\n' || buf[pos] == '\r' || buf[pos] == ' ' || buf[pos] == '\t'))
       pos++;
@@ -235,31 +418,39 @@ int sentry_envelope_parse(const uint8_t *buf, size_t len, struct sentry_envelope
                           idx, pos, SENTRY_MAX_ITEMS);
     start = pos;
     n = line_len(buf, len, pos);
-    if (!(h = parse_line(buf + pos, n, "item", idx, pos, err)))
-      return err ? err->code : SPAA_E_BAD_ENVELOPE;
+    if ((rc = read_line(buf + pos, n, item_keys, I_N, "item", idx, pos, &h, err)))
+      return rc;
+    rc = 0;
     if (!(it = add_item(env))) {
-      json_decref(h);
-      return spaa_err_set(err, SPAA_E_NOMEM, 0, pos, NULL);
+      rc = spaa_err_set(err, SPAA_E_NOMEM, 0, pos, NULL);
+      goto next;
     }
-    it->header = h;
     it->offset = start;
-    v = json_object_get(h, "type");
-    if (!json_is_string(v) || json_string_length(v) == 0)
-      return spaa_err_set(err, SPAA_E_BAD_ENVELOPE, 0, start,
-                          "item %zu at byte %zu: item header has no \"type\"", idx, start);
-    copy_str(it->type, sizeof(it->type), v);
-    it->kind = json_string_length(v) < sizeof(it->type) ? kind_of(it->type) : SENTRY_ITEM_OTHER;
-    copy_str(it->platform, sizeof(it->platform), json_object_get(h, "platform"));
-    copy_str(it->content_type, sizeof(it->content_type), json_object_get(h, "content_type"));
-    v = json_object_get(h, "length");
-    if (v && !json_is_null(v)) {
-      if (!json_is_integer(v) || json_integer_value(v) < 0)
-        return spaa_err_set(err, SPAA_E_BAD_ENVELOPE, 0, start,
-                            "item %zu at byte %zu: \"length\" is not a non-negative integer", idx,
-                            start);
-      it->has_length = 1;
-      it->length = (uint64_t)json_integer_value(v);
+    v = &h.f[I_TYPE];
+    if (v->kind != H_STR || v->n == 0) {
+      rc = spaa_err_set(err, SPAA_E_BAD_ENVELOPE, 0, start,
+                        "item %zu at byte %zu: item header has no \"type\"", idx, start);
+      goto next;
     }
+    copy_str(it->type, sizeof(it->type), v);
+    it->kind = v->n < sizeof(it->type) ? kind_of(it->type) : SENTRY_ITEM_OTHER;
+    copy_str(it->platform, sizeof(it->platform), &h.f[I_PLATFORM]);
+    copy_str(it->content_type, sizeof(it->content_type), &h.f[I_CONTENT_TYPE]);
+    v = &h.f[I_LENGTH];
+    if (v->kind != H_ABSENT && v->kind != H_NULL) {
+      if (v->kind != H_INT || v->i < 0) {
+        rc = spaa_err_set(err, SPAA_E_BAD_ENVELOPE, 0, start,
+                          "item %zu at byte %zu: \"length\" is not a non-negative integer", idx,
+                          start);
+        goto next;
+      }
+      it->has_length = 1;
+      it->length = (uint64_t)v->i;
+    }
+  next:
+    json_decref(h.obj);
+    if (rc)
+      return rc;
     pos += n;
     if (pos >= len) {
       /* header at EOF: an empty payload, unless a length promised bytes */

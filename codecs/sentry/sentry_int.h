@@ -1,5 +1,6 @@
 /* Internals shared by the Sentry profile decoder (sentry_profile.c) and its SPAA builder
- * (sentry_spaa.c): a decoded, Relay-normalized profile. Not a public contract. */
+ * (sentry_spaa.c): a decoded, Relay-normalized profile; and the envelope parser's fast-path
+ * threshold (sentry_envelope.c), for its tests. Not a public contract. */
 #ifndef SPAA_SENTRY_INT_H
 #define SPAA_SENTRY_INT_H
 
@@ -11,6 +12,11 @@
 #include "base/err.h"
 #include "base/idmap.h"
 #include "sentry/sentry.h"
+
+/* Envelope and item header lines of up to this many bytes are read with the pull scanner
+ * (base/jscan.h), its scratch (this plus one byte) on the parser's stack; longer lines, and
+ * any the scanner refuses, are read with jansson. Not a cap: SENTRY_MAX_HEADER_LINE is. */
+#define SENTRY__FAST_LINE 4096
 
 /* Relay's rejection reasons (outcome = "profiling_" + name). */
 #define SENTRY__REASONS(XX)                                                                   \

@@ -682,7 +682,7 @@ int sentry_envelope_convert(const struct sentry_envelope *env, const struct spaa
                             struct spaa_conv_list *out, struct spaa_err *err)
 {
   struct sentry_item_ctx ctx;
-  json_t *txn = NULL;
+  json_t *txn = NULL, *hdr = NULL;
   long ti = sentry_envelope_find(env, SENTRY_ITEM_TRANSACTION);
   size_t i, n_prof = 0;
   int rc = 0;
@@ -699,6 +699,9 @@ int sentry_envelope_convert(const struct sentry_envelope *env, const struct spaa
                           "item %zu (%s) at byte %zu: %zu bytes, over the %u byte profile cap", i,
                           it->type, it->offset, it->payload_len, SENTRY_MAX_PROFILE_BYTES);
   }
+  /* the envelope header (for "sdk") is parsed only when a profile needs it */
+  if (n_prof && env->header_line && !(hdr = sentry_envelope_header(env)))
+    return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
   if (ti >= 0 && n_prof) { /* parsed only when a profile needs it */
     const struct sentry_item *it = &env->items[ti];
     txn = json_loadb((const char *)it->payload, it->payload_len, 0, NULL);
@@ -722,7 +725,7 @@ int sentry_envelope_convert(const struct sentry_envelope *env, const struct spaa
     ctx.has_transaction = ti >= 0;
     ctx.transaction = txn;
     ctx.item_platform = it->platform;
-    ctx.env_header = env->header;
+    ctx.env_header = hdr;
     ctx.meter = o ? o->meter : NULL;
     if ((rc = sentry_profile_convert(it->payload ? it->payload : (const uint8_t *)"", it->payload_len,
                                      it->kind, &ctx, c))) {
@@ -740,6 +743,7 @@ int sentry_envelope_convert(const struct sentry_envelope *env, const struct spaa
     }
   }
   json_decref(txn);
+  json_decref(hdr);
   return rc;
 }
 

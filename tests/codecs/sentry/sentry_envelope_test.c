@@ -1,6 +1,6 @@
 /* Tests for codecs/sentry_envelope.c and codecs/sentry_auth.c: the envelope grammar (table,
- * every truncation of valid envelopes), DSNs, event ids, the auth header grammar and project
- * ids. */
+ * every truncation of valid envelopes), header lines read by the scanner and by jansson
+ * alike, DSNs, event ids, the auth header grammar and project ids. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "sentry/sentry.h"
+#include "sentry/sentry_int.h"
 
 #include "fixture.h"
 
@@ -159,6 +160,7 @@ static void test_envelope_item_fields(void **state)
                            "\"content_type\":\"application/json\"}\n{}";
   struct sentry_envelope env;
   struct spaa_err err;
+  json_t *hdr;
   (void)state;
   assert_int_equal(sentry_envelope_parse((const uint8_t *)in, sizeof(in) - 1, &env, &err), 0);
   assert_int_equal(env.n_items, 2);
@@ -172,8 +174,11 @@ static void test_envelope_item_fields(void **state)
   assert_int_equal(env.items[1].offset, strstr(in, "{\"type\":\"profile_chunk_ui\"") - in);
   assert_int_equal(sentry_envelope_find(&env, SENTRY_ITEM_CHUNK), 1);
   assert_int_equal(sentry_envelope_find(&env, SENTRY_ITEM_PROFILE), -1);
-  assert_string_equal(json_string_value(json_object_get(json_object_get(env.header, "sdk"), "name")),
+  hdr = sentry_envelope_header(&env);
+  assert_non_null(hdr);
+  assert_string_equal(json_string_value(json_object_get(json_object_get(hdr, "sdk"), "name")),
                       "sentry.python");
+  json_decref(hdr);
   sentry_envelope_free(&env);
 }
 
@@ -193,6 +198,291 @@ static void test_envelope_item_cap(void **state)
   len -= 14;
   assert_int_equal(sentry_envelope_parse((uint8_t *)b, len, &env, &err), 0);
   assert_int_equal(env.n_items, SENTRY_MAX_ITEMS);
+  sentry_envelope_free(&env);
+  free(b);
+}
+
+/* ---- header lines: the scanner's fast path and jansson's path agree ---------------------
+ * Each case runs four times: as written (lines up to SENTRY__FAST_LINE bytes take the pull
+ * scanner) and with the envelope header, the item header or both padded past that length
+ * with a leading "_pad" member (those lines take jansson). Every outcome must be the same. */
+
+struct hdr_case {
+  const char *name;
+  const char *hdr;          /* envelope header line */
+  const char *item;         /* item header line */
+  const char *payload;      /* item payload, "abc" when NULL */
+  int rc;                   /* 0 or the SPAA_E_* expected */
+  const char *msg;          /* the whole error message; "%zu" stands for the item's offset */
+  const char *event_id;     /* expected event id, "" when none */
+  const char *project;      /* the dsn's project id, NULL when there is no dsn */
+  enum sentry_item_kind kind;
+  const char *type, *platform, *content_type;
+  int has_length;
+  uint64_t length;
+};
+
+#define NO_UUID "envelope header: event_id is not a UUID (32 hex digits, dashes allowed)"
+#define NO_TYPE "item 0 at byte %zu: item header has no \"type\""
+#define BAD_LEN "item 0 at byte %zu: \"length\" is not a non-negative integer"
+#define EID "9ec79c33ec9942ab8353589fcb2e04dc"
+#define EID2 "0ec79c33ec9942ab8353589fcb2e04dc"
+#define T_A "{\"type\":\"a\"}"
+#define OK_A 0, NULL, "", NULL, SENTRY_ITEM_OTHER, "a", "", "", 0, 0
+
+static const struct hdr_case hdr_cases[] = {
+    /* the envelope header: event_id and dsn, the last of duplicate keys wins */
+    {"plain event id", "{\"event_id\":\"" EID "\"}", T_A, NULL, 0, NULL, EID, NULL,
+     SENTRY_ITEM_OTHER, "a", "", "", 0, 0},
+    {"escapes in event id", "{\"event_id\":\"\\u0039ec79c33ec9942ab8353589fcb2e04d\\u0063\"}",
+     T_A, NULL, 0, NULL, EID, NULL, SENTRY_ITEM_OTHER, "a", "", "", 0, 0},
+    {"escaped key", "{\"\\u0065vent_id\":\"" EID "\"}", T_A, NULL, 0, NULL, EID, NULL,
+     SENTRY_ITEM_OTHER, "a", "", "", 0, 0},
+    {"braces, dashes, upper case", "{\"event_id\":\"{9EC79C33-EC99-42AB-8353-589FCB2E04DC}\"}",
+     T_A, NULL, 0, NULL, EID, NULL, SENTRY_ITEM_OTHER, "a", "", "", 0, 0},
+    {"escaped slash in event id", "{\"event_id\":\"9ec79c33\\/ec9942ab8353589fcb2e04dc\"}", T_A,
+     NULL, SPAA_E_BAD_ENVELOPE, NO_UUID, "", NULL, 0, NULL, NULL, NULL, 0, 0},
+    {"duplicate event id: last", "{\"event_id\":\"" EID "\",\"event_id\":\"" EID2 "\"}", T_A, NULL,
+     0, NULL, EID2, NULL, SENTRY_ITEM_OTHER, "a", "", "", 0, 0},
+    {"duplicate event id: last null", "{\"event_id\":\"" EID "\",\"event_id\":null}", T_A, NULL,
+     OK_A},
+    {"duplicate event id: last bad", "{\"event_id\":null,\"event_id\":\"bad\"}", T_A, NULL,
+     SPAA_E_BAD_ENVELOPE, NO_UUID, "", NULL, 0, NULL, NULL, NULL, 0, 0},
+    {"event id not a string", "{\"event_id\":1}", T_A, NULL, SPAA_E_BAD_ENVELOPE, NO_UUID, "",
+     NULL, 0, NULL, NULL, NULL, 0, 0},
+    {"event id an object", "{\"event_id\":{\"a\":1}}", T_A, NULL, SPAA_E_BAD_ENVELOPE, NO_UUID,
+     "", NULL, 0, NULL, NULL, NULL, 0, 0},
+    {"blanks and a dsn",
+     "{ \"event_id\" : \"" EID "\" ,\t\"dsn\":\"http://pk:sec@host:9000/a/b/42/\" }\r", T_A, NULL,
+     0, NULL, EID, "42", SENTRY_ITEM_OTHER, "a", "", "", 0, 0},
+    {"dsn not a string", "{\"dsn\":[\"x\"]}", T_A, NULL, SPAA_E_BAD_ENVELOPE,
+     "envelope header: dsn is not a string", "", NULL, 0, NULL, NULL, NULL, 0, 0},
+    {"bad dsn", "{\"dsn\":\"https://o1.example/42\"}", T_A, NULL, SPAA_E_BAD_ENVELOPE,
+     "envelope header: dsn: missing public key before '@'", "", NULL, 0, NULL, NULL, NULL, 0, 0},
+    {"duplicate dsn: last null", "{\"dsn\":\"https://k@h/1\",\"dsn\":null}", T_A, NULL, OK_A},
+    {"duplicate dsn: last, escaped", "{\"dsn\":null,\"dsn\":\"https://k@h/\\u0031\"}", T_A, NULL,
+     0, NULL, "", "1", SENTRY_ITEM_OTHER, "a", "", "", 0, 0},
+    {"other members skipped",
+     "{\"sdk\":{\"name\":\"sentry.cocoa\","
+     "\"integrations\":[\"x\",1,-0,2.5e-3,true,false,null,{},[]]},"
+     "\"sent_at\":\"2026-01-01T00:00:00Z\",\"trace\":{\"n\":-9223372036854775808,\"u\":1e-400},"
+     "\"s\":\"caf\\u00e9 \\ud83d\\ude00 \xc3\xa9\"}",
+     T_A, NULL, OK_A},
+    /* item headers */
+    {"duplicate type: last not a string", "{}", "{\"type\":\"a\",\"type\":1}", NULL,
+     SPAA_E_BAD_ENVELOPE, NO_TYPE, "", NULL, 0, NULL, NULL, NULL, 0, 0},
+    {"duplicate type: last", "{}", "{\"type\":1,\"type\":\"profile\"}", NULL, 0, NULL, "", NULL,
+     SENTRY_ITEM_PROFILE, "profile", "", "", 0, 0},
+    {"empty type", "{}", "{\"type\":\"\"}", NULL, SPAA_E_BAD_ENVELOPE, NO_TYPE, "", NULL, 0, NULL,
+     NULL, NULL, 0, 0},
+    {"null type", "{}", "{\"type\":null}", NULL, SPAA_E_BAD_ENVELOPE, NO_TYPE, "", NULL, 0, NULL,
+     NULL, NULL, 0, 0},
+    {"escapes in key and type", "{}", "{\"\\u0074ype\":\"pro\\u0066ile\"}", NULL, 0, NULL, "",
+     NULL, SENTRY_ITEM_PROFILE, "profile", "", "", 0, 0},
+    {"all fields", "{}",
+     "{\"type\":\"profile_chunk_ui\",\"platform\":\"cocoa\",\"content_type\":\"application/json\","
+     "\"length\":3}",
+     NULL, 0, NULL, "", NULL, SENTRY_ITEM_CHUNK, "profile_chunk_ui", "cocoa", "application/json",
+     1, 3},
+    {"fields not strings", "{}", "{\"type\":\"profile\",\"platform\":1,\"content_type\":[\"x\"]}",
+     NULL, 0, NULL, "", NULL, SENTRY_ITEM_PROFILE, "profile", "", "", 0, 0},
+    {"escaped platform", "{}", "{\"type\":\"profile\",\"platform\":\"caf\\u00e9\"}", NULL, 0,
+     NULL, "", NULL, SENTRY_ITEM_PROFILE, "profile", "caf\xc3\xa9", "", 0, 0},
+    {"long platform cut", "{}",
+     "{\"type\":\"profile\",\"platform\":\"0123456789012345678901234567890123456789\"}", NULL, 0,
+     NULL, "", NULL, SENTRY_ITEM_PROFILE, "profile", "0123456789012345678901234567890", "", 0,
+     0},
+    {"type of 47 bytes kept", "{}",
+     "{\"type\":\"01234567890123456789012345678901234567890123456\"}", NULL, 0, NULL, "", NULL,
+     SENTRY_ITEM_OTHER, "01234567890123456789012345678901234567890123456", "", "", 0, 0},
+    {"type of 48 bytes cut", "{}",
+     "{\"type\":\"profile01234567890123456789012345678901234567890\"}", NULL, 0, NULL, "", NULL,
+     SENTRY_ITEM_OTHER, "profile0123456789012345678901234567890123456789", "", "", 0, 0},
+    {"length", "{}", "{\"type\":\"a\",\"length\":3}", NULL, 0, NULL, "", NULL, SENTRY_ITEM_OTHER,
+     "a", "", "", 1, 3},
+    {"length -0", "{}", "{\"type\":\"a\",\"length\":-0}", "", 0, NULL, "", NULL,
+     SENTRY_ITEM_OTHER, "a", "", "", 1, 0},
+    {"length null", "{}", "{\"type\":\"a\",\"length\":null}", NULL, OK_A},
+    {"length a string", "{}", "{\"type\":\"a\",\"length\":\"3\"}", NULL, SPAA_E_BAD_ENVELOPE,
+     BAD_LEN, "", NULL, 0, NULL, NULL, NULL, 0, 0},
+    {"length a real", "{}", "{\"type\":\"a\",\"length\":3.0}", NULL, SPAA_E_BAD_ENVELOPE, BAD_LEN,
+     "", NULL, 0, NULL, NULL, NULL, 0, 0},
+    {"length with an exponent", "{}", "{\"type\":\"a\",\"length\":3e0}", NULL, SPAA_E_BAD_ENVELOPE,
+     BAD_LEN, "", NULL, 0, NULL, NULL, NULL, 0, 0},
+    {"length negative", "{}", "{\"type\":\"a\",\"length\":-1}", NULL, SPAA_E_BAD_ENVELOPE, BAD_LEN,
+     "", NULL, 0, NULL, NULL, NULL, 0, 0},
+    {"length true", "{}", "{\"type\":\"a\",\"length\":true}", NULL, SPAA_E_BAD_ENVELOPE, BAD_LEN,
+     "", NULL, 0, NULL, NULL, NULL, 0, 0},
+    {"duplicate length: last", "{}", "{\"type\":\"a\",\"length\":\"x\",\"length\":3}", NULL, 0,
+     NULL, "", NULL, SENTRY_ITEM_OTHER, "a", "", "", 1, 3},
+    {"duplicate length: last null", "{}", "{\"type\":\"a\",\"length\":3,\"length\":null}", NULL,
+     OK_A},
+};
+
+/* `line` with a leading "_pad" member that takes it past SENTRY__FAST_LINE (malloc'd). */
+static char *padded(const char *line)
+{
+  size_t n = strlen(line), pad = SENTRY__FAST_LINE;
+  char *o = malloc(n + pad + 16);
+  size_t k = 0;
+  assert_non_null(o);
+  assert_true(n >= 2 && line[0] == '{');
+  k += (size_t)sprintf(o, "{\"_pad\":\"");
+  memset(o + k, 'x', pad);
+  k += pad;
+  k += (size_t)sprintf(o + k, "\"%s%s", line[1] == '}' ? "" : ",", line + 1);
+  return o;
+}
+
+static void check_hdr_case(const struct hdr_case *c, int pad_hdr, int pad_item)
+{
+  char *hdr = pad_hdr ? padded(c->hdr) : strdup(c->hdr);
+  char *item = pad_item ? padded(c->item) : strdup(c->item);
+  const char *payload = c->payload ? c->payload : "abc";
+  size_t len = strlen(hdr) + strlen(item) + strlen(payload) + 3, item_off = strlen(hdr) + 1;
+  char *in = malloc(len + 1), want[256];
+  struct sentry_envelope env;
+  struct spaa_err err;
+  int rc;
+  assert_non_null(in);
+  snprintf(in, len + 1, "%s\n%s\n%s\n", hdr, item, payload);
+  spaa_err_clear(&err);
+  rc = sentry_envelope_parse((const uint8_t *)in, len, &env, &err);
+  if (rc != c->rc)
+    fail_msg("%s (pad %d %d): rc %d, want %d (%s)", c->name, pad_hdr, pad_item, rc, c->rc, err.msg);
+  if (rc) {
+    snprintf(want, sizeof(want), c->msg, item_off);
+    if (strcmp(err.msg, want) != 0)
+      fail_msg("%s (pad %d %d): error '%s', want '%s'", c->name, pad_hdr, pad_item, err.msg, want);
+  } else {
+    const struct sentry_item *it = &env.items[0];
+    json_t *h = sentry_envelope_header(&env), *want_h = json_loads(hdr, 0, NULL);
+    assert_string_equal(env.event_id, c->event_id);
+    assert_int_equal(env.has_dsn, c->project != NULL);
+    if (c->project)
+      assert_string_equal(env.dsn.project_id, c->project);
+    assert_int_equal(env.n_items, 1);
+    assert_int_equal(it->kind, c->kind);
+    assert_string_equal(it->type, c->type);
+    assert_string_equal(it->platform, c->platform);
+    assert_string_equal(it->content_type, c->content_type);
+    assert_int_equal(it->has_length, c->has_length);
+    assert_int_equal(it->length, c->length);
+    assert_int_equal(it->offset, item_off);
+    assert_int_equal(it->payload_len, strlen(payload));
+    /* the header, parsed on demand, is the whole line */
+    assert_non_null(h);
+    assert_non_null(want_h);
+    assert_true(json_equal(h, want_h));
+    json_decref(h);
+    json_decref(want_h);
+  }
+  sentry_envelope_free(&env);
+  free(in);
+  free(hdr);
+  free(item);
+}
+
+static void test_header_fast_and_slow(void **state)
+{
+  size_t i;
+  (void)state;
+  for (i = 0; i < sizeof(hdr_cases) / sizeof(hdr_cases[0]); i++) {
+    check_hdr_case(&hdr_cases[i], 0, 0);
+    check_hdr_case(&hdr_cases[i], 1, 0);
+    check_hdr_case(&hdr_cases[i], 0, 1);
+    check_hdr_case(&hdr_cases[i], 1, 1);
+  }
+}
+
+/* Lines the scanner refuses (or that jansson refuses where the scanner would not) go to
+ * jansson, whose message and position are the error: exactly as before the fast path. */
+static void test_header_errors(void **state)
+{
+  static const struct {
+    const char *in;
+    int rc;
+    size_t offset;
+    const char *msg;
+  } cases[] = {
+      {"{\"x\":12345678901234567890}\n", SPAA_E_BAD_ENVELOPE, 25,
+       "envelope header 0 at byte 0: header is not valid JSON: too big integer near "
+       "'12345678901234567890'"},
+      {"{\"x\":{\"y\":-9223372036854775809}}\n", SPAA_E_BAD_ENVELOPE, 30,
+       "envelope header 0 at byte 0: header is not valid JSON: too big negative integer near "
+       "'-9223372036854775809'"},
+      {"{\"x\":[1e400]}\n", SPAA_E_BAD_ENVELOPE, 11,
+       "envelope header 0 at byte 0: header is not valid JSON: real number overflow near '1e400'"},
+      {"{\"a\":\"\\ud800\"}\n", SPAA_E_BAD_ENVELOPE, 13,
+       "envelope header 0 at byte 0: header is not valid JSON: invalid Unicode '\\uD800' near "
+       "'\"\\ud800\"'"},
+      {"{\"a\":\"\xff\"}\n", SPAA_E_BAD_ENVELOPE, 6,
+       "envelope header 0 at byte 0: header is not valid JSON: unable to decode byte 0xff near "
+       "'\"'"},
+      {"{\"a\":\"\\u0000\"}\n", SPAA_E_BAD_ENVELOPE, 13,
+       "envelope header 0 at byte 0: header is not valid JSON: \\u0000 is not allowed without "
+       "JSON_ALLOW_NUL near '\"\\u0000\"'"},
+      {"{\"a\":1,}\n", SPAA_E_BAD_ENVELOPE, 8,
+       "envelope header 0 at byte 0: header is not valid JSON: string or '}' expected near '}'"},
+      {"{\"a\":tru}\n", SPAA_E_BAD_ENVELOPE, 8,
+       "envelope header 0 at byte 0: header is not valid JSON: invalid token near 'tru'"},
+      {"{} x\n", SPAA_E_BAD_ENVELOPE, 4,
+       "envelope header 0 at byte 0: header is not valid JSON: end of file expected near 'x'"},
+      {"[1]\n", SPAA_E_BAD_ENVELOPE, 0, "envelope header 0 at byte 0: header is not a JSON object"},
+      {"{}\n{\"type\":\"profile\",\"x\":1e400}\n{}\n", SPAA_E_BAD_ENVELOPE, 30,
+       "item 0 at byte 3: header is not valid JSON: real number overflow near '1e400'"},
+      {"{}\n{\"type\":\"a\"} {}\n", SPAA_E_BAD_ENVELOPE, 17,
+       "item 0 at byte 3: header is not valid JSON: end of file expected near '{'"},
+      {"{}\n[\"type\"]\n", SPAA_E_BAD_ENVELOPE, 3, "item 0 at byte 3: header is not a JSON object"},
+      {"{}\n{\"type\":\n", SPAA_E_BAD_ENVELOPE, 11,
+       "item 0 at byte 3: header is not valid JSON: unexpected token near end of file"},
+  };
+  size_t i;
+  (void)state;
+  for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    struct sentry_envelope env;
+    struct spaa_err err;
+    int rc;
+    spaa_err_clear(&err);
+    rc = sentry_envelope_parse((const uint8_t *)cases[i].in, strlen(cases[i].in), &env, &err);
+    if (rc != cases[i].rc || strcmp(err.msg, cases[i].msg) != 0 || err.offset != cases[i].offset)
+      fail_msg("case %zu: rc %d offset %zu '%s', want %d %zu '%s'", i, rc, err.offset, err.msg,
+               cases[i].rc, cases[i].offset, cases[i].msg);
+    sentry_envelope_free(&env);
+  }
+}
+
+/* Past the fast path: a long line, bad at its end, and a line nested deeper than the
+ * scanner goes (jansson accepts it). */
+static void test_header_long_and_deep(void **state)
+{
+  size_t pad = SENTRY__FAST_LINE + 100, n = 0, i;
+  char *b = malloc(pad + 64);
+  struct sentry_envelope env;
+  struct spaa_err err;
+  (void)state;
+  assert_non_null(b);
+  n += (size_t)sprintf(b, "{\"_pad\":\"");
+  memset(b + n, 'x', pad);
+  n += pad;
+  n += (size_t)sprintf(b + n, "\",\"x\":tru}\n");
+  spaa_err_clear(&err);
+  assert_int_equal(sentry_envelope_parse((uint8_t *)b, n, &env, &err), SPAA_E_BAD_ENVELOPE);
+  assert_string_equal(err.msg, "envelope header 0 at byte 0: header is not valid JSON: invalid "
+                               "token near 'tru'");
+  assert_int_equal(err.offset, n - 2); /* just past "tru", as jansson counts */
+  sentry_envelope_free(&env);
+  /* 100 nested arrays in an item header */
+  n = (size_t)sprintf(b, "{}\n{\"type\":\"profile\",\"x\":");
+  for (i = 0; i < 100; i++)
+    b[n++] = '[';
+  for (i = 0; i < 100; i++)
+    b[n++] = ']';
+  n += (size_t)sprintf(b + n, "}\n{}");
+  assert_int_equal(sentry_envelope_parse((uint8_t *)b, n, &env, &err), 0);
+  assert_int_equal(env.n_items, 1);
+  assert_int_equal(env.items[0].kind, SENTRY_ITEM_PROFILE);
+  assert_int_equal(env.items[0].payload_len, 2);
   sentry_envelope_free(&env);
   free(b);
 }
@@ -439,6 +729,8 @@ int main(void)
       cmocka_unit_test(test_uuid),                 cmocka_unit_test(test_dsn),
       cmocka_unit_test(test_auth_header_table),    cmocka_unit_test(test_auth_query_table),
       cmocka_unit_test(test_project_id),           cmocka_unit_test(test_envelope_fixtures),
+      cmocka_unit_test(test_header_fast_and_slow), cmocka_unit_test(test_header_errors),
+      cmocka_unit_test(test_header_long_and_deep),
   };
   spaa_test_have_fixtures("sentry", "the Sentry fixture tests");
   return cmocka_run_group_tests(tests, NULL, NULL);
