@@ -143,16 +143,18 @@ int sentry_profile_convert(const uint8_t *payload, size_t len, enum sentry_item_
 /* Convert every profile and chunk item of a parsed envelope, in order, appending one entry
  * per item to out (other items are skipped; the first transaction item supplies the V1
  * transaction context); o->service (copied) as each entry's service, the item payload as
- * its original with o->keep_original. Returns 0, SPAA_E_TOO_LARGE when the envelope holds
- * more than one profile/profile_chunk item or a profile item over SENTRY_MAX_PROFILE_BYTES
- * (nothing is appended then), or SPAA_E_NOMEM. */
+ * its original with o->keep_original. As Relay, the first profile item that converts is the
+ * envelope's profile: any later profile item is rejected on its own ("too_many_profiles",
+ * not parsed); profile_chunk items each stand alone. Returns 0, SPAA_E_TOO_LARGE when a
+ * profile or chunk item passes SENTRY_MAX_PROFILE_BYTES (nothing is appended then), or
+ * SPAA_E_NOMEM. */
 int sentry_envelope_convert(const struct sentry_envelope *env, const struct spaa_convert_opts *o,
                             struct spaa_conv_list *out, struct spaa_err *err);
 
 /* Relay's profile rejection reasons (without "profiling_"), for counting outcomes: index i
  * in [0, SENTRY_N_REASONS) gives its name ("invalid_json", "not_enough_samples"...), any
  * other index NULL. Static strings. */
-#define SENTRY_N_REASONS 10
+#define SENTRY_N_REASONS 11
 const char *sentry_reason_at(size_t i);
 
 /* The converter for `spaa-relay convert --from sentry`: an envelope, or a bare profile or

@@ -29,7 +29,8 @@
   XX(NOT_ENOUGH_SAMPLES, "not_enough_samples", INVALID)                                       \
   XX(MALFORMED_SAMPLES, "malformed_samples", INVALID)                                         \
   XX(MALFORMED_STACKS, "malformed_stacks", INVALID)                                           \
-  XX(DURATION_TOO_LONG, "duration_is_too_long", INVALID)
+  XX(DURATION_TOO_LONG, "duration_is_too_long", INVALID)                                      \
+  XX(TOO_MANY_PROFILES, "too_many_profiles", INVALID)
 
 enum sentry__reason {
   SENTRY__OK = 0,

@@ -685,15 +685,12 @@ int sentry_envelope_convert(const struct sentry_envelope *env, const struct spaa
   json_t *txn = NULL, *hdr = NULL;
   long ti = sentry_envelope_find(env, SENTRY_ITEM_TRANSACTION);
   size_t i, n_prof = 0;
-  int rc = 0;
+  int rc = 0, kept = 0; /* kept: a profile item converted (the envelope's one) */
   for (i = 0; i < env->n_items; i++) {
     const struct sentry_item *it = &env->items[i];
     if (it->kind != SENTRY_ITEM_PROFILE && it->kind != SENTRY_ITEM_CHUNK)
       continue;
-    if (++n_prof > 1)
-      return spaa_err_set(err, SPAA_E_TOO_LARGE, 0, it->offset,
-                          "item %zu (%s) at byte %zu: more than one profile/profile_chunk item in "
-                          "one envelope", i, it->type, it->offset);
+    n_prof++;
     if (it->payload_len > SENTRY_MAX_PROFILE_BYTES)
       return spaa_err_set(err, SPAA_E_TOO_LARGE, 0, it->offset,
                           "item %zu (%s) at byte %zu: %zu bytes, over the %u byte profile cap", i,
@@ -719,6 +716,14 @@ int sentry_envelope_convert(const struct sentry_envelope *env, const struct spaa
       rc = spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
       break;
     }
+    if (it->kind == SENTRY_ITEM_PROFILE && kept) { /* Relay drops it unread */
+      snprintf(c->reason, sizeof(c->reason), "%s",
+               sentry__reason_name(SENTRY__R_TOO_MANY_PROFILES));
+      spaa_err_set(&c->err, SPAA_E_INVALID, 0, it->offset, "item %zu (profile) at byte %zu: "
+                   "the envelope's profile is an earlier item: one profile per envelope", i,
+                   it->offset);
+      continue;
+    }
     memset(&ctx, 0, sizeof(ctx));
     ctx.in_envelope = 1;
     /* a transaction item that is not JSON still counts as present, with no metadata */
@@ -733,6 +738,7 @@ int sentry_envelope_convert(const struct sentry_envelope *env, const struct spaa
         *err = c->err;
       break;
     }
+    kept |= it->kind == SENTRY_ITEM_PROFILE && c->profile;
     if (o && o->service && !(c->service = strdup(o->service))) {
       rc = spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
       break;

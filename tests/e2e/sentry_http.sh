@@ -171,13 +171,32 @@ sentry_error 400 "truncated item" "item 0 (profile) at byte 3: truncated"
 printf '{}\n{"length":2}\n{}\n' >"$E2E_TMP/notype.env"
 post "/api/7/envelope/?sentry_key=k" "$E2E_TMP/notype.env"
 sentry_error 400 "item without type" "no \"type\""
+# two profile items: as Relay, the first that converts is the envelope's profile, the other
+# is dropped alone (too_many_profiles) and the envelope answered 200; the first, invalid
+# here, does not count. A profile_chunk beside a profile stands alone.
 {
   cat "$E2E_TMP/cocoa.env"
-  printf '\n{"type":"profile_chunk"}\n'
-  one_line "$FIX/relay_sample_v2_valid_cocoa.json"
+  printf '\n{"type":"profile"}\n'
+  one_line "$FIX/vroom_node_v1.json"
 } >"$E2E_TMP/two.env"
 post "/api/7/envelope/?sentry_key=k" "$E2E_TMP/two.env"
-sentry_error 413 "two profile items" "more than one profile"
+assert_eq 200 "$HTTP_CODE" "two profile items ($HTTP_BODY)"
+assert_eq "$COCOA_ID true" "$(jq -r '.profiles[0] | "\(.id) \(.stored)"' <<<"$HTTP_BODY")" \
+  "two profile items: the first stored"
+assert_eq "false too_many_profiles" \
+  "$(jq -r '.profiles[1] | "\(.stored) \(.reason)"' <<<"$HTTP_BODY")" "two profile items: the second dropped"
+assert_contains "$(jq -r '.profiles[1].detail' <<<"$HTTP_BODY")" "item 2 (profile)" "which item"
+{
+  printf '{}\n{"type":"transaction"}\n%s\n{"type":"profile"}\n{nope\n{"type":"profile"}\n' "$TXN"
+  one_line "$FIX/relay_sample_v1_valid_cocoa.json"
+  printf '\n{"type":"profile_chunk"}\n'
+  one_line "$FIX/relay_sample_v2_valid_cocoa.json"
+} >"$E2E_TMP/three.env"
+post "/api/7/envelope/?sentry_key=k" "$E2E_TMP/three.env"
+assert_eq 200 "$HTTP_CODE" "an invalid profile, a valid one and a chunk ($HTTP_BODY)"
+assert_eq "false invalid_json|true|true" \
+  "$(jq -r '[.profiles[] | "\(.stored)\(if .reason then " " + .reason else "" end)"] | join("|")' \
+    <<<"$HTTP_BODY")" "an invalid profile does not count: the next one and the chunk stored"
 # a profile item over 50 MB (with a body cap that lets it in)
 stop_server || fail "the server did not stop cleanly"
 start_server --max-body 64m --max-decompressed 64m
