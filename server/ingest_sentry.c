@@ -239,10 +239,23 @@ static int check_project(const char *project, char out[SENTRY_MAX_PROJECT + 1],
 
 /* Credentials from the request, checked before the body is looked at: 0 with *n the places
  * that held them (0 or 1, c filled when 1), or an error. */
+static void count_only(void *ctx, const char *value)
+{
+  (void)ctx;
+  (void)value;
+}
+
 static int check_request_creds(const struct spaa_req *req, const char *project, struct creds *c,
                                int *n, struct spaa_err *err)
 {
+  static const char *const once[] = {"sentry_key", "sentry_secret", "sentry_version"};
   char places[96];
+  size_t i, k;
+  *n = 0;
+  for (i = 0; i < sizeof(once) / sizeof(once[0]); i++) /* which one would count? */
+    if ((k = spaa_req_query_each(req, once[i], count_only, NULL)) > 1)
+      return spaa_err_set(err, SPAA_E_UNAUTHORIZED, 0, 0, "%s given %zu times in the query "
+                          "string: send it once", once[i], k);
   *n = find_creds(req, c, places, sizeof(places), err);
   if (*n < 0)
     return *n;

@@ -87,6 +87,9 @@ sentry_error 401 "credentials in two places" "more than one place"
 post /api/42/envelope/ "$E2E_TMP/cocoa.env" -H "X-Sentry-Auth: Sentry sentry_key=$KEY42" \
   -H "Authorization: Sentry sentry_key=$KEY42"
 sentry_error 401 "X-Sentry-Auth and Authorization" "more than one place"
+# a key given twice is ambiguous (which one counts?), also when one of them is right
+post "/api/42/envelope/?sentry_key=nope&sentry_key=$KEY42" "$E2E_TMP/cocoa.env"
+sentry_error 401 "sentry_key twice" "sentry_key given 2 times in the query string"
 post "/api/42/envelope/?sentry_key=$KEY42&sentry_version=8" "$E2E_TMP/cocoa.env"
 sentry_error 400 "sentry_version 8" "sentry_version 8"
 post "/api/42/envelope/?sentry_key=$KEY42&sentry_version=seven" "$E2E_TMP/cocoa.env"
