@@ -140,7 +140,8 @@ static const char usage_text[] =
     "  --admin-token TOKEN...         SPAA_RELAY_ADMIN_TOKENS admin_token (deletes; none = off)\n"
     "  --allow-open[=true|false]      SPAA_RELAY_ALLOW_OPEN  allow_open  [false]\n"
     "                                 start with no keys or tokens on a non-loopback address\n"
-    "sizes take k, m, g or t (binary: 1k = 1024); durations s, m, h, d or w (30d);\n"
+    "sizes take k, m or g (binary: 1k = 1024; max_db_size also t);\n"
+    "durations s, m, h, d or w (30d);\n"
     "addresses: ADDR:PORT, [IPv6]:PORT, localhost:PORT, :PORT or *:PORT (every interface);\n"
     "booleans: true|false (also yes|no, on|off, 1|0). Flags override the environment, which\n"
     "overrides the file; with no keys or tokens the server is open to everyone, which it\n"
@@ -367,7 +368,6 @@ static int parse_listen(struct spaa_config *c, const char *v, const char *where,
     if (!nh)
       return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
     free(c->listen_host);
-  free(c->log_file);
     c->listen_host = nh;
   }
   c->listen_port = (uint16_t)port;

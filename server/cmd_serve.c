@@ -210,7 +210,7 @@ static const char *fixed_changed(const struct spaa_config *a, const struct spaa_
                                        a->grpc_port != b->grpc_port)), "grpc_listen"},
       {a->grpc_max_streams != b->grpc_max_streams, "grpc_max_streams"},
       {(a->retention || a->max_db_size) != (b->retention || b->max_db_size),
-       "retention on or off"},
+       "retention_on_off"},
   };
   size_t i, n = 0;
   out[0] = 0;

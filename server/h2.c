@@ -761,9 +761,12 @@ static void slow_log(struct spaa_h2 *h, int64_t now)
   h->slow_logged_ns = now;
 }
 
+static const char *const slow_reason[2] = {"grpc_frame_timeout", "grpc_stream_too_slow"};
+static const char *const over_reason[2] = {"grpc_max_connections", "grpc_hard_limit"};
+
 static void slow_count(struct spaa_h2 *h, int stream, int64_t now)
 {
-  static const char *const reason[2] = {"grpc_frame_timeout", "grpc_stream_too_slow"};
+  const char *const *reason = slow_reason;
   h->slow[stream]++;
   h->slow_total[stream]++;
   spaa_metrics_add(h->o.metrics, SPAA_METRIC_CONNECTIONS_DROPPED, reason[stream], NULL, 1);
@@ -797,7 +800,7 @@ static int frame_slow(const struct spaa_h2 *h, const struct h2_conn *c, int64_t 
 
 static void over_count(struct spaa_h2 *h, int closed, int64_t now)
 {
-  static const char *const reason[2] = {"grpc_max_connections", "grpc_hard_limit"};
+  const char *const *reason = over_reason;
   h->over[closed]++;
   h->over_total[closed]++;
   spaa_metrics_add(h->o.metrics, SPAA_METRIC_CONNECTIONS_REFUSED, reason[closed], NULL, 1);
@@ -1067,6 +1070,10 @@ int spaa_h2_start(const struct spaa_h2_opts *o, const struct spaa_h2_service *sv
   h->svc = *svc;
   h->max_conns = o->max_conns ? o->max_conns : H2_MAX_CONNS;
   h->header_ns = (int64_t)(o->header_timeout ? o->header_timeout : 10) * 1000000000LL;
+  for (i = 0; i < 2; i++) { /* every reason listed from the start, at 0 */
+    spaa_metrics_add(o->metrics, SPAA_METRIC_CONNECTIONS_REFUSED, over_reason[i], NULL, 0);
+    spaa_metrics_add(o->metrics, SPAA_METRIC_CONNECTIONS_DROPPED, slow_reason[i], NULL, 0);
+  }
   h->settings_timeout_ns = (int64_t)(o->idle_timeout && o->idle_timeout < H2_SETTINGS_TIMEOUT_S
                                          ? o->idle_timeout : H2_SETTINGS_TIMEOUT_S) * 1000000000LL;
   h->lfd = h->efd = -1;

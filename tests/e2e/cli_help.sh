@@ -32,7 +32,7 @@ for env in $(grep -oE '"SPAA_RELAY_[A-Z_]+"' "$ROOT/config/config.c" | tr -d '"'
   assert_contains "$serve_help" "$env" "serve --help names the variable"
 done
 assert_contains "$serve_help" "durations s, m, h, d or w" "serve --help: duration format"
-assert_contains "$serve_help" "sizes take k, m, g or t" "serve --help: size format"
+assert_contains "$serve_help" "sizes take k, m or g (binary: 1k = 1024; max_db_size also t)" "serve --help: size format"
 
 convert_help=$(help_of convert)
 mapfile -t flags < <(grep -oE 'strcmp\(s, "-[-a-z]+"\)' "$ROOT/server/cmd_convert.c" | grep -oE -- '-[-a-z]+')
