@@ -250,7 +250,8 @@ static int parse_bool(const char *v)
   return -1;
 }
 
-/* A store size: digits with an optional k, m, g or t (binary); 0 allowed. 0 or -1. */
+/* A store size: digits with an optional k, m, g or t (binary), spaces and a B allowed as in
+ * spaa_config_parse_size ("50 MB", "2tib", "100b"); 0 allowed. 0 or -1. */
 static int parse_db_size(const char *s, uint64_t *out)
 {
   char *end;
@@ -262,6 +263,10 @@ static int parse_db_size(const char *s, uint64_t *out)
   v = strtoull(s, &end, 10);
   if (errno)
     return -1;
+  while (*end == ' ')
+    end++;
+  if (*end && !strcasecmp(end, "b"))
+    end += 1;
   if (*end) {
     const char *u = "kmgt";
     const char *f = strchr(u, tolower((unsigned char)*end));

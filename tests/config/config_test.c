@@ -410,6 +410,23 @@ static void test_retention_settings(void **state)
   assert_int_equal(c->retention, 0); /* forever */
   assert_int_equal(c->max_db_size, 512ull << 20);
   spaa_config_free(c);
+  { /* the size forms max_body takes: a space, a B */
+    static const struct {
+      const char *v;
+      uint64_t want;
+    } forms[] = {{"50 MB", 50ull << 20}, {"2 TiB", 2ull << 40}, {"100b", 100}, {"7 k", 7168}};
+    size_t i;
+    for (i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+      char flag[64];
+      char *argv1[] = {"serve", flag, NULL};
+      char *env1[] = {NULL};
+      snprintf(flag, sizeof(flag), "--max-db-size=%s", forms[i].v);
+      if (load(argv1, env1, &c, &err))
+        fail_msg("max_db_size '%s': %s", forms[i].v, err.msg);
+      assert_int_equal(c->max_db_size, forms[i].want);
+      spaa_config_free(c);
+    }
+  }
   assert_int_equal(spaa_config_parse_duration("36h", &secs), 0);
   assert_int_equal(secs, 36 * 3600);
   assert_int_equal(spaa_config_parse_duration("15m", &secs), 0);
