@@ -691,10 +691,10 @@ static int apply(struct cfg_load *ld, const struct cfg_setting *s, enum cfg_leve
     c->grpc_max_streams = (unsigned)n;
     return 0;
   case K_LOG_FORMAT:
-    if (strcmp(v, "text") && strcmp(v, "json"))
+    if (strcasecmp(v, "text") && strcasecmp(v, "json"))
       return spaa_err_set(err, SPAA_E_USAGE, 0, 0, "%s: bad value '%s': expected text or json",
                           where, v);
-    c->log_json = strcmp(v, "json") == 0;
+    c->log_json = strcasecmp(v, "json") == 0;
     return 0;
   case K_LOG_FILE:
     return set_str(&c->log_file, v, err);

@@ -366,6 +366,15 @@ static void test_levels(void **state)
   assert_int_equal(spaa_config_parse_level("error"), SPAA_LOG_ERROR);
   assert_int_equal(spaa_config_parse_level("loud"), -1);
   assert_string_equal(spaa_config_level_name(SPAA_LOG_WARN), "warn");
+  { /* the log format ignores case too */
+    char *argv[] = {"serve", "--log-format", "JSON", NULL};
+    char *env[] = {NULL};
+    struct spaa_config *c;
+    struct spaa_err err;
+    assert_int_equal(load(argv, env, &c, &err), 0);
+    assert_int_equal(c->log_json, 1);
+    spaa_config_free(c);
+  }
 }
 
 /* Every error: from a flag, an environment variable and a file line. */
