@@ -62,6 +62,39 @@ static int diff_side_parse(const struct spaa_req *req, struct diff_side *d,
   return 0;
 }
 
+/* 0 when every selection side matches a stored profile; else answered and -1: a 404 that
+ * names the side (both, when both are empty) and its filters, since a diff against nothing
+ * would read as every function gone or new; or the store's error. */
+static int diff_sides_match(const struct spaa_req *req, const struct diff_side *sides,
+                            struct spaa_resp *resp)
+{
+  char what[2][180]; /* both fit the answer's 512-byte detail */
+  int empty[2] = {0, 0};
+  size_t i;
+  for (i = 0; i < 2; i++) {
+    struct spaa_err err;
+    int any = 1;
+    if (sides[i].id)
+      continue; /* a profile: read below, a 404 of its own when it is missing */
+    spaa_err_clear(&err);
+    if (spaa_api_sel_any(req->app->store, &sides[i].sel.q, &any, &err)) {
+      spaa_resp_err(resp, &err);
+      return -1;
+    }
+    if (!any) {
+      empty[i] = 1;
+      spaa_api_sel_describe(&sides[i].sel.q, what[i], sizeof(what[i]));
+    }
+  }
+  if (empty[0] && empty[1])
+    spaa_resp_error(resp, SPAA_E_NOT_FOUND, "neither side matches a stored profile: the base "
+                    "selection (%s) and the target selection (%s) match none", what[0], what[1]);
+  else if (empty[0] || empty[1])
+    spaa_resp_error(resp, SPAA_E_NOT_FOUND, "the %s selection matches no stored profile (%s)",
+                    sides[empty[0] ? 0 : 1].name, what[empty[0] ? 0 : 1]);
+  return empty[0] || empty[1] ? -1 : 0;
+}
+
 /* A side without the metric asked of it: say which side, which metric and where it came
  * from. */
 static void diff_metric_missing(struct spaa_err *err, const struct diff_side *d,
@@ -174,6 +207,8 @@ void spaa_api_diff(const struct spaa_req *req, struct spaa_resp *resp)
              (rc = spaa_vset_filters(&target, spaa_req_query(req, "focus"),
                                      spaa_req_query(req, "ignore"), &err))) {
     spaa_resp_err(resp, &err);
+  } else if (diff_sides_match(req, sides, resp)) {
+    rc = -1; /* answered: a side selects no profile */
   } else if (!diff_side_load(req, &sides[0], metric,
                              metric ? DIFF_METRIC_GIVEN : DIFF_METRIC_DEFAULT, by_frame, &base,
                              resp) &&

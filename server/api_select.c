@@ -8,6 +8,7 @@
 
 #include <microhttpd.h>
 
+#include "base/rfc3339.h"
 #include "server/api.h"
 
 const char *const spaa_api_filter_params[] = {
@@ -323,6 +324,72 @@ int spaa_api_sel_parse(const struct spaa_req *req, const char *prefix, int64_t n
              sel->q.from_ns || sel->q.to_ns || sel->q.received_from_ns ||
              sel->q.received_to_ns || sel->q.n_labels || sel->q.n_attrs;
   return 0;
+}
+
+/* Append ", key=value" (the value cut at 48 bytes) to the description being built. */
+struct describe {
+  char *out;
+  size_t cap, len;
+  size_t n;   /* filters described */
+  int full;   /* one did not fit: ", ..." written, the rest dropped */
+};
+
+static void describe_add(struct describe *d, const char *key, const char *sep, const char *v)
+{
+  char item[160];
+  size_t cut = strlen(v);
+  int k;
+  if (d->full) {
+    d->n++;
+    return;
+  }
+  if (cut > 48) /* cut on a character's first byte: the detail stays valid UTF-8 */
+    for (cut = 48; cut > 0 && ((unsigned char)v[cut] & 0xC0) == 0x80; cut--)
+      ;
+  k = snprintf(item, sizeof(item), "%s%s%s%.*s%s", d->n ? ", " : "", key, sep, (int)cut, v,
+               v[cut] ? "..." : "");
+  if (k > 0 && d->len + (size_t)k + 6 < d->cap) { /* room for ", ..." and the NUL */
+    memcpy(d->out + d->len, item, (size_t)k + 1);
+    d->len += (size_t)k;
+  } else {
+    snprintf(d->out + d->len, d->cap - d->len, "%s...", d->n ? ", " : "");
+    d->full = 1;
+  }
+  d->n++;
+}
+
+static void describe_time(struct describe *d, const char *key, int64_t ns)
+{
+  char t[SPAA_RFC3339_SIZE];
+  if (!ns)
+    return;
+  spaa_rfc3339_format_ns(t, ns, 0);
+  describe_add(d, key, "=", t);
+}
+
+size_t spaa_api_sel_describe(const struct spaa_list_query *q, char *out, size_t cap)
+{
+  struct describe d = {out, cap, 0, 0, 0};
+  size_t i;
+  out[0] = '\0';
+  if (q->service)
+    describe_add(&d, "service", "=", q->service);
+  if (q->source)
+    describe_add(&d, "source", "=", q->source);
+  if (q->event)
+    describe_add(&d, "event", "=", q->event);
+  if (q->from_ns || q->to_ns)
+    describe_add(&d, "time", "=", "profile");
+  describe_time(&d, "from", q->from_ns ? q->from_ns : q->received_from_ns);
+  describe_time(&d, "to", q->to_ns ? q->to_ns : q->received_to_ns);
+  for (i = 0; i < q->n_labels; i++) {
+    char kv[112];
+    snprintf(kv, sizeof(kv), "%.52s:%.52s", q->labels[i].key, q->labels[i].value);
+    describe_add(&d, "label", "=", kv);
+  }
+  for (i = 0; i < q->n_attrs; i++)
+    describe_add(&d, q->attrs[i].key, "=", q->attrs[i].value);
+  return d.n;
 }
 
 void spaa_api_sel_free(struct spaa_api_sel *sel)

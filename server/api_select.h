@@ -60,6 +60,14 @@ int spaa_api_sel_parse(const struct spaa_req *req, const char *prefix, int64_t n
                        struct spaa_api_sel *sel, struct spaa_resp *resp);
 void spaa_api_sel_free(struct spaa_api_sel *sel); /* NULL-safe */
 
+/* The filters of q for a person, "service=shop, source=pprof, from=2026-01-02T03:04:05Z,
+ * label=env:prod" (time=profile named when from/to are on profile time; the metric, a view
+ * parameter, left out), into out (cap bytes, at least 16; a value over 48 bytes cut on a
+ * UTF-8 character boundary and marked "...", and the filters that do not fit given as
+ * ", ..."). Returns how many entries describe q, those cut included (time=profile counts as
+ * one): 0 when q has no filter, out then "". */
+size_t spaa_api_sel_describe(const struct spaa_list_query *q, char *out, size_t cap);
+
 /* Parse a relative time "now" or "now-<N><s|m|h|d>" against now_ns. 0 or -1. */
 int spaa_api_parse_relative(const char *s, int64_t now_ns, int64_t *ns);
 

@@ -427,6 +427,8 @@ static int declared_in_selection(struct spaa_store *store, struct agg *g, const 
   size_t i, n = g->profiles < sizeof(g->first) / sizeof(g->first[0])
                     ? g->profiles : sizeof(g->first) / sizeof(g->first[0]);
   int found = 0;
+  if (!n && g->first[0][0])
+    n = 1; /* profiles without stacks: the newest, put there by spaa_api_merged_vset */
   for (i = 0; i < n && !found; i++) {
     struct spaa_profile *p = NULL;
     struct spaa_vset v;
@@ -445,6 +447,70 @@ static int declared_in_selection(struct spaa_store *store, struct agg *g, const 
     spaa_profile_free(p);
   }
   return found;
+}
+
+/* The id of the newest profile q selects (its metric and paging ignored) into id (cap bytes),
+ * "" when there is none. 0 or the store's errors. */
+static int newest_selected(struct spaa_store *store, const struct spaa_list_query *q, char *id,
+                           size_t cap, struct spaa_err *err)
+{
+  struct spaa_list_query one = *q;
+  struct spaa_store_page pg;
+  int rc;
+  one.metric = NULL; /* a view's metric is what it sums, not a filter */
+  one.limit = 1;
+  one.after = NULL;
+  id[0] = '\0';
+  rc = spaa_store_list(store, &one, &pg, err);
+  if (!rc && pg.n > 0)
+    snprintf(id, cap, "%s", pg.profiles[0].id);
+  spaa_store_page_free(&pg);
+  return rc;
+}
+
+int spaa_api_sel_any(struct spaa_store *store, const struct spaa_list_query *q, int *any,
+                     struct spaa_err *err)
+{
+  char id[64];
+  int rc = newest_selected(store, q, id, sizeof(id), err);
+  *any = !rc && id[0];
+  return rc;
+}
+
+/* Profiles selected, none with a stack (g saw none) and no metric named: the metric and
+ * unit the newest one's views answer (its event's primary), so that the answer has the
+ * shape of any other, not "metric":null. Best effort: a profile that cannot be read leaves
+ * them unnamed. */
+static void name_metric_of(struct spaa_store *store, struct agg *g, const char *id,
+                           const char *event)
+{
+  struct spaa_profile *p = NULL;
+  struct spaa_vset v;
+  struct spaa_err err;
+  spaa_err_clear(&err);
+  if (spaa_store_get_metered(store, id, g->meter, &p, &err))
+    return;
+  spaa_vset_init(&v);
+  v.meter = g->meter;
+  if (spaa_vset_from_profile(&v, p, event, NULL, 0, &err) == 0 && v.metric) {
+    snprintf(g->metric_own, sizeof(g->metric_own), "%s", v.metric);
+    g->metric = g->metric_own;
+    if (v.unit)
+      snprintf(g->unit, sizeof(g->unit), "%s", v.unit);
+  }
+  spaa_vset_free(&v);
+  spaa_profile_free(p);
+}
+
+/* The answer to a selection that matches no stored profile: a 404 naming its filters. */
+static int no_profile(const struct spaa_list_query *q, struct spaa_err *err)
+{
+  char what[200];
+  if (!spaa_api_sel_describe(q, what, sizeof(what)))
+    return spaa_err_set(err, SPAA_E_NOT_FOUND, 0, 0, "no stored profile matches the "
+                        "selection (no filter given: the store is empty)");
+  return spaa_err_set(err, SPAA_E_NOT_FOUND, 0, 0, "no stored profile matches the selection "
+                      "(%s)", what);
 }
 
 int spaa_api_merged_vset(struct spaa_store *store, const struct spaa_list_query *q,
@@ -481,7 +547,19 @@ int spaa_api_merged_vset(struct spaa_store *store, const struct spaa_list_query 
     if (rc && !err->code)
       spaa_err_set(err, rc, 0, 0, NULL);
   }
-  if (!rc && metric && g.profiles && !g.n && !declared_in_selection(store, &g, q->event))
+  /* no stack seen: a selection of no profile is a 404 (an answer of zeros would read as
+   * "everything went away"); profiles without stacks give an empty set of their metric */
+  if (!rc && !g.profiles) {
+    char id[64];
+    if (!(rc = newest_selected(store, &sq, id, sizeof(id), err)) && !id[0])
+      rc = no_profile(&sq, err);
+    else if (!rc && !g.metric)
+      name_metric_of(store, &g, id, q->event);
+    else if (!rc) /* metric= names one: it must be declared, as below */
+      snprintf(g.first[0], sizeof(g.first[0]), "%s", id);
+  }
+  if (!rc && metric && (g.profiles || g.first[0][0]) && !g.n &&
+      !declared_in_selection(store, &g, q->event))
     rc = spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "bad 'metric' '%.64s': no stack of the "
                       "selection has it", metric);
   if (profiles)

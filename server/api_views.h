@@ -50,14 +50,22 @@ void spaa_api_merged_view(const struct spaa_req *req, struct spaa_resp *resp,
 
 /* Fill v with the stacks of the profiles q selects, weighed by `metric` (NULL = the first
  * metric the scan meets, which is the primary of the newest profile's first stack), summed
- * by stack id; q->event also keeps only the stacks of that event. *profiles (may be NULL)
+ * by stack id; q->event also keeps only the stacks of that event (selected profiles without
+ * any stack: an empty set named by the newest one's primary metric). *profiles (may be NULL)
  * receives the count of profiles visited. A metric no stack has that one of the first
  * profiles of the selection declares (an all-zero sample type, spaa/view.h) gives an empty
- * set. 0, SPAA_E_BAD_REQUEST (a metric no stack has and none of those declares),
- * SPAA_E_TOO_LARGE (more than SPAA_API_MAX_STACKS distinct stacks), the store's errors. */
+ * set. 0, SPAA_E_NOT_FOUND when q selects no stored profile (err: "no stored profile matches
+ * the selection (service=x, ...)", naming q's filters), SPAA_E_BAD_REQUEST (a metric no stack
+ * has and none of those declares), SPAA_E_TOO_LARGE (more than SPAA_API_MAX_STACKS distinct
+ * stacks), the store's errors. */
 int spaa_api_merged_vset(struct spaa_store *store, const struct spaa_list_query *q,
                          const char *metric, int by_frame, struct spaa_vset *v,
                          size_t *profiles, struct spaa_err *err);
+
+/* *any = 1 when q (its metric and paging ignored) selects at least one stored profile, else
+ * 0: one indexed list query of one row. 0, or the store's errors (err filled, *any 0). */
+int spaa_api_sel_any(struct spaa_store *store, const struct spaa_list_query *q, int *any,
+                     struct spaa_err *err);
 
 /* An answer being written: a spool (memory, then a file past SPAA_SPOOL_MEM) behind an
  * optional compressing sink, so that no answer is held whole in memory. */

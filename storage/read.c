@@ -656,7 +656,7 @@ static int load(struct rctx *x, int64_t dict_id, const void *z, size_t len)
   if ((rc = each(x, x->b.n[BN_SAMPLES], read_sample)))
     goto out;
   /* stored by row id: back to the canonical order they were put in */
-  if (x->b.flags & BK_SORTED)
+  if ((x->b.flags & BK_SORTED) && x->p->n_stacks) /* qsort_r of NULL is undefined */
     qsort_r(x->p->stacks, x->p->n_stacks, sizeof(*x->p->stacks), stack_cmp, x->p);
 out:
   spaa_buf_free(&raw);

@@ -182,8 +182,12 @@ static int diff_json(struct spaa_buf *b, const struct spaa_vset *base, const str
                      const struct dunit *u, struct dtab *fn, struct dtab *st, size_t limit)
 {
   size_t i;
+  const char *metric = base->metric ? base->metric : target->metric;
   int rc = spaa_buf_adds(b, "{\"metric\":");
-  rc = rc ? rc : spaa_view_jstr(b, base->metric ? base->metric : target->metric ? target->metric : "");
+  if (metric) /* null, as the unit, when neither set names one (never made up as "") */
+    rc = rc ? rc : spaa_view_jstr(b, metric);
+  else
+    rc = rc ? rc : spaa_buf_adds(b, "null");
   rc = rc ? rc : spaa_buf_adds(b, ",\"unit\":");
   if (u->unit)
     rc = rc ? rc : spaa_view_jstr(b, u->unit);
@@ -227,14 +231,18 @@ static int sum_line(struct spaa_buf *b, struct spaa_buf *line, size_t budget, si
   return rc;
 }
 
-static int diff_summary(struct spaa_buf *b, const struct spaa_vset *base, const struct dunit *u,
+static int diff_summary(struct spaa_buf *b, const struct spaa_vset *base,
+                        const struct spaa_vset *target, const struct dunit *u,
                         struct dtab *fn, struct dtab *st, size_t budget)
 {
+  const char *metric = base->metric ? base->metric : target->metric;
   struct spaa_buf line;
   size_t i, left = 0;
   int rc, pass;
   spaa_buf_init(&line, 0);
-  rc = spaa_buf_addf(&line, "diff of %.64s: base total ", base->metric ? base->metric : "?");
+  /* the metric's name when a set names one; never a stand-in such as "?" */
+  rc = metric ? spaa_buf_addf(&line, "diff of %.64s: base total ", metric)
+              : spaa_buf_adds(&line, "diff: base total ");
   rc = rc ? rc : spaa_view_num(&line, u->total[0]);
   rc = rc ? rc : spaa_buf_adds(&line, ", target total ");
   rc = rc ? rc : spaa_view_num(&line, u->total[1]);
@@ -306,7 +314,7 @@ int spaa_view_diff(const struct spaa_vset *base, const struct spaa_vset *target,
       qsort(fn.r, fn.n, sizeof(*fn.r), delta_cmp);
     if (st.n)
       qsort(st.r, st.n, sizeof(*st.r), delta_cmp);
-    rc = format == SPAA_DIFF_SUMMARY ? diff_summary(&b, base, &u, &fn, &st, budget)
+    rc = format == SPAA_DIFF_SUMMARY ? diff_summary(&b, base, target, &u, &fn, &st, budget)
                                      : diff_json(&b, base, target, &u, &fn, &st, limit);
   }
   if (!rc && b.len)

@@ -6,11 +6,21 @@ import { qs } from './util.js';
 const TOKEN_KEY = 'spaa-relay.read-token';
 
 export class ApiError extends Error {
-  constructor(status, detail, url) {
+  constructor(status, detail, url, code = '') {
     super(detail || `HTTP ${status}`);
     this.status = status;
     this.url = url;
+    this.code = code; // the answer's "error" ("not_found", "bad_request"...), or ''
   }
+}
+
+// True when e is the relay's answer to a selection that matches no stored profile: a 404
+// not_found whose detail says so ("no stored profile matches the selection (...)" of a
+// merged view, "the target selection matches no stored profile (...)" of a diff). Not an
+// error to show: an answer, "nothing matched". A missing profile id is another 404
+// ("no profile with id ..."), and stays an error.
+export function noMatch(e) {
+  return !!e && e.status === 404 && e.code === 'not_found' && /(no stored profile|match(es)? none)/.test(e.message);
 }
 
 export function token() {
@@ -76,14 +86,15 @@ async function request(rel) {
     throw new ApiError(0, 'the relay did not answer: ' + e.message, rel);
   }
   if (!r.ok) {
-    let detail = '';
+    let detail = '', code = '';
     try {
       const j = await r.json();
       detail = j.detail || j.error || '';
+      code = typeof j.error === 'string' ? j.error : '';
     } catch {
       detail = r.statusText;
     }
-    throw new ApiError(r.status, detail, rel);
+    throw new ApiError(r.status, detail, rel, code);
   }
   return r;
 }

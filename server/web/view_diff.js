@@ -173,10 +173,25 @@ export class DiffView {
       this.renderExports(p);
     } catch (e) {
       if (e.name === 'StaleError') return;
-      this.key = '';
       this.clear();
+      if (api.noMatch(e)) { // a side's selection matches no stored profile: an answer
+        this.renderNothing(e);
+        return; // the same sides again: the same answer, not asked twice
+      }
+      this.key = '';
       this.app.fail(e, this.summary);
     }
+  }
+
+  // The relay's 404 for sides whose selection matches no stored profile (its detail names
+  // them): each side, which of them matched nothing, and nothing else of a diff.
+  renderNothing(e) {
+    const empty = (s) => !this.params.get(s) && (e.message.includes(`the ${s} selection`));
+    const side = (s) => h('p', {}, h('strong', { text: s === 'base' ? 'Base: ' : 'Target: ' }), this.sideText(s),
+      empty(s) ? ' — no stored profile matched this selection' : '');
+    fill(this.summary, side('base'), side('target'),
+      h('p', { class: 'status nothing' }, 'Nothing to compare: ', e.message,
+        '. Change the selection above, or look at what is stored in ', h('a', { href: '#/profiles', text: 'Profiles' }), '.'));
   }
 
   zoomPath() {
@@ -210,9 +225,9 @@ export class DiffView {
   renderSummary(j) {
     this.unit = j.unit || '';
     const change = j.base_total ? (j.target_total - j.base_total) / j.base_total : NaN;
-    // a side without samples: its selection matched nothing (or its profile holds none)
-    const total = (s, v) => (v ? `${fmtValue(v, this.unit)}${j.metric ? ' ' + j.metric : ''}`
-      : this.params.get(s) ? 'no samples' : 'no stored profile matched this selection');
+    // a side without samples (a selection that matches nothing is the relay's 404, shown by
+    // renderNothing): its profiles hold none, or none of the metric
+    const total = (s, v) => (v ? `${fmtValue(v, this.unit)}${j.metric ? ' ' + j.metric : ''}` : 'no samples');
     fill(this.summary,
       h('p', {}, h('strong', { text: 'Base: ' }), this.sideText('base'), ' — ', total('base', j.base_total)),
       h('p', {}, h('strong', { text: 'Target: ' }), this.sideText('target'), ' — ', total('target', j.target_total),

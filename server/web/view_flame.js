@@ -192,9 +192,19 @@ export class FlameView {
     this.app.fail(e, this.notice);
   }
 
-  // The answer had no metric: no stored profile matched the selection (or the profile has
-  // no samples). Said so, with nothing else shown.
+  // A request of this view failed: for a selection, a 404 saying that no stored profile
+  // matches it is an answer (nothing matched: the note, not an error banner); anything
+  // else is a failure.
+  loadFailed(e, src) {
+    if (e && e.name === 'StaleError') return;
+    if (!src.id && api.noMatch(e)) this.showNothing(src);
+    else this.failLoad(e);
+  }
+
+  // Nothing to draw: no stored profile matched the selection (the relay's 404, or an answer
+  // without a metric), or the profile has no samples. Said so, with nothing else shown.
   showNothing(src) {
+    if (this.blank === 'nothing' || this.blank === 'failed') return; // said once per load
     this.blankView('nothing');
     fill(this.notice, h('p', { class: 'status nothing' }, src.id
       ? 'This profile holds no samples: there is nothing to draw.'
@@ -252,7 +262,7 @@ export class FlameView {
       this.renderExports(src);
       return true;
     } catch (e) {
-      this.failLoad(e);
+      this.loadFailed(e, src);
       return false;
     } finally {
       this.flamePane.removeAttribute('aria-busy');
@@ -326,7 +336,7 @@ export class FlameView {
       this.unit = top.unit;
       this.renderTop();
     } catch (e) {
-      this.failLoad(e);
+      this.loadFailed(e, src);
     }
   }
 
@@ -518,7 +528,7 @@ export class FlameView {
       this.sandEl.dataset.callersTotal = String(callers.total[0]);
       this.sandEl.dataset.calleesTotal = String(callees.total[0]);
     } catch (e) {
-      this.failLoad(e);
+      this.loadFailed(e, src);
     }
   }
 }

@@ -59,7 +59,9 @@ get '/api/v1/diff?base.service=shop&base.label=env:dev&target.service=shop&targe
 assert_eq 200 "$HTTP_CODE" "diff of two selections ($(body))"
 assert_eq "$DEV_CPU $PROD_CPU" "$(jq -r '"\(.base_total) \(.target_total)"' <<<"$HTTP_BODY")" \
   "diff totals: each side its own selection"
-ok '/api/v1/diff?base.service=shop&base.label=env:dev&base.label=x:y&target.service=shop&limit=1' # label repeats
+# label repeats: both labels reach the base's selection, which no profile has (a 404 naming them)
+bad '/api/v1/diff?base.service=shop&base.label=env:dev&base.label=x:y&target.service=shop&limit=1' 404 \
+  "the base selection matches no stored profile (service=shop, label=env:dev, label=x:y)"
 ok "/api/v1/diff?base=$DEV&target.service=shop&target.time=profile&target.from=0&focus=main&by=frame&limit=1"
 
 # unprefixed filters select nothing on a diff: a 400 pointing to base.NAME / target.NAME

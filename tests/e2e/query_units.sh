@@ -63,7 +63,8 @@ http GET "/api/v1/diff?base=$US&target=$SM"
 assert_eq 400 "$HTTP_CODE" "diff of microseconds and samples"
 assert_contains "$HTTP_BODY" "microseconds" "the diff's refusal names the units ($HTTP_BODY)"
 http GET "/api/v1/top?service=clock&metric=wall&from=now-1h&limit=5&label=none%3Anone"
-assert_eq 200 "$HTTP_CODE" "a selection that matches nothing still answers"
+assert_eq 404 "$HTTP_CODE" "a selection that matches nothing: a 404 naming it, not a 400 on units ($HTTP_BODY)"
+assert_contains "$HTTP_BODY" "no stored profile matches the selection (service=clock" "the empty selection named"
 
 # --- sums past 2^53 stay exact (a double would round them) ------------------------------------
 BIG=$(spaa huge nanoseconds 9007199254740993 3)

@@ -1,9 +1,13 @@
-/* server/api_select.c: relative times (now, now-<N>s|m|h|d) and their refusals. Parameter
- * names and selections are exercised over HTTP by tests/e2e/query_views.sh. */
+/* server/api_select.c: relative times (now, now-<N>s|m|h|d) and their refusals; the
+ * description of a selection that 404s name (spaa_api_sel_describe). Parameter names and
+ * selections are exercised over HTTP by tests/e2e/query_views.sh and
+ * tests/e2e/query_empty_selection.sh. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -34,8 +38,49 @@ static void test_relative(void **state)
   }
 }
 
+static void test_describe(void **state)
+{
+  static const char v50[] = "0123456789012345678901234567890123456789012345678Z";
+  /* 47 ASCII bytes, then "é" (2 bytes) across the 48-byte cut */
+  static const char utf[] = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\xc3\xa9zz";
+  struct spaa_store_label_filter labels[2] = {{"env", "prod"}, {"region", "eu"}};
+  struct spaa_store_label_filter attrs[1] = {{"release", "1.2"}};
+  struct {
+    struct spaa_list_query q;
+    size_t cap, n;
+    const char *want;
+  } cases[] = {
+      {{0}, 256, 0, ""},
+      {{.service = "shop"}, 256, 1, "service=shop"},
+      {{.service = "shop", .source = "pprof", .event = "cpu", .metric = "cpu"}, 256, 3,
+       "service=shop, source=pprof, event=cpu"},
+      {{.received_from_ns = 1000000000LL * 1000000000LL, .received_to_ns = 1000000060LL * 1000000000LL},
+       256, 2, "from=2001-09-09T01:46:40Z, to=2001-09-09T01:47:40Z"},
+      {{.from_ns = 1000000000LL * 1000000000LL}, 256, 2, "time=profile, from=2001-09-09T01:46:40Z"},
+      {{.labels = labels, .n_labels = 2, .attrs = attrs, .n_attrs = 1}, 256, 3,
+       "label=env:prod, label=region:eu, release=1.2"},
+      {{.service = v50}, 256, 1, "service=012345678901234567890123456789012345678901234567..."},
+      {{.service = utf}, 256, 1, "service=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa..."},
+      {{.service = "shop", .source = "pprof", .event = "cpu"}, 40, 3, "service=shop, source=pprof, ..."},
+      {{.service = "shop", .source = "pprof", .event = "cpu"}, 32, 3, "service=shop, ..."},
+      {{.service = "shop", .source = "pprof"}, 16, 2, "..."},
+  };
+  size_t i;
+  (void)state;
+  for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    char out[256];
+    size_t n;
+    memset(out, 'Z', sizeof(out));
+    n = spaa_api_sel_describe(&cases[i].q, out, cases[i].cap);
+    if (n != cases[i].n || strcmp(out, cases[i].want) != 0)
+      fail_msg("case %zu: %zu '%s', want %zu '%s'", i, n, out, cases[i].n, cases[i].want);
+    assert_true(strlen(out) < cases[i].cap);
+  }
+}
+
 int main(void)
 {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_relative)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_relative),
+                                     cmocka_unit_test(test_describe)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

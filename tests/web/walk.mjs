@@ -503,11 +503,16 @@ async function missing(context) {
 
   say('a selection that matches nothing');
   await goHash(page, '#/flame?service=shop', () => window.__spaaDebug.nodeCount > 0 && document.querySelector('.top-pane tbody tr'));
+  // the relay answers 404 not_found for it: the page shows its note, not an error banner
+  const emptyAnswer = page.waitForResponse((r) => /\/api\/v1\/flamegraph\?.*no-such-service/.test(r.url()));
   await goHash(page, '#/flame?service=no-such-service', () => document.querySelector('main .nothing'));
+  const answer = await emptyAnswer;
+  assert.equal(answer.status(), 404, 'the relay answers an empty selection with a 404');
+  assert.equal((await answer.json()).detail, 'no stored profile matches the selection (service=no-such-service)');
   s = await shown(page);
   assert.equal(s.errors.length, 0, 'no error: an empty selection is an answer');
   assert.equal(s.nothing.length, 1, 'one note');
-  assert.ok(/No stored profile matched this selection/.test(s.nothing[0]), s.nothing[0]);
+  assert.ok(/No stored profile matched this selection \(service no-such-service\)/.test(s.nothing[0]), s.nothing[0]);
   gone(s, 'an empty selection');
   await shot(page, 'empty-selection');
   await page.reload();
@@ -528,8 +533,32 @@ async function missing(context) {
   await goHash(page, '#/diff?base.service=no-such-service&target.service=nor-this', () => document.querySelector('main .nothing'));
   s = await shown(page);
   assert.equal(s.errors.length, 0);
-  assert.ok(/no stored profile matched this selection/.test(s.text), s.text);
+  assert.ok(/Base: service no-such-service — no stored profile matched this selection/.test(s.text), s.text);
+  assert.ok(/Target: service nor-this — no stored profile matched this selection/.test(s.text), s.text);
+  assert.ok(s.nothing[0].includes('the base selection (service=no-such-service) and the target selection (service=nor-this)'), s.nothing[0]);
   gone(s, 'an empty diff');
+
+  say('a diff whose target matches nothing, after a shown diff of selections');
+  await goHash(page, '#/diff?base.service=shop&target.service=shop',
+    () => window.__spaaDebug.nodeCount > 0 && document.querySelector('.movers tbody tr'));
+  await goHash(page, '#/diff?base.service=shop&target.service=no-such-service', () => document.querySelector('main .nothing'),
+    [/diff\?.*format=collapsed/, /diff\?.*limit=/]);
+  s = await shown(page);
+  assert.equal(s.errors.length, 0, `no error banner: ${JSON.stringify(s.errors)}`);
+  assert.equal(s.nothing.length, 1, 'one note');
+  assert.ok(s.nothing[0].includes('the target selection matches no stored profile (service=no-such-service)'), s.nothing[0]);
+  assert.ok(/Target: service no-such-service — no stored profile matched this selection/.test(s.text), s.text);
+  assert.ok(!/Base: service shop — no stored profile/.test(s.text), `the base matched: ${s.text}`);
+  gone(s, 'a diff with an empty target');
+  assert.ok(await page.locator('.diff-pane').isHidden() && await page.locator('.movers').isHidden(), 'no stale diff graph or movers');
+  await shot(page, 'empty-diff-side');
+  say('and swapped: the base matches nothing');
+  await goHash(page, '#/diff?base.service=no-such-service&target.service=shop', () => document.querySelector('main .nothing'),
+    [/diff\?.*format=collapsed/, /diff\?.*limit=/]);
+  s = await shown(page);
+  assert.equal(s.errors.length, 0);
+  assert.ok(s.nothing[0].includes('the base selection matches no stored profile (service=no-such-service)'), s.nothing[0]);
+  gone(s, 'a diff with an empty base');
 
   say('a bad time range after a shown list');
   await goHash(page, '#/profiles?service=shop', () => document.querySelector('table.profiles tbody tr') && window.__spaaDebug.timeline);
@@ -542,8 +571,10 @@ async function missing(context) {
   assert.equal(await page.evaluate(() => window.__spaaDebug.timeline), null, 'no strip');
   assert.ok(!/profiles in the selection/.test(s.text), s.text);
 
-  // only the failures asked for: 404s of the missing id, 400s of the bad range
-  const expected = (p) => (/^HTTP 404: /.test(p) && p.includes(ZERO)) || (/^HTTP 400: /.test(p) && p.includes('garbage')) ||
+  // only the failures asked for: 404s of the missing id and of the selections that match
+  // nothing, 400s of the bad range
+  const expected = (p) => (/^HTTP 404: /.test(p) && (p.includes(ZERO) || p.includes('no-such-service') || p.includes('nor-this'))) ||
+    (/^HTTP 400: /.test(p) && p.includes('garbage')) ||
     /^console error: Failed to load resource: the server responded with a status of (404|400)/.test(p);
   const others = seen.filter((p) => !expected(p));
   assert.deepEqual(others, [], 'no other problem on the page');

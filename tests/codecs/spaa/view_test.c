@@ -247,16 +247,29 @@ static void test_diff(void **state)
   spaa_vset_init(&b);
   fill(&a, base_set, 4);
   fill(&b, changed, 5);
-  { /* two empty sides (selections that match nothing): an answer, in every format */
+  { /* two empty sets naming no metric (the API answers 404 for a selection of no profile,
+     * so these are sets of profiles without samples): an answer in every format, the metric
+     * null as the unit, never a made-up "" or "?" */
     struct spaa_vset e;
     spaa_vset_init(&e);
     out = diff(&e, &e, SPAA_DIFF_JSON);
-    assert_non_null(strstr(out, "\"base_total\":0,\"target_total\":0,"));
+    assert_string_equal(out, "{\"metric\":null,\"unit\":null,\"base_total\":0,"
+                             "\"target_total\":0,\"delta\":0,\"n_functions\":0,\"functions\":[],"
+                             "\"n_stacks\":0,\"stacks\":[]}\n");
     free(out);
     out = diff(&e, &e, SPAA_DIFF_COLLAPSED);
     assert_string_equal(out, "");
     free(out);
-    free(diff(&e, &e, SPAA_DIFF_SUMMARY));
+    out = diff(&e, &e, SPAA_DIFF_SUMMARY);
+    assert_true(strncmp(out, "diff: base total 0, target total 0\n", 35) == 0);
+    free(out);
+    /* one set names it: both formats take it */
+    out = diff(&e, &a, SPAA_DIFF_JSON);
+    assert_true(strncmp(out, "{\"metric\":\"cpu\",", 15) == 0);
+    free(out);
+    out = diff(&e, &a, SPAA_DIFF_SUMMARY);
+    assert_true(strncmp(out, "diff of cpu: base total 0, target total 20\n", 43) == 0);
+    free(out);
     spaa_vset_free(&e);
   }
   out = diff(&a, &a, SPAA_DIFF_JSON); /* against itself: all zeros */
