@@ -40,6 +40,7 @@ struct conv {
   size_t cap_fr;
   size_t frame_refs;         /* frame ids stored over all stacks */
   struct spaa_idmap merge;   /* hash of (frames, label set) -> index of the stack holding it */
+  const char *type_hint;     /* the Pyroscope name's profile type ("cpu"), or NULL */
 };
 
 /* The string at a validated index, interned in the profile ("" for 0). */
@@ -161,7 +162,9 @@ static int metric_names(struct conv *c, const char **names)
   return 0;
 }
 
-/* The primary sample type: default_sample_type, else (as pprof does) the last type. */
+/* The primary sample type: default_sample_type when it names a type; else the first type
+ * named as the Pyroscope application name's type suffix (`app.cpu` -> `cpu`: the sender
+ * said which type the profile is about); else, as pprof tools choose, the last type. */
 static size_t primary_type(struct conv *c)
 {
   const Perftools__Profiles__Profile *m = c->m;
@@ -170,6 +173,10 @@ static size_t primary_type(struct conv *c)
     for (i = 0; i < n; i++)
       if (m->sample_type[i]->type == m->default_sample_type ||
           !strcmp(S(c, m->sample_type[i]->type), S(c, m->default_sample_type)))
+        return i;
+  if (c->type_hint)
+    for (i = 0; i < n; i++)
+      if (!strcmp(S(c, m->sample_type[i]->type), c->type_hint))
         return i;
   return n ? n - 1 : 0;
 }
@@ -812,6 +819,13 @@ static int build_stacks(struct conv *c, struct spaa_err *err)
 int spaa_pprof__build(const struct spaa_pprof *d, struct spaa_meter *m, struct spaa_profile **out,
                       int64_t *start_ns, int64_t *end_ns, struct spaa_err *err)
 {
+  return spaa_pprof__build_typed(d, m, NULL, out, start_ns, end_ns, err);
+}
+
+int spaa_pprof__build_typed(const struct spaa_pprof *d, struct spaa_meter *m,
+                            const char *type_hint, struct spaa_profile **out,
+                            int64_t *start_ns, int64_t *end_ns, struct spaa_err *err)
+{
   struct conv c;
   int64_t st = 0, en = 0;
   size_t i;
@@ -821,6 +835,7 @@ int spaa_pprof__build(const struct spaa_pprof *d, struct spaa_meter *m, struct s
   *out = NULL;
   c.d = d;
   c.m = d->msg;
+  c.type_hint = type_hint;
   spaa_strmap_init(&c.label_sets);
   spaa_idmap_init(&c.merge);
   if (!(c.p = spaa_profile_new_metered(m)) ||
@@ -906,14 +921,16 @@ int spaa_convert_pprof(const uint8_t *buf, size_t len, const struct spaa_convert
 {
   struct spaa_pprof *d = NULL;
   struct spaa_converted c, *slot;
+  /* the type the Pyroscope name (`app.cpu{...}`) gives, for the primary sample type */
+  const char *type = o && o->pprof && o->pprof->name_raw ? o->pprof->name.type : NULL;
   int rc;
 
   memset(&c, 0, sizeof(c));
   /* the decoded message is freed before spaa_normalize, which needs as much memory again:
    * the model holds copies of every string it uses, nothing points into the arena */
   if ((rc = spaa_pprof_decode(buf, len, &d, err)) ||
-      (rc = spaa_pprof__build(d, o ? o->meter : NULL, &c.profile, &c.start_ns, &c.end_ns,
-                              err)))
+      (rc = spaa_pprof__build_typed(d, o ? o->meter : NULL, type, &c.profile, &c.start_ns,
+                                    &c.end_ns, err)))
     goto out;
   spaa_pprof_free(d);
   d = NULL;

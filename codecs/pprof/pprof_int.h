@@ -101,6 +101,13 @@ int spaa_pprof_validate(struct spaa_pprof *d, struct spaa_err *err);
  * merged yet): for the benchmark's breakdown. Same returns. */
 int spaa_pprof__build(const struct spaa_pprof *d, struct spaa_meter *m, struct spaa_profile **out,
                       int64_t *start_ns, int64_t *end_ns, struct spaa_err *err);
+/* The same with `type_hint`, the profile type a Pyroscope application name gives ("cpu" of
+ * `app.cpu{env=prod}`, struct spaa_pprof_name.type), or NULL: when the profile has no
+ * default_sample_type naming one of its types, the first sample type of that name is the
+ * primary (else the last type, as without a hint). Same returns. */
+int spaa_pprof__build_typed(const struct spaa_pprof *d, struct spaa_meter *m,
+                            const char *type_hint, struct spaa_profile **out,
+                            int64_t *start_ns, int64_t *end_ns, struct spaa_err *err);
 
 /* Apply Pyroscope metadata (pprof_pyroscope.c) to a converted, normalized entry: its
  * labels, attrs (c->attrs must be an object), service when c has none, event annotations

@@ -69,11 +69,10 @@ for f in "$FIX"/*; do
       "$(head -n1 "$E2E_TMP/cli.spaa" | grep -o '"time_range":{[^}]*}')" \
       "from/until as the .NET profile's time range"
     assert_eq "cpu_time,nanoseconds,sum,false,true" \
-      "$(head -n1 "$E2E_TMP/cli.spaa" | jq -r '.events[] | select(.name == "lock_time") |
-         .x_pyroscope_metrics.cpu |
+      "$(head -n1 "$E2E_TMP/cli.spaa" | jq -r '.events[] | select(.name == "cpu") |
          [.x_pyroscope_display_name, .x_pyroscope_units, .x_pyroscope_aggregation,
           .x_pyroscope_cumulative, .x_pyroscope_sampled] | map(tostring) | join(",")')" \
-      "sample_type_config of the .NET cpu metric, on the one event (lock_time, the last type)"
+      "sample_type_config of the .NET cpu type, on the one event: cpu, the name's type (par$n.cpu), not lock_time, the last type"
     ;;
   esac
 

@@ -1,6 +1,7 @@
 /* codecs/pprof/pprof_pyroscope.c: Pyroscope application names (service, type suffix,
  * labels), from/until times read by magnitude, the option setters (defaults and refusals),
- * and what spaa_convert_pprof makes of the options. The HTTP side: tests/e2e/pprof_*.sh. */
+ * and what spaa_convert_pprof makes of the options (the name's type choosing the primary sample
+ * type among others). The HTTP side: tests/e2e/pprof_*.sh. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "fixture.h"
 #include "pprof_testlib.h"
 
 static void test_name_ok(void **state)
@@ -418,6 +420,110 @@ static void test_convert_pyroscope(void **state)
   free(buf);
 }
 
+/* The primary sample type (the event's name and primary metric, first on every stack):
+ * default_sample_type when it names a type, else the Pyroscope name's type suffix when a
+ * sample type has that name, else the last type (docs/pprof-mapping.md). */
+static void test_convert_name_type(void **state)
+{
+  static const struct {
+    const char *name;    /* the application name, or NULL: no Pyroscope options */
+    const char *dflt;    /* default_sample_type, or NULL */
+    const char *primary; /* the event converted */
+  } cases[] = {
+      {NULL, NULL, "cpu"},               /* no hint: the last type */
+      {"app", NULL, "cpu"},              /* a name without a type suffix */
+      {"app.cpu", NULL, "cpu"},
+      {"app.samples{env=prod}", NULL, "samples"}, /* the name's type, not the last one */
+      {"app.wall", NULL, "cpu"},         /* a type the profile does not have: the last */
+      {"app.samples", "cpu", "cpu"},     /* default_sample_type wins over the name */
+      {"app.cpu", "samples", "samples"},
+      {"app.samples", "nosuch", "samples"}, /* a default naming no type is no default */
+      {NULL, "nosuch", "cpu"},
+  };
+  size_t i;
+  (void)state;
+  for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    struct spaa_pprof_opts po;
+    struct spaa_convert_opts o;
+    struct spaa_conv_list l;
+    struct spaa_converted c;
+    struct spaa_err err;
+    const struct spaa_event *e;
+    struct tb b;
+    size_t len, k;
+    uint8_t *buf;
+    tb_basic(&b);
+    if (cases[i].dflt)
+      b.p.default_sample_type = tb_str(&b, cases[i].dflt);
+    buf = tb_pack(&b, &len);
+    memset(&po, 0, sizeof(po));
+    memset(&o, 0, sizeof(o));
+    if (cases[i].name) {
+      assert_int_equal(spaa_pprof_opts_name(&po, cases[i].name, &err), 0);
+      o.pprof = &po;
+    }
+    c = convert_one(buf, len, &o, &l);
+    assert_int_equal(c.profile->header.n_events, 1);
+    e = &c.profile->header.events[0];
+    if (strcmp(e->name, cases[i].primary) || strcmp(e->primary_metric, cases[i].primary))
+      fail_msg("case %zu (%s, default %s): event %s, primary metric %s; want %s", i,
+               cases[i].name ? cases[i].name : "no name", cases[i].dflt ? cases[i].dflt : "none",
+               e->name, e->primary_metric, cases[i].primary);
+    for (k = 0; k < c.profile->n_stacks; k++)
+      assert_string_equal(c.profile->stacks[k].weights.v[0].metric, cases[i].primary);
+    spaa_conv_list_free(&l);
+    spaa_pprof_opts_clear(&po);
+    free(buf);
+  }
+}
+
+/* The .NET fixture (six types, no default_sample_type, the last, lock_time, all zero): sent
+ * as `dotnetapp.cpu{env=prod}`, its primary is cpu, which carries its weights; without a
+ * name, the last type as before. */
+static void test_convert_name_type_dotnet(void **state)
+{
+  static const char *const names[] = {"dotnetapp.cpu{env=prod}", NULL, "dotnetapp{env=prod}"};
+  static const char *const want[] = {"cpu", "lock_time", "lock_time"};
+  size_t i, len, k;
+  uint8_t *buf;
+  (void)state;
+  if (!spaa_test_have_fixtures("pprof", __func__))
+    return;
+  buf = spaa_test_fixture_in("pprof", "pyroscope_dotnet.labels.pprof", &len);
+  assert_non_null(buf);
+  for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+    struct spaa_pprof_opts po;
+    struct spaa_convert_opts o;
+    struct spaa_conv_list l;
+    struct spaa_converted c;
+    struct spaa_err err;
+    const struct spaa_event *e;
+    int64_t cpu = 0;
+    memset(&po, 0, sizeof(po));
+    memset(&o, 0, sizeof(o));
+    if (names[i]) {
+      assert_int_equal(spaa_pprof_opts_name(&po, names[i], &err), 0);
+      o.pprof = &po;
+    }
+    c = convert_one(buf, len, &o, &l);
+    e = &c.profile->header.events[0];
+    assert_string_equal(e->name, want[i]);
+    assert_string_equal(e->primary_metric, want[i]);
+    for (k = 0; k < c.profile->n_stacks; k++) {
+      const struct spaa_weights *w = &c.profile->stacks[k].weights;
+      size_t j;
+      assert_string_equal(w->v[0].metric, want[i]); /* the primary first on every stack */
+      for (j = 0; j < w->n; j++)
+        if (!strcmp(w->v[j].metric, "cpu"))
+          cpu += w->v[j].value.i;
+    }
+    assert_true(cpu > 0); /* cpu keeps its weights either way */
+    spaa_conv_list_free(&l);
+    spaa_pprof_opts_clear(&po);
+  }
+  free(buf);
+}
+
 /* A duration whose end passes the largest 64-bit time is refused (400, naming the field),
  * not stored with end = start; the largest duration that fits is kept. */
 static void test_duration_overflow(void **state)
@@ -461,6 +567,8 @@ int main(void)
       cmocka_unit_test(test_opts_rate_stc_name),
       cmocka_unit_test(test_convert_plain),
       cmocka_unit_test(test_convert_pyroscope),
+      cmocka_unit_test(test_convert_name_type),
+      cmocka_unit_test(test_convert_name_type_dotnet),
       cmocka_unit_test(test_duration_overflow),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
