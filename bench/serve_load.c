@@ -277,6 +277,21 @@ int main(int argc, char **argv)
       f = drive(di->port, conns[i], secs, req, len, lat);
     if (strcmp(only, "floor") != 0)
       s = drive(spaa_http_port(h), conns[i], secs, req, len, lat);
+    /* a floor under a quarter of the relay, or with errors, measured the machine, not the
+     * bare handler (seen: 105 req/s at 1,024 connections right after a load test, its
+     * sockets still in TIME_WAIT): measured once more after a pause, else no ratio */
+    if (!only[0] && (f.rps < s.rps / 4 || f.errors)) {
+      fprintf(stderr, "%d connections: the floor measured %.0f req/s with %zu errors: once more\n",
+              conns[i], f.rps, f.errors);
+      sleep(2);
+      f = drive(di->port, conns[i], secs, req, len, lat);
+      if (f.rps < s.rps / 4 || f.errors) {
+        printf("%5d connections: floor unusable (%.0f req/s, %zu errors) | spaa-relay %8.0f "
+               "req/s p99 %7.1f ms errors %zu | no ratio\n", conns[i], f.rps, f.errors, s.rps,
+               s.p99_ms, s.errors);
+        continue;
+      }
+    }
     if (only[0])
       printf("%5d connections: %s %8.0f req/s p99 %7.1f ms errors %zu\n", conns[i], only,
              f.n ? f.rps : s.rps, f.n ? f.p99_ms : s.p99_ms, f.n ? f.errors : s.errors);
