@@ -148,7 +148,7 @@ static const char *thread_name(const struct spaa_profile *p, int64_t tid, char *
 }
 
 /* The shortest positive gap between two samples of one thread: how long a thread's only
- * sample lasts. 0 when there is none. */
+ * sample lasts. 0 when there is none (interval_of then). */
 static double shortest_gap(const struct tick *t, size_t n)
 {
   double best = 0;
@@ -158,6 +158,38 @@ static double shortest_gap(const struct tick *t, size_t n)
         (best == 0 || t[i].tf - t[i - 1].tf < best))
       best = t[i].tf - t[i - 1].tf;
   return best;
+}
+
+/* How long a sample lasts when no thread has two (so no gap to go by): the event's sampling
+ * interval in the profile's time unit, from its frequency, or from its period when the
+ * period's unit (x_otel_period_unit, as the OTLP converter records it) is that time unit;
+ * else 0 (the sample then has no length). */
+static double interval_of(const struct spaa_profile *p, const char *event)
+{
+  static const struct {
+    const char *unit;
+    double per_second;
+  } units[] = {{"nanoseconds", 1e9}, {"microseconds", 1e6}, {"milliseconds", 1e3},
+               {"seconds", 1}};
+  const struct spaa_event *e = NULL;
+  double per_second = 0;
+  size_t i;
+  for (i = 0; i < p->header.n_events && !e; i++)
+    if (strcmp(p->header.events[i].name, event) == 0)
+      e = &p->header.events[i];
+  for (i = 0; p->header.time_unit && i < sizeof(units) / sizeof(units[0]); i++)
+    if (strcmp(p->header.time_unit, units[i].unit) == 0)
+      per_second = units[i].per_second;
+  if (!e || !per_second)
+    return 0;
+  if (e->has_frequency_hz && spaa_num_as_double(e->frequency_hz) > 0)
+    return per_second / spaa_num_as_double(e->frequency_hz);
+  if (e->has_sample_period) {
+    const char *u = json_string_value(json_object_get(e->sampling_extra, "x_otel_period_unit"));
+    if (u && strcmp(u, p->header.time_unit) == 0 && spaa_num_as_double(e->sample_period) > 0)
+      return spaa_num_as_double(e->sample_period);
+  }
+  return 0;
 }
 
 /* One thread's profile: ticks t[0..n) of one tid. */
@@ -219,7 +251,8 @@ int spaa_view_speedscope_evented(const struct spaa_vset *v, const struct spaa_pr
     ev_flush(&w, 0);
   }
   w.rc = w.rc ? w.rc : spaa_buf_adds(&w.b, "]},\"profiles\":[");
-  lone = shortest_gap(t, n);
+  if (!(lone = shortest_gap(t, n)))
+    lone = interval_of(p, e);
   for (start = 0; start < n && !w.rc; start = i, k++) {
     for (i = start; i < n && t[i].tid == t[start].tid; i++)
       ;

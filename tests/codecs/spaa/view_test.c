@@ -390,6 +390,51 @@ static void test_speedscope_evented(void **state)
   spaa_profile_free(p);
 }
 
+/* A profile of one timestamped sample (no gap to go by): the sample lasts the event's
+ * sampling interval, from its frequency or from a period in the time unit; 0 without. */
+static void test_speedscope_evented_lone(void **state)
+{
+  static const char *const want[] = {"\"endValue\":100,", "\"endValue\":10000000,",
+                                     "\"endValue\":0,"};
+  int k;
+  (void)state;
+  for (k = 0; k < 3; k++) {
+    struct spaa_profile *p = spaa_profile_new();
+    struct spaa_vset v;
+    struct spaa_buf b;
+    struct spaa_err err;
+    struct spaa_event *e;
+    struct spaa_sample *sm;
+    memset(&err, 0, sizeof(err));
+    spaa_vset_init(&v);
+    fill(&v, base_set, 4);
+    e = spaa_add_event(p);
+    e->name = spaa_strdup(p, "cpu");
+    p->header.time_unit = spaa_strdup(p, "nanoseconds");
+    if (k == 0) { /* 10 MHz: 100 ns */
+      e->has_frequency_hz = 1;
+      e->frequency_hz = spaa_int(10000000);
+    } else if (k == 1) { /* a period of 10 ms in nanoseconds, as OTLP gives it */
+      e->has_sample_period = 1;
+      e->sample_period = spaa_int(10000000);
+      e->sampling_extra = json_pack("{s:s}", "x_otel_period_unit", "nanoseconds");
+    }
+    sm = spaa_add_sample(p);
+    sm->has_timestamp = sm->has_tid = 1;
+    sm->timestamp.i = 1000000000;
+    sm->tid = 7;
+    sm->stack_id = spaa_strdup(p, "s1");
+    spaa_buf_init(&b, 0);
+    assert_int_equal(spaa_view_speedscope_evented(&v, p, NULL, "p", sink, &b, &err), 0);
+    spaa_buf_add(&b, "", 1);
+    if (!strstr(b.p, want[k]))
+      fail_msg("case %d: no %s in %s", k, want[k], b.p);
+    spaa_buf_free(&b);
+    spaa_vset_free(&v);
+    spaa_profile_free(p);
+  }
+}
+
 /* A metric the event declares but no stack carries is an empty set, not an error: the
  * primary metric of an event without stacks, a sample type x_pprof_sample_types lists (named
  * as the pprof converter names them: "" -> sample_type_<i>, a repeat -> <type>_<i>); any
@@ -450,7 +495,7 @@ int main(void)
       cmocka_unit_test(test_metered),
       cmocka_unit_test(test_diff),
       cmocka_unit_test(test_summary_budget),
-      cmocka_unit_test(test_speedscope_evented),
+      cmocka_unit_test(test_speedscope_evented), cmocka_unit_test(test_speedscope_evented_lone),
       cmocka_unit_test(test_declared_metric_without_stacks),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
