@@ -743,6 +743,21 @@ static void drop_body(const struct spaa_req *req)
   rq->req.body_len = 0;
 }
 
+/* The decoded body is itself a zstd frame (a .spaa.zst sent with Content-Encoding gzip, say):
+ * decoded once more under the same cap. 0, or the decoder's code with err filled. */
+static int zstd_again(struct http_rq *rq, struct spaa_err *err)
+{
+  struct spaa_buf again;
+  int rc;
+  spaa_buf_init(&again, 0);
+  if ((rc = spaa_decode("zstd", (const uint8_t *)rq->decoded.p, rq->decoded.len,
+                        rq->max_decoded, &again, err)))
+    return rc;
+  spaa_buf_free(&rq->decoded);
+  rq->decoded = again;
+  return 0;
+}
+
 /* Decode the body and run the handler into resp. Runs on a worker (or, for on_io_thread
  * routes, where the body was read). */
 static void run(struct http_rq *rq, struct spaa_resp *resp)
@@ -752,10 +767,16 @@ static void run(struct http_rq *rq, struct spaa_resp *resp)
   spaa_buf_init(&rq->decoded, 0);
   rq->req.wire_len = rq->body.len;
   rq->req.drop_body = drop_body;
+  if (!rq->needs_decode && rq->req.route->zstd_body && spaa_is_zstd(rq->body.p, rq->body.len)) {
+    rq->req.content_encoding = "zstd"; /* a .spaa.zst sent as is: decoded under the cap */
+    rq->needs_decode = 1;
+  }
   if (rq->needs_decode) {
     spaa_err_clear(&err);
     if (spaa_decode(rq->req.content_encoding, (const uint8_t *)rq->body.p, rq->body.len,
-                    rq->max_decoded, &rq->decoded, &err)) {
+                    rq->max_decoded, &rq->decoded, &err) ||
+        (rq->req.route->zstd_body && spaa_is_zstd(rq->decoded.p, rq->decoded.len) &&
+         zstd_again(rq, &err))) {
       /* a decoder whose window the budget refused: the budget's answer (503, or 413) */
       if (rq->work.b && rq->work.meter.refused)
         fail_into(rq, resp, rq->work.meter.refused, "%s", rq->work.meter.why.msg);

@@ -114,6 +114,9 @@ struct spaa_route {
   int raw_body;            /* 1: leave Content-Encoding to the handler (no 415 by the core) */
   size_t max_body;         /* cap on the body as received; 0 = config max_body */
   size_t max_decoded;      /* cap on the decoded body; 0 = config max_decompressed */
+  int zstd_body;           /* 1: a body that is itself a zstd frame once its Content-Encoding
+                            * is undone (SPAA's .spaa.zst) is decoded here too, under the
+                            * same cap, instead of by the handler's reader without one */
   size_t model_factor;     /* memory budget charge per decoded byte while the handler runs;
                             * 0 = SPAA_HTTP_MODEL_FACTOR */
   int reads;               /* 1: the handler builds models of stored profiles (views,

@@ -62,7 +62,8 @@ const struct spaa_route spaa_routes[] = {
     {"GET", "/api/v1/timeline", READS(spaa_api_timeline)},
     {"GET", "/api/v1/access", spaa_api_access, .on_io_thread = 1},
     /* ingest (ingest token) */
-    {"POST", "/api/v1/spaa", INGEST("spaa", spaa_dialect_spaa), .auth = SPAA_AUTH_INGEST},
+    {"POST", "/api/v1/spaa", INGEST("spaa", spaa_dialect_spaa), .auth = SPAA_AUTH_INGEST,
+     .zstd_body = 1},
     /* Sentry (its own credentials: X-Sentry-Auth, query string or dsn; Relay-shaped errors,
      * CORS headers on every answer). The POST row first: the others only answer browsers'
      * preflights and refuse the other methods in Relay's shape (405, Allow: POST, OPTIONS). */

@@ -81,6 +81,15 @@ assert_eq 400 "$HTTP_CODE" "truncated gzip"
 assert_contains "$HTTP_BODY" "truncated" "truncated gzip detail"
 http POST /api/v1/spaa -H 'Content-Encoding: zstd' --data-binary 'not zstd'
 assert_eq 400 "$HTTP_CODE" "corrupt zstd"
+# a .spaa.zst sent as is (no Content-Encoding; the SPAA reader takes zstd) is held to the
+# same cap: 200 MB of newlines in a few KB used to be decoded and read to the end
+head -c 200000000 /dev/zero | tr '\0' '\n' | zstd -q -19 -c >"$E2E_TMP/bomb.zst"
+(($(stat -c %s "$E2E_TMP/bomb.zst") < 100000)) || fail "the zstd bomb is not small"
+http POST /api/v1/spaa --data-binary @"$E2E_TMP/bomb.zst"
+assert_eq 413 "$HTTP_CODE" "a raw zstd body that decodes past the cap ($HTTP_BODY)"
+head -c 200000000 /dev/zero | tr '\0' '\n' | zstd -q -19 -c | gzip -c >"$E2E_TMP/bomb.zst.gz"
+http POST /api/v1/spaa -H 'Content-Encoding: gzip' --data-binary @"$E2E_TMP/bomb.zst.gz"
+assert_eq 413 "$HTTP_CODE" "a zstd body inside gzip that decodes past the cap ($HTTP_BODY)"
 http POST /api/v1/spaa -H 'Content-Encoding: compress' --data-binary 'whatever'
 assert_eq 415 "$HTTP_CODE" "unknown Content-Encoding"
 assert_eq media_type "$(json_get "$HTTP_BODY" error)" "415 error code"
