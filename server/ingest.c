@@ -11,6 +11,7 @@
 
 #include "codecs/registry.h"
 #include "base/hex.h"
+#include "base/utf8.h"
 #include "server/log.h"
 #include "server/api.h"
 #include "storage/storage.h"
@@ -400,6 +401,10 @@ static int run(struct spaa_ingest *x, spaa_convert_fn conv, enum spaa_ingest_sta
                         x->source ? x->source : "");
   if (d->parse && (rc = d->parse(x, err)))
     return rc;
+  if (x->opts.service && spaa_utf8_check(x->opts.service, strlen(x->opts.service)) != SIZE_MAX)
+    /* it would be stored, then left out of every answer that must be valid JSON */
+    return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "the service name is not valid UTF-8 "
+                        "(byte %zu)", spaa_utf8_check(x->opts.service, strlen(x->opts.service)));
   *stage = SPAA_INGEST_CONVERT;
   if (d->stream) {
     x->opts.each = each_entry;

@@ -90,6 +90,12 @@ assert_eq 413 "$HTTP_CODE" "a raw zstd body that decodes past the cap ($HTTP_BOD
 head -c 200000000 /dev/zero | tr '\0' '\n' | zstd -q -19 -c | gzip -c >"$E2E_TMP/bomb.zst.gz"
 http POST /api/v1/spaa -H 'Content-Encoding: gzip' --data-binary @"$E2E_TMP/bomb.zst.gz"
 assert_eq 413 "$HTTP_CODE" "a zstd body inside gzip that decodes past the cap ($HTTP_BODY)"
+# a service name that is not UTF-8 is refused (it was stored, then left out of every answer)
+http POST '/api/v1/spaa?service=%FF%FE' --data-binary 'whatever'
+assert_eq 400 "$HTTP_CODE" "a service name that is not UTF-8 ($HTTP_BODY)"
+assert_contains "$HTTP_BODY" "the service name is not valid UTF-8 (byte 0)" "what is wrong"
+http POST /api/v1/spaa -H $'X-Service-Name: ok\xc3' --data-binary 'whatever'
+assert_eq 400 "$HTTP_CODE" "X-Service-Name that is not UTF-8 ($HTTP_BODY)"
 http POST /api/v1/spaa -H 'Content-Encoding: compress' --data-binary 'whatever'
 assert_eq 415 "$HTTP_CODE" "unknown Content-Encoding"
 assert_eq media_type "$(json_get "$HTTP_BODY" error)" "415 error code"
