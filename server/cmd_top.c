@@ -42,6 +42,19 @@ struct top_args {
   int by_frame;
 };
 
+/* A count flag's value, 1..1000000, into *out; -1 (said on stderr) otherwise. */
+static int parse_count(const char *flag, const char *v, size_t *out)
+{
+  char *end;
+  long n = strtol(v, &end, 10);
+  if (*end || n < 1 || n > 1000000) {
+    fprintf(stderr, "spaa-relay top: %s wants 1..1000000, not '%s'\n", flag, v);
+    return -1;
+  }
+  *out = (size_t)n;
+  return 0;
+}
+
 static int top_parse(int argc, char **argv, struct top_args *a)
 {
   int i;
@@ -61,22 +74,9 @@ static int top_parse(int argc, char **argv, struct top_args *a)
       a->event = argv[++i];
     else if (!strcmp(o, "--metric"))
       a->metric = argv[++i];
-    else if (!strcmp(o, "--limit")) {
-      char *end;
-      long n = strtol(argv[++i], &end, 10);
-      if (*end || n < 1 || n > 1000000) {
-        fprintf(stderr, "spaa-relay top: --limit wants 1..1000000, not '%s'\n", argv[i]);
+    else if (!strcmp(o, "--limit") || !strcmp(o, "--profile")) {
+      if (parse_count(o, argv[++i], !strcmp(o, "--limit") ? &a->limit : &a->profile))
         return -2;
-      }
-      a->limit = (size_t)n;
-    } else if (!strcmp(o, "--profile")) {
-      char *end;
-      long n = strtol(argv[++i], &end, 10);
-      if (*end || n < 1 || n > 1000000) {
-        fprintf(stderr, "spaa-relay top: --profile wants 1..1000000, not '%s'\n", argv[i]);
-        return -2;
-      }
-      a->profile = (size_t)n;
     } else if (!strcmp(o, "--by")) {
       if (strcmp(v, "function") && strcmp(v, "frame")) {
         fprintf(stderr, "spaa-relay top: --by wants function or frame, not '%s'\n", v);

@@ -104,6 +104,13 @@ struct h2_conn {
   struct h2_conn *next;
 };
 
+/* Events of two kinds counted in a metric and logged as one line per
+ * SPAA_HTTP_LOG_INTERVAL_S with the counts since the last line (a flood is one line). */
+struct h2_tally {
+  unsigned long long n[2], total[2]; /* since the last line; since the start */
+  int64_t logged_ns;                 /* CLOCK_MONOTONIC of the last line, 0 = never */
+};
+
 struct spaa_h2 {
   struct spaa_h2_opts o;
   struct spaa_h2_service svc;
@@ -114,15 +121,10 @@ struct spaa_h2 {
   size_t n_conns;                /* serving (not refusing) */
   size_t n_refusing;             /* held past max_conns to be answered */
   size_t max_conns;              /* o.max_conns, or H2_MAX_CONNS */
-  unsigned long long over[2];    /* connections past the limit since the last log line:
-                                  * answered (held), closed at accept */
-  unsigned long long over_total[2];
-  int64_t over_logged_ns;        /* CLOCK_MONOTONIC of that line, 0 = never */
-  unsigned long long slow[2];    /* dropped as too slow since the last line: connections
-                                  * (a frame not whole in time), streams (header block or
-                                  * body) */
-  unsigned long long slow_total[2];
-  int64_t slow_logged_ns;
+  struct h2_tally over;          /* connections past the limit: answered (held), closed at
+                                  * accept */
+  struct h2_tally slow;          /* dropped as too slow: connections (a frame not whole in
+                                  * time), streams (header block or body) */
   int64_t header_ns;             /* o.header_timeout in ns */
   int64_t settings_timeout_ns;   /* a client's SETTINGS ACK is due this long after ours */
   int quiesce, stop;             /* atomic requests to the loop */
@@ -731,46 +733,56 @@ static int64_t deadlines(struct spaa_h2 *h, int64_t now)
   return next;
 }
 
-/* Connections past the limit: counted, and logged once per SPAA_HTTP_LOG_INTERVAL_S with
- * the counts since the last line (a flood of them is one line, not one per connection). */
-static void over_log(struct spaa_h2 *h, int64_t now)
-{
-  if (!(h->over[0] | h->over[1]) ||
-      (h->over_logged_ns && now - h->over_logged_ns < SPAA_HTTP_LOG_INTERVAL_S * 1000000000LL))
-    return;
-  spaa_log(SPAA_LOG_WARN, "grpc connections over the limit",
-           "answered=%llu closed=%llu total_answered=%llu total_closed=%llu max=%zu "
-           "interval_s=%d", h->over[0], h->over[1], h->over_total[0], h->over_total[1],
-           h->max_conns, SPAA_HTTP_LOG_INTERVAL_S);
-  h->over[0] = h->over[1] = 0;
-  h->over_logged_ns = now;
-}
-
-/* Clients dropped as too slow: counted, logged like over_log. */
-static void slow_log(struct spaa_h2 *h, int64_t now)
-{
-  if (!(h->slow[0] | h->slow[1]) ||
-      (h->slow_logged_ns && now - h->slow_logged_ns < SPAA_HTTP_LOG_INTERVAL_S * 1000000000LL))
-    return;
-  spaa_log(SPAA_LOG_WARN, "grpc slow clients dropped",
-           "connections=%llu streams=%llu total_connections=%llu total_streams=%llu "
-           "header_timeout_s=%u body_min_rate=%zu interval_s=%d", h->slow[0], h->slow[1],
-           h->slow_total[0], h->slow_total[1], h->o.header_timeout, h->o.body_min_rate,
-           SPAA_HTTP_LOG_INTERVAL_S);
-  h->slow[0] = h->slow[1] = 0;
-  h->slow_logged_ns = now;
-}
-
 static const char *const slow_reason[2] = {"grpc_frame_timeout", "grpc_stream_too_slow"};
 static const char *const over_reason[2] = {"grpc_max_connections", "grpc_hard_limit"};
 
+/* 1 when t has counts to log and its interval has passed since its last line. */
+static int tally_due(const struct h2_tally *t, int64_t now)
+{
+  return (t->n[0] | t->n[1]) &&
+         (!t->logged_ns || now - t->logged_ns >= SPAA_HTTP_LOG_INTERVAL_S * 1000000000LL);
+}
+
+static void tally_logged(struct h2_tally *t, int64_t now)
+{
+  t->n[0] = t->n[1] = 0;
+  t->logged_ns = now;
+}
+
+/* The tallies' lines, when due (after each event, and each loop round for the counts of an
+ * interval no later event came to log). */
+static void tallies_log(struct spaa_h2 *h, int64_t now)
+{
+  if (tally_due(&h->over, now)) {
+    spaa_log(SPAA_LOG_WARN, "grpc connections over the limit",
+             "answered=%llu closed=%llu total_answered=%llu total_closed=%llu max=%zu "
+             "interval_s=%d", h->over.n[0], h->over.n[1], h->over.total[0], h->over.total[1],
+             h->max_conns, SPAA_HTTP_LOG_INTERVAL_S);
+    tally_logged(&h->over, now);
+  }
+  if (tally_due(&h->slow, now)) {
+    spaa_log(SPAA_LOG_WARN, "grpc slow clients dropped",
+             "connections=%llu streams=%llu total_connections=%llu total_streams=%llu "
+             "header_timeout_s=%u body_min_rate=%zu interval_s=%d", h->slow.n[0], h->slow.n[1],
+             h->slow.total[0], h->slow.total[1], h->o.header_timeout, h->o.body_min_rate,
+             SPAA_HTTP_LOG_INTERVAL_S);
+    tally_logged(&h->slow, now);
+  }
+}
+
+/* One event of kind k of tally t, counted in metric family f under reason[k]. */
+static void tally_add(struct spaa_h2 *h, struct h2_tally *t, int k, enum spaa_metric f,
+                      const char *const *reason, int64_t now)
+{
+  t->n[k]++;
+  t->total[k]++;
+  spaa_metrics_add(h->o.metrics, f, reason[k], NULL, 1);
+  tallies_log(h, now);
+}
+
 static void slow_count(struct spaa_h2 *h, int stream, int64_t now)
 {
-  const char *const *reason = slow_reason;
-  h->slow[stream]++;
-  h->slow_total[stream]++;
-  spaa_metrics_add(h->o.metrics, SPAA_METRIC_CONNECTIONS_DROPPED, reason[stream], NULL, 1);
-  slow_log(h, now);
+  tally_add(h, &h->slow, stream, SPAA_METRIC_CONNECTIONS_DROPPED, slow_reason, now);
 }
 
 /* 1 when a stream still reading its header block or body is too slow: the block not whole
@@ -800,11 +812,7 @@ static int frame_slow(const struct spaa_h2 *h, const struct h2_conn *c, int64_t 
 
 static void over_count(struct spaa_h2 *h, int closed, int64_t now)
 {
-  const char *const *reason = over_reason;
-  h->over[closed]++;
-  h->over_total[closed]++;
-  spaa_metrics_add(h->o.metrics, SPAA_METRIC_CONNECTIONS_REFUSED, reason[closed], NULL, 1);
-  over_log(h, now);
+  tally_add(h, &h->over, closed, SPAA_METRIC_CONNECTIONS_REFUSED, over_reason, now);
 }
 
 /* Accept what is waiting. Past max_conns, a connection is still served long enough to
@@ -923,8 +931,7 @@ static void *loop_main(void *arg)
       h->lfd = -1;
     }
     sweep(h, now);
-    over_log(h, now); /* the counts of the last interval, when no new one came to log them */
-    slow_log(h, now);
+    tallies_log(h, now); /* the counts of an interval no later event came to log */
     pfd[n].fd = h->efd;
     pfd[n++].events = POLLIN;
     if (h->lfd >= 0) {
