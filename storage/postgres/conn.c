@@ -46,8 +46,10 @@ static const char *const MIGRATIONS[] = {MIGRATION_1};
 const size_t pg__n_migrations = sizeof(MIGRATIONS) / sizeof(MIGRATIONS[0]);
 
 static const char *const SQL[PS__N] = {
-  [PS_LOCK_SHARED] = "SELECT pg_advisory_xact_lock_shared($1::int8),"
-                     " (SELECT v FROM spaa_meta WHERE k = 'sweep')",
+  /* the lock alone: a generation read in the same statement would come from the snapshot
+   * taken before the lock was granted, i.e. from before the sweep it waited for */
+  [PS_LOCK_SHARED] = "SELECT pg_advisory_xact_lock_shared($1::int8)",
+  [PS_SWEEP_GEN] = "SELECT v FROM spaa_meta WHERE k = 'sweep'",
   [PS_DSO_GET] = "SELECT id FROM dso WHERE cid = $1::bytea",
   [PS_DSO_ADD] = "INSERT INTO dso(cid, key) VALUES($1::bytea, $2::bytea)"
                  " ON CONFLICT (cid) DO NOTHING RETURNING id",
@@ -245,7 +247,9 @@ PGresult *pg__run(struct pg__conn *c, enum pg__st id, const struct pg__params *p
     PQclear(r);
     c->prepared |= 1ull << id;
   }
-  return check(c, PQexecPrepared(c->db, name, p->n, p->v, p->len, p->fmt, 1), err, SQL[id]);
+  /* the SQL text stays out of the message: it reaches clients in 500 answers */
+  return check(c, PQexecPrepared(c->db, name, p->n, p->v, p->len, p->fmt, 1), err,
+               "a database statement failed");
 }
 
 PGresult *pg__sql(struct pg__conn *c, const char *sql, const struct pg__params *p,

@@ -22,7 +22,7 @@ enum pg__st {
   PS_LOCK_SHARED, PS_DSO_GET, PS_DSO_ADD, PS_FRAME_GET, PS_FRAME_ADD, PS_STACK_GET,
   PS_STACK_ADD, PS_PROFILE_ADD, PS_LABEL_ADD, PS_EVENT_ADD, PS_BLOCK_ADD, PS_DICT_GET,
   PS_DICT_ADD, PS_R_DICT, PS_R_PROFILE, PS_R_FRAMES, PS_R_STACKS, PS_R_META, PS_R_EVENTS,
-  PS_COUNTS, PS__N
+  PS_COUNTS, PS_SWEEP_GEN, PS__N
 };
 
 /* The advisory lock keys: migrations, puts (shared) vs the sweep (exclusive), leadership. */

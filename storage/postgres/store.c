@@ -222,7 +222,10 @@ static int run_batch(struct pg__conn *c, struct pg__job *jobs, struct spaa_err *
     return -1;
   if (!(r = pg__run(c, PS_LOCK_SHARED, &p, berr)))
     goto fail;
-  gen = pg__int(r, 0, 1);
+  PQclear(r);
+  if (!(r = pg__run(c, PS_SWEEP_GEN, NULL, berr)))
+    goto fail;
+  gen = PQntuples(r) ? pg__int(r, 0, 0) : 0;
   PQclear(r);
   if (gen != c->gen) { /* a sweep ran since the cache was filled: its rows may be gone */
     storage__cache_free(&c->cache);
