@@ -1,6 +1,7 @@
 /* The list of converted profiles every converter fills, and SPAA's own converter. */
 #include "spaa/convert.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,12 +38,41 @@ void spaa_conv_list_free(struct spaa_conv_list *l)
   memset(l, 0, sizeof(*l));
 }
 
+/* The validator's first error, kept for the answer. */
+struct first_diag {
+  int seen;
+  size_t line;
+  char msg[200];
+};
+
+static void keep_first_error(void *ctx, const struct spaa_diag *d)
+{
+  struct first_diag *f = ctx;
+  if (!d->is_error || f->seen)
+    return;
+  f->seen = 1;
+  f->line = d->line;
+  snprintf(f->msg, sizeof(f->msg), "%s (rule %s%s%s)", d->msg, d->rule,
+           d->field && *d->field ? ", field " : "", d->field ? d->field : "");
+}
+
+/* An upload is held to the same rules as `spaa-relay validate`: the reader alone checks
+ * syntax and references, and would store a file the validator refuses (header not first,
+ * a stack without the primary metric, an undeclared event, two stacks under one id). */
 int spaa_convert_spaa(const uint8_t *buf, size_t len, const struct spaa_convert_opts *o,
                       struct spaa_conv_list *out, struct spaa_err *err)
 {
   struct spaa_profile *p = NULL;
   struct spaa_converted *c;
-  int rc = spaa_read_buf(buf, len, &p, err);
+  struct first_diag first = { 0 };
+  struct spaa_validate_stats st;
+  int rc = spaa_validate_buf(buf, len, keep_first_error, &first, 1, &st);
+  if (rc == SPAA_E_INVALID)
+    return spaa_err_set(err, SPAA_E_INVALID, first.line, 0, "line %zu: %s", first.line,
+                        first.msg);
+  if (rc)
+    return spaa_err_set(err, rc, first.line, 0, "%s", first.seen ? first.msg : spaa_err_default(rc));
+  rc = spaa_read_buf(buf, len, &p, err);
   if (rc)
     return rc;
   if ((rc = spaa_normalize(p, err))) {

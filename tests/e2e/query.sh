@@ -5,7 +5,7 @@
 source "$(dirname "$0")/lib.bash"
 
 cat >"$E2E_TMP/p.spaa" <<'SPAA'
-{"type":"header","format":"spaa","version":"1.0","source_tool":"perf","frame_order":"leaf_to_root","events":[{"name":"cycles","kind":"hardware","sampling":{"mode":"period","primary_metric":"period","sample_period":100000}}],"time_range":{"start":1700000000,"end":1700000060,"unit":"seconds"}}
+{"type":"header","format":"spaa","version":"1.0","stack_id_mode":"local","source_tool":"perf","frame_order":"leaf_to_root","events":[{"name":"cycles","kind":"hardware","sampling":{"mode":"period","primary_metric":"period","sample_period":100000}}],"time_range":{"start":1700000000,"end":1700000060,"unit":"seconds"}}
 {"type":"dso","id":1,"name":"/usr/bin/shop","build_id":"00112233445566778899aabbccddeeff"}
 {"type":"frame","id":10,"func":"checkout::charge","dso":1,"srcline":"src/charge.rs:40","kind":"user"}
 {"type":"frame","id":11,"func":"checkout::handle","dso":1,"srcline":"src/handle.rs:12","kind":"user"}
@@ -35,6 +35,32 @@ printf '{"type":"header","format":"spaa"' >"$E2E_TMP/broken.spaa"
 http POST /api/v1/spaa "${AUTH_I[@]}" --data-binary @"$E2E_TMP/broken.spaa"
 [[ "$HTTP_CODE" == 400 || "$HTTP_CODE" == 422 ]] || fail "broken SPAA: got $HTTP_CODE"
 [[ -n "$(json_get "$HTTP_BODY" detail)" ]] || fail "broken SPAA: no detail in $HTTP_BODY"
+
+# Files the validator refuses are refused on upload too, with the line and the rule; each is
+# p.spaa with one line changed, and nothing of them is stored.
+HDR=$(sed -n 1p "$E2E_TMP/p.spaa")
+refused() { # WHAT RULE  (the file is $E2E_TMP/bad.spaa)
+  http POST '/api/v1/spaa?service=refused' "${AUTH_I[@]}" --data-binary @"$E2E_TMP/bad.spaa"
+  assert_eq 422 "$HTTP_CODE" "$1 ($HTTP_BODY)"
+  assert_contains "$HTTP_BODY" "rule $2" "$1: the rule is named"
+  assert_contains "$HTTP_BODY" '"detail":"line ' "$1: the line is named"
+}
+{ sed -n 2p "$E2E_TMP/p.spaa"; echo "$HDR"; sed -n '3,$p' "$E2E_TMP/p.spaa"; } >"$E2E_TMP/bad.spaa"
+refused "header not first" header-first
+sed 's/"metric":"period","value":1000000/"metric":"cycles","value":1000000/' "$E2E_TMP/p.spaa" \
+  >"$E2E_TMP/bad.spaa"
+refused "a stack without the primary metric" primary-metric-missing
+sed 's/"context":{"event":"cycles"},"weights":\[{"metric":"period","value":1000000/"context":{"event":"instructions"},"weights":[{"metric":"period","value":1000000/' \
+  "$E2E_TMP/p.spaa" >"$E2E_TMP/bad.spaa"
+refused "an undeclared event" stack-event-undeclared
+{ cat "$E2E_TMP/p.spaa"; echo '{"type":"sample","stack_id":"nope","timestamp":1700000001}'; } \
+  >"$E2E_TMP/bad.spaa"
+refused "a sample of a missing stack" sample-stack-missing
+{ cat "$E2E_TMP/p.spaa"; sed -n '$p' "$E2E_TMP/p.spaa"; } >"$E2E_TMP/bad.spaa"
+refused "two stacks under one id" stack-duplicate
+http GET '/api/v1/profiles?service=refused' "${AUTH_R[@]}"
+assert_eq 200 "$HTTP_CODE" "list of the refused service"
+[[ "$HTTP_BODY" != *'"id":"'* ]] || fail "a refused SPAA file was stored: $HTTP_BODY"
 
 # --- list -----------------------------------------------------------------------------------
 ids_of() { # the profile ids of a list answer, in order, space-separated

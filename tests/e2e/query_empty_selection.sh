@@ -102,7 +102,7 @@ assert_eq "cpu 0" "$(jq -r '"\(.metric) \(.delta)"' <<<"$HTTP_BODY")" "the profi
 # --- profiles that match but hold no stack: an empty answer of their metric, never null ------
 # (reading one back used to hand qsort_r a NULL array, which UBSan stops the server on; the
 # view of the one profile is read here too)
-printf '%s\n' '{"type":"header","format":"spaa","version":"1.0","source_tool":"perf","frame_order":"leaf_to_root","events":[{"name":"cycles","kind":"hardware","sampling":{"mode":"period","primary_metric":"period"}}]}' \
+printf '%s\n' '{"type":"header","format":"spaa","version":"1.0","stack_id_mode":"local","source_tool":"perf","frame_order":"leaf_to_root","events":[{"name":"cycles","kind":"hardware","sampling":{"mode":"period","primary_metric":"period"}}]}' \
   >"$E2E_TMP/nostacks.spaa"
 http POST '/api/v1/spaa?service=nostacks' --data-binary @"$E2E_TMP/nostacks.spaa"
 assert_eq 200 "$HTTP_CODE" "a SPAA profile without stacks ($HTTP_BODY)"

@@ -11,9 +11,10 @@ start_server
 
 spaa() { # SERVICE UNIT VALUE_A VALUE_B: a profile of metric wall in UNIT; prints its id
   cat >"$E2E_TMP/u.spaa" <<SPAA
-{"type":"header","format":"spaa","version":"1.0","source_tool":"perf","frame_order":"leaf_to_root","events":[{"name":"wall","kind":"timer","sampling":{"mode":"period","primary_metric":"wall","sample_period":1}}]}
-{"type":"frame","id":1,"func":"work","kind":"user"}
-{"type":"frame","id":2,"func":"main","kind":"user"}
+{"type":"header","format":"spaa","version":"1.0","stack_id_mode":"local","source_tool":"perf","frame_order":"leaf_to_root","events":[{"name":"wall","kind":"timer","sampling":{"mode":"period","primary_metric":"wall","sample_period":1}}]}
+{"type":"dso","id":1,"name":"/usr/bin/app","is_kernel":false}
+{"type":"frame","id":1,"func":"work","dso":1,"kind":"user"}
+{"type":"frame","id":2,"func":"main","dso":1,"kind":"user"}
 {"type":"stack","id":"a","frames":[1,2],"context":{"event":"wall"},"weights":[{"metric":"wall","value":$3,"unit":"$2"}]}
 {"type":"stack","id":"b","frames":[2],"context":{"event":"wall"},"weights":[{"metric":"wall","value":$4,"unit":"$2"}]}
 SPAA

@@ -34,7 +34,7 @@ OTLP=$(ids_header)
 OTLP=${OTLP%%,*}
 [[ -n "$OTLP" ]] || fail "otlp: no X-Spaa-Profile-Ids"
 cat >"$E2E_TMP/p.spaa" <<'SPAA'
-{"type":"header","format":"spaa","version":"1.0","source_tool":"perf","frame_order":"leaf_to_root","events":[{"name":"cycles","kind":"hardware","sampling":{"mode":"period","primary_metric":"period","sample_period":1}}]}
+{"type":"header","format":"spaa","version":"1.0","stack_id_mode":"local","source_tool":"perf","frame_order":"leaf_to_root","events":[{"name":"cycles","kind":"hardware","sampling":{"mode":"period","primary_metric":"period","sample_period":1}}]}
 {"type":"dso","id":1,"name":"/bin/app"}
 {"type":"frame","id":1,"func":"work;hard","dso":1,"srcline":"w.c:3","kind":"user"}
 {"type":"frame","id":2,"func":"main","dso":1,"kind":"user"}

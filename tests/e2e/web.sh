@@ -43,7 +43,7 @@ import http.client, sys
 c = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=60)
 for i in range(60):
     body = "\n".join([
-        '{"type":"header","format":"spaa","version":"1.0","source_tool":"perf","frame_order":"leaf_to_root",'
+        '{"type":"header","format":"spaa","version":"1.0","stack_id_mode":"local","source_tool":"perf","frame_order":"leaf_to_root",'
         '"events":[{"name":"cycles","kind":"hardware","sampling":{"mode":"period","primary_metric":"period"}}],'
         '"time_range":{"start":%d,"end":%d,"unit":"seconds"}}' % (1700000000 + 60 * i, 1700000060 + 60 * i),
         '{"type":"dso","id":1,"name":"/bin/app"}',

@@ -17,7 +17,7 @@ import http.client, sys, threading
 port, service, n, t0, step = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 def body(start):
     return "\n".join([
-        '{"type":"header","format":"spaa","version":"1.0","source_tool":"perf","frame_order":"leaf_to_root",'
+        '{"type":"header","format":"spaa","version":"1.0","stack_id_mode":"local","source_tool":"perf","frame_order":"leaf_to_root",'
         '"events":[{"name":"cycles","kind":"hardware","sampling":{"mode":"period","primary_metric":"period"}}],'
         '"time_range":{"start":%d,"end":%d,"unit":"seconds"}}' % (start, start + 60),
         '{"type":"dso","id":1,"name":"/bin/app"}',

@@ -99,7 +99,7 @@ static void test_fixture_round_trips(void **state)
 static void test_plain_model(void **state)
 {
   static const char text[] =
-      "{\"type\":\"header\",\"format\":\"spaa\",\"version\":\"1.0\",\"source_tool\":\"perf\","
+      "{\"type\":\"header\",\"format\":\"spaa\",\"version\":\"1.0\",\"stack_id_mode\":\"local\",\"source_tool\":\"perf\","
       "\"frame_order\":\"leaf_to_root\",\"events\":[{\"name\":\"cycles\",\"kind\":\"hardware\","
       "\"sampling\":{\"mode\":\"period\",\"primary_metric\":\"period\",\"sample_period\":100}}]}\n"
       "{\"type\":\"dso\",\"id\":1,\"name\":\"/bin/app\"}\n"
@@ -312,7 +312,7 @@ static void test_otlp_context_labels(void **state)
 static void test_context_labels(void **state)
 {
   static const char text[] =
-      "{\"type\":\"header\",\"format\":\"spaa\",\"version\":\"1.0\",\"source_tool\":\"perf\","
+      "{\"type\":\"header\",\"format\":\"spaa\",\"version\":\"1.0\",\"stack_id_mode\":\"local\",\"source_tool\":\"perf\","
       "\"frame_order\":\"leaf_to_root\",\"events\":[{\"name\":\"cycles\",\"kind\":\"hardware\","
       "\"sampling\":{\"mode\":\"period\",\"primary_metric\":\"period\",\"sample_period\":100}}]}\n"
       "{\"type\":\"dso\",\"id\":1,\"name\":\"/bin/app\"}\n"
