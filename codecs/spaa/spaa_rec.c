@@ -26,6 +26,48 @@ static int faultf(struct spaa_fault *f, const char *rule, const char *field, con
   return -1;
 }
 
+/* 0 when `key` is new in ks (and now in it), 1 when it was there, SPAA_E_NOMEM. */
+static int key_once(struct spaa_keyset *ks, const char *key, size_t klen)
+{
+  size_t i;
+  int rc;
+  if (ks->n < SPAA_REC_FEW_KEYS) {
+    for (i = 0; i < ks->n; i++)
+      if (ks->len[i] == klen && memcmp(ks->k[i], key, klen) == 0)
+        return 1;
+    ks->k[ks->n] = key;
+    ks->len[ks->n++] = klen;
+    return 0;
+  }
+  if (ks->n == SPAA_REC_FEW_KEYS)
+    for (i = 0; i < SPAA_REC_FEW_KEYS; i++)
+      if (spaa_strmap_put(&ks->many, ks->k[i], ks->len[i], 0, NULL) < 0)
+        return SPAA_E_NOMEM;
+  rc = spaa_strmap_put(&ks->many, key, klen, 0, NULL);
+  if (rc == 0)
+    ks->n++;
+  return rc < 0 ? SPAA_E_NOMEM : rc;
+}
+
+static void keys_reset(struct spaa_keyset *ks)
+{
+  if (ks->n > SPAA_REC_FEW_KEYS)
+    spaa_strmap_free(&ks->many);
+  ks->n = 0;
+}
+
+/* The key check of one member: 0, -1 with the fault set, or SPAA_E_NOMEM. */
+static int dup_fault(struct spaa_rec *r, struct spaa_keyset *ks, const char *where,
+                     const char *key, size_t klen)
+{
+  char field[64];
+  int rc = key_once(ks, key, klen);
+  if (rc <= 0)
+    return rc;
+  snprintf(field, sizeof(field), "%s%.*s", where, (int)(klen < 48 ? klen : 48), key);
+  return faultf(&r->fault, "duplicate-key", field, "the key \"%s\" is given twice", field);
+}
+
 /* A syntax error from the scanner. */
 static int jfault(struct spaa_rec *r, struct spaa_jscan *s)
 {
@@ -272,6 +314,8 @@ static int f_context(struct spaa_rec *r, struct spaa_jscan *s, const char **even
   if (want(r, s, SPAA_J_OBJ, "context", "an object") || spaa_jscan_obj_begin(s))
     return r->fault.rule ? -1 : jfault(r, s);
   while ((k = spaa_jscan_obj_key(s, &key, &klen)) == 1) {
+    if ((rc = dup_fault(r, &r->ctx_keys, "context.", key, klen)))
+      return rc;
     if (event && KEY("event")) {
       if (f_str(r, s, "context.event", event))
         return -1;
@@ -630,6 +674,8 @@ static void rec_reset(struct spaa_rec *r)
   r->unknown_ctx = NULL;
   r->n_unknown_ctx = 0;
   r->sid[0] = 0;
+  keys_reset(&r->keys);
+  keys_reset(&r->ctx_keys);
   r->fault.rule = NULL;
   r->fault.field[0] = 0;
   r->fault.msg[0] = 0;
@@ -738,7 +784,7 @@ int spaa_rec_parse(struct spaa_rec *r, const char *line, size_t len)
   case SPAA_REC_HEADER:
   case SPAA_REC_WINDOW: {
     json_error_t e;
-    if (!(r->doc = json_loadb(line, len, 0, &e)))
+    if (!(r->doc = json_loadb(line, len, JSON_REJECT_DUPLICATES, &e)))
       return faultf(&r->fault, "json", "", "%s at column %d", e.text, e.column);
     return 0;
   }
@@ -759,6 +805,8 @@ int spaa_rec_parse(struct spaa_rec *r, const char *line, size_t len)
   if (spaa_jscan_obj_begin(&s))
     return jfault(r, &s);
   while ((k = spaa_jscan_obj_key(&s, &key, &klen)) == 1) {
+    if ((rc = dup_fault(r, &r->keys, "", key, klen)))
+      return rc;
     if (KEY("type")) {
       if (spaa_jscan_skip(&s, NULL, NULL))
         return jfault(r, &s);

@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 
+#include "base/idmap.h"
 #include "spaa/spaa.h"
 
 enum spaa_rtype {
@@ -45,6 +46,17 @@ struct spaa_fault {
   char msg[200];
 };
 
+/* The keys one object of a record used, to refuse a key given twice (JSON leaves the
+ * meaning to the reader; first-wins and last-wins readers would disagree). Keys are borrowed
+ * from the line's scratch; a handful are compared in place, more go to a hash map. */
+#define SPAA_REC_FEW_KEYS 16
+struct spaa_keyset {
+  const char *k[SPAA_REC_FEW_KEYS];
+  size_t len[SPAA_REC_FEW_KEYS];
+  size_t n;
+  struct spaa_strmap many; /* every key once n passed SPAA_REC_FEW_KEYS */
+};
+
 struct spaa_rec {
   int want_json;            /* 1: keep unknown keys and contexts as JSON (the reader) */
   int type;                 /* enum spaa_rtype of the last record parsed */
@@ -63,6 +75,8 @@ struct spaa_rec {
   const char *unknown_ctx;  /* first context key of the record outside the known set */
   size_t n_unknown_ctx;     /* how many such keys */
   char sid[24];             /* a numeric sample stack_id, as text */
+  struct spaa_keyset keys;  /* the record's top-level keys */
+  struct spaa_keyset ctx_keys; /* its context's keys */
   struct spaa_fault fault;  /* set when spaa_rec_parse fails */
 };
 

@@ -200,6 +200,23 @@ static const struct vcase cases[] = {
      3, "func", 1},
     {"dso without name", H "{\"type\":\"dso\",\"id\":1}\n", "field-missing", 2, "name", 1},
     {"thread without tid", H "{\"type\":\"thread\",\"pid\":1}\n", "field-missing", 2, "tid", 1},
+    /* a key given twice: readers keeping the first or the last would disagree */
+    {"key twice", H "{\"type\":\"dso\",\"id\":1,\"name\":\"x\",\"id\":2}\n", "duplicate-key", 2,
+     "id", 1},
+    {"type twice", H "{\"type\":\"dso\",\"type\":\"frame\",\"id\":1,\"name\":\"x\"}\n",
+     "duplicate-key", 2, "type", 1},
+    {"context key twice",
+     H DICT "{\"type\":\"stack\",\"id\":\"0xa\",\"frames\":[10],\"context\":{\"event\":"
+            "\"cycles\",\"event\":\"other\"},\"weights\":[{\"metric\":\"period\",\"value\":5}]}\n",
+     "duplicate-key", 6, "context.event", 1},
+    {"key twice among many",
+     H "{\"type\":\"dso\",\"id\":1,\"name\":\"x\",\"x_0\":0,\"x_1\":0,\"x_2\":0,\"x_3\":0,"
+       "\"x_4\":0,\"x_5\":0,\"x_6\":0,\"x_7\":0,\"x_8\":0,\"x_9\":0,\"x_a\":0,\"x_b\":0,"
+       "\"x_c\":0,\"x_d\":0,\"x_e\":0,\"x_f\":0,\"x_g\":0,\"x_3\":1}\n",
+     "duplicate-key", 2, "x_3", 1},
+    {"header key twice",
+     "{\"type\":\"header\",\"format\":\"spaa\",\"format\":\"spaa\",\"version\":\"1.0\"}\n",
+     "json", 1, "", 1},
     /* SHOULDs: warnings only */
     {"unknown source_tool",
      "{\"type\":\"header\",\"format\":\"spaa\",\"version\":\"1.0\",\"source_tool\":\"mytool\","
