@@ -10,8 +10,8 @@
 struct walk {
   int mismatch;              /* a known field had a wire type (or content) its schema forbids */
   char where[128];           /* the first mismatch, for messages */
-  int bad_utf8;              /* a string field held invalid UTF-8 */
-  char utf8_where[96];       /* where */
+  int bad_utf8;              /* a string field held invalid UTF-8 or a NUL */
+  char utf8_where[128];      /* what and where */
   int v19;                   /* v1.9 Sample numbering seen (field 3 LEN or field 4 varint) */
   int v18;                   /* v1.8 Profile numbering seen (8 LEN, 9 varint or field 12) */
   int too_deep;              /* nesting passed OTLP_MAX_DEPTH: a hard error */
@@ -129,10 +129,16 @@ static int walk_msg(struct walk *w, const ProtobufCMessageDescriptor *d, const u
           }
           note_mismatch(w, d, id, wt, "does not hold a valid message");
         }
-      } else if (wt == 2 && f->type == PROTOBUF_C_TYPE_STRING &&
-                 spaa_utf8_check(p, (size_t)len) != SIZE_MAX && !w->bad_utf8++) {
-        snprintf(w->utf8_where, sizeof(w->utf8_where), "field %u of %s at byte %zu", id,
-                 short_name(d), (size_t)(fstart - start));
+      } else if (wt == 2 && f->type == PROTOBUF_C_TYPE_STRING && !w->bad_utf8) {
+        /* a NUL is valid UTF-8 but would cut the string where the unpacked copy ends */
+        const char *why = spaa_utf8_check(p, (size_t)len) != SIZE_MAX ? "invalid UTF-8 in a string"
+                          : len && memchr(p, 0, (size_t)len) ? "a string holds a NUL byte (U+0000)"
+                                                             : NULL;
+        if (why) {
+          w->bad_utf8 = 1;
+          snprintf(w->utf8_where, sizeof(w->utf8_where), "%s: field %u of %s at byte %zu", why,
+                   id, short_name(d), (size_t)(fstart - start));
+        }
       }
     }
     if (wt == 2)
@@ -159,8 +165,7 @@ int otlp__sniff_wire(const uint8_t *buf, size_t len, struct spaa_err *err)
   memset(&exp, 0, sizeof(exp));
   if (walk_msg(&exp, &OX_REQUEST_DESC, buf, buf, buf + len, 0, &e2) == 0 && !exp.mismatch) {
     if (exp.bad_utf8)
-      return spaa_err_set(err, SPAA_E_BAD_PROTOBUF, 0, 0, "invalid UTF-8 in a string: %s",
-                          exp.utf8_where);
+      return spaa_err_set(err, SPAA_E_BAD_PROTOBUF, 0, 0, "%s", exp.utf8_where);
     return OTLP_V1EXPERIMENTAL;
   }
   if (dev.v19)
@@ -184,7 +189,6 @@ int otlp__sniff_wire(const uint8_t *buf, size_t len, struct spaa_err *err)
                       dev.where);
 dev_ok:
   if (dev.bad_utf8)
-    return spaa_err_set(err, SPAA_E_BAD_PROTOBUF, 0, 0, "invalid UTF-8 in a string: %s",
-                        dev.utf8_where);
+    return spaa_err_set(err, SPAA_E_BAD_PROTOBUF, 0, 0, "%s", dev.utf8_where);
   return OTLP_V1DEVELOPMENT;
 }

@@ -195,6 +195,40 @@ static int64_t total(const struct spaa_profile *p)
   return t;
 }
 
+/* A string of the packed request ("app.c") with one byte replaced: refused whole, named. */
+static void expect_bad_string(uint8_t byte, const char *frag)
+{
+  struct req q;
+  struct spaa_conv_list l;
+  struct spaa_err e;
+  size_t n, i;
+  uint8_t *b;
+  req_init(&q);
+  n = protobuf_c_message_get_packed_size(&q.r.base);
+  b = malloc(n);
+  assert_non_null(b);
+  protobuf_c_message_pack(&q.r.base, b);
+  for (i = 0; i + 5 <= n && memcmp(b + i, "app.c", 5) != 0; i++)
+    ;
+  assert_true(i + 5 <= n);
+  b[i + 2] = byte;
+  memset(&l, 0, sizeof(l));
+  spaa_err_clear(&e);
+  assert_int_equal(spaa_convert_otlp(b, n, NULL, &l, &e), SPAA_E_BAD_PROTOBUF);
+  assert_int_equal(l.n, 0);
+  if (!strstr(e.msg, frag))
+    fail_msg("message \"%s\" lacks \"%s\"", e.msg, frag);
+  free(b);
+}
+
+/* protobuf-c's copy of a string ends at its first NUL: such a string is refused, not cut */
+static void test_bad_strings(void **state)
+{
+  (void)state;
+  expect_bad_string(0, "a string holds a NUL byte (U+0000)");
+  expect_bad_string(0xff, "invalid UTF-8 in a string");
+}
+
 static void test_valid_base(void **state)
 {
   struct req q;
@@ -661,7 +695,7 @@ int main(void)
       cmocka_unit_test(test_zero_by_value),    cmocka_unit_test(test_partial_and_warning),
       cmocka_unit_test(test_sniff_v19),        cmocka_unit_test(test_sniff_v18_and_garbage),
       cmocka_unit_test(test_json_mapping),     cmocka_unit_test(test_json_errors),
-      cmocka_unit_test(test_line_without_file),
+      cmocka_unit_test(test_line_without_file), cmocka_unit_test(test_bad_strings),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
