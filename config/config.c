@@ -297,6 +297,11 @@ static int apply_retention(struct spaa_config *c, enum cfg_key key, const char *
     return spaa_err_set(err, SPAA_E_USAGE, 0, 0,
                         "%s: bad duration '%s': expected a number with s, m, h, d or w "
                         "(30d)%s", where, v, key == K_RETENTION ? "; 0 keeps forever" : "");
+  if (key == K_RETENTION && n && isdigit((unsigned char)v[strlen(v) - 1]))
+    /* a bare number reads as seconds elsewhere; here that deletes the store at once */
+    return spaa_err_set(err, SPAA_E_USAGE, 0, 0,
+                        "%s: retention '%s' has no unit: write %sd for days (or %ss if "
+                        "seconds are meant); 0 keeps forever", where, v, v, v);
   if (key == K_RETENTION)
     c->retention = n;
   else

@@ -23,6 +23,7 @@
 #define SPAA_CONFIG_DEFAULT_QUEUE_DEPTH 256
 #define SPAA_CONFIG_DEFAULT_IDLE_TIMEOUT 30 /* seconds */
 #define SPAA_CONFIG_DEFAULT_RETENTION (30 * 86400) /* seconds: 30 days */
+#define SPAA_CONFIG_MIN_SANE_DB_SIZE (1u << 20) /* below it, max_db_size is warned of */
 #define SPAA_CONFIG_DEFAULT_RETENTION_INTERVAL 60  /* seconds between retention passes */
 
 /* the OTLP/gRPC listener (server/grpc.h) */

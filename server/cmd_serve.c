@@ -89,6 +89,15 @@ static void warn_open(const struct spaa_config *c)
   }
 }
 
+/* A cap below what an empty store takes deletes every profile at each pass. */
+static void warn_db_size(const struct spaa_config *c)
+{
+  if (c->max_db_size && c->max_db_size < SPAA_CONFIG_MIN_SANE_DB_SIZE)
+    spaa_log(SPAA_LOG_WARN, "max_db_size is below 1 MiB, less than an empty store holds: "
+             "every profile will be deleted at each retention pass", "max_db_size=%llu",
+             (unsigned long long)c->max_db_size);
+}
+
 static void log_config(const struct spaa_config *c)
 {
   char projects[512], store[SPAA_STORE_MAX_LOCATION];
@@ -116,6 +125,7 @@ static void log_config(const struct spaa_config *c)
            (unsigned long long)c->max_db_size, projects,
            c->n_ingest_tokens, c->n_read_tokens, c->allow_open ? "true" : "false");
   warn_open(c);
+  warn_db_size(c);
   if (c->max_db_size && strncmp(c->store, "sqlite:", 7) != 0)
     spaa_log(SPAA_LOG_WARN, "max_db_size applies to a SQLite store only: not applied to this "
              "store (its database's size is the database's to manage)", NULL);
@@ -245,7 +255,8 @@ static void reload(int argc, char **argv, struct spaa_app *app, struct old_cfgs 
   }
   old->v = v;
   old->v[old->n++] = (struct spaa_config *)app->cfg;
-  fixed_changed(app->cfg, nc, fixed, sizeof(fixed));
+  /* restart-only settings still run as they were at start: compare with those */
+  fixed_changed(old->v[0], nc, fixed, sizeof(fixed));
   opened = (!nc->n_read_tokens && app->cfg->n_read_tokens) ||
            (!nc->n_ingest_tokens && app->cfg->n_ingest_tokens) ||
            (!nc->n_sentry_keys && app->cfg->n_sentry_keys);
@@ -266,6 +277,7 @@ static void reload(int argc, char **argv, struct spaa_app *app, struct old_cfgs 
            (unsigned long long)nc->max_db_size, fixed[0] ? " needs_restart=" : "", fixed);
   if (opened)
     warn_open(nc); /* a list emptied: say what is open now */
+  warn_db_size(nc);
 }
 
 /* Wait for SIGTERM or SIGINT (returned), reloading on each SIGHUP meanwhile. */

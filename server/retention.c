@@ -45,13 +45,28 @@ static void add(struct spaa_retention_stats *st, const struct spaa_store_deleted
   st->swept += d->dsos + d->frames + d->stacks;
 }
 
-static void log_deleted(const char *why, const struct spaa_store_deleted *d)
+/* One line per rule per pass; `steps` deletes made it (the reasons are the metric's). */
+static void log_deleted(const char *why, const struct spaa_store_deleted *d, int steps)
 {
   spaa_log(SPAA_LOG_INFO, "retention deleted profiles",
-           "reason=%s profiles=%llu stacks=%llu frames=%llu dsos=%llu bytes_before=%lld "
+           "reason=%s profiles=%llu stacks=%llu frames=%llu dsos=%llu steps=%d bytes_before=%lld "
            "bytes_after=%lld", why, (unsigned long long)d->profiles,
            (unsigned long long)d->stacks, (unsigned long long)d->frames,
-           (unsigned long long)d->dsos, (long long)d->bytes_before, (long long)d->bytes_after);
+           (unsigned long long)d->dsos, steps, (long long)d->bytes_before,
+           (long long)d->bytes_after);
+}
+
+/* Add one step's delete to the pass's sum (bytes: the first before, the last after). */
+static void sum_deleted(struct spaa_store_deleted *sum, const struct spaa_store_deleted *d,
+                        int first)
+{
+  if (first)
+    sum->bytes_before = d->bytes_before;
+  sum->bytes_after = d->bytes_after;
+  sum->profiles += d->profiles;
+  sum->stacks += d->stacks;
+  sum->frames += d->frames;
+  sum->dsos += d->dsos;
 }
 
 /* Make the pass's figures so far what /metrics shows (r NULL: a pass run by hand). Called
@@ -72,27 +87,30 @@ static int pass_size(struct spaa_retention *r, struct spaa_store *store,
                      struct spaa_err *err)
 {
   struct spaa_store_counts c;
-  struct spaa_store_deleted d;
+  struct spaa_store_deleted d, sum;
   struct spaa_list_query q;
-  int step, rc;
+  int step, rc = 0;
+  memset(&sum, 0, sizeof(sum));
   for (step = 0; step < RETENTION_MAX_STEPS; step++) {
     if ((rc = spaa_store_counts(store, &c, err)))
-      return rc;
+      break;
     if (c.bytes <= 0 || (uint64_t)c.bytes <= o->max_bytes || c.profiles == 0)
-      return 0;
+      break;
     memset(&q, 0, sizeof(q));
     q.limit = (size_t)(c.profiles / 20 > RETENTION_MIN_STEP ? c.profiles / 20
                                                               : RETENTION_MIN_STEP);
     rc = spaa_store_delete(store, &q, &d, err);
     add(stats, &d, 1); /* a failed delete may have committed some of its transactions */
     publish(r, stats);
-    if (rc)
-      return rc;
-    log_deleted("max_db_size", &d);
-    if (d.profiles == 0)
-      return 0;
+    sum_deleted(&sum, &d, step == 0);
+    if (rc || d.profiles == 0) {
+      step++;
+      break;
+    }
   }
-  return 0;
+  if (sum.profiles)
+    log_deleted("size", &sum, step);
+  return rc;
 }
 
 /* One pass, its figures published to r (NULL: none) as it goes. */
@@ -116,7 +134,7 @@ static int pass(struct spaa_retention *r, struct spaa_store *store,
       add(stats, &d, 0); /* a failed delete may have committed some of its transactions */
       publish(r, stats);
       if (!rc && d.profiles)
-        log_deleted("retention", &d);
+        log_deleted("age", &d, 1);
     }
   }
   if (!rc && o->max_bytes)

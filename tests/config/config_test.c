@@ -436,6 +436,12 @@ static void test_retention_settings(void **state)
       spaa_config_free(c);
     }
   }
+  { /* a bare retention number would keep seconds: refused, with the fix named */
+    char *argv2[] = {"serve", "--retention", "30", NULL};
+    char *env2[] = {NULL};
+    assert_int_not_equal(load(argv2, env2, &c, &err), 0);
+    assert_non_null(strstr(err.msg, "retention '30' has no unit: write 30d"));
+  }
   assert_int_equal(spaa_config_parse_duration("36h", &secs), 0);
   assert_int_equal(secs, 36 * 3600);
   assert_int_equal(spaa_config_parse_duration("15m", &secs), 0);
