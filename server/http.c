@@ -76,6 +76,7 @@ struct http_rq {
   size_t received;                   /* body bytes received, kept or not */
   int over;                          /* body passed the cap: discarding the rest */
   unsigned long long declared_over;  /* a Content-Length over the cap, read and thrown away */
+  unsigned long long declared_busy;  /* a Content-Length over the budget, likewise */
   int nomem;                         /* could not keep the body */
   int needs_decode;                  /* Content-Encoding to undo */
   int answered;                      /* a response was queued */
@@ -662,7 +663,7 @@ static enum MHD_Result begin(struct http_rq *rq, struct MHD_Connection *conn, co
     }
   }
   rq->req.route = r;
-  if (!r->on_io_thread && spaa_conns_count(h->conns) > h->max_conns) {
+  if (!r->on_io_thread && !r->ops && spaa_conns_count(h->conns) > h->max_conns) {
     spaa_conns_note(h->conns, SPAA_CONNS_OVER_LIMIT);
     rq->close = 1;
     return fail(rq, conn, SPAA_E_BUSY, "the server holds %zu connections, over its limit of "
@@ -714,6 +715,13 @@ static enum MHD_Result begin(struct http_rq *rq, struct MHD_Connection *conn, co
                   rq->max_body);
     if (end != cl && v) {
       if (spaa_budget_take(h->budget, (size_t)v, 0, 0)) {
+        if (!expect && v <= discard_max(rq->max_body)) {
+          /* as for a body over the cap: read it, keep nothing, answer 503 at the end, so
+           * that the client reads its Retry-After instead of a reset connection */
+          rq->over_budget = 1;
+          rq->declared_busy = v;
+          return MHD_YES;
+        }
         spaa_conns_note(h->conns, SPAA_CONNS_OVER_BUDGET);
         return fail(rq, conn, SPAA_E_BUSY, "a %llu-byte body does not fit in what is left of "
                     "the memory budget for requests in flight; retry later", v);
@@ -878,6 +886,9 @@ static enum MHD_Result finish(struct http_rq *rq, struct MHD_Connection *conn)
     return fail(rq, conn, SPAA_E_NOMEM, "out of memory while receiving the body");
   if (rq->over_budget) {
     spaa_conns_note(rq->h->conns, SPAA_CONNS_OVER_BUDGET);
+    if (rq->declared_busy)
+      return fail(rq, conn, SPAA_E_BUSY, "a %llu-byte body does not fit in what is left of "
+                  "the memory budget for requests in flight; retry later", rq->declared_busy);
     return fail(rq, conn, SPAA_E_BUSY, "the body passed what is left of the memory budget "
                 "for requests in flight; retry later");
   }

@@ -128,6 +128,8 @@ struct spaa_route {
   int on_io_thread;        /* 1: a cheap handler run where the request was read (ops), so
                             * it answers while the worker pool is saturated; 0: the
                             * handler runs on the worker pool */
+  int ops;                 /* 1: answered past max_connections too, like the routes run on
+                            * the I/O thread: monitoring still sees a saturated server */
   int (*quick)(const void *body, size_t len); /* optional: 1 when this body (unencoded, at
                             * most SPAA_HTTP_QUICK_MAX bytes) is cheap to answer where it was
                             * read, e.g. a Sentry envelope without profile items; the hand-off

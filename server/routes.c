@@ -33,7 +33,7 @@ const struct spaa_route spaa_routes[] = {
     /* ops */
     {"GET", "/healthz", spaa_ops_healthz, .on_io_thread = 1},
     {"GET", "/readyz", spaa_ops_readyz, .on_io_thread = 1},
-    {"GET", "/metrics", spaa_ops_metrics, .auth = SPAA_AUTH_READ},
+    {"GET", "/metrics", spaa_ops_metrics, .auth = SPAA_AUTH_READ, .ops = 1},
     /* the web page (open: it asks for a read token when the API wants one) */
     {"GET", "/", spaa_web_index, .on_io_thread = 1},
     {"GET", "/web/{file}", spaa_web_asset, .on_io_thread = 1},

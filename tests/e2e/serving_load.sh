@@ -97,6 +97,30 @@ assert_eq 0 "$other" "answers other than 200 and 503 (budget)"
 stop_server
 assert_contains "$(cat "$SERVER_LOG")" "over the memory budget" "the budget refusals logged with a count"
 
+# a body declared past the budget, sent without waiting for 100-continue: read and thrown
+# away, then 503 with Retry-After, not a connection reset under the client's feet. A slow
+# upload holds the budget (its declared length is charged when its head arrives).
+start_server --memory-budget 1m
+head -c 1300000 /dev/zero | tr '\0' 'x' >"$E2E_TMP/big.body"
+curl -sS -o /dev/null -H 'Expect:' --limit-rate 100k --data-binary @"$E2E_TMP/big.body" \
+  "$SERVER_URL/api/v1/spaa" 2>/dev/null &
+holder=$!
+sleep 1
+pids=()
+for i in 1 2 3 4; do
+  curl -sS -o /dev/null -D "$E2E_TMP/big$i.h" -w '%{http_code}\n' -H 'Expect:' \
+    --data-binary @"$E2E_TMP/big.body" "$SERVER_URL/api/v1/spaa" >"$E2E_TMP/big$i.code" 2>&1 &
+  pids+=($!)
+done
+wait "${pids[@]}"
+kill "$holder" 2>/dev/null || true
+wait "$holder" 2>/dev/null || true
+for i in 1 2 3 4; do
+  assert_eq 503 "$(tail -n1 "$E2E_TMP/big$i.code")" "a body past the budget, upload $i"
+  assert_contains "$(cat "$E2E_TMP/big$i.h")" "Retry-After" "Retry-After past the budget"
+done
+stop_server
+
 # over the connection limit: 503, Retry-After, JSON; one log line with the count
 start_server --max-connections 20
 python3 "$LOAD" idle "$SERVER_PORT" 40 4 >/dev/null &
@@ -111,6 +135,9 @@ for i in 1 2 3 4 5; do
 done
 http GET /healthz
 assert_eq 200 "$HTTP_CODE" "/healthz over the connection limit"
+http GET /metrics
+assert_eq 200 "$HTTP_CODE" "/metrics over the connection limit (monitoring sees the refusals)"
+assert_contains "$HTTP_BODY" 'spaa_relay_connections_refused_total' "/metrics over the limit"
 wait "$idle_pid"
 http POST /api/v1/spaa --data-binary @"$BODY"
 assert_eq 200 "$HTTP_CODE" "an upload once the idle connections are gone"
