@@ -19,9 +19,9 @@ static void pprof_fail(struct spaa_ingest *x, enum spaa_ingest_stage stage, int 
   const char *msg = detail && detail[0] ? detail : spaa_err_default(code);
   int status = spaa_err_status(code);
   (void)stage;
-  /* back-pressure is counted and logged once per interval by the core, not per request */
-  spaa_log(code == SPAA_E_BUSY ? SPAA_LOG_DEBUG : status >= 500 ? SPAA_LOG_WARN : SPAA_LOG_INFO,
-           "pprof upload rejected",
+  /* debug: the core's "request" line carries the answer (a warning for a 4xx or 5xx, one
+   * line per request); back-pressure is counted and logged once per interval by the core */
+  spaa_log(SPAA_LOG_DEBUG, "pprof upload rejected",
            "path=\"%s\" status=%d error=%s detail=\"%s\"", x->req->path ? x->req->path : "-",
            status, spaa_err_name(code), msg);
   spaa_resp_error(x->resp, code, "%s", msg);

@@ -144,7 +144,8 @@ static void push_fail(struct spaa_ingest *x, enum spaa_ingest_stage stage, int c
              x->list.n, msg);
   else
     snprintf(full, sizeof(full), "%s", msg);
-  spaa_log(status >= 500 ? SPAA_LOG_WARN : SPAA_LOG_INFO, "pyroscope push rejected",
+  /* debug: the core's "request" line carries the answer (one line per request) */
+  spaa_log(SPAA_LOG_DEBUG, "pyroscope push rejected",
            "status=%d code=%s detail=\"%s\"", status, cc, full);
   body = json_pack("{s:s, s:s}", "code", cc, "message", full);
   if (!body) {

@@ -101,9 +101,8 @@ static void sentry_fail(const struct spaa_req *req, struct spaa_resp *resp, int 
   if (status == 429) /* retry_after:categories (all):scope:reason, as Relay writes it */
     spaa_resp_header(resp, "X-Sentry-Rate-Limits", "1::organization:server_busy");
   cors(resp);
-  /* back-pressure is counted and logged once per interval by the core, not per request */
-  spaa_log(code == SPAA_E_BUSY ? SPAA_LOG_DEBUG : status >= 500 ? SPAA_LOG_WARN : SPAA_LOG_INFO,
-           "sentry envelope refused",
+  /* debug: the core's "request" line carries the answer (one line per request) */
+  spaa_log(SPAA_LOG_DEBUG, "sentry envelope refused",
            "project=%s status=%d code=%s detail=\"%s\"", project ? project : "-", status,
            spaa_err_name(code), cause ? cause : "");
 }

@@ -151,8 +151,10 @@ assert_eq 405 "$HTTP_CODE" "GET /v1/pprof"
 assert_contains "$HTTP_HEADERS" "Allow: POST" "405 Allow header"
 http PUT /ingest --data-binary @"$S"
 assert_eq 405 "$HTTP_CODE" "PUT /ingest"
-grep -q 'msg="pprof upload rejected" path="/ingest" status=400' "$SERVER_LOG" ||
-  fail "rejections are not logged"
+grep -q 'msg="request" method=POST path="/ingest[^"]*" status=400 .*answer=' "$SERVER_LOG" ||
+  fail "rejections are not logged with their answer"
+n=$(grep -c 'pprof upload rejected' "$SERVER_LOG" || true)
+assert_eq 0 "$n" "a second line per rejection at the default log level"
 stop_server || fail "the server did not exit cleanly"
 
 # --- tokens: Bearer or Basic password; 413 over a small cap ---------------------------------
