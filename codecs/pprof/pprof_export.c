@@ -289,7 +289,9 @@ static uint64_t function_id(struct pw *w, const struct spaa_frame *f, const char
   perftools__profiles__function__init(fn);
   fn->id = w->m.n_function + 1;
   fn->name = pw_str(w, f->func);
-  fn->system_name = pw_str(w, sys ? sys : f->func);
+  /* only a system name the source gave: one copied from the name makes `go tool pprof`
+   * treat the name as mangled C++ and cut "<module>" or "[unknown]" out of it */
+  fn->system_name = sys ? pw_str(w, sys) : 0;
   if (file) {
     char *fcopy = pw_keep(w, strndup(file, file_len));
     fn->filename = fcopy ? pw_str(w, fcopy) : 0;

@@ -73,5 +73,21 @@ http POST /v1/pprof -H 'X-Service-Name: goheap2' "${AUTH[@]}" --data-binary @"$H
 assert_eq 204 "$HTTP_CODE" "Go heap profile to /v1/pprof"
 push_readback "$HEAP" "$(only_id goheap2)" "Go heap profile via /v1/pprof"
 
+# names go tool pprof would cut as C++ templates ("<module>"): the export writes no system
+# name copied from the name, so `go tool pprof -top` shows them as the original file does
+PYSPY="${SPAA_SHARED:-}/fixtures/pprof/pyroscope_pyspy-1.pb.gz"
+if [[ -f "$PYSPY" ]]; then
+  http POST "/v1/pprof?service=pyspy" "${AUTH[@]}" --data-binary @"$PYSPY"
+  assert_eq 204 "$HTTP_CODE" "py-spy pprof to /v1/pprof"
+  curl -sS -o "$E2E_TMP/pyspy.export.pb.gz" "$SERVER_URL/api/v1/profiles/$(only_id pyspy)/pprof" ||
+    fail "GET the py-spy profile's pprof"
+  want=$(go tool pprof -top "$PYSPY" 2>/dev/null | grep -c '<module>' || true)
+  got=$(go tool pprof -top "$E2E_TMP/pyspy.export.pb.gz" 2>/dev/null | grep -c '<module>' || true)
+  ((want > 0)) || fail "the py-spy fixture shows no <module> in go tool pprof"
+  assert_eq "$want" "$got" "lines naming <module> in go tool pprof -top, original vs export"
+else
+  echo "note [$E2E_NAME]: no shared fixtures, the py-spy export check skipped"
+fi
+
 stop_server || fail "the server did not exit cleanly"
 echo "ok [$E2E_NAME]: Go CPU ($cpu_want) and heap profiles stored and read back"
