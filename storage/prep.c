@@ -810,10 +810,6 @@ void storage__frame_ident(const struct storage__prep *pr, size_t i,
   out->kind = f->kind ? f->kind : "unknown";
   out->has_addr = !f->func_resolved && f->has_ip;
   out->addr = 0;
-  if (out->has_addr) {
-    uint64_t a = f->ip;
-    if (d && d->has_mapping && a >= d->map_start && a < d->map_limit)
-      a = a - d->map_start + d->map_offset;
-    out->addr = (int64_t)a;
-  }
+  if (out->has_addr)
+    out->addr = (int64_t)spaa_frame_rel_addr(f, d);
 }

@@ -446,3 +446,11 @@ int spaa_header_range_ns(const struct spaa_profile *p, int64_t *start_ns, int64_
   *end_ns = num_ns(p->header.end, m);
   return 0;
 }
+
+uint64_t spaa_frame_rel_addr(const struct spaa_frame *f, const struct spaa_dso *d)
+{
+  uint64_t a = f->ip;
+  if (d && d->has_mapping && a >= d->map_start && a < d->map_limit)
+    a = a - d->map_start + d->map_offset;
+  return a;
+}

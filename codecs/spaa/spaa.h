@@ -255,4 +255,9 @@ double spaa_unit_size(const char *unit, int *kind);
  * another unit. */
 int spaa_header_range_ns(const struct spaa_profile *p, int64_t *start_ns, int64_t *end_ns);
 
+/* The address an unresolved frame is known by (docs/content-ids.md): its ip made relative to
+ * its dso's mapping when the dso `d` (may be NULL) has one holding the ip, else the ip. One
+ * rule for stack identity and for the names views give such frames. */
+uint64_t spaa_frame_rel_addr(const struct spaa_frame *f, const struct spaa_dso *d);
+
 #endif

@@ -238,10 +238,18 @@ int spaa_vset_add(struct spaa_vset *v, const char *const *names, size_t n, spaa_
   return 0;
 }
 
-/* The name of frame f in a view: its function, and its source line when by_frame. */
-static const char *frame_name(const struct spaa_frame *f, int by_frame, char *tmp, size_t cap)
+/* The name of frame f (of dso d, may be NULL) in a view: its function, and its source line
+ * when by_frame. An unresolved frame is named by its dso-relative address, as the store's
+ * merged views name it: one load address or another, one name (a diff of a profile against
+ * its service finds it "same"). */
+static const char *frame_name(const struct spaa_frame *f, const struct spaa_dso *d, int by_frame,
+                              char *tmp, size_t cap)
 {
   const char *fn = f->func && f->func[0] ? f->func : "[unknown]";
+  if (!f->func_resolved && f->has_ip) {
+    snprintf(tmp, cap, "0x%llx", (unsigned long long)spaa_frame_rel_addr(f, d));
+    return tmp;
+  }
   if (!by_frame || !f->srcline)
     return fn;
   snprintf(tmp, cap, "%s (%s)", fn, f->srcline);
@@ -327,7 +335,7 @@ int spaa_vset_from_profile(struct spaa_vset *v, const struct spaa_profile *p,
 {
   const struct spaa_event *e = event ? spaa_find_event(p, event)
                                      : (p->header.n_events ? &p->header.events[0] : NULL);
-  struct spaa_idmap ids;
+  struct spaa_idmap ids, dsos;
   const char **names = NULL;
   char *tmp = NULL;
   size_t i, j, k, cap = 0;
@@ -341,8 +349,11 @@ int spaa_vset_from_profile(struct spaa_vset *v, const struct spaa_profile *p,
     return spaa_err_set(err, SPAA_E_USAGE, 0, 0, "event '%.64s' has no primary metric",
                         e->name);
   spaa_idmap_init(&ids);
+  spaa_idmap_init(&dsos);
   for (i = 0; i < p->n_frames && !rc; i++)
     rc = spaa_idmap_put(&ids, p->frames[i].id, i, NULL) < 0 ? SPAA_E_NOMEM : 0;
+  for (i = 0; i < p->n_dsos && !rc; i++)
+    rc = spaa_idmap_put(&dsos, p->dsos[i].id, i, NULL) < 0 ? SPAA_E_NOMEM : 0;
   for (i = 0; i < p->n_stacks && !rc; i++) {
     const struct spaa_stack *s = &p->stacks[i];
     const struct spaa_weight *w;
@@ -365,9 +376,11 @@ int spaa_vset_from_profile(struct spaa_vset *v, const struct spaa_profile *p,
     }
     for (j = 0; j < s->n_frames; j++) {
       size_t pos = p->header.frame_order == SPAA_ROOT_TO_LEAF ? j : s->n_frames - 1 - j;
-      names[j] = spaa_idmap_get(&ids, s->frames[pos], &k)
-                     ? frame_name(&p->frames[k], by_frame, tmp + j * 512, 512)
-                     : "[unknown]";
+      size_t di;
+      const struct spaa_frame *f = spaa_idmap_get(&ids, s->frames[pos], &k) ? &p->frames[k] : NULL;
+      const struct spaa_dso *d =
+          f && f->has_dso && spaa_idmap_get(&dsos, f->dso, &di) ? &p->dsos[di] : NULL;
+      names[j] = f ? frame_name(f, d, by_frame, tmp + j * 512, 512) : "[unknown]";
     }
     rc = spaa_vset_add(v, names, s->n_frames, spaa_vnum_of(w->value), s->id);
   }
@@ -384,6 +397,7 @@ int spaa_vset_from_profile(struct spaa_vset *v, const struct spaa_profile *p,
   free(names);
   free(tmp);
   spaa_idmap_free(&ids);
+  spaa_idmap_free(&dsos);
   snprintf(v->metric_buf, sizeof(v->metric_buf), "%s", metric);
   v->metric = v->metric_buf;
   if (rc && !err->code)

@@ -155,6 +155,19 @@ grep -q 'msg="request" method=POST path="/ingest[^"]*" status=400 .*answer=' "$S
   fail "rejections are not logged with their answer"
 n=$(grep -c 'pprof upload rejected' "$SERVER_LOG" || true)
 assert_eq 0 "$n" "a second line per rejection at the default log level"
+
+# unresolved frames (addresses in a mapping) are named alike by a profile's own views and the
+# merged ones: a diff of the profile against its service moves nothing
+http POST "/v1/pprof?service=cppbench" --data-binary @"$FIX/google-pprof_cppbench.cpu_no_samples_type"
+assert_eq 204 "$HTTP_CODE" "the cppbench pprof"
+cpp=$(curl -sS "$SERVER_URL/api/v1/profiles?service=cppbench" | jq -r '.profiles[0].id')
+http GET "/api/v1/diff?base=$cpp&target.service=cppbench&limit=1000"
+assert_eq 200 "$HTTP_CODE" "diff of a profile against its service ($HTTP_BODY)"
+moved=$(printf '%s' "$HTTP_BODY" | jq '[.functions[] | select(.status != "same")] | length')
+assert_eq 0 "$moved" "functions not \"same\" in a diff of a profile against itself"
+one=$(curl -sS "$SERVER_URL/api/v1/profiles/$cpp/top?limit=5" | jq -c '[.top[].name]')
+all=$(curl -sS "$SERVER_URL/api/v1/top?service=cppbench&limit=5" | jq -c '[.top[].name]')
+assert_eq "$all" "$one" "the top functions' names, one profile vs its service"
 stop_server || fail "the server did not exit cleanly"
 
 # --- tokens: Bearer or Basic password; 413 over a small cap ---------------------------------
