@@ -5,6 +5,7 @@
 #define SPAA_STORAGE_SQLITE_INT_H
 
 #include <pthread.h>
+#include <sys/types.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -128,6 +129,11 @@ struct storage__sqlite {
   char *path;                       /* the database file */
   int lock_fd;                      /* PATH.lock, flock()ed for as long as the store is open
                                        (-1: none): one process writes a database file */
+  int db_known;                     /* 1: db_dev/db_ino name the file opened at start */
+  dev_t db_dev;                     /* the database file opened (a path that later names */
+  ino_t db_ino;                     /* no file, or another one, stops the store) */
+  int db_gone_logged;               /* the removal was logged (once) */
+  struct storage__log log;          /* the options' log callback */
   int sweep_owed;                   /* profiles were deleted and their sweep has not finished
                                        (PATH.sweep exists): the next delete sweeps, even one
                                        that deletes nothing (under del_mu) */

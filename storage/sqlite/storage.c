@@ -244,6 +244,7 @@ int storage__sq_open(const struct spaa_store_opts *opts, struct storage__sqlite 
   s->n_readers = opts->readers ? opts->readers : 1;
   log.cb = opts->log;
   log.ctx = opts->log_ctx;
+  s->log = log;
   pthread_mutex_init(&s->mu, NULL);
   pthread_cond_init(&s->cv_work, NULL);
   pthread_cond_init(&s->cv_done, NULL);
@@ -260,6 +261,14 @@ int storage__sq_open(const struct spaa_store_opts *opts, struct storage__sqlite 
   if ((rc = take_lock(s, err)) ||
       (rc = storage__conn_open(&s->wconn, s->path, 1, s->durability, &log, err)))
     goto fail;
+  {
+    struct stat st;
+    if (stat(s->path, &st) == 0) {
+      s->db_known = 1;
+      s->db_dev = st.st_dev;
+      s->db_ino = st.st_ino;
+    }
+  }
   s->stats.synchronous = read_synchronous(s->wconn.db);
   s->writer_alive = 1;
   if (pthread_create(&s->writer, NULL, writer_main, s) != 0) {
@@ -312,6 +321,24 @@ void storage__sq_close(struct storage__sqlite *s)
   free(s);
 }
 
+/* 1 (and why filled) when the database file opened at start is no longer at its path:
+ * removed (rm -rf of the data directory) or replaced. Writes would then go to a deleted
+ * file and be lost at the next start, so the store refuses them, and says so once. */
+static int db_gone(struct storage__sqlite *s, struct spaa_err *why)
+{
+  struct stat st;
+  if (!s->db_known ||
+      (stat(s->path, &st) == 0 && st.st_dev == s->db_dev && st.st_ino == s->db_ino))
+    return 0;
+  spaa_err_set(why, SPAA_E_UNAVAILABLE, 0, 0, "the database file %.160s was removed or "
+               "replaced while the server ran: restart the server (uploads are refused, so "
+               "that none is acknowledged into a deleted file)", s->path);
+  if (!__atomic_exchange_n(&s->db_gone_logged, 1, __ATOMIC_RELAXED))
+    storage__log(&s->log, SPAA_STORE_LOG_WARN, "database file removed or replaced",
+                  "path=\"%s\" uploads=refused action=\"restart the server\"", s->path);
+  return 1;
+}
+
 int storage__sq_ready(struct storage__sqlite *s, struct spaa_err *why)
 {
   int open, alive, stopping;
@@ -331,6 +358,8 @@ int storage__sq_ready(struct storage__sqlite *s, struct spaa_err *why)
     spaa_err_set(why, SPAA_E_STORE, 0, 0, "the store's writer stopped");
     return 0;
   }
+  if (db_gone(s, why))
+    return 0;
   full = __atomic_load_n(&s->wconn.full_ns, __ATOMIC_RELAXED);
   now = storage__mono_ns();
   if (full && now - full < STORAGE_FULL_READY_NS) {
@@ -424,6 +453,20 @@ static int put_batch(struct storage__sqlite *s, size_t n, const struct spaa_prof
   if (!rc)
     s->inflight++;
   pthread_mutex_unlock(&s->mu);
+  if (!rc) {
+    struct spaa_err gone;
+    if (db_gone(s, &gone)) {
+      pthread_mutex_lock(&s->mu);
+      s->inflight--;
+      pthread_cond_broadcast(&s->cv_done);
+      pthread_mutex_unlock(&s->mu);
+      for (i = 0; i < n; i++) {
+        errs[i] = gone;
+        rcs[i] = gone.code;
+      }
+      return gone.code;
+    }
+  }
   if (rc) {
     for (i = 0; i < n; i++)
       rcs[i] = spaa_err_set(&errs[i], rc, 0, 0, NULL);

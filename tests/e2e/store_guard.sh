@@ -31,6 +31,20 @@ http GET '/api/v1/profiles?service=guard'
 assert_eq 1 "$(jq '.profiles | length' <<<"$HTTP_BODY")" "the profile after kill -9 and a restart"
 stop_server || fail "the restarted server did not stop cleanly"
 
+# the data directory emptied under a running server: /readyz says so and uploads are refused
+# (503), none acknowledged into the deleted file; the log says it once
+start_server --grpc-listen '' --data-dir "$E2E_TMP/gone"
+rm -rf "${E2E_TMP:?}/gone/"*
+http GET /readyz
+assert_eq 503 "$HTTP_CODE" "/readyz once the database file was removed"
+assert_contains "$HTTP_BODY" "was removed or replaced while the server ran" "/readyz's reason"
+for i in 1 2; do
+  http POST '/api/v1/spaa?service=gone' --data-binary @"$(dirname "$0")/../data/spec_examples.spaa"
+  assert_eq 503 "$HTTP_CODE" "upload $i into a removed database ($HTTP_BODY)"
+done
+assert_eq 1 "$(grep -c 'database file removed or replaced' "$SERVER_LOG")" "log lines about it"
+stop_server || true
+
 # a database another user owns: refused at start, naming the file
 if [[ $(id -u) == 0 ]] && command -v runuser >/dev/null; then
   chmod 755 "$E2E_TMP"
