@@ -779,6 +779,42 @@ static int unknown_flag(const char *arg, size_t nl, struct spaa_err *err)
                       (int)(nl > 100 ? 100 : nl), arg);
 }
 
+/* A SPAA_RELAY_* variable that names no setting (a typo would leave the default in force
+ * silently, as an unknown flag or key would): an error, with the nearest name. */
+static int unknown_env(char *const *envp, struct spaa_err *err)
+{
+  static const char prefix[] = "SPAA_RELAY_";
+  const char *names[N_SETTINGS + 1];
+  size_t i, k;
+  for (i = 0; i < N_SETTINGS; i++)
+    names[i] = settings[i].env;
+  names[N_SETTINGS] = CONFIG_ENV;
+  for (; envp && *envp; envp++) {
+    const char *e = *envp, *eq = strchr(e, '='), *near = NULL;
+    char name[SPAA_SUGGEST_MAX_LEN + 1];
+    size_t nl = eq ? (size_t)(eq - e) : strlen(e);
+    if (strncmp(e, prefix, sizeof(prefix) - 1) != 0)
+      continue;
+    for (k = 0; k <= N_SETTINGS; k++)
+      if (strlen(names[k]) == nl && memcmp(names[k], e, nl) == 0)
+        break;
+    if (k <= N_SETTINGS)
+      continue;
+    if (nl < sizeof(name)) {
+      memcpy(name, e, nl);
+      name[nl] = 0;
+      near = spaa_suggest(name, names, N_SETTINGS + 1);
+    }
+    if (near)
+      return spaa_err_set(err, SPAA_E_USAGE, 0, 0, "%.*s: unknown environment variable (did "
+                          "you mean %s?)", (int)(nl > 100 ? 100 : nl), e, near);
+    return spaa_err_set(err, SPAA_E_USAGE, 0, 0, "%.*s: unknown environment variable (the "
+                        "SPAA_RELAY_ names are listed by serve --help)",
+                        (int)(nl > 100 ? 100 : nl), e);
+  }
+  return 0;
+}
+
 /* listen address is loopback: 127.0.0.0/8 or ::1 (NULL: no listener, counts as loopback). */
 static int is_loopback(const char *host, int v6)
 {
@@ -1027,6 +1063,8 @@ int spaa_config_load(int argc, char *const *argv, char *const *envp, struct spaa
       goto out;
   }
 
+  if ((rc = unknown_env(envp, err)))
+    goto out;
   for (k = 0; k < N_SETTINGS; k++) {
     const char *v = env_get(envp, settings[k].env);
     if (v && (rc = apply(&ld, &settings[k], L_ENV, v, settings[k].env, err)))

@@ -100,9 +100,14 @@ static void warn_db_size(const struct spaa_config *c)
 
 static void log_config(const struct spaa_config *c)
 {
-  char projects[512], store[SPAA_STORE_MAX_LOCATION];
+  char projects[512], store[SPAA_STORE_MAX_LOCATION], grpc[300];
   size_t i, o = 0;
   spaa_store_redact(c->store, store, sizeof(store));
+  if (c->grpc_host)
+    snprintf(grpc, sizeof(grpc), "%s%s%s:%u", c->grpc_ipv6 ? "[" : "", c->grpc_host,
+             c->grpc_ipv6 ? "]" : "", c->grpc_port);
+  else
+    snprintf(grpc, sizeof(grpc), "off");
   projects[0] = 0;
   for (i = 0; i < c->n_sentry_keys && o + 24 < sizeof(projects); i++) {
     int w = snprintf(projects + o, sizeof(projects) - o, "%s%s", i ? "," : "",
@@ -114,16 +119,21 @@ static void log_config(const struct spaa_config *c)
            "file=\"%s\" listen=%s%s%s:%u data_dir=\"%s\" store=\"%s\" max_body=%zu "
            "max_decompressed=%zu workers=%u queue_depth=%zu idle_timeout=%u log_level=%s "
            "keep_original=%s durability=%s retention=%llus retention_interval=%llus "
-           "max_db_size=%llu "
-           "sentry_projects=\"%s\" ingest_tokens=%zu read_tokens=%zu allow_open=%s",
+           "max_db_size=%llu max_connections=%u memory_budget=%zu header_timeout=%u "
+           "body_min_rate=%zu grpc_listen=%s grpc_max_message=%zu grpc_max_streams=%u "
+           "log_format=%s log_file=\"%s\" "
+           "sentry_projects=\"%s\" ingest_tokens=%zu read_tokens=%zu admin_tokens=%zu "
+           "allow_open=%s",
            c->config_file ? c->config_file : "", c->listen_ipv6 ? "[" : "", c->listen_host,
            c->listen_ipv6 ? "]" : "", c->listen_port, c->data_dir, store, c->max_body,
            c->max_decompressed, c->workers, c->queue_depth, c->idle_timeout,
            spaa_config_level_name(c->log_level), c->keep_original ? "always" : "never",
            c->durability == SPAA_CONFIG_DURABILITY_NORMAL ? "normal" : "full",
            (unsigned long long)c->retention, (unsigned long long)c->retention_interval,
-           (unsigned long long)c->max_db_size, projects,
-           c->n_ingest_tokens, c->n_read_tokens, c->allow_open ? "true" : "false");
+           (unsigned long long)c->max_db_size, c->max_connections, c->memory_budget,
+           c->header_timeout, c->body_min_rate, grpc, c->grpc_max_message, c->grpc_max_streams, c->log_json ? "json" : "text",
+           c->log_file ? c->log_file : "", projects, c->n_ingest_tokens, c->n_read_tokens,
+           c->n_admin_tokens, c->allow_open ? "true" : "false");
   warn_open(c);
   warn_db_size(c);
   if (c->max_db_size && strncmp(c->store, "sqlite:", 7) != 0)

@@ -436,6 +436,13 @@ static void test_retention_settings(void **state)
       spaa_config_free(c);
     }
   }
+  { /* a SPAA_RELAY_ name that is no setting: refused, with the nearest one */
+    char *argv3[] = {"serve", NULL};
+    char *env3[] = {"SPAA_RELAY_MAX_BDY=5m", NULL};
+    assert_int_not_equal(load(argv3, env3, &c, &err), 0);
+    assert_string_equal(err.msg, "SPAA_RELAY_MAX_BDY: unknown environment variable (did you "
+                                 "mean SPAA_RELAY_MAX_BODY?)");
+  }
   { /* a bare retention number would keep seconds: refused, with the fix named */
     char *argv2[] = {"serve", "--retention", "30", NULL};
     char *env2[] = {NULL};
