@@ -98,6 +98,8 @@ static int sum_head(struct sum *s, const struct spaa_vset *v, const char *name)
     rc = rc ? rc : spaa_view_jstr(b, name);
     rc = rc ? rc : spaa_buf_adds(b, ",\"metric\":");
     rc = rc ? rc : spaa_view_jstr(b, v->metric ? v->metric : "");
+    rc = rc ? rc : spaa_buf_adds(b, ",\"unit\":");
+    rc = rc ? rc : (v->unit ? spaa_view_jstr(b, v->unit) : spaa_buf_adds(b, "null"));
     rc = rc ? rc : spaa_buf_adds(b, ",\"total\":");
     rc = rc ? rc : spaa_view_num(b, v->total);
     rc = rc ? rc : spaa_buf_addf(b, ",\"stacks\":%zu,\"top\":[", v->n_stacks);

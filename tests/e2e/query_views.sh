@@ -154,6 +154,9 @@ done
 first=$(curl -s "$SERVER_URL/api/v1/profiles/$SMALL/top?limit=1" | jq -r '.top[0].name')
 curl -s "$SERVER_URL/api/v1/profiles/$SMALL/summary?budget=2000&format=json" |
   jq -e --arg f "$first" '.top[0].name == $f' >/dev/null || fail "summary json"
+sunit=$(curl -s "$SERVER_URL/api/v1/profiles/$SMALL/summary?budget=2000&format=json" | jq -r .unit)
+tunit=$(curl -s "$SERVER_URL/api/v1/profiles/$SMALL/top?limit=1" | jq -r .unit)
+assert_eq "$tunit" "$sunit" "the JSON summary's unit, as top's"
 
 # --- merged views over a selection ------------------------------------------------------------
 http GET '/api/v1/top?service=shop&limit=3'
