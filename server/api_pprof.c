@@ -1,8 +1,8 @@
 /* GET /api/v1/pprof: the stacks of a selection, summed by stack id, as one pprof with a sample
  * type per metric of the selection (in the order the newest profiles give them; metric=
  * keeps one). The merged stacks become a SPAA model (one event, frames from the store's
- * frame dictionary) written by the pprof exporter, so the answer is what /pprof of one
- * profile would be. */
+ * frame dictionary, each stack's stored context) written by the pprof exporter, so the
+ * answer is what /pprof of one profile would be, labels included. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,6 +133,14 @@ static int mbuild_cb(void *ctx, const struct spaa_store_stack_info *st)
     return SPAA_E_NOMEM;
   snprintf(s->id, sizeof(s->id), "%s", st->id);
   s->event = b->p->header.events[0].name;
+  if (st->context) { /* its labels and attributes: the exporter makes pprof labels of them */
+    size_t len = strlen(st->context);
+    if (!(s->context = json_loadb(st->context, len, 0, NULL)) || !json_is_object(s->context))
+      return SPAA_E_STORE;
+    b->key_bytes += 4 * len; /* a rough size of the parsed object, for the meter */
+    if (mb_meter(b))
+      return SPAA_E_NOMEM;
+  }
   for (m = 0; m < b->n_v; m++)
     if (spaa_strmap_get(&b->value_ix[m], st->id, strlen(st->id), &k) &&
         (rc = spaa_weights_add(b->p, &s->weights, b->v[m].metric,

@@ -296,6 +296,7 @@ struct spaa_store_stack_info {
   char id[48];           /* its content id, "0x" + 32 hex digits */
   const char *event;     /* the event it belongs to */
   const char *stack_type;/* unified | user | kernel */
+  const char *context;   /* its context minus the event, canonical JSON, or NULL */
   const struct spaa_store_frame_info *frames; /* n_frames, leaf first */
   size_t n_frames;
 };

@@ -162,7 +162,7 @@ static int fetch_frames(struct disc *d, const PGresult *r)
   return rc;
 }
 
-/* Row k of a stack answer (id, cid, event, stack_type, frames) to the callback. */
+/* Row k of a stack answer (id, cid, event, stack_type, frames, context) to the callback. */
 static int emit(struct disc *d, const PGresult *r, int k, spaa_store_stack_cb cb, void *ctx)
 {
   struct spaa_store_stack_info si;
@@ -177,6 +177,7 @@ static int emit(struct disc *d, const PGresult *r, int k, spaa_store_stack_cb cb
   spaa_cid_hex(&cid, si.id);
   si.event = PQgetvalue(r, k, 2); /* libpq ends every value with a zero byte */
   si.stack_type = PQgetvalue(r, k, 3);
+  si.context = PQgetisnull(r, k, 5) ? NULL : PQgetvalue(r, k, 5);
   storage__rd_init(&rd, PQgetvalue(r, k, 4), (size_t)PQgetlength(r, k, 4));
   while (rd.pos < rd.len) {
     uint64_t row = storage__get_uv(&rd);
@@ -198,7 +199,7 @@ static int emit(struct disc *d, const PGresult *r, int k, spaa_store_stack_cb cb
   return cb(ctx, &si);
 }
 
-#define STACK_COLS "SELECT id, cid, event, stack_type, frames FROM stack"
+#define STACK_COLS "SELECT id, cid, event, stack_type, frames, context FROM stack"
 
 /* numbers[0..n) (n <= STACK_CHUNK): one query for the stacks, one for their new frames, then
  * each found stack to cb in the order asked. */

@@ -126,6 +126,8 @@ static int disc_emit(struct disc *d, spaa_store_stack_cb cb, void *ctx)
   spaa_cid_hex(&cid, si.id);
   si.event = (const char *)sqlite3_column_text(d->stack, 2);
   si.stack_type = (const char *)sqlite3_column_text(d->stack, 3);
+  si.context = sqlite3_column_type(d->stack, 5) == SQLITE_NULL
+                   ? NULL : (const char *)sqlite3_column_text(d->stack, 5);
   storage__rd_init(&r, sqlite3_column_blob(d->stack, 4), (size_t)sqlite3_column_bytes(d->stack, 4));
   while (r.pos < r.len) {
     int64_t row = (int64_t)storage__get_uv(&r);
@@ -151,8 +153,8 @@ static int disc_emit(struct disc *d, spaa_store_stack_cb cb, void *ctx)
 
 static int disc_stack_stmt(struct disc *d, const char *where)
 {
-  char sql[160];
-  snprintf(sql, sizeof(sql), "SELECT id, cid, event, stack_type, frames FROM stack WHERE %s", where);
+  char sql[192];
+  snprintf(sql, sizeof(sql), "SELECT id, cid, event, stack_type, frames, context FROM stack WHERE %s", where);
   if (sqlite3_prepare_v2(d->c->db, sql, -1, &d->stack, NULL) != SQLITE_OK)
     return storage__db_err(d->c, d->err, "preparing a stack read");
   return 0;

@@ -85,6 +85,15 @@ if [[ -f "$PYSPY" ]]; then
   got=$(go tool pprof -top "$E2E_TMP/pyspy.export.pb.gz" 2>/dev/null | grep -c '<module>' || true)
   ((want > 0)) || fail "the py-spy fixture shows no <module> in go tool pprof"
   assert_eq "$want" "$got" "lines naming <module> in go tool pprof -top, original vs export"
+  # the merged export keeps each stack's labels: go tool pprof -tags as on the original
+  LABELS="${SPAA_SHARED}/fixtures/pprof/pyroscope_go.cpu.labels.pprof"
+  http POST "/v1/pprof?service=golabels" "${AUTH[@]}" --data-binary @"$LABELS"
+  assert_eq 204 "$HTTP_CODE" "the labelled Go pprof to /v1/pprof"
+  curl -sS -o "$E2E_TMP/merged.pb.gz" "$SERVER_URL/api/v1/pprof?service=golabels" ||
+    fail "GET the merged pprof"
+  assert_eq "$(go tool pprof -tags "$LABELS" 2>/dev/null)" \
+    "$(go tool pprof -tags "$E2E_TMP/merged.pb.gz" 2>/dev/null)" \
+    "go tool pprof -tags, the original vs the merged export"
 else
   echo "note [$E2E_NAME]: no shared fixtures, the py-spy export check skipped"
 fi
