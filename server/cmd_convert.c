@@ -24,8 +24,9 @@ static const char convert_usage[] =
     "usage: spaa-relay convert --from FORMAT [--to FORMAT] [--event NAME] [--service NAME]\n"
     "                          [--zstd] IN [-o OUT]\n"
     "  Reads IN ('-' for stdin), converts every profile in it to SPAA and writes each in the\n"
-    "  --to format to OUT (stdout without -o; a directory of one file per profile when IN\n"
-    "  holds several). Exit 0 converted, 1 invalid input, 2 usage or I/O error.\n"
+    "  --to format to OUT (stdout without -o, or with -o -; a directory of one file per\n"
+    "  profile when IN holds several). Exit 0 converted, 1 invalid input, 2 usage or I/O\n"
+    "  error.\n"
     "  --from FORMAT      what IN is (required):\n"
     "      sentry         a Sentry envelope with profile or profile_chunk items, or a\n"
     "                     profile's JSON (Sample Format V1, continuous-profiling V2)\n"
@@ -313,6 +314,8 @@ static int parse_args(int argc, char **argv, struct convert_args *a)
     fprintf(stderr, "spaa-relay: convert: %s\n", !a->from ? "--from is required" : "no input");
     return -1;
   }
+  if (a->out && strcmp(a->out, "-") == 0)
+    a->out = NULL; /* "-o -": stdout, as "-" is stdin for IN */
   return 0;
 }
 
@@ -369,10 +372,14 @@ int spaa_cmd_convert(int argc, char **argv)
   spaa_buf_free(&in); /* the profiles hold what they need */
   if (rc) {
     const char *name = strcmp(a.in, "-") ? a.in : "<stdin>";
-    if (err.line)
-      fprintf(stderr, "%s:%zu: error: %s\n", name, err.line, err.msg);
-    else
+    if (err.line) { /* FILE:LINE: once, not again in a message that starts "line N: " */
+      char lead[32];
+      int n = snprintf(lead, sizeof(lead), "line %zu: ", err.line);
+      const char *msg = strncmp(err.msg, lead, (size_t)n) == 0 ? err.msg + n : err.msg;
+      fprintf(stderr, "%s:%zu: error: %s\n", name, err.line, msg);
+    } else {
       fprintf(stderr, "%s: error: %s\n", name, err.msg[0] ? err.msg : spaa_err_default(rc));
+    }
     status = rc == SPAA_E_NOMEM || rc == SPAA_E_IO || rc == SPAA_E_INTERNAL ? 2 : 1;
     goto out;
   }
