@@ -11,6 +11,7 @@
 #include "base/limits.h"
 #include "codecs/registry.h"
 #include "server/cli.h"
+#include "server/sniff.h"
 #include "spaa/view.h"
 
 static const char top_usage[] =
@@ -20,9 +21,8 @@ static const char top_usage[] =
     "  self%, self, total%, total (recursion counted once), name; the same view as\n"
     "  GET /api/v1/profiles/{id}/top. FILE may be '-' for stdin.\n"
     "  --from FORMAT          sentry, otlp, pprof, pprof-push or spaa (as in convert --from).\n"
-    "                         Without it the format is guessed: SPAA when the file starts\n"
-    "                         with a header record, Sentry for other JSON, else pprof\n"
-    "                         (protobuf, gzipped or not)\n"
+    "                         Without it the format is guessed as validate does (SPAA,\n"
+    "                         zstd SPAA, Sentry, OTLP protobuf or JSON, pprof), else pprof\n"
     "  --event NAME           the event to rank (default: the first declared)\n"
     "  --metric NAME          the metric to rank by (default: the event's primary metric)\n"
     "  --limit N              rows printed, 1..1000000 (default 20)\n"
@@ -113,11 +113,15 @@ static int read_file(const char *name, struct spaa_buf *b)
   return n < 0 ? -1 : 0;
 }
 
+/* The format as `validate` tells it (zstd SPAA, OTLP-JSON, a Sentry envelope...); pprof
+ * when nothing is recognised, so that its decoder says what is wrong. */
 static const char *guess_format(const struct spaa_buf *b)
 {
-  if (b->len && b->p[0] == '{')
-    return strstr(b->p, "\"type\":\"header\"") == b->p + 1 ? "spaa" : "sentry";
-  return "pprof";
+  struct spaa_sniff sn;
+  spaa_sniff((const uint8_t *)b->p, b->len < SPAA_SNIFF_HEAD ? b->len : SPAA_SNIFF_HEAD, &sn);
+  if (sn.is_spaa)
+    return "spaa";
+  return sn.from ? sn.from : "pprof";
 }
 
 static void print_rows(const struct spaa_vset *v, size_t limit)

@@ -54,6 +54,18 @@ assert_eq 2 "$RC" "--profile 0"
 run "$B" top --event nope "$pb"
 assert_eq 2 "$RC" "an unknown event is a usage error"
 assert_contains "$ERR" "nope" "the unknown event named"
+# guessed as validate guesses: OTLP-JSON, and SPAA under zstd, without --from
+run "$B" top --from otlp --limit 1 "$FIX/otlp/v1dev_01_cpu_basic.json"
+want=$OUT
+run "$B" top --limit 1 "$FIX/otlp/v1dev_01_cpu_basic.json"
+assert_eq 0 "$RC" "top on OTLP-JSON without --from ($ERR)"
+assert_eq "$want" "$OUT" "OTLP-JSON guessed"
+"$B" convert --from pprof --zstd "$pb" -o "$E2E_TMP/p.spaa.zst" || fail "convert to zstd SPAA"
+run "$B" top --limit 3 "$pb"
+want=$OUT
+run "$B" top --limit 3 "$E2E_TMP/p.spaa.zst"
+assert_eq 0 "$RC" "top on zstd SPAA without --from ($ERR)"
+assert_eq "$want" "$OUT" "zstd SPAA guessed"
 printf 'garbage' >"$E2E_TMP/bad"
 run "$B" top "$E2E_TMP/bad"
 assert_eq 1 "$RC" "an input that is no profile"
