@@ -70,10 +70,11 @@ static void put_json_str(char *out, size_t n, size_t *pos, const char *s, size_t
 
 /* The next value of a text field at *p: quoted ("..." with \" and \\ kept escaped in the
  * line) or bare up to a space; its unescaped bytes into v (size vn). */
-static size_t text_value(const char **p, char *v, size_t vn)
+static size_t text_value(const char **p, char *v, size_t vn, int *quoted)
 {
   const char *s = *p;
   size_t len = 0;
+  *quoted = *s == '"';
   if (*s == '"') {
     for (s++; *s && *s != '"'; s++) {
       if (*s == '\\' && (s[1] == '"' || s[1] == '\\'))
@@ -92,12 +93,33 @@ static size_t text_value(const char **p, char *v, size_t vn)
   return len;
 }
 
+/* 1 when v[0..len) is a JSON number a reader takes exactly: -?(0|[1-9][0-9]*)(.[0-9]+)?
+ * with at most 15 digits (a double holds them; longer ones, ids and the like, stay strings). */
+static int plain_number(const char *v, size_t len)
+{
+  size_t i = 0, digits = 0;
+  if (i < len && v[i] == '-')
+    i++;
+  if (i >= len || v[i] < '0' || v[i] > '9' || (v[i] == '0' && i + 1 < len && v[i + 1] != '.'))
+    return 0;
+  for (; i < len && v[i] >= '0' && v[i] <= '9'; i++)
+    digits++;
+  if (i < len && v[i] == '.') {
+    if (++i >= len)
+      return 0;
+    for (; i < len && v[i] >= '0' && v[i] <= '9'; i++)
+      digits++;
+  }
+  return i == len && digits <= 15;
+}
+
 size_t spaa_log_json_line(char *out, size_t n, const char *line)
 {
   static const char *const first[3] = {"time", "level", "msg"};
   char v[SPAA_LOG_MAX_LINE];
   const char *p = line;
   size_t pos = 0, len, i;
+  int quoted;
   if (n < 64)
     return 0;
   out[pos++] = '{';
@@ -117,7 +139,7 @@ size_t spaa_log_json_line(char *out, size_t n, const char *line)
       klen = (size_t)(eq - p);
       p = eq + 1;
     }
-    len = text_value(&p, v, sizeof(v));
+    len = text_value(&p, v, sizeof(v), &quoted);
     if (i && pos + 1 < n)
       out[pos++] = ',';
     if (i < 3)
@@ -126,7 +148,14 @@ size_t spaa_log_json_line(char *out, size_t n, const char *line)
       put_json_str(out, n, &pos, key, klen);
     if (pos + 1 < n)
       out[pos++] = ':';
-    put_json_str(out, n, &pos, v, len);
+    if (i >= 3 && !quoted && plain_number(v, len)) { /* numbers as numbers: queries compare */
+      if (pos + len + 1 < n) {
+        memcpy(out + pos, v, len);
+        pos += len;
+      }
+    } else {
+      put_json_str(out, n, &pos, v, len);
+    }
   }
   if (pos + 2 >= n)
     pos = n - 3;

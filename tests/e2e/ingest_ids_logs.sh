@@ -81,7 +81,7 @@ assert_eq 200 "$HTTP_CODE" "the export (json log)"
 wait_requests 2
 valid_utf8 "$SERVER_LOG" "json"
 jq -e . "$SERVER_LOG" >/dev/null || fail "a log line is not JSON: $(head -c 600 "$SERVER_LOG")"
-answer=$(jq -r 'select(.msg == "request" and .status == "415") | .answer' "$SERVER_LOG")
+answer=$(jq -r 'select(.msg == "request" and .status == 415) | .answer' "$SERVER_LOG")
 assert_contains "$answer" '\x08\x03\x12\x88\x01Content-Type' "the Status bytes, escaped (json)"
 # bare last values are the value only (no newline kept from the text line)
 samples=$(jq -r 'select(.msg == "profile stored") | .samples' "$SERVER_LOG" | head -n1)

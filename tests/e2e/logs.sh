@@ -30,7 +30,7 @@ SERVER_URL="http://127.0.0.1:${line##*:}"
 # the new database's schema made by its migrations: one info line, versions and time taken
 mig=$(jq -c 'select(.msg == "schema migrated")' "$LOG")
 [[ $(grep -c . <<<"$mig") == 1 ]] || fail "want one 'schema migrated' line, got: $mig"
-[[ $(jq -r '[.level, .from, (.to | tonumber > 0), (.took_ms | test("^[0-9]+\\.[0-9]{3}$"))] | join(" ")' <<<"$mig") == "info 0 true true" ]] ||
+[[ $(jq -r '[.level, .from, (.to > 0), (.took_ms | type == "number" and . >= 0)] | map(tostring) | join(" ")' <<<"$mig") == "info 0 true true" ]] ||
   fail "the 'schema migrated' line: $mig"
 
 http POST "/ingest?name=logs.cpu&format=pprof" -H 'Authorization: Bearer in' --data-binary @"$FIX"
@@ -47,12 +47,12 @@ for ((i = 0; i < 50; i++)); do
   sleep 0.1
 done
 jq -e . "$LOG" >/dev/null || fail "a log line is not JSON: $(head -c 600 "$LOG")"
-ok=$(jq -c 'select(.msg == "request" and .status == "200" and .route == "/ingest")' "$LOG")
+ok=$(jq -c 'select(.msg == "request" and .status == 200 and .route == "/ingest")' "$LOG")
 [[ -n "$ok" ]] || fail "no request line for the upload: $(cat "$LOG")"
 assert_eq "$id" "$(jq -r .ids <<<"$ok")" "the request line names the stored id"
 mk=$(jq -r .models_kib <<<"$ok")
 [[ "$mk" =~ ^[0-9]+$ ]] && ((mk > 0)) || fail "the request line says what its models held: $ok"
-rej=$(jq -c 'select(.msg == "request" and .status == "400")' "$LOG")
+rej=$(jq -c 'select(.msg == "request" and .status == 400)' "$LOG")
 assert_eq warn "$(jq -r .level <<<"$rej")" "a rejection is logged at warn"
 assert_contains "$(jq -r .answer <<<"$rej")" "error" "with what the client was told"
 stored=$(jq -r 'select(.msg == "profile stored") | .samples' "$LOG")

@@ -61,8 +61,8 @@ static void test_levels(void **state)
   spaa_log_set_level(SPAA_LOG_INFO);
 }
 
-/* log_format = json: each field a string member; quotes, backslashes and control
- * characters come out as JSON escapes. */
+/* log_format = json: each field a member, a bare number as a number and the rest as
+ * strings; quotes, backslashes and control characters come out as JSON escapes. */
 static void test_json(void **state)
 {
   char line[512], js[1024];
@@ -72,8 +72,16 @@ static void test_json(void **state)
   spaa_log_json_line(js, sizeof(js), line);
   assert_string_equal(js, "{\"time\":\"2026-11-21T12:00:00.123Z\",\"level\":\"warn\","
                           "\"msg\":\"request \\\"x\\\"\",\"method\":\"POST\","
-                          "\"path\":\"/a b\",\"status\":\"400\","
+                          "\"path\":\"/a b\",\"status\":400,"
                           "\"detail\":\"bad \\\"q\\\" \\\\ end\"}\n");
+  spaa_log_format(line, sizeof(line), T0, SPAA_LOG_INFO, "numbers",
+                  "ms=0.398 neg=-3 zero=0 lead=007 big=1234567890123456 ver=0.1.0 hex=1e5 "
+                  "dot=5. q=\"12\"");
+  spaa_log_json_line(js, sizeof(js), line);
+  assert_string_equal(js, "{\"time\":\"2026-11-21T12:00:00.123Z\",\"level\":\"info\","
+                          "\"msg\":\"numbers\",\"ms\":0.398,\"neg\":-3,\"zero\":0,"
+                          "\"lead\":\"007\",\"big\":\"1234567890123456\",\"ver\":\"0.1.0\","
+                          "\"hex\":\"1e5\",\"dot\":\"5.\",\"q\":\"12\"}\n");
   spaa_log_format(line, sizeof(line), T0, SPAA_LOG_INFO, "tab\there", NULL);
   spaa_log_json_line(js, sizeof(js), line);
   assert_string_equal(js, "{\"time\":\"2026-11-21T12:00:00.123Z\",\"level\":\"info\","
@@ -166,7 +174,7 @@ static void test_json_last_bare(void **state)
   spaa_log_format(line, sizeof(line), T0, SPAA_LOG_INFO, "profile stored", "id=ab samples=7");
   spaa_log_json_line(js, sizeof(js), line);
   assert_string_equal(js, "{\"time\":\"2026-11-21T12:00:00.123Z\",\"level\":\"info\","
-                          "\"msg\":\"profile stored\",\"id\":\"ab\",\"samples\":\"7\"}\n");
+                          "\"msg\":\"profile stored\",\"id\":\"ab\",\"samples\":7}\n");
 }
 
 /* A value a client chose, through spaa_log_q inside quotes, stays one value: its quotes and
@@ -183,7 +191,7 @@ static void test_client_value(void **state)
   spaa_log_json_line(js, sizeof(js), line);
   assert_string_equal(js, "{\"time\":\"2026-11-21T12:00:00.123Z\",\"level\":\"info\","
                           "\"msg\":\"profile stored\",\"id\":\"abc\","
-                          "\"service\":\"my service id=42 \\\"q\\\" \\\\\",\"stacks\":\"1\"}\n");
+                          "\"service\":\"my service id=42 \\\"q\\\" \\\\\",\"stacks\":1}\n");
   /* cut: never half an escape, never half a character */
   assert_string_equal(spaa_log_q(small, sizeof(small), "ab\"cd"), "ab\\\"c");
   assert_string_equal(spaa_log_q(small, sizeof(small), "abc\xe2\x82\xac"), "abc");
