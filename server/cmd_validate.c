@@ -105,7 +105,7 @@ static int not_spaa(const struct spaa_sniff *sn, const char *shown, const char *
   return 1;
 }
 
-/* Validate one file; returns 0 valid, 1 invalid, 2 unreadable. */
+/* Validate one file; returns 0 valid, 1 invalid (a corrupt compressed file too), 2 unreadable. */
 static int validate_one(const char *name, size_t max_errors, int quiet)
 {
   struct file_src src;
@@ -143,7 +143,9 @@ static int validate_one(const char *name, size_t max_errors, int quiet)
     if (src.err)
       fprintf(stderr, "spaa-relay: %s: %s\n", shown, strerror(src.err));
     printf("%s: unreadable (%s)\n", shown, spaa_err_default(rc));
-    return 2;
+    /* a corrupt compressed file is invalid input (1, as convert says); 2 is for a file that
+     * could not be read at all */
+    return rc == SPAA_E_BAD_COMPRESSION ? 1 : 2;
   }
   if (rc == 0) {
     printf("%s: valid (%zu stacks, %zu warnings)\n", shown, st.stacks, st.warnings);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # e2e: `spaa-relay validate` on the spec's examples (valid), on broken files (exit 1 with
-# FILE:LINE: error: [rule] field: message), zstd and stdin input, and usage/I-O errors (exit 2).
+# FILE:LINE: error: [rule] field: message), zstd and stdin input, a corrupt zstd file (exit 1),
+# and usage/I-O errors (exit 2).
 set -u
 BIN=${SPAA_BIN:?SPAA_BIN must point at spaa-relay}
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -43,10 +44,13 @@ out=$("$BIN" validate "$DATA/spec_examples.spaa" "$T/bad.spaa" 2>/dev/null); rc=
 [ $rc -eq 1 ] || fail "two files: exit $rc"
 [ "$(wc -l <<<"$out")" -eq 2 ] || fail "two summaries expected: $out"
 
-# truncated zstd, a missing file, no arguments, a bad option: exit 2
+# truncated zstd: invalid input, exit 1 (as convert says); a missing file, no arguments, a
+# bad option: exit 2
 head -c 100 "$T/spec.spaa.zst" > "$T/cut.zst"
 "$BIN" validate "$T/cut.zst" >/dev/null 2>&1; rc=$?
-[ $rc -eq 2 ] || fail "truncated zstd: exit $rc"
+[ $rc -eq 1 ] || fail "truncated zstd: exit $rc"
+"$BIN" convert --from spaa "$T/cut.zst" >/dev/null 2>&1; rc=$?
+[ $rc -eq 1 ] || fail "truncated zstd, convert: exit $rc"
 "$BIN" validate "$T/nope.spaa" >/dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] || fail "missing file: exit $rc"
 "$BIN" validate "$T/nope.spaa" "$T/bad.spaa" >/dev/null 2>&1; rc=$?
