@@ -98,6 +98,17 @@ grpc_port() {
   echo "${line##*:}"
 }
 
+# wait_logged FILE PATTERN WHAT: wait up to 10 s for a line of FILE matching PATTERN (grep),
+# else fail naming WHAT.
+wait_logged() {
+  local i
+  for ((i = 0; i < 100; i++)); do
+    grep -q "$2" "$1" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  fail "$3: no '$2' line in $1"
+}
+
 vmhwm_kb() {
   awk '/^VmHWM:/ { print $2 }' "/proc/$1/status"
 }

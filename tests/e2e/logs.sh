@@ -62,11 +62,7 @@ assert_eq "$samples" "$stored" "profile stored counts the samples the API report
 mv "$LOG" "$LOG.1"
 printf 'read_token = second\ningest_token = in\nlog_format = json\n' >"$CONF"
 kill -HUP "$SERVER_PID"
-for ((i = 0; i < 50; i++)); do
-  grep -q 'configuration reloaded' "$LOG" 2>/dev/null && break
-  sleep 0.1
-done
-grep -q 'configuration reloaded' "$LOG" || fail "no reload line in the reopened log"
+wait_logged "$LOG" 'configuration reloaded' "the reopened log after SIGHUP"
 kill -0 "$SERVER_PID" || fail "SIGHUP stopped the server"
 http GET "/api/v1/profiles/$id" -H 'Authorization: Bearer first'
 assert_eq 401 "$HTTP_CODE" "the old read token after the reload"
@@ -76,11 +72,7 @@ jq -e . "$LOG" >/dev/null || fail "the reopened log is not JSON lines"
 # a config the reload cannot read keeps the running one
 printf 'read_token = third\nno_such_key = 1\n' >"$CONF"
 kill -HUP "$SERVER_PID"
-for ((i = 0; i < 50; i++)); do
-  grep -q 'configuration not reloaded' "$LOG" && break
-  sleep 0.1
-done
-grep -q 'configuration not reloaded' "$LOG" || fail "a bad config on SIGHUP is not reported"
+wait_logged "$LOG" 'configuration not reloaded' "a bad config on SIGHUP"
 http GET "/api/v1/profiles/$id" -H 'Authorization: Bearer second'
 assert_eq 200 "$HTTP_CODE" "the running configuration kept"
 stop_server || fail "server exit"

@@ -61,10 +61,7 @@ line=$(grep 'configuration reloaded' "$SERVER_LOG" | tail -n1)
 # a retention without a unit is refused (it would keep seconds), the running one kept
 printf 'retention = 30\nretention_interval = 1s\ningest_token = in\n' >"$CONF"
 kill -HUP "$SERVER_PID"
-for ((i = 0; i < 100; i++)); do
-  grep -q 'configuration not reloaded' "$SERVER_LOG" && break
-  sleep 0.1
-done
+wait_logged "$SERVER_LOG" 'configuration not reloaded' "a bare retention number on SIGHUP"
 grep 'configuration not reloaded' "$SERVER_LOG" | grep -q "retention '30' has no unit: write 30d" ||
   fail "a bare retention number was not refused: $(tail -n 3 "$SERVER_LOG")"
 stop_server || fail "server exit"
