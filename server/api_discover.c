@@ -26,7 +26,8 @@ enum diff_metric_origin {
  * before anything is read. */
 struct diff_side {
   const char *name;       /* "base" or "target" */
-  const char *id;         /* side=ID, or NULL for a selection */
+  const char *id;         /* side=ID (folded into id_buf), or NULL for a selection */
+  char id_buf[SPAA_QUERY_MAX_ID + 1];
   struct spaa_api_sel sel;
   int sel_parsed;
 };
@@ -49,6 +50,9 @@ static int diff_side_parse(const struct spaa_req *req, struct diff_side *d,
                       d->id, d->name);
       return -1;
     }
+    snprintf(d->id_buf, sizeof(d->id_buf), "%s", d->id);
+    spaa_http_fold_id(d->id_buf);
+    d->id = d->id_buf;
     return 0;
   }
   d->sel_parsed = 1;
@@ -149,12 +153,12 @@ static int diff_side_load(const struct spaa_req *req, const struct diff_side *d,
 void spaa_api_diff(const struct spaa_req *req, struct spaa_resp *resp)
 {
   static const char *const diff_params[] = {"base", "target", "metric", "format", "limit",
-                                            "budget", "by", "focus", "ignore", NULL};
+                                            "budget", "by", "focus", "ignore", "sort", NULL};
   static const char *const *const plain[] = {diff_params, NULL};
   static const char *const *const prefixed[] = {spaa_api_filter_params, NULL};
   static const char *const prefixes[] = {"base.", "target.", NULL};
   const char *fmt = spaa_req_query(req, "format"), *by = spaa_req_query(req, "by");
-  const char *metric = spaa_req_query(req, "metric");
+  const char *metric = spaa_req_query(req, "metric"), *sort = spaa_req_query(req, "sort");
   struct diff_side sides[2];
   struct spaa_vset base, target;
   struct spaa_api_out o;
@@ -195,6 +199,13 @@ void spaa_api_diff(const struct spaa_req *req, struct spaa_resp *resp)
                     format < 0 ? fmt : by);
     return;
   }
+  if (sort && strcmp(sort, "delta") && strcmp(sort, "share")) {
+    spaa_resp_error(resp, SPAA_E_BAD_REQUEST, "bad 'sort' '%.32s': expected delta or share",
+                    sort);
+    return;
+  }
+  if (sort && !strcmp(sort, "share"))
+    format |= SPAA_DIFF_BY_SHARE;
   spaa_err_clear(&err);
   spaa_vset_init(&base);
   spaa_vset_init(&target);
@@ -217,7 +228,7 @@ void spaa_api_diff(const struct spaa_req *req, struct spaa_resp *resp)
                              &target, resp)) {
     if (!(rc = spaa_api_out_open(req, &o, 1, &err))) {
       rc = spaa_view_diff(&base, &target, format, limit, budget, o.sink, o.ctx, &err);
-      spaa_api_out_answer(resp, &o, rc, format == SPAA_DIFF_JSON ? "application/json"
+      spaa_api_out_answer(resp, &o, rc, !(format & ~SPAA_DIFF_BY_SHARE) ? "application/json"
                                                                  : "text/plain; charset=utf-8",
                           &err);
     } else {

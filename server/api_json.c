@@ -14,6 +14,15 @@
 
 static json_t *int_or_null(int64_t v) { return v ? json_integer(v) : json_null(); }
 
+static json_t *time_or_null(int64_t ns)
+{
+  char t[SPAA_RFC3339_SIZE];
+  if (!ns)
+    return json_null();
+  spaa_rfc3339_format_ns(t, ns, 9);
+  return json_string(t);
+}
+
 static json_t *events_json(const struct spaa_store_profile_info *pi)
 {
   json_t *arr = json_array();
@@ -78,6 +87,10 @@ json_t *spaa_api_profile_json(const struct spaa_store_profile_info *pi)
   json_object_set_new(o, "received_at", json_string(when));
   json_object_set_new(o, "start", int_or_null(pi->start_ns));
   json_object_set_new(o, "end", int_or_null(pi->end_ns));
+  /* the same instants exact for readers whose numbers are doubles (JavaScript, jq): a
+   * nanosecond count past 2^53 loses its last digits there */
+  json_object_set_new(o, "start_at", time_or_null(pi->start_ns));
+  json_object_set_new(o, "end_at", time_or_null(pi->end_ns));
   json_object_set_new(o, "events", events);
   json_object_set_new(o, "samples", json_integer(pi->samples));
   json_object_set_new(o, "payload_bytes", json_integer((json_int_t)pi->payload_bytes));

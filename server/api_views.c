@@ -269,6 +269,7 @@ struct agg {
   char first[4][64];        /* ids of the first profiles visited (declared_in_selection) */
   struct spaa_meter *meter; /* the request's (the set's), or NULL */
   size_t metered;           /* bytes of the arrays and the map reported to it */
+  struct spaa_vset *v;      /* the set made: the metrics met are offered to it */
 };
 
 /* Report the sums' arrays at cap entries and the map as it is now: 0, or SPAA_E_NOMEM when
@@ -325,6 +326,8 @@ static int agg_cb(void *ctx, const struct spaa_store_scan_stack *st)
       snprintf(g->first[g->profiles], sizeof(g->first[0]), "%s", st->profile_id);
     g->profiles++;
   }
+  for (i = 0; i < st->n_weights; i++)
+    spaa_vset_offer(g->v, st->weights[i].metric);
   if (!g->metric && st->n_weights) {
     snprintf(g->metric_own, sizeof(g->metric_own), "%s", st->weights[0].metric);
     g->metric = g->metric_own;
@@ -449,15 +452,14 @@ static int declared_in_selection(struct spaa_store *store, struct agg *g, const 
   return found;
 }
 
-/* The id of the newest profile q selects (its metric and paging ignored) into id (cap bytes),
- * "" when there is none. 0 or the store's errors. */
-static int newest_selected(struct spaa_store *store, const struct spaa_list_query *q, char *id,
-                           size_t cap, struct spaa_err *err)
+/* The id of the newest profile q selects (its paging ignored; its metric a filter) into id
+ * (cap bytes), "" when there is none. 0 or the store's errors. */
+static int newest_selected_as(struct spaa_store *store, const struct spaa_list_query *q,
+                              char *id, size_t cap, struct spaa_err *err)
 {
   struct spaa_list_query one = *q;
   struct spaa_store_page pg;
   int rc;
-  one.metric = NULL; /* a view's metric is what it sums, not a filter */
   one.limit = 1;
   one.after = NULL;
   id[0] = '\0';
@@ -466,6 +468,15 @@ static int newest_selected(struct spaa_store *store, const struct spaa_list_quer
     snprintf(id, cap, "%s", pg.profiles[0].id);
   spaa_store_page_free(&pg);
   return rc;
+}
+
+/* As newest_selected_as, q's metric ignored: a view's metric is what it sums, not a filter. */
+static int newest_selected(struct spaa_store *store, const struct spaa_list_query *q, char *id,
+                           size_t cap, struct spaa_err *err)
+{
+  struct spaa_list_query one = *q;
+  one.metric = NULL;
+  return newest_selected_as(store, &one, id, cap, err);
 }
 
 int spaa_api_sel_any(struct spaa_store *store, const struct spaa_list_query *q, int *any,
@@ -495,6 +506,8 @@ static void name_metric_of(struct spaa_store *store, struct agg *g, const char *
   if (spaa_vset_from_profile(&v, p, event, NULL, 0, &err) == 0 && v.metric) {
     snprintf(g->metric_own, sizeof(g->metric_own), "%s", v.metric);
     g->metric = g->metric_own;
+    for (size_t i = 0; i < v.n_metrics; i++)
+      spaa_vset_offer(g->v, v.metrics[i]);
     if (v.unit)
       snprintf(g->unit, sizeof(g->unit), "%s", v.unit);
   }
@@ -502,13 +515,28 @@ static void name_metric_of(struct spaa_store *store, struct agg *g, const char *
   spaa_profile_free(p);
 }
 
-/* The answer to a selection that matches no stored profile: a 404 naming its filters. */
-static int no_profile(const struct spaa_list_query *q, struct spaa_err *err)
+/* The answer to a selection that matches no stored profile: a 404 naming its filters. When
+ * event= names what is a metric of the selection's profiles (a pprof's sample types are
+ * metrics of one event named after its primary type: a heap profile's inuse_space is a
+ * metric of event alloc_space), the answer says so. */
+static int no_profile(struct spaa_store *store, const struct spaa_list_query *q,
+                      struct spaa_err *err)
 {
-  char what[200];
+  char what[200], id[64] = "";
+  struct spaa_list_query m = *q;
+  struct spaa_err e2;
   if (!spaa_api_sel_describe(q, what, sizeof(what)))
     return spaa_err_set(err, SPAA_E_NOT_FOUND, 0, 0, "no stored profile matches the "
                         "selection (no filter given: the store is empty)");
+  if (q->event) {
+    m.event = NULL;
+    m.metric = q->event;
+    spaa_err_clear(&e2);
+    if (newest_selected_as(store, &m, id, sizeof(id), &e2) == 0 && id[0])
+      return spaa_err_set(err, SPAA_E_NOT_FOUND, 0, 0, "no stored profile matches the "
+                          "selection (%s): '%.64s' is a metric of the selected profiles, not "
+                          "an event: ask metric=%.64s", what, q->event, q->event);
+  }
   return spaa_err_set(err, SPAA_E_NOT_FOUND, 0, 0, "no stored profile matches the selection "
                       "(%s)", what);
 }
@@ -527,6 +555,7 @@ int spaa_api_merged_vset(struct spaa_store *store, const struct spaa_list_query 
   g.metric = metric;
   g.last_profile = -1;
   g.meter = v->meter;
+  g.v = v;
   /* on a view, metric= names the metric summed, not a filter: a metric no selected profile
    * has is then a 400 below rather than an empty answer */
   sq.metric = NULL;
@@ -552,7 +581,7 @@ int spaa_api_merged_vset(struct spaa_store *store, const struct spaa_list_query 
   if (!rc && !g.profiles) {
     char id[64];
     if (!(rc = newest_selected(store, &sq, id, sizeof(id), err)) && !id[0])
-      rc = no_profile(&sq, err);
+      rc = no_profile(store, &sq, err);
     else if (!rc && !g.metric)
       name_metric_of(store, &g, id, q->event);
     else if (!rc) /* metric= names one: it must be declared, as below */

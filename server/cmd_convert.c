@@ -35,6 +35,7 @@ static const char convert_usage[] =
     "      pprof          a pprof profile.proto, gzipped or not\n"
     "      pprof-push     a Pyroscope push.v1.PushRequest (protobuf)\n"
     "      spaa           SPAA NDJSON, zstd-compressed or not (normalized on the way)\n"
+    "                     (a gzip or zstd file of any of them is read decompressed)\n"
     "  --to FORMAT        what to write (default spaa):\n"
     "      spaa           SPAA NDJSON (.spaa)\n"
     "      collapsed      folded stacks, 'root;...;leaf weight' lines, of one event weighted\n"
@@ -360,6 +361,21 @@ int spaa_cmd_convert(int argc, char **argv)
   }
   if ((status = pprof_opts(&a, &po, &opts)) || (status = read_all(a.in, &in)))
     goto out;
+  /* a compressed input of a format whose codec reads plain bytes (pprof reads gzip itself,
+   * SPAA zstd): undone here, as the server undoes a Content-Encoding */
+  if (strcmp(a.from, "pprof") != 0 &&
+      (spaa_is_gzip(in.p, in.len) || (strcmp(a.from, "spaa") != 0 && spaa_is_zstd(in.p, in.len)))) {
+    struct spaa_buf plain;
+    spaa_buf_init(&plain, 0);
+    if (spaa_decompress(spaa_is_gzip(in.p, in.len) ? SPAA_CODING_GZIP : SPAA_CODING_ZSTD, in.p,
+                        in.len, SPAA_CONVERT_MAX_INPUT, &plain, &err)) {
+      fprintf(stderr, "%s: error: %s\n", strcmp(a.in, "-") ? a.in : "<stdin>", err.msg);
+      status = 1;
+      goto out;
+    }
+    spaa_buf_free(&in);
+    in = plain;
+  }
   opts.service = a.service;
   opts.input_spent = 1; /* in is freed right after, unread */
   if (a.out) { /* without OUT, an input of several profiles is refused below */

@@ -35,7 +35,10 @@ static int parse_codings(const char *ce, enum spaa_coding *codings, struct spaa_
     } else if ((l == 4 && strncasecmp(b, "gzip", 4) == 0) ||
                (l == 6 && strncasecmp(b, "x-gzip", 6) == 0)) {
       codings[n++] = SPAA_CODING_GZIP;
-    } else if (l == 7 && strncasecmp(b, "deflate", 7) == 0) {
+    } else if ((l == 7 && strncasecmp(b, "deflate", 7) == 0) ||
+               (l == 4 && strncasecmp(b, "zlib", 4) == 0)) {
+      /* "zlib": what an OpenTelemetry Collector exporter set to `compression: zlib` sends
+       * (the zlib format, which is also what HTTP's deflate means) */
       codings[n++] = SPAA_CODING_DEFLATE;
     } else if (l == 4 && strncasecmp(b, "zstd", 4) == 0) {
       codings[n++] = SPAA_CODING_ZSTD;
@@ -44,7 +47,7 @@ static int parse_codings(const char *ce, enum spaa_coding *codings, struct spaa_
     } else {
       return spaa_err_set(err, SPAA_E_MEDIA_TYPE, 0, 0,
                           "unsupported Content-Encoding '%.*s': expected gzip, x-gzip, "
-                          "deflate, zstd, br or identity",
+                          "deflate, zlib, zstd, br or identity",
                           (int)(l > 40 ? 40 : l), b);
     }
     if (!e)

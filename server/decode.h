@@ -13,7 +13,7 @@
 #include "base/limits.h"
 
 /* Check a Content-Encoding header value (NULL = absent): a comma-separated list of
- * gzip, x-gzip, deflate, zstd, br; identity, "" and "utf-8" mean no coding.
+ * gzip, x-gzip, deflate (also as "zlib"), zstd, br; identity, "" and "utf-8" mean no coding.
  * Returns 0 when nothing needs decoding, 1 when the body must go through spaa_decode(), or
  * SPAA_E_MEDIA_TYPE (err names the coding) for an unknown or over-long list. */
 int spaa_decode_needed(const char *content_encoding, struct spaa_err *err);

@@ -19,6 +19,7 @@
 #include "server/http.h"
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdarg.h>
@@ -80,6 +81,7 @@ struct http_rq {
   int nomem;                         /* could not keep the body */
   int needs_decode;                  /* Content-Encoding to undo */
   int answered;                      /* a response was queued */
+  uint64_t sent;                     /* its body's bytes, for the log */
   int status;                        /* its status, for the log */
   char answer[200];                  /* the start of an error answer's body, for the log */
   char ids[208];                     /* the answer's X-Spaa-Profile-Ids, for the log */
@@ -375,6 +377,27 @@ static int match_pattern(const char *pattern, const char *path, struct spaa_req 
   }
 }
 
+void spaa_http_fold_id(char *v)
+{
+  static const size_t dash[] = {8, 13, 18, 23};
+  size_t n = strlen(v), i, o, d = 0;
+  if (n != 32 && n != 36)
+    return;
+  for (i = 0; i < n; i++) {
+    if (n == 36 && d < 4 && i == dash[d]) {
+      if (v[i] != '-')
+        return;
+      d++;
+    } else if (!isxdigit((unsigned char)v[i])) {
+      return;
+    }
+  }
+  for (i = o = 0; i < n; i++)
+    if (v[i] != '-')
+      v[o++] = (char)tolower((unsigned char)v[i]);
+  v[o] = 0;
+}
+
 const struct spaa_route *spaa_http_route(const struct spaa_route *routes, size_t n_routes,
                                          const char *method, const char *path, char *scratch,
                                          struct spaa_req *req, int *path_known, char *allow,
@@ -395,6 +418,8 @@ const struct spaa_route *spaa_http_route(const struct spaa_route *routes, size_t
       for (k = 0; k < req->n_params; k++) {
         scratch[offs[k] + lens[k]] = 0;
         req->params[k].value = scratch + offs[k];
+        if (req->params[k].name_len == 2 && memcmp(req->params[k].name, "id", 2) == 0)
+          spaa_http_fold_id(scratch + offs[k]);
       }
       return r;
     }
@@ -497,6 +522,7 @@ static enum MHD_Result queue(struct http_rq *rq, struct MHD_Connection *conn,
     rq->answer[o] = 0;
   }
   resp_ids(resp, rq->ids, sizeof(rq->ids));
+  rq->sent = resp->has_file ? resp->file_len : resp->body.len;
   if (resp->has_file) { /* MHD owns the descriptor from here, also when this fails */
     resp->has_file = 0;
     r = MHD_create_response_from_fd64(resp->file_len, resp->file_fd);
@@ -1038,11 +1064,12 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     if (rq->work.meter.peak) /* the most its conversion's models and JSON values held */
       snprintf(models, sizeof(models), " models_kib=%zu", (rq->work.meter.peak + 1023) / 1024);
     spaa_log(lv, "request",
-             "method=%s path=\"%s\" status=%d bytes=%zu ms=%lld.%03lld%s%s route=\"%s\" "
-             "ids=%s%s%.*s%s",
+             "method=%s path=\"%s\" status=%d bytes=%zu sent=%llu ms=%lld.%03lld%s%s "
+             "route=\"%s\" ids=%s%s%.*s%s",
              rq->req.method ? rq->req.method : "-", spaa_log_q(pq, sizeof(pq), path),
              rq->answered ? rq->status : 0,
-             rq->received, (long long)(us / 1000), (long long)(us % 1000), models,
+             rq->received, (unsigned long long)rq->sent, (long long)(us / 1000),
+             (long long)(us % 1000), models,
              toe == MHD_REQUEST_TERMINATED_COMPLETED_OK       ? ""
              : toe == MHD_REQUEST_TERMINATED_TIMEOUT_REACHED  ? " end=timeout"
              : toe == MHD_REQUEST_TERMINATED_CLIENT_ABORT     ? " end=client_abort"

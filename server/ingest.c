@@ -9,6 +9,8 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include <xxhash.h>
+
 #include "codecs/registry.h"
 #include "base/hex.h"
 #include "base/utf8.h"
@@ -192,6 +194,61 @@ static int outcomes_room(struct spaa_ingest *x, size_t n)
   return 0;
 }
 
+/* The id of a profile that came as `id` to service/source when another service or source
+ * holds that id: 32 hex digits hashed from the three, the same each time it comes again, so
+ * that a resend is still found already stored. */
+static void derived_id(char *id, const char *service, const char *source)
+{
+  XXH3_state_t *st = XXH3_createState();
+  XXH128_hash_t h = {0, 0};
+  if (st && XXH3_128bits_reset(st) == XXH_OK) {
+    XXH3_128bits_update(st, id, strlen(id) + 1);
+    XXH3_128bits_update(st, service, strlen(service) + 1);
+    XXH3_128bits_update(st, source, strlen(source) + 1);
+    h = XXH3_128bits_digest(st);
+  }
+  XXH3_freeState(st);
+  if (!h.high64 && !h.low64)
+    spaa_ingest_new_id(id); /* out of memory: a fresh random one */
+  else
+    snprintf(id, 64, "%016llx%016llx", (unsigned long long)h.high64,
+             (unsigned long long)h.low64);
+}
+
+/* Entry j of b was answered "already stored" (1): its id is taken. When the profile under
+ * that id came from another service or source, this one is another profile (an envelope sent
+ * to two projects, ids that collide across senders), not a copy: it is stored under an id
+ * derived from the three (derived_id), the one it came with kept as attr source_profile_id.
+ * Returns the outcome. */
+static int stored_elsewhere(struct spaa_ingest *x, struct batch *b, size_t j)
+{
+  struct spaa_store *store = x->req->app->store;
+  struct spaa_store_profile_info pi;
+  char *id = x->ids[b->pos[j]];
+  struct spaa_err e;
+  json_t *a;
+  int same, rc = 1;
+  spaa_err_clear(&e);
+  if (spaa_store_meta(store, id, &pi, &e))
+    return 1; /* deleted since, or not readable: it stays a duplicate */
+  same = pi.service && pi.source && strcmp(pi.service, b->meta[j].service) == 0 &&
+         strcmp(pi.source, b->meta[j].source) == 0;
+  spaa_store_profile_info_free(&pi);
+  if (same)
+    return 1;
+  a = b->attrs[j] ? json_deep_copy(b->attrs[j]) : json_object(); /* it may be shared */
+  if (!a || json_object_set_new(a, "source_profile_id", json_string(id))) {
+    json_decref(a);
+    return spaa_err_set(&b->errs[j], SPAA_E_NOMEM, 0, 0, NULL);
+  }
+  json_decref(b->attrs[j]);
+  b->attrs[j] = a;
+  b->meta[j].attrs = a;
+  derived_id(id, b->meta[j].service, b->meta[j].source);
+  spaa_store_put_many(store, 1, &b->p[j], &b->meta[j], &rc, &b->errs[j]);
+  return rc;
+}
+
 /* Store entries [x->flushed, upto) of the list in one spaa_store_put_many; with `release`
  * the models stored are freed (taken) after. Returns 0 or the first failing entry's code
  * (x->failed_at) with err filled. */
@@ -215,6 +272,9 @@ static int flush(struct spaa_ingest *x, size_t upto, int release, struct spaa_er
   batch_fill(x, &b, from, upto, m);
   if (b.n)
     spaa_store_put_many(x->req->app->store, b.n, b.p, b.meta, b.rcs, b.errs);
+  for (j = 0; j < b.n; j++)
+    if (b.rcs[j] == 1)
+      b.rcs[j] = stored_elsewhere(x, &b, j);
   for (j = 0; j < b.n; j++) {
     size_t i = b.pos[j];
     x->rcs[i] = b.rcs[j];
@@ -308,7 +368,7 @@ static const char *route_label(const struct spaa_req *req)
 }
 
 /* X-Spaa-Profile-Ids: the ids of the entries stored (or already stored), comma-separated, in
- * the upload's order, on every answer of the flow ("" when none). The list holds as many whole
+ * the upload's order, on every answer of the flow that stored one. The list holds as many whole
  * ids as fit in the answer's long header value, SPAA_HTTP_LONG_HEADER bytes (248 ids of 32
  * hex digits). X-Spaa-Profile-Count, on the same answers, is the number of such ids whether or
  * not all are listed: fewer ids in the list than the count means the list was cut (the first
@@ -334,7 +394,8 @@ static void ids_header(struct spaa_ingest *x)
     memcpy(v + len, x->ids[i], n + 1);
     len += n;
   }
-  spaa_resp_header(x->resp, "X-Spaa-Profile-Ids", v);
+  if (len) /* none: no header (an empty value reads differently over HTTP/1.1 and h2) */
+    spaa_resp_header(x->resp, "X-Spaa-Profile-Ids", v);
   snprintf(count, sizeof(count), "%zu", total);
   spaa_resp_header(x->resp, "X-Spaa-Profile-Count", count);
 }

@@ -122,9 +122,10 @@
 #define SPAA_OTLP_MAX_BODY ((size_t)64 << 20)  /* an OTLP body, as received and decoded (the
                                                * OTLP specification recommends 64 MiB) */
 #define SPAA_OTLP_MAX_MSG 1024                 /* bytes of a partial_success or Status message */
-#define SPAA_PPROF_MAX_NAME 1024               /* bytes of the Pyroscope `name` parameter */
+#define SPAA_PPROF_MAX_NAME 8192               /* bytes of the Pyroscope `name` parameter */
 #define SPAA_PPROF_MAX_LABELS 32               /* labels in `name` */
-#define SPAA_PPROF_MAX_LABEL_VALUE 256         /* bytes of one label key or value in `name` */
+#define SPAA_PPROF_MAX_LABEL_VALUE 2048        /* bytes of one label key or value in `name`
+                                                  (Pyroscope's default max_label_value_length) */
 #define SPAA_PPROF_MAX_STC (64u * 1024)        /* bytes of a sample_type_config field */
 #define SPAA_PPROF_MAX_SAMPLE_RATE 1000000000LL /* Hz, the largest sampleRate accepted */
 #define SPAA_PPROF_PUSH_MAX_SAMPLES 1024       /* profiles in one push.v1 PushRequest */

@@ -40,14 +40,20 @@ void spaa_pprof_name_clear(struct spaa_pprof_name *n)
 #define NAME_ERR(at, ...) \
   (spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, (size_t)(at), __VA_ARGS__))
 
-/* The labels between the braces: s[0..n) (without them); off = offset of s in the name. */
+/* The labels between the braces: s[0..n) (without them); off = offset of s in the name. As
+ * Pyroscope reads them: spaces around keys and values are not part of them, a value runs to
+ * the next ',' ('=' included), and a label whose value is empty is left out (an empty value is
+ * no value: a client's tag from an unset variable, `hostname=`). */
 static int parse_labels(const char *s, size_t n, size_t off, struct spaa_pprof_name *out,
                         struct spaa_err *err)
 {
   size_t i = 0;
   while (i < n) {
     char key[SPAA_PPROF_MAX_LABEL_VALUE + 1], val[SPAA_PPROF_MAX_LABEL_VALUE + 1];
-    size_t k0 = i, v0, kl, vl;
+    size_t k0, v0, kl, vl;
+    while (i < n && s[i] == ' ')
+      i++;
+    k0 = i;
     while (i < n && key_char((unsigned char)s[i]))
       i++;
     kl = i - k0;
@@ -57,24 +63,27 @@ static int parse_labels(const char *s, size_t n, size_t off, struct spaa_pprof_n
     if (kl > SPAA_PPROF_MAX_LABEL_VALUE)
       return NAME_ERR(off + k0, "bad name: the label key at byte %zu is longer than %d bytes",
                       off + k0, SPAA_PPROF_MAX_LABEL_VALUE);
+    while (i < n && s[i] == ' ')
+      i++;
     if (i >= n || s[i] != '=')
       return NAME_ERR(off + i, "bad name: expected '=' after label key '%.*s' at byte %zu",
                       (int)kl, s + k0, off + i);
     memcpy(key, s + k0, kl);
     key[kl] = 0;
-    v0 = ++i;
+    i++;
+    while (i < n && s[i] == ' ')
+      i++;
+    v0 = i;
     while (i < n && s[i] != ',') {
       unsigned char c = (unsigned char)s[i];
       size_t l = spaa_utf8_seq((const unsigned char *)s + i, n - i);
-      if (c < 0x20 || c == 0x7f || c == '{' || c == '}' || c == '=' || l == 0)
+      if (c < 0x20 || c == 0x7f || l == 0)
         return NAME_ERR(off + i, "bad name: byte %zu of the value of label '%s' is not "
-                        "allowed (no control characters, braces, '=' or invalid UTF-8)",
-                        off + i, key);
+                        "allowed (no control characters or invalid UTF-8)", off + i, key);
       i += l;
     }
-    vl = i - v0;
-    if (vl == 0)
-      return NAME_ERR(off + v0, "bad name: label '%s' has an empty value", key);
+    for (vl = i - v0; vl && s[v0 + vl - 1] == ' '; vl--)
+      ;
     if (vl > SPAA_PPROF_MAX_LABEL_VALUE)
       return NAME_ERR(off + v0, "bad name: the value of label '%s' is longer than %d bytes",
                       key, SPAA_PPROF_MAX_LABEL_VALUE);
@@ -88,7 +97,7 @@ static int parse_labels(const char *s, size_t n, size_t off, struct spaa_pprof_n
       return NAME_ERR(off + k0, "bad name: label '%s' is given twice", key);
     if (json_object_size(out->labels) >= SPAA_PPROF_MAX_LABELS)
       return NAME_ERR(off + k0, "bad name: more than %d labels", SPAA_PPROF_MAX_LABELS);
-    if (json_object_set_new(out->labels, key, json_string(val)))
+    if (vl && json_object_set_new(out->labels, key, json_string(val)))
       return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
     if (i < n) { /* at ',' */
       i++;

@@ -14,6 +14,18 @@ void spaa_vset_init(struct spaa_vset *v)
   spaa_strmap_init(&v->name_ix);
 }
 
+void spaa_vset_offer(struct spaa_vset *v, const char *metric)
+{
+  size_t i, n;
+  if (!metric || (n = strlen(metric)) >= sizeof(v->metrics[0]))
+    return;
+  for (i = 0; i < v->n_metrics; i++)
+    if (strcmp(v->metrics[i], metric) == 0)
+      return;
+  if (v->n_metrics < SPAA_VIEW_MAX_METRICS)
+    memcpy(v->metrics[v->n_metrics++], metric, n + 1);
+}
+
 void spaa_vset_free(struct spaa_vset *v)
 {
   size_t i;
@@ -357,7 +369,11 @@ int spaa_vset_from_profile(struct spaa_vset *v, const struct spaa_profile *p,
   for (i = 0; i < p->n_stacks && !rc; i++) {
     const struct spaa_stack *s = &p->stacks[i];
     const struct spaa_weight *w;
-    if (!s->event || strcmp(s->event, e->name) || !(w = spaa_weights_find(&s->weights, metric)))
+    if (!s->event || strcmp(s->event, e->name))
+      continue;
+    for (j = 0; j < s->weights.n; j++)
+      spaa_vset_offer(v, s->weights.v[j].metric);
+    if (!(w = spaa_weights_find(&s->weights, metric)))
       continue;
     if (!seen++ && w->unit) { /* the set outlives the profile: keep a copy */
       snprintf(v->unit_buf, sizeof(v->unit_buf), "%s", w->unit);

@@ -24,6 +24,7 @@ typedef long double spaa_vnum;
 /* The path every text output gives a stack without frames (an empty path reads as no stack
  * at all to folded-stack tools). */
 #define SPAA_VIEW_NO_FRAMES "(no frames)"
+#define SPAA_VIEW_MAX_METRICS 16 /* metrics a set lists as offered (spaa_vset.metrics) */
 #define SPAA_VIEW_MAX_REGEX_SIZE 4096 /* its atoms with every {n,m} written out, at most */
 
 /* One aggregated stack: name ids (indexes in the set's name table), root first. */
@@ -55,9 +56,16 @@ struct spaa_vset {
                             * are reported to it as they grow; a refusal fails the adding
                             * with SPAA_E_NOMEM (the meter says why) */
   size_t metered;          /* bytes reported to it, given back by spaa_vset_free */
+  /* every metric the source offers for the set's stacks (the one summed among them), in the
+   * order met, so that an answer can say what else metric= may ask for; names longer than
+   * a slot and metrics past the last slot are left out */
+  char metrics[SPAA_VIEW_MAX_METRICS][128];
+  size_t n_metrics;
 };
 
 void spaa_vset_init(struct spaa_vset *v);
+/* Note that the source offers `metric` (spaa_vset.metrics); known names cost a compare each. */
+void spaa_vset_offer(struct spaa_vset *v, const char *metric);
 void spaa_vset_free(struct spaa_vset *v); /* NULL-safe */
 
 /* Compile the frame filters (either may be NULL). 0, or SPAA_E_BAD_REQUEST naming the
@@ -136,7 +144,11 @@ enum spaa_diff_format {
                          "delta_pct","status":"new|gone|changed|same"}],"n_stacks","stacks":[{"id",
                          "path",...}]} sorted by |delta| (then key), at most `limit` of each */
   SPAA_DIFF_COLLAPSED, /* "path base target\n" per folded path, sorted by path */
-  SPAA_DIFF_SUMMARY    /* text: totals, then the 10 largest movers of each kind, <= budget */
+  SPAA_DIFF_SUMMARY,   /* text: totals, then the 10 largest movers of each kind, <= budget */
+  /* or'ed into the JSON and summary formats: movers sorted by how far their share of their
+   * side's total moved (|delta_pct|, then key), not by |delta|: sides of unlike totals (a
+   * selection of 7 profiles against one of 6) are compared by shape */
+  SPAA_DIFF_BY_SHARE = 0x100
 };
 
 /* The diff of two sets of the same metric: per function (self weight) and per stack id
@@ -156,6 +168,10 @@ struct spaa_top_row {
 /* Every function of v with self and total, sorted as spaa_view_top sorts (*out malloc'ed).
  * 0 or SPAA_E_NOMEM. */
 int spaa_view__top_rows(const struct spaa_vset *v, struct spaa_top_row **out, size_t *n);
+/* Per name of v, its index among the names v's stacks use (focus= and ignore= leave others
+ * out), in the set's order, or UINT32_MAX when none uses it: what speedscope's frame table
+ * lists. malloc()ed; NULL when out of memory. */
+uint32_t *spaa_view__used_names(const struct spaa_vset *v);
 
 /* A weight as a view number, exact for any int64. */
 static inline spaa_vnum spaa_vnum_of(struct spaa_num n)

@@ -65,6 +65,24 @@ static int delta_cmp(const void *a, const void *b)
   return strcmp(x->key, y->key);
 }
 
+/* By how far a row's share of its side's total moved (|delta_pct|), then key: the order of
+ * SPAA_DIFF_BY_SHARE. ctx: the two totals. */
+static double share_move(const struct drow *r, const spaa_vnum *tot)
+{
+  double bp = tot[0] != 0 ? (double)(100 * r->base / tot[0]) : 0.0;
+  double tp = tot[1] != 0 ? (double)(100 * r->target / tot[1]) : 0.0;
+  return fabs(tp - bp);
+}
+
+static int share_cmp(const void *a, const void *b, void *ctx)
+{
+  const struct drow *x = a, *y = b;
+  double dx = share_move(x, ctx), dy = share_move(y, ctx);
+  if (dx != dy)
+    return dx < dy ? 1 : -1;
+  return strcmp(x->key, y->key);
+}
+
 /* The folded path of a stack (malloc'ed). */
 static char *fold(const struct spaa_vset *v, const struct spaa_vstack *s)
 {
@@ -283,7 +301,8 @@ int spaa_view_diff(const struct spaa_vset *base, const struct spaa_vset *target,
   struct dunit u;
   struct spaa_buf b;
   size_t i;
-  int rc;
+  int rc, by_share = format & SPAA_DIFF_BY_SHARE;
+  format &= ~SPAA_DIFF_BY_SHARE;
   if ((rc = diff_unit(base, target, &u, err)))
     return rc;
   memset(&fn, 0, sizeof(fn));
@@ -310,9 +329,13 @@ int spaa_view_diff(const struct spaa_vset *base, const struct spaa_vset *target,
       }
     }
   } else if (!rc) {
-    if (fn.n)
+    if (fn.n && by_share)
+      qsort_r(fn.r, fn.n, sizeof(*fn.r), share_cmp, u.total);
+    else if (fn.n)
       qsort(fn.r, fn.n, sizeof(*fn.r), delta_cmp);
-    if (st.n)
+    if (st.n && by_share)
+      qsort_r(st.r, st.n, sizeof(*st.r), share_cmp, u.total);
+    else if (st.n)
       qsort(st.r, st.n, sizeof(*st.r), delta_cmp);
     rc = format == SPAA_DIFF_SUMMARY ? diff_summary(&b, base, target, &u, &fn, &st, budget)
                                      : diff_json(&b, base, target, &u, &fn, &st, limit);

@@ -115,6 +115,7 @@ struct evw {
   void *ctx;
   int rc;
   int first_event;
+  const uint32_t *map; /* name -> frame index (spaa_view__used_names) */
 };
 
 static void ev_flush(struct evw *w, int force)
@@ -130,7 +131,7 @@ static void ev_event(struct evw *w, char type, uint32_t frame, double at)
   if (w->rc)
     return;
   w->rc = spaa_buf_addf(&w->b, "%s{\"type\":\"%c\",\"frame\":%u,\"at\":",
-                        w->first_event ? "" : ",", type, (unsigned)frame);
+                        w->first_event ? "" : ",", type, (unsigned)w->map[frame]);
   w->rc = w->rc ? w->rc : spaa_view_num(&w->b, at);
   w->rc = w->rc ? w->rc : spaa_buf_adds(&w->b, "}");
   w->first_event = 0;
@@ -231,6 +232,7 @@ int spaa_view_speedscope_evented(const struct spaa_vset *v, const struct spaa_pr
   const char *unit = "none";
   struct evw w = {.sink = sink, .ctx = ctx};
   struct tick *t = NULL;
+  uint32_t *map = NULL;
   size_t n = 0, i, start, k = 0;
   double lone;
   int floats;
@@ -240,17 +242,24 @@ int spaa_view_speedscope_evented(const struct spaa_vset *v, const struct spaa_pr
   spaa_buf_init(&w.b, 0);
   if ((w.rc = collect(v, p, e, &t, &n, &floats)))
     goto out;
+  if (!(w.map = map = spaa_view__used_names(v))) {
+    w.rc = SPAA_E_NOMEM;
+    goto out;
+  }
   w.rc = spaa_buf_adds(&w.b, "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\","
                              "\"exporter\":\"spaa-relay\",\"name\":");
   w.rc = w.rc ? w.rc : spaa_view_jstr(&w.b, name);
   w.rc = w.rc ? w.rc : spaa_buf_adds(&w.b, ",\"activeProfileIndex\":0,\"shared\":{\"frames\":[");
-  for (i = 0; i < v->n_names && !w.rc; i++) {
-    w.rc = spaa_buf_adds(&w.b, i ? ",{\"name\":" : "{\"name\":");
+  for (i = 0, k = 0; i < v->n_names && !w.rc; i++) {
+    if (map[i] == UINT32_MAX)
+      continue;
+    w.rc = spaa_buf_adds(&w.b, k++ ? ",{\"name\":" : "{\"name\":");
     w.rc = w.rc ? w.rc : spaa_view_jstr(&w.b, v->names[i]);
     w.rc = w.rc ? w.rc : spaa_buf_adds(&w.b, "}");
     ev_flush(&w, 0);
   }
   w.rc = w.rc ? w.rc : spaa_buf_adds(&w.b, "]},\"profiles\":[");
+  k = 0;
   if (!(lone = shortest_gap(t, n)))
     lone = interval_of(p, e);
   for (start = 0; start < n && !w.rc; start = i, k++) {
@@ -264,6 +273,7 @@ int spaa_view_speedscope_evented(const struct spaa_vset *v, const struct spaa_pr
   ev_flush(&w, 1);
 out:
   free(t);
+  free(map);
   spaa_buf_free(&w.b);
   if (w.rc && !err->code)
     spaa_err_set(err, w.rc, 0, 0, "writing speedscope: %s", spaa_err_default(w.rc));

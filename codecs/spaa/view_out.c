@@ -35,9 +35,10 @@ static int vout_end(struct vout *o, int rc, struct spaa_err *err, const char *wh
   return rc;
 }
 
-/* {"metric":..,"unit":..,"total":.. shared by the JSON views. */
+/* {"metric":..,"unit":..,"total":..,"metrics":[..] shared by the JSON views. */
 static int head(struct spaa_buf *b, const struct spaa_vset *v)
 {
+  size_t i, n;
   int rc = spaa_buf_adds(b, "{\"metric\":");
   if (!rc)
     rc = v->metric ? spaa_view_jstr(b, v->metric) : spaa_buf_adds(b, "null");
@@ -47,7 +48,18 @@ static int head(struct spaa_buf *b, const struct spaa_vset *v)
     rc = v->unit ? spaa_view_jstr(b, v->unit) : spaa_buf_adds(b, "null");
   if (!rc)
     rc = spaa_buf_adds(b, ",\"total\":");
-  return rc ? rc : spaa_view_num(b, v->total);
+  rc = rc ? rc : spaa_view_num(b, v->total);
+  /* the metric summed first (also when no stack carries it: declared, all zero) */
+  rc = rc ? rc : spaa_buf_adds(b, ",\"metrics\":[");
+  if (!rc && v->metric)
+    rc = spaa_view_jstr(b, v->metric);
+  for (i = 0, n = v->metric != NULL; i < v->n_metrics && !rc; i++) {
+    if (v->metric && strcmp(v->metrics[i], v->metric) == 0)
+      continue;
+    rc = n++ ? spaa_buf_adds(b, ",") : 0;
+    rc = rc ? rc : spaa_view_jstr(b, v->metrics[i]);
+  }
+  return rc ? rc : spaa_buf_adds(b, "]");
 }
 
 static int pct(struct spaa_buf *b, spaa_vnum x, spaa_vnum total)
@@ -461,19 +473,40 @@ static const char *speedscope_unit(const char *u)
   return "none";
 }
 
+uint32_t *spaa_view__used_names(const struct spaa_vset *v)
+{
+  uint32_t *map = malloc((v->n_names ? v->n_names : 1) * sizeof(*map)), used = 0;
+  size_t i, j;
+  if (!map)
+    return NULL;
+  for (i = 0; i < v->n_names; i++)
+    map[i] = UINT32_MAX;
+  for (i = 0; i < v->n_stacks; i++)
+    for (j = 0; j < v->stacks[i].n; j++)
+      map[v->stacks[i].path[j]] = 0;
+  for (i = 0; i < v->n_names; i++)
+    if (map[i] != UINT32_MAX)
+      map[i] = used++;
+  return map;
+}
+
 int spaa_view_speedscope(const struct spaa_vset *v, const char *name, spaa_sink_cb sink,
                          void *ctx, struct spaa_err *err)
 {
   struct vout o = {.sink = sink, .ctx = ctx};
+  uint32_t *map = spaa_view__used_names(v), used = 0;
   size_t i, j;
-  int rc;
+  int rc = map ? 0 : SPAA_E_NOMEM;
   spaa_buf_init(&o.b, 0);
-  rc = spaa_buf_adds(&o.b, "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\","
-                           "\"exporter\":\"spaa-relay\",\"name\":");
+  rc = rc ? rc : spaa_buf_adds(&o.b, "{\"$schema\":\"https://www.speedscope.app/"
+                                     "file-format-schema.json\",\"exporter\":\"spaa-relay\","
+                                     "\"name\":");
   rc = rc ? rc : spaa_view_jstr(&o.b, name);
   rc = rc ? rc : spaa_buf_adds(&o.b, ",\"activeProfileIndex\":0,\"shared\":{\"frames\":[");
-  for (i = 0; i < v->n_names && !rc; i++) {
-    rc = spaa_buf_adds(&o.b, i ? ",{\"name\":" : "{\"name\":");
+  for (i = 0, used = 0; i < v->n_names && !rc; i++) {
+    if (map[i] == UINT32_MAX)
+      continue;
+    rc = spaa_buf_adds(&o.b, used++ ? ",{\"name\":" : "{\"name\":");
     rc = rc ? rc : spaa_view_jstr(&o.b, v->names[i]);
     rc = rc ? rc : spaa_buf_adds(&o.b, "}");
     rc = rc ? rc : vout_flush(&o, 0);
@@ -487,7 +520,7 @@ int spaa_view_speedscope(const struct spaa_vset *v, const char *name, spaa_sink_
   for (i = 0; i < v->n_stacks && !rc; i++) {
     rc = spaa_buf_adds(&o.b, i ? ",[" : "[");
     for (j = 0; j < v->stacks[i].n && !rc; j++)
-      rc = spaa_buf_addf(&o.b, j ? ",%u" : "%u", (unsigned)v->stacks[i].path[j]);
+      rc = spaa_buf_addf(&o.b, j ? ",%u" : "%u", (unsigned)map[v->stacks[i].path[j]]);
     rc = rc ? rc : spaa_buf_adds(&o.b, "]");
     rc = rc ? rc : vout_flush(&o, 0);
   }
@@ -498,5 +531,6 @@ int spaa_view_speedscope(const struct spaa_vset *v, const char *name, spaa_sink_
     rc = rc ? rc : vout_flush(&o, 0);
   }
   rc = rc ? rc : spaa_buf_adds(&o.b, "]}]}\n");
+  free(map);
   return vout_end(&o, rc, err, "speedscope");
 }

@@ -49,7 +49,9 @@ export class DiffView {
         key: 'move', label: 'Change (points)', num: true, get: (r) => Math.abs(r.delta_pct),
         show: (r) => h('span', { class: r.delta_pct > 0 ? 'up' : r.delta_pct < 0 ? 'down' : '', text: signed(r.delta_pct) }),
       },
-      { key: 'status', label: 'Status' },
+      // by share, as the Change column (the API's status is of the raw values: a function
+      // whose value stayed while the total grew is "same" there, yet its share fell)
+      { key: 'status', label: 'Status', get: shareStatus, show: shareStatus },
     ], {
       label: 'Movers', onRow: (r) => this.set({ fn: r.name }),
       onSort: (sort, dir) => this.set({ sort, dir }),
@@ -151,7 +153,9 @@ export class DiffView {
     try {
       // both fail alike (a missing profile, a bad parameter): Promise.all gives one error
       const [json, folded] = await Promise.all([
-        api.getJSON('diff', withParams(p, { limit: 1000 }), api.ticket('diff')),
+        // ranked by the share moved, as the table shows: a function whose value stayed
+        // while the total grew has moved, and must not fall past the limit
+        api.getJSON('diff', withParams(p, { limit: 1000, sort: 'share' }), api.ticket('diff')),
         api.getText('diff', withParams(p, { format: 'collapsed' }), api.ticket('diff-folded')),
       ]);
       fill(this.msg);
@@ -329,6 +333,13 @@ export class DiffView {
       ['summary', api.apiPath('diff', withParams(p, { format: 'summary' })), 'diff.txt'],
     ], () => this.curlURL));
   }
+}
+
+// new and gone as the API says; else whether the share grew, fell or stayed (to the
+// hundredth of a point the Change column shows)
+function shareStatus(r) {
+  if (r.status === 'new' || r.status === 'gone') return r.status;
+  return r.delta_pct > 0 ? 'share up' : r.delta_pct < 0 ? 'share down' : 'same';
 }
 
 function signed(x) {

@@ -295,9 +295,13 @@ export class FlameView {
     if (q) {
       const ql = q.toLowerCase();
       r = this.graph.setSearch((name) => name.toLowerCase().includes(ql));
+      // the graph holds the kept nodes only: with some merged into "other", what they hold
+      // is not searched, and the share is a floor
+      const floor = this.flame && this.flame.trimmed_nodes ? 'at least ' : '';
       this.matches.textContent = r.count
-        ? `${r.count} frames match “${q}”: ${fmtPct(r.share)} of the total (${fmtValue(r.value, this.unit)})`
-        : `No frame matches “${q}”.`;
+        ? `${r.count} frames match “${q}”: ${floor}${fmtPct(r.share)} of the total (${fmtValue(r.value, this.unit)})` +
+          (floor ? '; nodes merged into “other” are not searched' : '')
+        : `No drawn frame matches “${q}”.`;
     } else if (fn) {
       r = this.graph.setSearch((name) => name === fn);
       this.matches.textContent = `${r.count} frames of ${fn}: ${fmtPct(r.share)} of the total`;
@@ -397,8 +401,17 @@ export class FlameView {
     const metrics = event ? events.get(event) || [] : [...new Set([...events.values()].flat())];
     const metric = p.get('metric') || (this.flame ? this.flame.metric : '');
     if (metric && !metrics.includes(metric)) metrics.unshift(metric);
+    // another event keeps the metric only when that event has it (else the answer is a 400
+    // and the page is left without its controls)
+    const change = (key, v) => {
+      const next = { [key]: v, zoom: null };
+      const kept = key === 'event' && p.get('metric') &&
+        (v ? events.get(v) || [] : [...new Set([...events.values()].flat())]);
+      if (kept && !kept.includes(p.get('metric'))) next.metric = null;
+      return next;
+    };
     const sel = (id, label, options, value, key) => h('label', { class: 'field' }, h('span', { text: label }),
-      h('select', { id, onchange: (e) => this.app.go('flame', withParams(p, { [key]: e.target.value, zoom: null })) },
+      h('select', { id, onchange: (e) => this.app.go('flame', withParams(p, change(key, e.target.value))) },
         options.map(([v, t]) => h('option', { value: v, text: t, selected: v === (value || '') }))));
     const show = p.get('show') || 'both';
     // the search box moves into the new toolbar: keep its focus and caret while typing

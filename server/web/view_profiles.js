@@ -194,7 +194,11 @@ export class ProfilesView {
       onclick: () => {
         const ids = [...this.picked];
         const rows = this.page.profiles.filter((x) => ids.includes(x.id));
-        rows.sort((a, b) => (a.received_at < b.received_at ? -1 : 1)); // older is the base
+        // the older is the base: by the profiles' own time when both have one (an upload
+        // buffered through an outage arrives after newer ones), else by arrival
+        const own = rows.every((x) => x.start_at);
+        const at = (x) => (own ? x.start_at : x.received_at);
+        rows.sort((a, b) => (at(a) < at(b) ? -1 : 1));
         this.app.go('diff', withParams({}, { base: rows[0].id, target: rows[1].id, metric }));
       },
     });

@@ -41,6 +41,7 @@ assert_eq 400 "$HTTP_CODE" "a bad upload: $HTTP_BODY"
 http GET "/api/v1/profiles/$id" -H 'Authorization: Bearer first'
 assert_eq 200 "$HTTP_CODE" "meta"
 samples=$(printf '%s' "$HTTP_BODY" | jq .samples)
+meta_len=$(printf '%s' "$HTTP_BODY" | wc -c)
 
 for ((i = 0; i < 50; i++)); do
   [[ $(grep -c '"msg":"request"' "$LOG" 2>/dev/null) -ge 3 ]] && break
@@ -55,6 +56,8 @@ mk=$(jq -r .models_kib <<<"$ok")
 rej=$(jq -c 'select(.msg == "request" and .status == 400)' "$LOG")
 assert_eq warn "$(jq -r .level <<<"$rej")" "a rejection is logged at warn"
 assert_contains "$(jq -r .answer <<<"$rej")" "error" "with what the client was told"
+get=$(jq -c 'select(.msg == "request" and .method == "GET")' "$LOG")
+assert_eq "0 $meta_len" "$(jq -r '"\(.bytes) \(.sent)"' <<<"$get")" "a GET's line: no body received, the answer's size sent"
 stored=$(jq -r 'select(.msg == "profile stored") | .samples' "$LOG")
 assert_eq "$samples" "$stored" "profile stored counts the samples the API reports"
 

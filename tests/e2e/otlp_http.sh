@@ -281,7 +281,7 @@ assert_contains "$(cat "$RESP")" '{"code":3,"message":"' "400 JSON Status"
 assert_eq 93 "$(count_profiles)" "nothing stored from invalid JSON"
 stop_server || fail "the JSON server did not exit 0"
 
-# --- Content-Encoding gzip, deflate, zstd; v1experimental on the v1development path ------
+# --- Content-Encoding gzip, deflate, zlib, zstd; v1experimental on the v1development path ------
 start_server
 ingest_ok v1dev_01_cpu_basic "$FIX/v1dev_01_cpu_basic.bin.gz" "$DEV" "$PB" -H 'Content-Encoding: gzip'
 ingest_ok v1dev_02_native_inlined_buildid "$FIX/v1dev_02_native_inlined_buildid.json.gz" "$DEV" "$JS" \
@@ -289,6 +289,10 @@ ingest_ok v1dev_02_native_inlined_buildid "$FIX/v1dev_02_native_inlined_buildid.
 # raw deflate: the gzip member without its 10-byte header and 8-byte trailer
 gzip -9 -n -c "$FIX/v1dev_05_timestamps_offcpu.json" | tail -c +11 | head -c -8 >"$E2E_TMP/05.deflate"
 ingest_ok v1dev_05_timestamps_offcpu "$E2E_TMP/05.deflate" "$DEV" "$JS" -H 'Content-Encoding: deflate'
+# the zlib format under the name a Collector exporter set to `compression: zlib` sends
+python3 -c 'import sys, zlib; sys.stdout.buffer.write(zlib.compress(open(sys.argv[1], "rb").read()))' \
+  "$FIX/v1dev_04_attributes_links_payload.bin" >"$E2E_TMP/04.zlib"
+ingest_ok v1dev_04_attributes_links_payload "$E2E_TMP/04.zlib" "$DEV" "$PB" -H 'Content-Encoding: zlib'
 if command -v zstd >/dev/null; then
   zstd -q -c "$FIX/v1dev_03_multi_resource_scope.bin" >"$E2E_TMP/03.zst"
   ingest_ok v1dev_03_multi_resource_scope "$E2E_TMP/03.zst" "$DEV" "$PB" -H 'Content-Encoding: zstd'

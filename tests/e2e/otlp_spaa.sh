@@ -74,4 +74,19 @@ assert_eq "$(cd "$E2E_TMP/conv-v1dev_03_multi_resource_scope-bin" && md5sum * | 
 [[ -f "$E2E_TMP/one.spaa" ]] || fail "v1dev_01's one profile not written as a file"
 cmp -s "$E2E_TMP/one.spaa" "$E2E_TMP/conv-v1dev_01_cpu_basic-bin"/* ||
   fail "v1dev_01 as a file differs from the one written into a directory"
+# a gzip or zstd file is read decompressed, as the server undoes a Content-Encoding
+gzip -c "$FIX/v1dev_01_cpu_basic.bin" >"$E2E_TMP/one.bin.gz"
+"$SPAA_BIN" convert --from otlp "$E2E_TMP/one.bin.gz" -o "$E2E_TMP/one-gz.spaa" ||
+  fail "convert a gzipped OTLP request"
+cmp -s "$E2E_TMP/one.spaa" "$E2E_TMP/one-gz.spaa" || fail "the gzipped request converts otherwise"
+if command -v zstd >/dev/null; then
+  zstd -q -c "$FIX/v1dev_01_cpu_basic.json" >"$E2E_TMP/one.json.zst"
+  "$SPAA_BIN" convert --from otlp "$E2E_TMP/one.json.zst" -o "$E2E_TMP/one-zst.spaa" ||
+    fail "convert a zstd OTLP-JSON request"
+  cmp -s "$E2E_TMP/one.spaa" "$E2E_TMP/one-zst.spaa" || fail "the zstd OTLP-JSON converts otherwise"
+fi
+head -c 100 "$E2E_TMP/one.bin.gz" >"$E2E_TMP/cut.gz"
+msg=$("$SPAA_BIN" convert --from otlp "$E2E_TMP/cut.gz" -o "$E2E_TMP/cut.spaa" 2>&1) &&
+  fail "a truncated gzip converted"
+assert_contains "$msg" "gzip" "a truncated gzip input is named as such"
 echo "PASS [$E2E_NAME]"

@@ -3,7 +3,8 @@
 # .NET fixture (six types, no default_sample_type, the last one, lock_time, all zero) sent as
 # `dotnetapp.cpu{env=prod}` is stored with the event cpu, and the merged and single views
 # weigh it by cpu (total > 0), event=cpu finds it; without a type in the name the last type
-# stays the primary; a default_sample_type still wins over the name's type.
+# stays the primary; a default_sample_type still wins over the name's type. Views list every
+# metric their selection offers (`metrics`), the one summed first.
 source "$(dirname "$0")/lib.bash"
 F=${SPAA_SHARED:-}/fixtures/pprof
 if [[ ! -f "$F/pyroscope_dotnet.labels.pprof" ]]; then
@@ -32,6 +33,18 @@ assert_eq "cpu true" "$(jq -r '"\(.metric) \(.total > 0)"' <<<"$HTTP_BODY")" "th
 # the other types are still metrics of it
 http GET "/api/v1/profiles/$ID/top?metric=alloc_size&limit=1"
 assert_eq "alloc_size bytes" "$(jq -r '"\(.metric) \(.unit)"' <<<"$HTTP_BODY")" "alloc_size still a metric"
+# and every answer lists them, the one summed first, so that metric= can ask for another
+assert_eq "alloc_size true" "$(jq -r '"\(.metrics[0]) \(.metrics | index("cpu") != null)"' <<<"$HTTP_BODY")" "the profile's top lists its metrics ($HTTP_BODY)"
+http GET '/api/v1/flamegraph?service=dotnetapp&max_nodes=1'
+assert_eq "cpu true" "$(jq -r '"\(.metrics[0]) \(.metrics | index("alloc_size") != null)"' <<<"$HTTP_BODY")" "the merged flamegraph lists the types its stacks carry ($HTTP_BODY)"
+
+# event= naming one of its other types finds no event, and the 404 says to ask metric=
+http GET '/api/v1/top?service=dotnetapp&event=alloc_size'
+assert_eq 404 "$HTTP_CODE" "event= naming a metric ($HTTP_BODY)"
+assert_contains "$HTTP_BODY" "ask metric=alloc_size" "the 404 names the metric="
+http GET '/api/v1/top?service=dotnetapp&event=nosuch'
+assert_eq 404 "$HTTP_CODE" "event= naming nothing ($HTTP_BODY)"
+[[ "$HTTP_BODY" != *"ask metric"* ]] || fail "a hint for a name that is no metric: $HTTP_BODY"
 
 # --- no type in the name: the last type, as pprof tools choose ----------------------------------
 http POST '/ingest?name=dotnetplain%7Benv%3Dprod%7D' --data-binary @"$F/pyroscope_dotnet.labels.pprof"
@@ -88,5 +101,13 @@ nodef2.cpu nodefault.pb cpu
 nodef3.wall nodefault.pb cpu
 nodef4 nodefault.pb cpu
 EOF
+# --- a selection of two kinds: the newest one's primary is summed, the others are listed --------
+http POST '/ingest?name=mixed.cpu' --data-binary @"$F/pyroscope_dotnet.labels.pprof"
+assert_eq 200 "$HTTP_CODE" "/ingest mixed.cpu ($HTTP_BODY)"
+http POST '/ingest?name=mixed' --data-binary @"$E2E_TMP/default.pb"
+assert_eq 200 "$HTTP_CODE" "/ingest mixed ($HTTP_BODY)"
+http GET '/api/v1/top?service=mixed&limit=1'
+assert_eq 200 "$HTTP_CODE" "merged top of two kinds ($HTTP_BODY)"
+assert_eq "samples true true" "$(jq -r '"\(.metric) \(.metrics | index("samples") != null) \(.metrics | index("alloc_size") != null)"' <<<"$HTTP_BODY")" "the merged top names the metrics of both kinds ($HTTP_BODY)"
 stop_server || fail "server exit status"
 echo "ok [$E2E_NAME]"

@@ -126,6 +126,19 @@ assert_eq "$ID1" "$(json_get "$HTTP_BODY" id)" "metadata id"
 assert_eq checkout "$(json_get "$HTTP_BODY" service)" "metadata service"
 assert_eq spaa "$(json_get "$HTTP_BODY" source)" "metadata source"
 assert_contains "$HTTP_BODY" '"env":"prod"' "metadata labels"
+# the header's time range, in nanoseconds and as exact RFC 3339 strings
+assert_contains "$HTTP_BODY" '"start":1700000000000000000,"end":1700000060000000000,"start_at":"2023-11-14T22:13:20.000000000Z","end_at":"2023-11-14T22:14:20.000000000Z"' "metadata times"
+# the id in capitals, or as a dashed UUID, names the same profile
+UP=$(tr a-f A-F <<<"$ID1")
+DASHED="${ID1:0:8}-${ID1:8:4}-${ID1:12:4}-${ID1:16:4}-${ID1:20:12}"
+for form in "$UP" "$DASHED"; do
+  http GET "/api/v1/profiles/$form" "${AUTH_R[@]}"
+  assert_eq "200 $ID1" "$HTTP_CODE $(json_get "$HTTP_BODY" id)" "metadata by the id written $form"
+  http GET "/api/v1/profiles/$form/top" "${AUTH_R[@]}"
+  assert_eq 200 "$HTTP_CODE" "top by the id written $form ($HTTP_BODY)"
+done
+http GET "/api/v1/diff?base=$UP&target=$DASHED" "${AUTH_R[@]}"
+assert_eq 200 "$HTTP_CODE" "diff by ids in capitals and dashed ($HTTP_BODY)"
 http GET "/api/v1/profiles/$ID2/" "${AUTH_R[@]}"
 assert_eq 200 "$HTTP_CODE" "metadata with a trailing slash"
 assert_eq billing "$(json_get "$HTTP_BODY" service)" "service from X-Service-Name"

@@ -108,7 +108,7 @@ http POST '/api/v1/spaa?service=nostacks' --data-binary @"$E2E_TMP/nostacks.spaa
 assert_eq 200 "$HTTP_CODE" "a SPAA profile without stacks ($HTTP_BODY)"
 http GET '/api/v1/top?service=nostacks'
 assert_eq 200 "$HTTP_CODE" "merged top of profiles without stacks ($HTTP_BODY)"
-assert_eq '{"metric":"period","unit":null,"total":0,"functions":0,"top":[]}' "$HTTP_BODY" "named by their metric"
+assert_eq '{"metric":"period","unit":null,"total":0,"metrics":["period"],"functions":0,"top":[]}' "$HTTP_BODY" "named by their metric"
 nid=$(curl -sS "$SERVER_URL/api/v1/profiles?service=nostacks" | jq -r '.profiles[0].id')
 http GET "/api/v1/profiles/$nid/top"
 assert_eq 200 "$HTTP_CODE" "the top of one profile without stacks ($HTTP_BODY)"

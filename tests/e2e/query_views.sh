@@ -126,6 +126,19 @@ for id in "$SMALL" "$SENTRY" "$OTLP" "$SPAAID"; do
   http GET "/api/v1/profiles/$id/pprof"
   assert_eq 200 "$HTTP_CODE" "pprof of $id"
 done
+# --- speedscope with focus=: the frame table lists the frames the kept stacks use, no others
+for id in "$SMALL" "$SENTRY"; do
+  all=$(curl -s "$SERVER_URL/api/v1/profiles/$id/speedscope" | jq '.shared.frames | length')
+  leaf=$(curl -s "$SERVER_URL/api/v1/profiles/$id/top?limit=1" | jq -r '.top[0].name')
+  pat=$(python3 -c 'import re, sys, urllib.parse; print(urllib.parse.quote("^" + re.escape(sys.argv[1]) + "$", safe=""))' "$leaf")
+  http GET "/api/v1/profiles/$id/speedscope?focus=$pat"
+  assert_eq 200 "$HTTP_CODE" "speedscope of $id focused on $leaf ($HTTP_BODY)"
+  jq -e '(.shared.frames | length) as $nf | ([.profiles[] | (.samples // [] | .[][]), (.events // [] | .[].frame)] | unique) as $used
+         | $nf > 0 and $used == [range(0; $nf)]' <<<"$HTTP_BODY" >/dev/null ||
+    fail "focused speedscope of $id lists frames no stack uses: $(head -c 400 <<<"$HTTP_BODY")"
+  (($(jq '.shared.frames | length' <<<"$HTTP_BODY") < all)) ||
+    fail "focused speedscope of $id lists all $all frames"
+done
 # --- timestamped samples with their own weights (off-CPU durations): the sampled speedscope,
 # whose total is /top's (as evented it spanned the gaps between samples: 3.3 s for 412 ms)
 http POST /v1development/profiles -H 'Content-Type: application/x-protobuf' \

@@ -151,6 +151,22 @@ for c in "x-gzip node.env.gz" "zstd node.env.zst" "deflate node.env.zz" "utf-8 n
     "Content-Encoding '$coding': duplicate"
 done
 assert_eq 2 "$(n_profiles)" "profiles stored after re-posts in every coding"
+# the same envelope sent to another project (a transport copying it to two DSNs): another
+# profile, stored under a fresh id that keeps the one it came with, and found in project 8
+post "/api/8/envelope/?sentry_key=k" "$E2E_TMP/node.env"
+assert_eq 200 "$HTTP_CODE" "the envelope in project 8 ($HTTP_BODY)"
+ID8=$(printf '%s' "$HTTP_BODY" | jq -r '.profiles[0].id')
+assert_eq "true null" "$(printf '%s' "$HTTP_BODY" | jq -r '.profiles[0] | "\(.stored) \(.duplicate)"')" \
+  "project 8: stored, not a duplicate ($HTTP_BODY)"
+[[ "$ID8" =~ ^[0-9a-f]{32}$ && "$ID8" != "$NODE_ID" ]] || fail "project 8's profile id: $ID8"
+http GET "/api/v1/profiles/$ID8"
+assert_eq "8 $NODE_ID" "$(jq -r '"\(.service) \(.attrs.source_profile_id)"' <<<"$HTTP_BODY")" \
+  "project 8's profile keeps the id it came with"
+post "/api/8/envelope/?sentry_key=k" "$E2E_TMP/node.env"
+assert_eq "$ID8 true true" \
+  "$(printf '%s' "$HTTP_BODY" | jq -r '.profiles[0] | "\(.id) \(.stored) \(.duplicate)"')" \
+  "project 8 again: its copy's id, a duplicate"
+assert_eq 3 "$(n_profiles)" "profiles stored with project 8's copy"
 
 head -c 100 "$E2E_TMP/node.env.gz" >"$E2E_TMP/trunc.gz"
 post "/api/7/envelope/?sentry_key=k" "$E2E_TMP/trunc.gz" -H 'Content-Encoding: gzip'

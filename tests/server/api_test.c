@@ -209,64 +209,65 @@ static const struct {
 } GOLDEN[] = {
   {"all",
     "{\"profiles\":[{\"id\":\"a\",\"service\":\"web\",\"source\":\"sentry\",\"received_at\":\""
-    "2023-11-14T22:13:20.123456789Z\",\"start\":100,\"end\":200,\"events\":[{\"name\":\"cpu\""
+    "2023-11-14T22:13:20.123456789Z\",\"start\":100,\"end\":200,\"start_at\":\"1970-01-01T00:00:00.000000100Z\",\"end_at\":\"1970-01-01T00:00:00.000000200Z\",\"events\":[{\"name\":\"cpu\""
     ",\"totals\":{\"cpu_time\":30,\"samples\":3}}],\"samples\":3,\"payload_bytes\":100,\"labe"
     "ls\":{\"env\":\"prod\",\"nul\":\"a\\u0000b\",\"z;k\":\"v\\\"qé\"},\"attrs\":{\"f\":0.5,\""
     "n\":3,\"ok\":true,\"release\":\"1.0\",\"w\":[\"x\",{\"y\":null}]}},{\"id\":\"d\",\"servi"
     "ce\":\"xé\",\"source\":\"spaa\",\"received_at\":\"1970-01-01T00:00:00.000002000Z\",\"sta"
-    "rt\":1,\"end\":null,\"events\":[{\"name\":\"cycles\",\"totals\":{\"period\":568.5,\"samp"
+    "rt\":1,\"end\":null,\"start_at\":\"1970-01-01T00:00:00.000000001Z\",\"end_at\":null,\"events\":[{\"name\":\"cycles\",\"totals\":{\"period\":568.5,\"samp"
     "les\":3}},{\"name\":\"alloc\",\"totals\":{\"bytes\":4096}}],\"samples\":4,\"payload_byte"
     "s\":5,\"labels\":{\"k\":\"\"},\"attrs\":\"str\"},{\"id\":\"b\",\"service\":\"api\",\"sou"
     "rce\":\"pprof\",\"received_at\":\"1970-01-01T00:00:00.000002000Z\",\"start\":null,\"end\""
-    ":null,\"events\":[{\"name\":\"cycles\",\"totals\":{\"period\":561.5,\"samples\":3}},{\"n"
+    ":null,\"start_at\":null,\"end_at\":null,\"events\":[{\"name\":\"cycles\",\"totals\":{"
+    "\"period\":561.5,\"samples\":3}},{\"n"
     "ame\":\"alloc\",\"totals\":{\"bytes\":4096}}],\"samples\":4,\"payload_bytes\":0,\"labels"
     "\":{},\"attrs\":{}},{\"id\":\"c\",\"service\":\"api\",\"source\":\"otlp\",\"received_at\""
-    ":\"1969-12-31T23:59:58.499999999Z\",\"start\":-5,\"end\":7,\"events\":[{\"name\":\"cpu\""
+    ":\"1969-12-31T23:59:58.499999999Z\",\"start\":-5,\"end\":7,\"start_at\":\"1969-12-31T23:59:59.999999995Z\",\"end_at\":\"1970-01-01T00:00:00.000000007Z\",\"events\":[{\"name\":\"cpu\""
     ",\"totals\":{\"cpu_time\":1.0000000000000001e300,\"samples\":1.8446744073709552e19}}],\""
     "samples\":4,\"payload_bytes\":-1,\"labels\":{},\"attrs\":[1,2]}],\"next_cursor\":null}"},
   {"page0",
     "{\"profiles\":[{\"id\":\"a\",\"service\":\"web\",\"source\":\"sentry\",\"received_at\":\""
-    "2023-11-14T22:13:20.123456789Z\",\"start\":100,\"end\":200,\"events\":[{\"name\":\"cpu\""
+    "2023-11-14T22:13:20.123456789Z\",\"start\":100,\"end\":200,\"start_at\":\"1970-01-01T00:00:00.000000100Z\",\"end_at\":\"1970-01-01T00:00:00.000000200Z\",\"events\":[{\"name\":\"cpu\""
     ",\"totals\":{\"cpu_time\":30,\"samples\":3}}],\"samples\":3,\"payload_bytes\":100,\"labe"
     "ls\":{\"env\":\"prod\",\"nul\":\"a\\u0000b\",\"z;k\":\"v\\\"qé\"},\"attrs\":{\"f\":0.5,\""
     "n\":3,\"ok\":true,\"release\":\"1.0\",\"w\":[\"x\",{\"y\":null}]}}],\"next_cursor\":\"31"
     "3730303030303030303132333435363738393a61\"}"},
   {"page1",
     "{\"profiles\":[{\"id\":\"d\",\"service\":\"xé\",\"source\":\"spaa\",\"received_at\":\"19"
-    "70-01-01T00:00:00.000002000Z\",\"start\":1,\"end\":null,\"events\":[{\"name\":\"cycles\""
+    "70-01-01T00:00:00.000002000Z\",\"start\":1,\"end\":null,\"start_at\":\"1970-01-01T00:00:00.000000001Z\",\"end_at\":null,\"events\":[{\"name\":\"cycles\""
     ",\"totals\":{\"period\":568.5,\"samples\":3}},{\"name\":\"alloc\",\"totals\":{\"bytes\":"
     "4096}}],\"samples\":4,\"payload_bytes\":5,\"labels\":{\"k\":\"\"},\"attrs\":\"str\"}],\""
     "next_cursor\":\"323030303a64\"}"},
   {"page2",
     "{\"profiles\":[{\"id\":\"b\",\"service\":\"api\",\"source\":\"pprof\",\"received_at\":\""
-    "1970-01-01T00:00:00.000002000Z\",\"start\":null,\"end\":null,\"events\":[{\"name\":\"cyc"
+    "1970-01-01T00:00:00.000002000Z\",\"start\":null,\"end\":null,\"start_at\":null,\"end_at\":null,\"events\":[{\"name\":\"cyc"
     "les\",\"totals\":{\"period\":561.5,\"samples\":3}},{\"name\":\"alloc\",\"totals\":{\"byt"
     "es\":4096}}],\"samples\":4,\"payload_bytes\":0,\"labels\":{},\"attrs\":{}}],\"next_curso"
     "r\":\"323030303a62\"}"},
   {"page3",
     "{\"profiles\":[{\"id\":\"c\",\"service\":\"api\",\"source\":\"otlp\",\"received_at\":\"1"
-    "969-12-31T23:59:58.499999999Z\",\"start\":-5,\"end\":7,\"events\":[{\"name\":\"cpu\",\"t"
+    "969-12-31T23:59:58.499999999Z\",\"start\":-5,\"end\":7,\"start_at\":\"1969-12-31T23:59:59.999999995Z\",\"end_at\":\"1970-01-01T00:00:00.000000007Z\",\"events\":[{\"name\":\"cpu\",\"t"
     "otals\":{\"cpu_time\":1.0000000000000001e300,\"samples\":1.8446744073709552e19}}],\"samp"
     "les\":4,\"payload_bytes\":-1,\"labels\":{},\"attrs\":[1,2]}],\"next_cursor\":null}"},
   {"a",
     "{\"id\":\"a\",\"service\":\"web\",\"source\":\"sentry\",\"received_at\":\"2023-11-14T22:"
-    "13:20.123456789Z\",\"start\":100,\"end\":200,\"events\":[{\"name\":\"cpu\",\"totals\":{\""
+    "13:20.123456789Z\",\"start\":100,\"end\":200,\"start_at\":\"1970-01-01T00:00:00.000000100Z\",\"end_at\":\"1970-01-01T00:00:00.000000200Z\",\"events\":[{\"name\":\"cpu\",\"totals\":{\""
     "cpu_time\":30,\"samples\":3}}],\"samples\":3,\"payload_bytes\":100,\"labels\":{\"env\":\""
     "prod\",\"nul\":\"a\\u0000b\",\"z;k\":\"v\\\"qé\"},\"attrs\":{\"f\":0.5,\"n\":3,\"ok\":tr"
     "ue,\"release\":\"1.0\",\"w\":[\"x\",{\"y\":null}]}}"},
   {"b",
     "{\"id\":\"b\",\"service\":\"api\",\"source\":\"pprof\",\"received_at\":\"1970-01-01T00:0"
-    "0:00.000002000Z\",\"start\":null,\"end\":null,\"events\":[{\"name\":\"cycles\",\"totals\""
+    "0:00.000002000Z\",\"start\":null,\"end\":null,\"start_at\":null,\"end_at\":null,\"events\":[{\"name\":\"cycles\",\"totals\""
     ":{\"period\":561.5,\"samples\":3}},{\"name\":\"alloc\",\"totals\":{\"bytes\":4096}}],\"s"
     "amples\":4,\"payload_bytes\":0,\"labels\":{},\"attrs\":{}}"},
   {"c",
     "{\"id\":\"c\",\"service\":\"api\",\"source\":\"otlp\",\"received_at\":\"1969-12-31T23:59"
-    ":58.499999999Z\",\"start\":-5,\"end\":7,\"events\":[{\"name\":\"cpu\",\"totals\":{\"cpu_"
+    ":58.499999999Z\",\"start\":-5,\"end\":7,\"start_at\":\"1969-12-31T23:59:59.999999995Z\",\"end_at\":\"1970-01-01T00:00:00.000000007Z\",\"events\":[{\"name\":\"cpu\",\"totals\":{\"cpu_"
     "time\":1.0000000000000001e300,\"samples\":1.8446744073709552e19}}],\"samples\":4,\"paylo"
     "ad_bytes\":-1,\"labels\":{},\"attrs\":[1,2]}"},
   {"d",
     "{\"id\":\"d\",\"service\":\"xé\",\"source\":\"spaa\",\"received_at\":\"1970-01-01T00:00:"
-    "00.000002000Z\",\"start\":1,\"end\":null,\"events\":[{\"name\":\"cycles\",\"totals\":{\""
+    "00.000002000Z\",\"start\":1,\"end\":null,\"start_at\":\"1970-01-01T00:00:00.000000001Z\",\"end_at\":null,\"events\":[{\"name\":\"cycles\",\"totals\":{\""
     "period\":568.5,\"samples\":3}},{\"name\":\"alloc\",\"totals\":{\"bytes\":4096}}],\"sampl"
     "es\":4,\"payload_bytes\":5,\"labels\":{\"k\":\"\"},\"attrs\":\"str\"}"},
 };

@@ -59,13 +59,14 @@ static void test_needed(void **state)
   assert_int_equal(spaa_decode_needed("gzip", &err), 1);
   assert_int_equal(spaa_decode_needed("X-GZIP", &err), 1);
   assert_int_equal(spaa_decode_needed("deflate", &err), 1);
+  assert_int_equal(spaa_decode_needed("zlib", &err), 1); /* a Collector exporter's name for it */
   assert_int_equal(spaa_decode_needed("zstd", &err), 1);
   assert_int_equal(spaa_decode_needed("gzip, zstd", &err), 1);
   assert_int_equal(spaa_decode_needed("br", &err), 1);
   assert_int_equal(spaa_decode_needed("gzip, BR", &err), 1);
   assert_int_equal(spaa_decode_needed("compress", &err), SPAA_E_MEDIA_TYPE);
   assert_string_equal(err.msg, "unsupported Content-Encoding 'compress': expected gzip, "
-                               "x-gzip, deflate, zstd, br or identity");
+                               "x-gzip, deflate, zlib, zstd, br or identity");
   assert_int_equal(spaa_decode_needed("gzip, compress", &err), SPAA_E_MEDIA_TYPE);
   assert_non_null(strstr(err.msg, "'compress'"));
   assert_int_equal(spaa_decode_needed("gzip,gzip,gzip,gzip,gzip", &err), SPAA_E_MEDIA_TYPE);

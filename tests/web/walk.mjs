@@ -342,13 +342,23 @@ async function diffPicked(page) {
   await page.click('button.diff-picked');
   await drawn(page, n);
   const p = await hashParams(page);
-  assert.deepEqual([p.base, p.target], [process.env.LARGE_ID, process.env.SMALL_ID], 'the older profile is the base');
-  const d = await api(BASE, `diff?base=${p.base}&target=${p.target}&limit=1000`);
+  // the older by the profiles' own time is the base (each has one), not the first received
+  const large = await api(BASE, `profiles/${process.env.LARGE_ID}`);
+  const small = await api(BASE, `profiles/${process.env.SMALL_ID}`);
+  assert.ok(large.start_at && small.start_at, 'both profiles have their own time');
+  const older = large.start_at < small.start_at ? [large.id, small.id] : [small.id, large.id];
+  assert.deepEqual([p.base, p.target], older, 'the older profile is the base');
+  const d = await api(BASE, `diff?base=${p.base}&target=${p.target}&limit=1000&sort=share`);
   const rows = page.locator('.movers tbody tr');
   await page.waitForFunction(() => document.querySelectorAll('.movers tbody tr').length > 0);
   assert.equal(await rows.count(), Math.min(300, d.functions.length));
   const ranked = [...d.functions].sort((a, b) => Math.abs(b.delta_pct) - Math.abs(a.delta_pct));
   assert.equal(await rows.first().locator('th').innerText(), ranked[0].name, 'the largest mover first');
+  // the status column says which way the share went, as the change column does
+  const st = (await rows.first().locator('td').last().innerText()).trim();
+  const want = ['new', 'gone'].includes(ranked[0].status) ? ranked[0].status
+    : ranked[0].delta_pct > 0 ? 'share up' : ranked[0].delta_pct < 0 ? 'share down' : 'same';
+  assert.equal(st, want, 'the status of the largest mover');
   const got = await diffNodes(page);
   assert.ok(Math.abs(got.root - 2) < 1e-9, 'the root is both sides\' shares');
   assert.ok(got.up > 0 && got.down > 0, 'red and green nodes');
@@ -385,7 +395,7 @@ async function diffSelections(page) {
   await drawn(page, n);
   const p = await hashParams(page);
   assert.deepEqual([p['base.service'], p['base.label'], p['target.label']], ['shop', 'env:dev', 'env:prod']);
-  const d = await api(BASE, 'diff?base.service=shop&base.label=env:dev&target.service=shop&target.label=env:prod&limit=1000');
+  const d = await api(BASE, 'diff?base.service=shop&base.label=env:dev&target.service=shop&target.label=env:prod&limit=1000&sort=share');
   assert.ok(Math.abs((await diffNodes(page)).root - 2) < 1e-9);
   assert.equal(await page.locator('.movers tbody tr').first().locator('th').innerText(),
     [...d.functions].sort((a, b) => Math.abs(b.delta_pct) - Math.abs(a.delta_pct))[0].name);

@@ -31,6 +31,13 @@ static void test_name_ok(void **state)
       {".cpu", ".cpu", ".cpu", NULL, NULL},
       {"app.notatype", "app.notatype", "app.notatype", NULL, NULL},
       {"a-b_c.wall{k=v}", "a-b_c", "a-b_c.wall", "wall", "{\"k\":\"v\"}"},
+      /* as Pyroscope reads them: spaces around keys and values dropped, '=' in a value, an
+       * empty value leaves its label out (a client tag from an unset variable) */
+      {"app.cpu{env=prod, region=eu}", "app", "app.cpu", "cpu",
+       "{\"env\":\"prod\",\"region\":\"eu\"}"},
+      {"app{ q = a=b , r=x y }", "app", "app", NULL, "{\"q\":\"a=b\",\"r\":\"x y\"}"},
+      {"app.cpu{hostname=,env=prod}", "app", "app.cpu", "cpu", "{\"env\":\"prod\"}"},
+      {"app{env=}", "app", "app", NULL, "{}"},
   };
   size_t i;
   (void)state;
@@ -76,10 +83,8 @@ static void test_name_bad(void **state)
       {"app{{env=x}", "braces inside"},
       {"app{=x}", "expected a label key"},
       {"app{e nv=x}", "expected '=' after label key 'e'"},
-      {"app{env=}", "empty value"},
       {"app{env=x,}", "must not end in ','"},
       {"app{env=x,,a=b}", "expected a label key"},
-      {"app{env=a=b}", "not allowed"},
       {"app{env=a\tb}", "not allowed"},
       {"app{env=\xff}", "not allowed"},
       {"app{env=\xc3}", "not allowed"},
@@ -119,6 +124,18 @@ static void test_name_caps(void **state)
   assert_int_equal(SPAA_E_BAD_REQUEST, spaa_pprof_parse_name(name, &n, &err));
   assert_non_null(strstr(err.msg, "more than"));
   assert_null(n.labels);
+  /* a value of SPAA_PPROF_MAX_LABEL_VALUE bytes is taken, one more is refused */
+  p = name + sprintf(name, "app{k=");
+  memset(p, 'v', SPAA_PPROF_MAX_LABEL_VALUE);
+  strcpy(p + SPAA_PPROF_MAX_LABEL_VALUE, "}");
+  assert_int_equal(0, spaa_pprof_parse_name(name, &n, &err));
+  assert_int_equal(SPAA_PPROF_MAX_LABEL_VALUE,
+                   strlen(json_string_value(json_object_get(n.labels, "k"))));
+  spaa_pprof_name_clear(&n);
+  memset(p, 'v', SPAA_PPROF_MAX_LABEL_VALUE + 1);
+  strcpy(p + SPAA_PPROF_MAX_LABEL_VALUE + 1, "}");
+  assert_int_equal(SPAA_E_BAD_REQUEST, spaa_pprof_parse_name(name, &n, &err));
+  assert_non_null(strstr(err.msg, "longer than"));
 }
 
 static void test_time(void **state)

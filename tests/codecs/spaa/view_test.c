@@ -69,7 +69,8 @@ static void test_top(void **state)
   spaa_vset_init(&v);
   fill(&v, base_set, 4);
   out = run(0, &v, 2);
-  assert_string_equal(out, "{\"metric\":\"cpu\",\"unit\":null,\"total\":20,\"functions\":4,\"top\":["
+  assert_string_equal(out, "{\"metric\":\"cpu\",\"unit\":null,\"total\":20,\"metrics\":[\"cpu\"],"
+                           "\"functions\":4,\"top\":["
                            "{\"name\":\"b\",\"self\":10,\"self_pct\":50.00,\"total\":10,"
                            "\"total_pct\":50.00},{\"name\":\"a\",\"self\":8,\"self_pct\":40.00,"
                            "\"total\":18,\"total_pct\":90.00}]}\n");
@@ -85,7 +86,8 @@ static void test_flamegraph(void **state)
   spaa_vset_init(&v);
   fill(&v, base_set, 4);
   out = run(1, &v, 3);
-  assert_string_equal(out, "{\"metric\":\"cpu\",\"unit\":null,\"total\":20,\"nodes\":3,"
+  assert_string_equal(out, "{\"metric\":\"cpu\",\"unit\":null,\"total\":20,\"metrics\":[\"cpu\"],"
+                           "\"nodes\":3,"
                            "\"trimmed_nodes\":3,\"trimmed_value\":5,\"tree\":{\"name\":\"root\","
                            "\"self\":0,\"total\":20,\"children\":[{\"name\":\"main\",\"self\":0,"
                            "\"total\":20,\"children\":[{\"name\":\"a\",\"self\":5,\"total\":15,"
@@ -294,6 +296,36 @@ static void test_diff(void **state)
   spaa_vset_free(&b);
 }
 
+/* sort=share: a function whose value stays while the total grows has moved by share, and
+ * leads a diff ranked by it, where by |delta| the one that grew a little leads */
+static void test_diff_by_share(void **state)
+{
+  static const struct tstack base[] = {{"main;a", 50, "s1"}, {"main;b", 50, "s2"}};
+  static const struct tstack target[] = {{"main;a", 50, "s1"}, {"main;b", 150, "s2"},
+                                         {"main;c", 1, "s3"}};
+  struct spaa_vset a, b;
+  char *out;
+  (void)state;
+  spaa_vset_init(&a);
+  spaa_vset_init(&b);
+  fill(&a, base, 2);
+  fill(&b, target, 3);
+  out = diff(&a, &b, SPAA_DIFF_JSON); /* |delta|: b (+100), c (+1), a (0) */
+  assert_non_null(strstr(out, "\"functions\":[{\"name\":\"b\""));
+  assert_true(strstr(out, "{\"name\":\"c\"") < strstr(out, "{\"name\":\"a\""));
+  free(out);
+  out = diff(&a, &b, SPAA_DIFF_JSON | SPAA_DIFF_BY_SHARE); /* a -25.12, b +24.63, c +0.50 */
+  assert_non_null(strstr(out, "\"functions\":[{\"name\":\"a\",\"base\":50,\"target\":50,"
+                              "\"delta\":0,\"base_pct\":50.00,\"target_pct\":24.88,"
+                              "\"delta_pct\":-25.12,\"status\":\"same\"},{\"name\":\"b\""));
+  free(out);
+  out = diff(&a, &b, SPAA_DIFF_SUMMARY | SPAA_DIFF_BY_SHARE);
+  assert_true(strstr(out, " a\n") < strstr(out, " b\n"));
+  free(out);
+  spaa_vset_free(&a);
+  spaa_vset_free(&b);
+}
+
 static void test_summary_budget(void **state)
 {
   struct spaa_vset v;
@@ -472,8 +504,9 @@ static void test_declared_metric_without_stacks(void **state)
       char *out = run(0, &v, 10);
       char want[160];
       snprintf(want, sizeof(want), "{\"metric\":\"%s\",\"unit\":%s%s%s,\"total\":0,"
-               "\"functions\":0,\"top\":[]}\n", t[i].metric, t[i].unit ? "\"" : "",
-               t[i].unit ? t[i].unit : "null", t[i].unit ? "\"" : "");
+               "\"metrics\":[\"%s\"],\"functions\":0,\"top\":[]}\n", t[i].metric,
+               t[i].unit ? "\"" : "", t[i].unit ? t[i].unit : "null", t[i].unit ? "\"" : "",
+               t[i].metric);
       assert_string_equal(out, want);
       free(out);
     } else {
@@ -494,6 +527,7 @@ int main(void)
       cmocka_unit_test(test_filter_cost),
       cmocka_unit_test(test_metered),
       cmocka_unit_test(test_diff),
+      cmocka_unit_test(test_diff_by_share),
       cmocka_unit_test(test_summary_budget),
       cmocka_unit_test(test_speedscope_evented), cmocka_unit_test(test_speedscope_evented_lone),
       cmocka_unit_test(test_declared_metric_without_stacks),
