@@ -26,8 +26,7 @@ enum diff_metric_origin {
  * before anything is read. */
 struct diff_side {
   const char *name;       /* "base" or "target" */
-  const char *id;         /* side=ID (folded into id_buf), or NULL for a selection */
-  char id_buf[SPAA_QUERY_MAX_ID + 1];
+  const char *id;         /* side=ID, or NULL for a selection */
   struct spaa_api_sel sel;
   int sel_parsed;
 };
@@ -50,9 +49,6 @@ static int diff_side_parse(const struct spaa_req *req, struct diff_side *d,
                       d->id, d->name);
       return -1;
     }
-    snprintf(d->id_buf, sizeof(d->id_buf), "%s", d->id);
-    spaa_http_fold_id(d->id_buf);
-    d->id = d->id_buf;
     return 0;
   }
   d->sel_parsed = 1;

@@ -19,7 +19,6 @@
 #include "server/http.h"
 
 #include <arpa/inet.h>
-#include <ctype.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdarg.h>
@@ -377,27 +376,6 @@ static int match_pattern(const char *pattern, const char *path, struct spaa_req 
   }
 }
 
-void spaa_http_fold_id(char *v)
-{
-  static const size_t dash[] = {8, 13, 18, 23};
-  size_t n = strlen(v), i, o, d = 0;
-  if (n != 32 && n != 36)
-    return;
-  for (i = 0; i < n; i++) {
-    if (n == 36 && d < 4 && i == dash[d]) {
-      if (v[i] != '-')
-        return;
-      d++;
-    } else if (!isxdigit((unsigned char)v[i])) {
-      return;
-    }
-  }
-  for (i = o = 0; i < n; i++)
-    if (v[i] != '-')
-      v[o++] = (char)tolower((unsigned char)v[i]);
-  v[o] = 0;
-}
-
 const struct spaa_route *spaa_http_route(const struct spaa_route *routes, size_t n_routes,
                                          const char *method, const char *path, char *scratch,
                                          struct spaa_req *req, int *path_known, char *allow,
@@ -418,8 +396,6 @@ const struct spaa_route *spaa_http_route(const struct spaa_route *routes, size_t
       for (k = 0; k < req->n_params; k++) {
         scratch[offs[k] + lens[k]] = 0;
         req->params[k].value = scratch + offs[k];
-        if (req->params[k].name_len == 2 && memcmp(req->params[k].name, "id", 2) == 0)
-          spaa_http_fold_id(scratch + offs[k]);
       }
       return r;
     }

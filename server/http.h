@@ -139,10 +139,6 @@ struct spaa_route {
 /* ---- request lookups ---------------------------------------------------------------- */
 /* The value of a {param}, or NULL. */
 const char *spaa_req_param(const struct spaa_req *req, const char *name);
-/* A profile id as the store keeps it, in place: 32 hex digits, lowercase. The same id written
- * in capitals, or as a dashed UUID (as SDKs log them), names the same profile; any other value
- * is left as it is (the store answers 404 for it). The router folds every {id} of a path. */
-void spaa_http_fold_id(char *v);
 /* The first query parameter `key` (percent-decoded), or NULL; "" for "?key" or "?key=". */
 const char *spaa_req_query(const struct spaa_req *req, const char *key);
 /* Call cb for every query parameter named `key`, in order; returns how many there were. */

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hex.h"
 #include "storage/backend.h"
 
 /* The backends this build knows, by scheme. */
@@ -108,19 +109,43 @@ int spaa_store_get(struct spaa_store *s, const char *id, struct spaa_profile **o
 int spaa_store_get_metered(struct spaa_store *s, const char *id, struct spaa_meter *meter,
                            struct spaa_profile **out, struct spaa_err *err)
 {
+  struct spaa_err again;
+  char folded[33];
+  int rc, rc2;
   *out = NULL;
   if (!s || !id)
     return spaa_err_set(err, SPAA_E_INTERNAL, 0, 0, "no store or no id");
-  return s->be->get(s, id, meter, out, err);
+  rc = s->be->get(s, id, meter, out, err);
+  if (rc == SPAA_E_NOT_FOUND && spaa_hex_id_fold(id, folded)) {
+    /* the same id in capitals or dashed: the profile stored under its usual form */
+    spaa_err_clear(&again);
+    if ((rc2 = s->be->get(s, folded, meter, out, &again)) != SPAA_E_NOT_FOUND) {
+      rc = rc2;
+      *err = again;
+    }
+  }
+  return rc;
 }
 
 int spaa_store_meta(struct spaa_store *s, const char *id, struct spaa_store_profile_info *out,
                     struct spaa_err *err)
 {
+  struct spaa_err again;
+  char folded[33];
+  int rc, rc2;
   memset(out, 0, sizeof(*out));
   if (!s || !id)
     return spaa_err_set(err, SPAA_E_INTERNAL, 0, 0, "no store or no id");
-  return s->be->meta(s, id, out, err);
+  rc = s->be->meta(s, id, out, err);
+  if (rc == SPAA_E_NOT_FOUND && spaa_hex_id_fold(id, folded)) {
+    spaa_err_clear(&again);
+    memset(out, 0, sizeof(*out));
+    if ((rc2 = s->be->meta(s, folded, out, &again)) != SPAA_E_NOT_FOUND) {
+      rc = rc2;
+      *err = again;
+    }
+  }
+  return rc;
 }
 
 int spaa_store_list(struct spaa_store *s, const struct spaa_list_query *q,

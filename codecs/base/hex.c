@@ -1,6 +1,8 @@
 /* Hex digits in and out (see hex.h): two 256-entry tables so that a digit costs one load. */
 #include "base/hex.h"
 
+#include <string.h>
+
 const char spaa_hex_digits[17] = "0123456789abcdef";
 
 #define NO16 -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1
@@ -75,4 +77,27 @@ size_t spaa_hex_addr(char *out, uint64_t v)
   out[0] = '0';
   out[1] = 'x';
   return 2 + spaa_hex_u64(out + 2, v);
+}
+
+int spaa_hex_id_fold(const char *id, char out[33])
+{
+  static const size_t dash[] = {8, 13, 18, 23};
+  size_t n = id ? strlen(id) : 0, i, o = 0, d = 0;
+  int changed = n == 36;
+  if (n != 32 && n != 36)
+    return 0;
+  for (i = 0; i < n; i++) {
+    if (n == 36 && d < 4 && i == dash[d]) {
+      if (id[i] != '-')
+        return 0;
+      d++;
+      continue;
+    }
+    if (spaa_hex_val((unsigned char)id[i]) < 0)
+      return 0;
+    changed |= id[i] >= 'A' && id[i] <= 'F';
+    out[o++] = spaa_hex_digits[spaa_hex_val((unsigned char)id[i])];
+  }
+  out[o] = 0;
+  return changed;
 }

@@ -42,4 +42,10 @@ size_t spaa_hex_u64(char *out, uint64_t v);
  * (SPAA_HEX_ADDR_SIZE bytes of room). Returns the length (3 to 18). */
 size_t spaa_hex_addr(char *out, uint64_t v);
 
+/* The form of a profile id that the stores' own ids and the sources' UUIDs take: 32 lowercase
+ * hex digits. When `id` is 32 hex digits with a capital among them, or a dashed UUID
+ * (8-4-4-4-12, as SDKs log ids), writes that form into out (33 bytes) and returns 1; else 0
+ * (the id is that form already, or not an id of this kind). */
+int spaa_hex_id_fold(const char *id, char out[33]);
+
 #endif

@@ -61,6 +61,9 @@ for kind in proto json; do
   assert_eq "$WANT" "$(stored)" "$kind push: three profiles, labels, ids, totals"
   http GET "/api/v1/profiles?source=pprof&label=region:eu"
   assert_eq 1 "$(jq '.profiles | length' <<<"$HTTP_BODY")" "$kind: stored as source pprof, label filter"
+  # a client's ID is the profile's id as it was given (dashes and capitals kept)
+  http GET "/api/v1/profiles/$UUID"
+  assert_eq "200 $UUID" "$HTTP_CODE $(jq -r .id <<<"$HTTP_BODY")" "$kind: the profile under its push ID"
   # the same push again: the samples with an ID are found already stored
   push "$E2E_TMP/req.$kind" "$ct"
   assert_eq 200 "$HTTP_CODE" "$kind push again"

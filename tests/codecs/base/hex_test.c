@@ -143,12 +143,40 @@ static void test_u64_out(void **state)
   }
 }
 
+/* Profile ids in capitals or dashed fold to 32 lowercase digits; others are left alone. */
+static void test_id_fold(void **state)
+{
+  static const struct {
+    const char *in, *out; /* out NULL: not folded */
+  } t[] = {
+      {"0123456789ABCDEF0123456789abcdef", "0123456789abcdef0123456789abcdef"},
+      {"734FD599-6865-419E-9475-932762D8F469", "734fd5996865419e9475932762d8f469"},
+      {"734fd599-6865-419e-9475-932762d8f469", "734fd5996865419e9475932762d8f469"},
+      {"0123456789abcdef0123456789abcdef", NULL}, /* already so */
+      {"0123456789abcdef0123456789abcdeg", NULL}, /* not hex */
+      {"734fd599-6865-419e-9475932762d8f4699", NULL}, /* a dash out of place */
+      {"734fd599686541", NULL},
+      {"", NULL},
+      {NULL, NULL},
+  };
+  size_t i;
+  (void)state;
+  for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+    char out[33];
+    int r = spaa_hex_id_fold(t[i].in, out);
+    assert_int_equal(r, t[i].out != NULL);
+    if (t[i].out)
+      assert_string_equal(out, t[i].out);
+  }
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_digit_values),    cmocka_unit_test(test_encode),
       cmocka_unit_test(test_decode_table),    cmocka_unit_test(test_round_trip),
       cmocka_unit_test(test_parse_u64_table), cmocka_unit_test(test_u64_out),
+      cmocka_unit_test(test_id_fold),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
