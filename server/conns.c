@@ -9,6 +9,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -35,6 +36,8 @@ struct spaa_conn {
   unsigned seen_gen;             /* reaper only: gen that head_seen_ns belongs to */
   int64_t head_seen_ns;          /* reaper only: when the head's first bytes were seen */
   int dropped;                   /* reaper only: shut down already */
+  struct spaa_conns *owner;      /* the bookkeeping it is listed in */
+  unsigned edge_status;          /* atomic: its answer at the edge (spaa_conn_edge), or 0 */
 };
 
 struct spaa_conns {
@@ -58,6 +61,8 @@ static const char *const event_msg[SPAA_CONNS__COUNT] = {
     "answered 503/429: over the memory budget for requests in flight",
     "answered 503: the worker queue is full",
     "libmicrohttpd reported connection errors (each at level debug)",
+    "requests answered at the edge: a head over libmicrohttpd's memory, a malformed "
+    "Content-Length or chunked body, an unknown HTTP version (each at level debug)",
 };
 
 /* Where each event counts in the metrics (family and reason; SPAA_METRIC__COUNT: nowhere). */
@@ -72,6 +77,7 @@ static const struct {
     {SPAA_METRIC_REQUESTS_BUSY, "memory_budget"},
     {SPAA_METRIC_REQUESTS_BUSY, "worker_queue"},
     {SPAA_METRIC__COUNT, NULL},
+    {SPAA_METRIC__COUNT, NULL}, /* counted by status, in spaa_conn_edge */
 };
 
 static int64_t mono_ns(void)
@@ -232,6 +238,7 @@ struct spaa_conn *spaa_conns_open(struct spaa_conns *c, int fd)
   if (!k)
     return NULL;
   k->fd = fd;
+  k->owner = c;
   k->phase = PH_HEAD;
   k->phase_ns = mono_ns();
   k->gen = 1;
@@ -317,4 +324,20 @@ uint64_t spaa_conns_total(const struct spaa_conns *c, enum spaa_conns_event ev)
 {
   return (unsigned)ev < SPAA_CONNS__COUNT ? __atomic_load_n(&c->total[ev], __ATOMIC_ACQUIRE)
                                           : 0;
+}
+
+void spaa_conn_edge(struct spaa_conn *k, unsigned status)
+{
+  char st[12];
+  if (!k)
+    return;
+  __atomic_store_n(&k->edge_status, status, __ATOMIC_RELEASE);
+  spaa_conns_note(k->owner, SPAA_CONNS_EDGE);
+  snprintf(st, sizeof(st), "%u", status);
+  spaa_metrics_add(k->owner->o.metrics, SPAA_METRIC_REQUESTS, "-", st, 1);
+}
+
+unsigned spaa_conn_edge_status(const struct spaa_conn *k)
+{
+  return k ? __atomic_load_n(&k->edge_status, __ATOMIC_ACQUIRE) : 0;
 }

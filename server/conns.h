@@ -20,6 +20,8 @@ enum spaa_conns_event {
   SPAA_CONNS_OVER_BUDGET,    /* a request answered 503/429: the memory budget was full */
   SPAA_CONNS_POOL_FULL,      /* a request answered 503: the worker queue was full */
   SPAA_CONNS_MHD_MSG,        /* a message of libmicrohttpd about one connection (at debug) */
+  SPAA_CONNS_EDGE,           /* a request answered at the edge: what libmicrohttpd refuses
+                              * before any handler (http_edge.c), each at level debug */
   SPAA_CONNS__COUNT
 };
 
@@ -56,6 +58,11 @@ void spaa_conn_head_done(struct spaa_conn *conn);           /* the head is in; t
 void spaa_conn_body_bytes(struct spaa_conn *conn, size_t n); /* n more body bytes came in */
 void spaa_conn_body_done(struct spaa_conn *conn);           /* the body is in: no deadline */
 void spaa_conn_request_end(struct spaa_conn *conn);         /* answered: wait for a head */
+/* The request was answered `status` at the edge (http_edge.c), not by a handler: counted
+ * as an event and in the requests metric (route "-"); kept for spaa_conn_edge_status. */
+void spaa_conn_edge(struct spaa_conn *conn, unsigned status);
+/* The status the connection's request was answered at the edge, or 0 (NULL-safe). */
+unsigned spaa_conn_edge_status(const struct spaa_conn *conn);
 
 /* Count one event; logged (with the count since the last line) by the reaper once per
  * interval. Lock-free. */

@@ -42,6 +42,7 @@
 #include "server/budget.h"
 #include "server/conns.h"
 #include "server/decode.h"
+#include "server/http_edge.h"
 #include "server/log.h"
 #include "server/metrics.h"
 #include "server/pool.h"
@@ -591,7 +592,8 @@ static enum MHD_Result count_arg(void *cls, enum MHD_ValueKind kind, const char 
 }
 
 /* What libmicrohttpd lets through but HTTP does not: a URI or a head over our caps (414,
- * 431; MHD answers heads over SPAA_HTTP_MHD_MEMORY itself), HTTP/1.1 without Host (400).
+ * 431; MHD answers heads over SPAA_HTTP_MHD_MEMORY itself, made JSON by http_edge.c),
+ * HTTP/1.1 without Host (400), a transfer coding other than chunked (501).
  * 0 when fine; 1 when an answer was queued (or could not be). */
 static int head_checks(struct http_rq *rq, struct MHD_Connection *conn, const char *url,
                        const char *version)
@@ -599,6 +601,7 @@ static int head_checks(struct http_rq *rq, struct MHD_Connection *conn, const ch
   const union MHD_ConnectionInfo *ci =
       MHD_get_connection_info(conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
   size_t uri = url ? strlen(url) : 0;
+  const char *te;
   char msg[160];
   MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, count_arg, &uri);
   snprintf(rq->path, sizeof(rq->path), "%.64s%s", url ? url : "", uri > 64 ? "..." : "");
@@ -617,6 +620,16 @@ static int head_checks(struct http_rq *rq, struct MHD_Connection *conn, const ch
   if (version && strcmp(version, MHD_HTTP_VERSION_1_1) == 0 &&
       !MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST)) {
     fail_http(rq, conn, 400, "bad_request", "an HTTP/1.1 request must carry a Host header");
+    return 1;
+  }
+  if ((te = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+                                        MHD_HTTP_HEADER_TRANSFER_ENCODING)) &&
+      strcasecmp(te, "chunked") != 0) {
+    /* RFC 9112 section 6.1: a transfer coding the server does not know is a 501; libmicrohttpd
+     * would wait for a body it cannot delimit until the idle timeout */
+    snprintf(msg, sizeof(msg), "Transfer-Encoding '%.40s' is not supported: only chunked (a "
+             "compressed body goes in Content-Encoding)", te);
+    fail_http(rq, conn, 501, "not_implemented", msg);
     return 1;
   }
   rq->path[0] = 0;
@@ -1027,6 +1040,11 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
   {
     int64_t us = (now_ns(CLOCK_MONOTONIC) - rq->start_ns) / 1000;
     const char *path = rq->req.path ? rq->req.path : "";
+    /* answered by a handler, or at the edge (http_edge.c: bad chunked framing after the head) */
+    int status = rq->answered ? rq->status : (int)spaa_conn_edge_status(rq->sconn);
+    if (!rq->answered && status)
+      snprintf(rq->answer, sizeof(rq->answer), "the body's framing was refused (the debug line "
+               "by=libmicrohttpd says how)");
     char models[40] = "", pq[SPAA_HTTP_MAX_PATH + 64];
     enum spaa_log_level lv = SPAA_LOG_INFO;
     if (strcmp(path, "/healthz") == 0 || strcmp(path, "/readyz") == 0)
@@ -1035,7 +1053,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
       lv = SPAA_LOG_DEBUG; /* refusals are counted and logged once per interval */
     if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && lv < SPAA_LOG_INFO)
       lv = SPAA_LOG_INFO;
-    if (rq->answered && rq->status >= 400 && rq->status != 503 && rq->status != 429)
+    if (status >= 400 && status != 503 && status != 429)
       lv = SPAA_LOG_WARN; /* a rejection: with what the client was told */
     if (rq->work.meter.peak) /* the most its conversion's models and JSON values held */
       snprintf(models, sizeof(models), " models_kib=%zu", (rq->work.meter.peak + 1023) / 1024);
@@ -1043,8 +1061,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
              "method=%s path=\"%s\" status=%d bytes=%zu sent=%llu ms=%lld.%03lld%s%s "
              "route=\"%s\" ids=%s%s%.*s%s",
              rq->req.method ? rq->req.method : "-", spaa_log_q(pq, sizeof(pq), path),
-             rq->answered ? rq->status : 0,
-             rq->received, (unsigned long long)rq->sent, (long long)(us / 1000),
+             status, rq->received, (unsigned long long)rq->sent, (long long)(us / 1000),
              (long long)(us % 1000), models,
              toe == MHD_REQUEST_TERMINATED_COMPLETED_OK       ? ""
              : toe == MHD_REQUEST_TERMINATED_TIMEOUT_REACHED  ? " end=timeout"
@@ -1152,7 +1169,10 @@ int spaa_http_start(const struct spaa_app *app, const struct spaa_route *routes,
   unsigned hard_limit = 0;
   unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
                    MHD_USE_ERROR_LOG;
+  const char *why;
   *out = NULL;
+  if (http__edge_init(&why))
+    return spaa_err_set(err, SPAA_E_IO, 0, 0, "%s", why);
   if (!(h = calloc(1, sizeof(*h))))
     return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
   h->app = app;

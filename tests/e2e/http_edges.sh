@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # HTTP edges a client can hit before any handler: a URI or a head over our caps (414, 431),
-# HTTP/1.1 without Host (400), answered once with our JSON body. What libmicrohttpd 0.9.75
-# answers itself and does not let us shape (a head over its 32 KiB memory, a malformed
-# Content-Length, bad chunked framing) keeps its status, and the server keeps serving.
+# HTTP/1.1 without Host (400), a transfer coding other than chunked (501), and what
+# libmicrohttpd refuses before any handler (a head over its 32 KiB memory, a malformed or
+# overflowing Content-Length, bad chunked framing, a malformed header line, an unknown HTTP
+# version; server/http_edge.c): each answered once, with our JSON body, also on a
+# keep-alive connection's second request; the server keeps serving and counts them.
 source "$(dirname "$0")/lib.bash"
 
 # raw PYTHON_BYTES_EXPR: send the bytes, print what came back (CRLF shown as " | ")
@@ -56,13 +58,49 @@ for kb in 20 30; do
   assert_eq 1 "$(count_status "$a")" "one answer to a $kb KB head"
 done
 
-# answered by libmicrohttpd itself: the status is right, the body is its own
+# edge ANSWER STATUS ERROR WHAT: one answer, with that status and our JSON error code
+edge() {
+  assert_contains "$1" "HTTP/1.1 $2" "$4"
+  assert_contains "$1" "Content-Type: application/json" "$4: JSON"
+  assert_contains "$1" "{\"error\":\"$3\",\"detail\":\"" "$4: our error body"
+  [[ "$1" != *"<html>"* ]] || fail "$4: an HTML body: $1"
+  assert_eq 1 "$(count_status "$1")" "$4: answered once"
+}
+# refused by libmicrohttpd before any handler, made ours by server/http_edge.c
 a=$(raw "b'GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: '+b'a'*40000+b'\r\n\r\n'")
-assert_contains "$a" "HTTP/1.1 431" "a 40 KB head (libmicrohttpd)"
+edge "$a" 431 headers_too_large "a 40 KB head"
+assert_contains "$a" "over the 16384-byte cap" "a 40 KB head: detail"
+a=$(raw "b'GET /'+b'a'*40000+b' HTTP/1.1\r\nHost: x\r\n\r\n'")
+edge "$a" 414 uri_too_long "a 40 KB request line"
 a=$(raw "b'POST /api/v1/spaa HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n'")
-assert_contains "$a" "HTTP/1.1 400" "bad chunked framing (libmicrohttpd)"
+edge "$a" 400 bad_request "bad chunked framing"
+assert_contains "$a" "the chunked body is malformed" "bad chunked framing: detail"
 a=$(raw "b'POST /api/v1/spaa HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n'")
-assert_contains "$a" "HTTP/1.1 400" "Content-Length: -1 (libmicrohttpd)"
+edge "$a" 400 bad_request "Content-Length: -1"
+assert_contains "$a" "the Content-Length header is not a length" "Content-Length: -1: detail"
+a=$(raw "b'POST /api/v1/spaa HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999999999999999\r\n\r\n'")
+edge "$a" 413 payload_too_large "an overflowing Content-Length"
+a=$(raw "b'GET /healthz HTTP/1.1\r\nHost: x\r\nno colon here\r\n\r\n'")
+edge "$a" 400 bad_request "a header line without a colon"
+a=$(raw "b'GET /healthz HTTP/2.5\r\nHost: x\r\n\r\n'")
+edge "$a" 505 http_version_not_supported "HTTP/2.5"
+# the second request of a keep-alive connection, the first answer still on its way
+a=$(raw "b'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nPOST /api/v1/spaa HTTP/1.1\r\nHost: x\r\nContent-Length: 1x\r\n\r\n'")
+assert_contains "$a" "HTTP/1.1 200" "keep-alive: the first answer"
+assert_contains "$a" '{"error":"bad_request","detail":"the Content-Length header is not a length' \
+  "keep-alive: the second, ours"
+assert_eq 2 "$(count_status "$a")" "keep-alive: two answers, one each"
+a=$(raw "b'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nPOST /api/v1/spaa HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5;x\r\nabcdeXY'")
+assert_contains "$a" "HTTP/1.1 200" "keep-alive chunked: the first answer"
+assert_contains "$a" '"detail":"the chunked body is malformed' "keep-alive chunked: the second, ours"
+assert_eq 2 "$(count_status "$a")" "keep-alive chunked: two answers"
+# a transfer coding other than chunked: 501, not a wait for a body nobody can delimit
+a=$(raw "b'POST /ingest HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\nabc'")
+edge "$a" 501 not_implemented "Transfer-Encoding: gzip"
+# counted by status under route "-" (413 and 505 come from the edge only)
+m=$(curl -sS "$SERVER_URL/metrics")
+assert_contains "$m" 'spaa_relay_requests_total{route="-",status="413"} 1' "the edge's 413 counted"
+assert_contains "$m" 'spaa_relay_requests_total{route="-",status="505"} 1' "the edge's 505 counted"
 
 http GET /healthz
 assert_eq 200 "$HTTP_CODE" "still serving"

@@ -109,6 +109,19 @@ wait_logged() {
   fail "$3: no '$2' line in $1"
 }
 
+# wait_open N: wait up to 20 s until the server at SERVER_URL holds at least N open HTTP
+# connections (its /metrics; the asking one included), else fail. Clients that open many
+# connections take a while on a loaded machine: a fixed sleep is not enough.
+wait_open() {
+  local i n=
+  for ((i = 0; i < 200; i++)); do
+    n=$(curl -sS "$SERVER_URL/metrics" 2>/dev/null | awk '/^spaa_relay_connections_open /{print $2}')
+    [[ -n "$n" ]] && ((n >= $1)) && return 0
+    sleep 0.1
+  done
+  fail "fewer than $1 connections open after 20 s (${n:-none})"
+}
+
 vmhwm_kb() {
   awk '/^VmHWM:/ { print $2 }' "/proc/$1/status"
 }

@@ -25,7 +25,7 @@ port=$SERVER_PORT
 # 2,000 idle connections held for 6 s (no byte sent: the idle timeout, 30 s, governs them)
 python3 "$LOAD" idle "$port" 2000 6 >"$E2E_TMP/idle.json" &
 idle_pid=$!
-sleep 2
+wait_open 2000
 http GET /healthz
 assert_eq 200 "$HTTP_CODE" "/healthz with 2,000 idle connections open"
 http POST /api/v1/spaa --data-binary @"$BODY"
@@ -125,7 +125,7 @@ stop_server
 start_server --max-connections 20
 python3 "$LOAD" idle "$SERVER_PORT" 40 4 >/dev/null &
 idle_pid=$!
-sleep 1.5
+wait_open 40
 for i in 1 2 3 4 5; do
   http POST /api/v1/spaa --data-binary @"$BODY"
   assert_eq 503 "$HTTP_CODE" "upload $i over the connection limit"
