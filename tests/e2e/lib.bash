@@ -91,9 +91,15 @@ http() {
 }
 
 # The port of the gRPC listener of the server that writes LOG (default: the last started).
+# The server logs that line just after the HTTP listener's, which start_server waits for:
+# wait up to 10 s for it.
 grpc_port() {
-  local line
-  line=$(grep -m1 -o 'listening on gRPC h2c" addr=[^ ]*' "${1:-$SERVER_LOG}" || true)
+  local line i
+  for ((i = 0; i < 100; i++)); do
+    line=$(grep -m1 -o 'listening on gRPC h2c" addr=[^ ]*' "${1:-$SERVER_LOG}" || true)
+    [[ -n "$line" ]] && break
+    sleep 0.1
+  done
   [[ -n "$line" ]] || fail "no 'listening on gRPC h2c' line in ${1:-$SERVER_LOG}"
   echo "${line##*:}"
 }
