@@ -1,6 +1,8 @@
 /* OTLP over gRPC (see grpc.h): the gRPC rules of a unary call on top of the h2c listener
- * (h2.h) - method, content type, grpc-encoding, grpc-timeout, bearer token, the message
+ * (h2.h) - content type, grpc-timeout, method, grpc-encoding, bearer token, the message
  * prefix - and the OTLP ingest flow on the message, its answer framed as a gRPC response.
+ * Where gRPC itself refuses a call, the answer is grpc-go's (the OpenTelemetry Collector's
+ * gRPC server), HTTP status included; each such answer names its rule where it is made.
  * A Connect call of the push method (not application/grpc) goes to grpc_connect.c. */
 #include "server/grpc.h"
 
@@ -22,6 +24,7 @@
 
 #define GRPC_MEM_BUDGET_MIN ((size_t)256 << 20) /* bytes of messages held at once, at least */
 #define GRPC_CT "application/grpc"
+#define GRPC_CT_MAX 96 /* bytes of an answer's content type: the request's subtype echoed */
 
 struct spaa_grpc {
   const struct spaa_app *app;    /* borrowed */
@@ -55,13 +58,29 @@ static const struct spaa_route *find_method(const char *path)
 
 /* ---- answers -------------------------------------------------------------------------------- */
 
-/* Trailers-only answer: grpc-status and grpc-message. */
-static void answer_status(struct spaa_h2_answer *a, int code, const char *msg)
+/* The content type of an answer to h, as grpc-go gives it: the request's content-subtype
+ * kept ("application/grpc+json" to a call sent as such, whose message was read as protobuf
+ * all the same), "application/grpc" when it has none or is no gRPC request; written into
+ * out (size n) when it differs from GRPC_CT. */
+static const char *answer_ctype(const struct spaa_h2_req *h, char *out, size_t n)
 {
-  char num[12], enc[SPAA_H2_VALUE_MAX];
+  const char *sub;
+  int w;
+  if (!spaa_grpc_content_subtype(spaa_h2_header(h, "content-type"), &sub) || !sub[0])
+    return GRPC_CT;
+  w = snprintf(out, n, "%s+%s", GRPC_CT, sub);
+  return w > 0 && (size_t)w < n ? out : GRPC_CT;
+}
+
+/* Trailers-only answer to h: HTTP `status` (200, or grpc-go's 4xx for a call it refuses at
+ * the HTTP layer), grpc-status and grpc-message. */
+static void answer_status(struct spaa_h2_answer *a, const struct spaa_h2_req *h, int status,
+                          int code, const char *msg)
+{
+  char num[12], enc[SPAA_H2_VALUE_MAX], ct[GRPC_CT_MAX];
   snprintf(num, sizeof(num), "%d", code);
-  a->status = 200;
-  spaa_h2_answer_field(a, 0, "content-type", GRPC_CT);
+  a->status = status;
+  spaa_h2_answer_field(a, 0, "content-type", answer_ctype(h, ct, sizeof(ct)));
   spaa_h2_answer_field(a, 0, "grpc-accept-encoding", SPAA_GRPC_ACCEPT_ENCODING);
   spaa_h2_answer_field(a, 1, "grpc-status", num);
   if (msg && msg[0]) {
@@ -109,24 +128,26 @@ static int connect_error(const struct spaa_resp *resp, char *msg, size_t n)
   return code;
 }
 
-/* The flow's answer as a gRPC answer: 200 = the response message and status OK; otherwise
- * the google.rpc.Status the dialect wrote, as grpc-status and grpc-message. */
-static void from_resp(struct spaa_resp *resp, struct spaa_h2_answer *a)
+/* The flow's answer as a gRPC answer to h: 200 = the response message and status OK;
+ * otherwise the google.rpc.Status the dialect wrote, as grpc-status and grpc-message, its
+ * code replaced by `force` when that is not 0 (the dialect's message kept). */
+static void from_resp(struct spaa_resp *resp, const struct spaa_h2_req *h, int force,
+                      struct spaa_h2_answer *a)
 {
   uint8_t prefix[SPAA_GRPC_PREFIX];
-  char msg[SPAA_OTLP_MAX_MSG];
+  char msg[SPAA_OTLP_MAX_MSG], ct[GRPC_CT_MAX];
   int32_t code = 0;
   size_t i;
   if (resp->status == 200) {
     a->status = 200;
-    spaa_h2_answer_field(a, 0, "content-type", GRPC_CT);
+    spaa_h2_answer_field(a, 0, "content-type", answer_ctype(h, ct, sizeof(ct)));
     spaa_h2_answer_field(a, 0, "grpc-accept-encoding", SPAA_GRPC_ACCEPT_ENCODING);
     spaa_grpc_prefix(prefix, (uint32_t)resp->body.len);
     spaa_buf_init(&a->body, 0);
     if (spaa_buf_add(&a->body, prefix, sizeof(prefix)) ||
         spaa_buf_add(&a->body, resp->body.p ? resp->body.p : "", resp->body.len)) {
       spaa_h2_answer_clear(a);
-      answer_status(a, SPAA_GRPC_RESOURCE_EXHAUSTED, "out of memory for the answer");
+      answer_status(a, h, 200, SPAA_GRPC_RESOURCE_EXHAUSTED, "out of memory for the answer");
       return;
     }
     spaa_h2_answer_field(a, 1, "grpc-status", "0");
@@ -139,7 +160,7 @@ static void from_resp(struct spaa_resp *resp, struct spaa_h2_answer *a)
     code = 0;
   if (code <= 0)
     code = code_of_status(resp->status);
-  answer_status(a, code, msg);
+  answer_status(a, h, 200, force ? force : code, msg);
   for (i = 0; i < resp->n_headers; i++) /* the HTTP route's Retry-After, as gRPC says it */
     if (strcasecmp(resp->headers[i].name, "Retry-After") == 0)
       spaa_h2_answer_field(a, 1, "grpc-retry-pushback-ms", "1000");
@@ -164,42 +185,37 @@ static void flow_req(const struct spaa_grpc *g, const struct spaa_route *rt,
   spaa_buf_init(&resp->body, SPAA_HTTP_RESP_MAX);
 }
 
-/* A refusal before the converter ran, answered and counted by the route's dialect. */
+/* A refusal before the converter ran, answered and counted by the route's dialect (its
+ * gRPC code replaced by `force` when that is not 0). */
 static void refuse_answer(const struct spaa_grpc *g, const struct spaa_route *rt,
-                          const struct spaa_h2_req *h, int code, const char *detail,
+                          const struct spaa_h2_req *h, int code, const char *detail, int force,
                           struct spaa_h2_answer *a)
 {
   struct spaa_req req;
   struct spaa_resp resp;
   flow_req(g, rt, h, &req, &resp);
   spaa_ingest_on_error(&req, &resp, code, detail);
-  from_resp(&resp, a);
+  from_resp(&resp, h, force, a);
   spaa_buf_free(&resp.body);
 }
 
 /* refuse_answer, logged. */
 static void refuse_flow(const struct spaa_grpc *g, const struct spaa_route *rt,
-                        const struct spaa_h2_req *h, int code, const char *detail,
+                        const struct spaa_h2_req *h, int code, const char *detail, int force,
                         struct spaa_h2_answer *a)
 {
   char q[600];
-  refuse_answer(g, rt, h, code, detail, a);
+  refuse_answer(g, rt, h, code, detail, force, a);
   spaa_log(SPAA_LOG_INFO, "grpc call refused", "method=%s code=%s detail=\"%s\"", rt->pattern,
            spaa_err_name(code), spaa_log_q(q, sizeof(q), detail));
-}
-
-/* 1 for application/grpc, application/grpc+proto, application/grpc;params. */
-static int grpc_ctype(const char *ct)
-{
-  size_t n = strlen(GRPC_CT);
-  return ct && strncasecmp(ct, GRPC_CT, n) == 0 && (!ct[n] || ct[n] == '+' || ct[n] == ';');
 }
 
 /* 1 for a Connect unary call (grpc_connect.h): the push method, not as gRPC. */
 static int is_connect(const struct spaa_h2_req *h)
 {
+  const char *sub;
   return h->path && strcmp(h->path, SPAA_CONNECT_PUSH_PATH) == 0 &&
-         !grpc_ctype(spaa_h2_header(h, "content-type"));
+         !spaa_grpc_content_subtype(spaa_h2_header(h, "content-type"), &sub);
 }
 
 static int call_check(void *ctx, const struct spaa_h2_req *h, struct spaa_h2_answer *a,
@@ -208,55 +224,65 @@ static int call_check(void *ctx, const struct spaa_h2_req *h, struct spaa_h2_ans
   const struct spaa_grpc *g = ctx;
   const struct spaa_config *cfg = g->app->cfg;
   const struct spaa_route *rt = find_method(h->path);
+  const char *ctype = spaa_h2_header(h, "content-type"), *sub;
   const char *enc = spaa_h2_header(h, "grpc-encoding");
   const char *timeout = spaa_h2_header(h, "grpc-timeout");
   char msg[512];
-  int64_t ns;
-  if (is_connect(h)) {
-    *deadline_ns = 0;
+  int64_t ns = 0;
+  *deadline_ns = 0;
+  if (is_connect(h))
     return spaa_connect_check(g->app, h, a, max_body);
+  /* The checks grpc-go's transport makes on the headers, in its order (content type, other
+   * headers, method), each answered with an HTTP status and a grpc-status. gRPC over HTTP/2
+   * (PROTOCOL-HTTP2.md): a content type that does not begin with application/grpc gets HTTP
+   * 415, which a plain HTTP/2 client cannot take for a success as it could a gRPC error
+   * under 200; grpc-go sends INVALID_ARGUMENT with it. A content-subtype is no reason to
+   * refuse: grpc-go reads a message whose subtype names a codec it lacks (json, ...) with its
+   * default one, protobuf, and answers in the request's content type; so does this one. */
+  if (!spaa_grpc_content_subtype(ctype, &sub)) {
+    snprintf(msg, sizeof(msg), "invalid gRPC request content-type \"%.100s\": this listener "
+             "speaks gRPC (application/grpc); OTLP over plain HTTP goes to the HTTP listener",
+             ctype ? ctype : "");
+    answer_status(a, h, 415, SPAA_GRPC_INVALID_ARGUMENT, msg);
+    return 1;
   }
+  /* grpc-go: a malformed grpc-timeout is a header error, HTTP 400 and INTERNAL */
+  if (timeout && spaa_grpc_timeout(timeout, &ns)) {
+    snprintf(msg, sizeof(msg), "malformed grpc-timeout '%.20s': expected 1 to 8 digits and "
+             "a unit (H, M, S, m, u, n)", timeout);
+    answer_status(a, h, 400, SPAA_GRPC_INTERNAL, msg);
+    return 1;
+  }
+  /* grpc-go: a :method other than POST (gRPC's only one) is HTTP 405 and INTERNAL */
   if (strcmp(h->method, "POST") != 0) {
-    a->status = 405;
+    snprintf(msg, sizeof(msg), "the call's :method is %.20s, which should be POST", h->method);
+    answer_status(a, h, 405, SPAA_GRPC_INTERNAL, msg);
     spaa_h2_answer_field(a, 0, "allow", "POST");
     return 1;
   }
-  if (!grpc_ctype(spaa_h2_header(h, "content-type"))) {
-    a->status = 415; /* not a gRPC request: HTTP's answer, as the protocol says */
-    spaa_h2_answer_field(a, 0, "content-type", "text/plain");
-    spaa_buf_init(&a->body, 0);
-    spaa_buf_adds(&a->body, "content-type must be application/grpc\n");
-    return 1;
-  }
+  /* then the server's: an unknown method, an encoding it has no decompressor for */
   if (!rt) {
     snprintf(msg, sizeof(msg), "unknown method %.200s: this server serves "
              "opentelemetry.proto.collector.profiles.{v1development,v1experimental}"
              ".ProfilesService/Export and push.v1.PusherService/Push", h->path);
-    answer_status(a, SPAA_GRPC_UNIMPLEMENTED, msg);
+    answer_status(a, h, 200, SPAA_GRPC_UNIMPLEMENTED, msg);
     return 1;
   }
   if (spaa_grpc_coding(enc) < 0) {
     snprintf(msg, sizeof(msg), "grpc-encoding '%.40s' is not supported: send one of %s", enc,
              SPAA_GRPC_ACCEPT_ENCODING);
-    answer_status(a, SPAA_GRPC_UNIMPLEMENTED, msg);
+    answer_status(a, h, 200, SPAA_GRPC_UNIMPLEMENTED, msg);
     return 1;
   }
   /* Basic too (the token as the password), as on OTLP/HTTP: the Collector's basicauth
    * client extension sends it on gRPC as well */
   if (!spaa_grpc__token_ok(cfg, spaa_h2_header(h, "authorization"), 1)) {
     refuse_flow(g, rt, h, SPAA_E_UNAUTHORIZED, "send metadata 'authorization: Bearer "
-                "<ingest token>' (or Basic with the token as the password)", a);
+                "<ingest token>' (or Basic with the token as the password)", 0, a);
     return 1;
   }
-  *deadline_ns = 0;
   if (timeout) {
     struct timespec ts;
-    if (spaa_grpc_timeout(timeout, &ns)) {
-      snprintf(msg, sizeof(msg), "grpc-timeout '%.20s' is malformed: expected 1 to 8 digits "
-               "and a unit (H, M, S, m, u, n)", timeout);
-      answer_status(a, SPAA_GRPC_INVALID_ARGUMENT, msg);
-      return 1;
-    }
     clock_gettime(CLOCK_MONOTONIC, &ts);
     *deadline_ns = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
     *deadline_ns = ns > INT64_MAX - *deadline_ns ? INT64_MAX : *deadline_ns + ns;
@@ -266,27 +292,50 @@ static int call_check(void *ctx, const struct spaa_h2_req *h, struct spaa_h2_ans
 }
 
 /* The message of the call, undone of its grpc-encoding into dec (when compressed). 0, or a
- * SPAA_E_* with err set. */
+ * SPAA_E_* with err set and *force the gRPC code to answer instead of the error's own (0:
+ * the error's). grpc-go answers INTERNAL when the message stream breaks gRPC's framing: no
+ * message on a unary call, or more than one (its "cardinality violation"); the stream ending
+ * inside a message (io.ErrUnexpectedEOF); a flag byte other than 0 and 1; the compressed
+ * flag with no grpc-encoding, or identity; a message that does not decompress. A message
+ * over the cap, before or after decompression, stays RESOURCE_EXHAUSTED. */
 static int call_message(const struct spaa_config *cfg, const struct spaa_h2_req *h,
-                        struct spaa_grpc_msg *m, struct spaa_buf *dec, struct spaa_err *err)
+                        struct spaa_grpc_msg *m, struct spaa_buf *dec, struct spaa_err *err,
+                        int *force)
 {
   static const enum spaa_coding codings[] = {SPAA_CODING_GZIP, SPAA_CODING_GZIP,
                                              SPAA_CODING_DEFLATE, SPAA_CODING_ZSTD};
+  static const char *const names[] = {"identity", "gzip", "deflate", "zstd"};
   int rc = spaa_grpc_frame(h->body, h->body_len, cfg->grpc_max_message, m, err);
-  int coding = spaa_grpc_coding(spaa_h2_header(h, "grpc-encoding"));
+  const char *enc = spaa_h2_header(h, "grpc-encoding");
+  int coding = spaa_grpc_coding(enc);
+  char was[sizeof(err->msg)];
+  *force = SPAA_GRPC_INTERNAL;
+  if (rc == SPAA_GRPC_MORE && h->body_len == 0)
+    return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "the call carries no request message: "
+                        "a unary call carries exactly one");
+  if (rc == SPAA_GRPC_MORE && h->body_len < SPAA_GRPC_PREFIX)
+    return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, h->body_len, "the call ends inside the "
+                        "gRPC message's 5-byte prefix (%zu bytes)", h->body_len);
   if (rc == SPAA_GRPC_MORE)
-    return spaa_err_set(err, SPAA_E_BAD_REQUEST, h->body_len, 0, h->body_len < SPAA_GRPC_PREFIX
-                        ? "the call carries no complete gRPC message (%zu bytes; the prefix "
-                          "alone is 5)" : "the gRPC message is truncated: %zu bytes arrived",
-                        h->body_len);
-  if (rc)
+    return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, h->body_len, "the call ends inside the "
+                        "gRPC message: %zu of its %u bytes arrived",
+                        h->body_len - SPAA_GRPC_PREFIX, m->len);
+  if (rc == SPAA_E_TOO_LARGE)
+    *force = 0;
+  if (rc || !m->compressed)
     return rc;
-  if (!m->compressed)
-    return 0;
   if (coding <= SPAA_GRPC_IDENTITY)
     return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "the message is flagged compressed "
-                        "but the call has no grpc-encoding");
-  return spaa_decompress(codings[coding], m->data, m->len, cfg->grpc_max_message, dec, err);
+                        "but the call has %s", enc && enc[0] ? "grpc-encoding identity"
+                                                             : "no grpc-encoding");
+  rc = spaa_decompress(codings[coding], m->data, m->len, cfg->grpc_max_message, dec, err);
+  if (rc != SPAA_E_BAD_COMPRESSION) {
+    *force = 0; /* the cap (RESOURCE_EXHAUSTED), no memory (UNAVAILABLE) */
+    return rc;
+  }
+  memcpy(was, err->msg, sizeof(was));
+  return spaa_err_set(err, rc, 0, err->offset, "the message does not decompress as %s: %s",
+                      names[coding], was);
 }
 
 static void call_run(void *ctx, const struct spaa_h2_req *h, struct spaa_h2_answer *a)
@@ -300,7 +349,7 @@ static void call_run(void *ctx, const struct spaa_h2_req *h, struct spaa_h2_answ
   struct spaa_budget_work w;
   struct spaa_err err;
   size_t cost;
-  int rc;
+  int rc, force;
   if (is_connect(h)) {
     spaa_connect_run(g->app, h, a);
     return;
@@ -309,18 +358,18 @@ static void call_run(void *ctx, const struct spaa_h2_req *h, struct spaa_h2_answ
   spaa_err_clear(&err);
   spaa_buf_init(&dec, 0);
   if (!rt) { /* check let it through: cannot happen */
-    answer_status(a, SPAA_GRPC_INTERNAL, "no such method");
+    answer_status(a, h, 200, SPAA_GRPC_INTERNAL, "no such method");
     return;
   }
-  if ((rc = call_message(g->app->cfg, h, &m, &dec, &err))) {
-    refuse_flow(g, rt, h, rc, err.msg, a);
+  if ((rc = call_message(g->app->cfg, h, &m, &dec, &err, &force))) {
+    refuse_flow(g, rt, h, rc, err.msg, force, a);
     goto out;
   }
   /* the conversion's charge, and the meter of its models, as on the HTTP listener */
   cost = spaa_budget_cost(m.compressed ? dec.len : m.len, rt->model_factor);
   if (spaa_budget_work_begin(&w, g->app->budget, 0, cost, SPAA_HTTP_BUDGET_WAIT_MS)) {
     refuse_flow(g, rt, h, SPAA_E_BUSY, "the server is holding its memory budget for requests "
-                "in flight; retry later", a);
+                "in flight; retry later", 0, a);
     goto out;
   }
   flow_req(g, rt, h, &req, &resp);
@@ -331,7 +380,7 @@ static void call_run(void *ctx, const struct spaa_h2_req *h, struct spaa_h2_answ
   req.body_decoded = m.compressed;
   req.content_encoding = m.compressed ? spaa_h2_header(h, "grpc-encoding") : NULL;
   spaa_ingest(&req, &resp);
-  from_resp(&resp, a);
+  from_resp(&resp, h, 0, a);
   spaa_buf_free(&resp.body);
 out:
   spaa_budget_work_give(&w);
@@ -355,32 +404,32 @@ static void call_refuse(void *ctx, const struct spaa_h2_req *h, enum spaa_h2_ref
     return;
   }
   if (!rt) {
-    answer_status(a, SPAA_GRPC_INTERNAL, "no such method");
+    answer_status(a, h, 200, SPAA_GRPC_INTERNAL, "no such method");
     return;
   }
   switch (why) {
   case SPAA_H2_TOO_LARGE:
     snprintf(msg, sizeof(msg), "the gRPC message is over the %zu-byte cap (grpc_max_message)",
              g->app->cfg->grpc_max_message);
-    refuse_flow(g, rt, h, SPAA_E_TOO_LARGE, msg, a);
+    refuse_flow(g, rt, h, SPAA_E_TOO_LARGE, msg, 0, a);
     return;
   case SPAA_H2_DEADLINE:
-    answer_status(a, SPAA_GRPC_DEADLINE_EXCEEDED, "the deadline (grpc-timeout) passed before "
-                  "the profiles were stored");
+    answer_status(a, h, 200, SPAA_GRPC_DEADLINE_EXCEEDED, "the deadline (grpc-timeout) passed "
+                  "before the profiles were stored");
     spaa_metrics_add(g->app->metrics, SPAA_METRIC_REQUESTS, rt->pattern, "504", 1);
     spaa_log(SPAA_LOG_INFO, "grpc deadline exceeded", "method=%s", rt->pattern);
     return;
   case SPAA_H2_SHUTDOWN:
-    refuse_flow(g, rt, h, SPAA_E_SHUTDOWN, "the server is shutting down", a);
+    refuse_flow(g, rt, h, SPAA_E_SHUTDOWN, "the server is shutting down", 0, a);
     return;
   case SPAA_H2_CONNS: /* counted and logged by the transport, once per interval */
     snprintf(msg, sizeof(msg), "too many gRPC connections (max_connections %u): retry later",
              g->app->cfg->max_connections);
-    refuse_answer(g, rt, h, SPAA_E_BUSY, msg, a);
+    refuse_answer(g, rt, h, SPAA_E_BUSY, msg, 0, a);
     return;
   case SPAA_H2_BUSY:
   default:
-    refuse_flow(g, rt, h, SPAA_E_BUSY, "too many calls in flight: retry later", a);
+    refuse_flow(g, rt, h, SPAA_E_BUSY, "too many calls in flight: retry later", 0, a);
     return;
   }
 }

@@ -17,24 +17,37 @@ int spaa_grpc_frame(const uint8_t *buf, size_t len, size_t max_msg, struct spaa_
                     struct spaa_err *err)
 {
   memset(m, 0, sizeof(*m));
+  if (len >= SPAA_GRPC_PREFIX) { /* the declared length first: grpc-go's order */
+    m->len = (uint32_t)buf[1] << 24 | (uint32_t)buf[2] << 16 | (uint32_t)buf[3] << 8 | buf[4];
+    if (m->len > max_msg)
+      return spaa_err_set(err, SPAA_E_TOO_LARGE, 1, 0, "the gRPC message is %u bytes, over "
+                          "the %zu-byte cap", m->len, max_msg);
+  }
   if (len >= 1 && buf[0] > 1)
     return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "the gRPC message starts with flag "
                         "byte %u: only 0 (plain) and 1 (compressed) exist", buf[0]);
   if (len < SPAA_GRPC_PREFIX)
     return SPAA_GRPC_MORE;
   m->compressed = buf[0];
-  m->len = (uint32_t)buf[1] << 24 | (uint32_t)buf[2] << 16 | (uint32_t)buf[3] << 8 | buf[4];
-  if (m->len > max_msg)
-    return spaa_err_set(err, SPAA_E_TOO_LARGE, 1, 0, "the gRPC message is %u bytes, over the "
-                        "%zu-byte cap", m->len, max_msg);
   if (len - SPAA_GRPC_PREFIX < m->len)
     return SPAA_GRPC_MORE;
   if (len - SPAA_GRPC_PREFIX > m->len)
     return spaa_err_set(err, SPAA_E_BAD_REQUEST, SPAA_GRPC_PREFIX + m->len, 0,
-                        "%zu bytes follow the %u-byte gRPC message: a unary call carries "
-                        "exactly one message", len - SPAA_GRPC_PREFIX - m->len, m->len);
+                        "%zu bytes follow the %u-byte gRPC message: a unary call carries one "
+                        "request message, not more than one", len - SPAA_GRPC_PREFIX - m->len,
+                        m->len);
   m->data = buf + SPAA_GRPC_PREFIX;
   return 0;
+}
+
+int spaa_grpc_content_subtype(const char *ct, const char **sub)
+{
+  static const char base[] = "application/grpc";
+  const size_t n = sizeof(base) - 1;
+  if (!ct || strncmp(ct, base, n) != 0 || (ct[n] && ct[n] != '+' && ct[n] != ';'))
+    return 0;
+  *sub = ct[n] ? ct + n + 1 : ct + n;
+  return 1;
 }
 
 void spaa_grpc_prefix(uint8_t out[SPAA_GRPC_PREFIX], uint32_t len)

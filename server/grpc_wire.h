@@ -51,10 +51,18 @@ struct spaa_grpc_msg {
  * SPAA_GRPC_MORE when the bytes so far are a valid beginning (fewer than 5, or fewer than
  * the prefix declares; m->len is set once the prefix is complete); or, with err saying
  * where: SPAA_E_TOO_LARGE (the declared length is over max_msg, known from the prefix
- * alone), SPAA_E_BAD_REQUEST (a flag byte other than 0 or 1; bytes after the message: a
- * unary call carries one). Call it again with more bytes after SPAA_GRPC_MORE. */
+ * alone, and checked before the flag byte as grpc-go checks it), SPAA_E_BAD_REQUEST (a flag
+ * byte other than 0 or 1; bytes after the message: a unary call carries one). Call it again
+ * with more bytes after SPAA_GRPC_MORE. The caller answers SPAA_E_BAD_REQUEST, and a body
+ * that ends while SPAA_GRPC_MORE, as a broken stream, not as a bad request message. */
 int spaa_grpc_frame(const uint8_t *buf, size_t len, size_t max_msg, struct spaa_grpc_msg *m,
                     struct spaa_err *err);
+
+/* The content-subtype of a content-type value, read as grpc-go reads it: a gRPC request's
+ * value is "application/grpc" (compared byte for byte), alone or followed by '+' or ';' and
+ * the subtype, which is what follows (possibly ""). Returns 1 with *sub set (pointing into
+ * ct), or 0 for anything else, NULL included (not a gRPC request: HTTP 415). */
+int spaa_grpc_content_subtype(const char *ct, const char **sub);
 
 /* Write the prefix of an uncompressed message of `len` bytes into out[5]. */
 void spaa_grpc_prefix(uint8_t out[SPAA_GRPC_PREFIX], uint32_t len);

@@ -147,8 +147,10 @@ struct otlp_state {
 
 /* When a body could not be decoded and does not look like what its Content-Type says (JSON
  * sent as protobuf, or the reverse), say that the Content-Type is the problem, before the
- * decoder's message. Returns rc. */
-static int blame_ctype(const struct spaa_ingest *x, enum ctype t, int rc, struct spaa_err *err)
+ * decoder's message; over gRPC (grpc), whose messages are protobuf whatever their
+ * content-subtype, say where JSON goes instead. Returns rc. */
+static int blame_ctype(const struct spaa_ingest *x, enum ctype t, int grpc, int rc,
+                       struct spaa_err *err)
 {
   size_t i = 0;
   int looks_json;
@@ -160,7 +162,11 @@ static int blame_ctype(const struct spaa_ingest *x, enum ctype t, int rc, struct
   if (rc != SPAA_E_BAD_PROTOBUF && rc != SPAA_E_BAD_JSON)
     return rc;
   memcpy(was, err->msg, sizeof(was));
-  if (t != CT_JSON && looks_json)
+  if (grpc && looks_json)
+    spaa_err_set(err, rc, 0, 0, "the gRPC message looks like JSON: gRPC carries OTLP as "
+                 "protobuf, whatever the content-subtype; OTLP/JSON goes to POST "
+                 "/v1development/profiles over HTTP (%.200s)", was);
+  else if (t != CT_JSON && looks_json)
     spaa_err_set(err, rc, 0, 0, "Content-Type says protobuf but the body looks like JSON: "
                  "send Content-Type: application/json for OTLP/JSON (%.200s)", was);
   else if (t == CT_JSON && !looks_json)
@@ -169,8 +175,10 @@ static int blame_ctype(const struct spaa_ingest *x, enum ctype t, int rc, struct
   return rc;
 }
 
-/* The body decoded as content type t; the request goes to the converter. */
-static int parse_as(struct spaa_ingest *x, enum ctype t, const char *ct, struct spaa_err *err)
+/* The body decoded as content type t (grpc: a gRPC message); the request goes to the
+ * converter. */
+static int parse_as(struct spaa_ingest *x, enum ctype t, const char *ct, int grpc,
+                    struct spaa_err *err)
 {
   struct otlp_state *st = calloc(1, sizeof(*st));
   int rc;
@@ -186,7 +194,13 @@ static int parse_as(struct spaa_ingest *x, enum ctype t, const char *ct, struct 
                         "application/json", shown);
   }
   if ((rc = otlp_decode(x->body, x->body_len, &st->r, err)))
-    return blame_ctype(x, st->t, rc, err);
+    return blame_ctype(x, st->t, grpc, rc, err);
+  /* the codec reads JSON wherever it finds it; a gRPC message is protobuf, whatever its
+   * content-subtype (grpc-go reads one it has no codec for as protobuf, and fails) */
+  if (grpc && otlp_request_is_json(st->r))
+    return spaa_err_set(err, SPAA_E_BAD_PROTOBUF, 0, 0, "the gRPC message is OTLP/JSON, not "
+                        "protobuf: gRPC carries OTLP as protobuf, whatever the content-subtype; "
+                        "OTLP/JSON goes to POST /v1development/profiles over HTTP");
   st->count = otlp_request_count(st->r);
   st->body_hash = XXH3_128bits(x->body, x->body_len);
   st->version = otlp_request_version(st->r) == OTLP_V1EXPERIMENTAL ? "v1experimental"
@@ -199,13 +213,13 @@ static int parse_as(struct spaa_ingest *x, enum ctype t, const char *ct, struct 
 static int otlp_parse(struct spaa_ingest *x, struct spaa_err *err)
 {
   const char *ct = spaa_req_header(x->req, MHD_HTTP_HEADER_CONTENT_TYPE);
-  return parse_as(x, parse_ctype(ct), ct, err);
+  return parse_as(x, parse_ctype(ct), ct, 0, err);
 }
 
 /* parse for transports that carry protobuf only (gRPC): no content type to read. */
 static int otlp_proto_parse(struct spaa_ingest *x, struct spaa_err *err)
 {
-  return parse_as(x, CT_PROTO, NULL, err);
+  return parse_as(x, CT_PROTO, NULL, 1, err);
 }
 
 /* entry: the entry's id (entry_id); a rejected profile logged. */

@@ -1,7 +1,8 @@
 /* libFuzzer target: gRPC's wire rules (server/grpc_wire.c). The first byte picks the message
  * cap; the rest is a unary call's body, read whole and then as every strict prefix (which
  * must never read as a complete message when the whole one is complete). The same bytes go
- * through the google.rpc.Status reader, the grpc-timeout parser, and percent-encoding.
+ * through the google.rpc.Status reader, the grpc-timeout parser, the content-subtype reader
+ * (a subtype must lie inside the value) and percent-encoding.
  * Seeds: tests/fuzz/corpus/grpc_frame/. Errors returned are expected; any crash, sanitizer
  * report or broken property is a bug. */
 #include <stdint.h>
@@ -48,6 +49,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   if (spaa_grpc_pct_encode(enc, sizeof(enc), text) >= sizeof(enc))
     abort();
   spaa_grpc_coding(text);
+  {
+    const char *sub = NULL;
+    if (spaa_grpc_content_subtype(text, &sub) && (sub < text || sub > text + strlen(text)))
+      abort();
+  }
   free(text);
   return 0;
 }

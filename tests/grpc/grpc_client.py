@@ -9,7 +9,11 @@ and python3-h2 (hand-made HTTP/2 for what a well-behaved client never sends).
   many PORT FILE N [--version V]
       N concurrent calls on one channel (one HTTP/2 connection); prints the codes, counted
   raw PORT FILE [--timeout GRPC_TIMEOUT] [--encoding E] [--path P] [--ctype C]
-      one call over python3-h2; prints the :status, grpc-status and grpc-message it got
+      [--http-method M] [--flag N] [--twice] [--cut N] [--no-body]
+      one call over python3-h2, FILE as its message; prints the :status, content-type,
+      grpc-status and grpc-message it got. What a well-behaved client never sends: --ctype ''
+      sends no content-type, --flag the prefix's flag byte (0), --twice the message twice,
+      --cut drops the body's last N bytes, --no-body ends the stream with the HEADERS frame
   garbage PORT [--no-preface | --silent]
       the client preface (or an HTTP/1.1 request instead, or nothing), then bytes that are
       no HTTP/2 frame; prints whether the server sent GOAWAY before it closed the connection
@@ -143,24 +147,35 @@ def h2_conn(port):
 def cmd_raw(port, path, args):
     import h2.events
     data = open(path, "rb").read()
-    msg = b"\0" + len(data).to_bytes(4, "big") + data
+    msg = bytes([int(opt(args, "--flag", "0"))]) + len(data).to_bytes(4, "big") + data
+    if "--twice" in args:
+        msg += msg
+    if "--cut" in args:
+        msg = msg[:len(msg) - int(opt(args, "--cut"))]
     sock, conn = h2_conn(port)
-    headers = [(":method", "POST"), (":scheme", "http"), (":authority", "127.0.0.1"),
-               (":path", opt(args, "--path", SERVICE % "v1development")),
-               ("content-type", opt(args, "--ctype", "application/grpc")), ("te", "trailers")]
+    headers = [(":method", opt(args, "--http-method", "POST")), (":scheme", "http"),
+               (":authority", "127.0.0.1"),
+               (":path", opt(args, "--path", SERVICE % "v1development"))]
+    if opt(args, "--ctype", "application/grpc"):
+        headers.append(("content-type", opt(args, "--ctype", "application/grpc")))
+    headers.append(("te", "trailers"))
     if "--timeout" in args:
         headers.append(("grpc-timeout", opt(args, "--timeout")))
     if "--encoding" in args:
         headers.append(("grpc-encoding", opt(args, "--encoding")))
     sid = conn.get_next_available_stream_id()
     conn.ping(b"spaa-rly")
-    conn.send_headers(sid, headers)
-    conn.send_data(sid, msg, end_stream=True)
+    if "--no-body" in args:
+        conn.send_headers(sid, headers, end_stream=True)
+    else:
+        conn.send_headers(sid, headers)
+        conn.send_data(sid, msg, end_stream=True)
     sock.sendall(conn.data_to_send())
     got, done = read_answer(sock, conn)
     sock.close()
-    print(json.dumps({k: got.get(k, "") for k in (":status", "grpc-status", "grpc-message",
-                                                  "grpc-retry-pushback-ms", "ping", "goaway")},
+    print(json.dumps({k: got.get(k, "") for k in (":status", "content-type", "grpc-status",
+                                                  "grpc-message", "grpc-retry-pushback-ms",
+                                                  "ping", "goaway")},
                      sort_keys=True))
 
 

@@ -1,6 +1,6 @@
 /* server/grpc_wire.c: the message prefix (table of cases, and every valid message fed whole
- * and cut at every byte), grpc-timeout values, encodings, percent-encoding, and the
- * google.rpc.Status reader. */
+ * and cut at every byte), content-subtypes, grpc-timeout values, encodings, percent-encoding,
+ * and the google.rpc.Status reader. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -34,6 +34,9 @@ static const struct frame_case frame_cases[] = {
     FC("bad flag, alone", "\x80", 16, SPAA_E_BAD_REQUEST, 0, 0),
     FC("truncated message", "\0\0\0\0\4abc", 16, SPAA_GRPC_MORE, 0, 0),
     FC("over the cap", "\0\0\0\0\x11", 16, SPAA_E_TOO_LARGE, 0, 0),
+    /* grpc-go reads the length before it looks at the flag */
+    FC("over the cap, bad flag", "\2\0\0\0\x11", 16, SPAA_E_TOO_LARGE, 0, 0),
+    FC("bad flag, a cut prefix", "\2\0\0", 16, SPAA_E_BAD_REQUEST, 0, 0),
     FC("4 GiB - 1 declared", "\0\xff\xff\xff\xff", 16, SPAA_E_TOO_LARGE, 0, 0),
     FC("exactly the cap", "\0\0\0\0\2ab", 2, 0, 0, 2),
     FC("a second message", "\0\0\0\0\1a\0\0\0\0\0", 16, SPAA_E_BAD_REQUEST, 0, 0),
@@ -86,6 +89,40 @@ static void test_prefix(void **state)
   (void)state;
   spaa_grpc_prefix(p, 0x01020304);
   assert_memory_equal(p, "\0\1\2\3\4", 5);
+}
+
+static void test_content_subtype(void **state)
+{
+  static const struct {
+    const char *ct;
+    int rc;
+    const char *sub; /* when rc == 1 */
+  } cases[] = {
+      {"application/grpc", 1, ""},
+      {"application/grpc+proto", 1, "proto"},
+      {"application/grpc+json", 1, "json"},
+      {"application/grpc;charset=utf-8", 1, "charset=utf-8"},
+      {"application/grpc+", 1, ""},
+      {"application/grpc-web", 0, NULL},
+      {"application/grpcx", 0, NULL},
+      {"Application/grpc", 0, NULL}, /* grpc-go compares the prefix byte for byte */
+      {"application/json", 0, NULL},
+      {"application/grp", 0, NULL},
+      {"", 0, NULL},
+      {" application/grpc", 0, NULL},
+  };
+  const char *sub;
+  size_t i;
+  (void)state;
+  for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    int rc;
+    sub = NULL;
+    rc = spaa_grpc_content_subtype(cases[i].ct, &sub);
+    if (rc != cases[i].rc || (rc && strcmp(sub, cases[i].sub) != 0))
+      fail_msg("'%s': rc %d sub '%s', want rc %d sub '%s'", cases[i].ct, rc, sub ? sub : "-",
+               cases[i].rc, cases[i].sub ? cases[i].sub : "-");
+  }
+  assert_int_equal(spaa_grpc_content_subtype(NULL, &sub), 0);
 }
 
 static void test_timeout(void **state)
@@ -169,7 +206,7 @@ int main(void)
       cmocka_unit_test(test_frame_table), cmocka_unit_test(test_frame_split),
       cmocka_unit_test(test_prefix),      cmocka_unit_test(test_timeout),
       cmocka_unit_test(test_coding),      cmocka_unit_test(test_pct),
-      cmocka_unit_test(test_status),
+      cmocka_unit_test(test_status),      cmocka_unit_test(test_content_subtype),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
