@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "base/utf8.h"
+#include "server/decode.h"
 #include "server/log.h"
 
 enum push_ctype { PUSH_OTHER = 0, PUSH_PROTO, PUSH_JSON };
@@ -94,6 +95,13 @@ static int push_body(struct spaa_ingest *x, int json, struct spaa_err *err)
   if (json && (i == x->body_len || x->body[i] != '{'))
     return spaa_err_set(err, SPAA_E_BAD_JSON, i, 0, "the body is not a JSON object, as "
                         "Content-Type application/json says");
+  /* the converter reads JSON wherever it finds it; protobuf was announced (Connect's
+   * application/proto, or gRPC) and no PushRequest in protobuf starts with '{' (field 15 as
+   * a group): Connect and gRPC servers decode with the codec the request names, and fail */
+  if (!json && x->body_len && x->body[0] == '{')
+    return spaa_err_set(err, SPAA_E_BAD_PROTOBUF, 0, 0, "the body is JSON, but protobuf was "
+                        "announced (Content-Type application/proto, or gRPC): send JSON as a "
+                        "Connect call with Content-Type application/json");
   x->state = (void *)(json ? "application/json" : "application/proto");
   return 0;
 }
@@ -138,7 +146,17 @@ static void push_fail(struct spaa_ingest *x, enum spaa_ingest_stage stage, int c
   char full[sizeof(((struct spaa_err *)0)->msg) + 64];
   int status;
   const char *cc = spaa_push_connect_code(code, &status);
+  struct spaa_err coding;
   json_t *body;
+  /* Connect: a Content-Encoding the server does not support is "unimplemented" (HTTP 501),
+   * with the encodings it does support in the message. The HTTP core and the h2c route
+   * check the encoding before the content type, so a media type refused while the encoding
+   * is unusable is the encoding. */
+  if (code == SPAA_E_MEDIA_TYPE && x->req &&
+      spaa_decode_needed(x->req->content_encoding, &coding) < 0) {
+    cc = "unimplemented";
+    status = 501;
+  }
   if (stage == SPAA_INGEST_STORE)
     snprintf(full, sizeof(full), "sample %zu of %zu could not be stored: %s", x->failed_at + 1,
              x->list.n, msg);

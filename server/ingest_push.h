@@ -12,8 +12,8 @@
 /* The dialect of POST /push.v1.PusherService/Push (format "pprof-push", stored as source
  * "pprof", one profile per sample, its ID kept). Answers 200 with an empty PushResponse in
  * the request's content type; errors as Connect error JSON {"code":"invalid_argument",
- * "message":"..."} with the HTTP status Connect gives the code (400, 401, 415, 429, 500, 503
- * with Retry-After). */
+ * "message":"..."} with the HTTP status Connect gives the code (400, 401, 415, 429, 500, 501
+ * for a Content-Encoding it does not take, 503 with Retry-After). */
 extern const struct spaa_dialect spaa_dialect_pyroscope_push;
 /* The same for requests whose headers the caller checked (with spaa_push_media), as on the
  * h2c listener, where there is no HTTP connection to read them from: a protobuf

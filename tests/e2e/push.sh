@@ -89,6 +89,12 @@ printf '\x0a\x05\x12\x09' >"$E2E_TMP/bad.pb"
 out=$("$PY" "$CLIENT" export "$(grpc_port)" "$E2E_TMP/bad.pb" --method "$PUSH")
 assert_eq INVALID_ARGUMENT "$(jq -r .code <<<"$out")" "bad push over gRPC"
 assert_contains "$(jq -r .details <<<"$out")" "malformed" "its message"
+# a gRPC message is protobuf: the JSON form of the same push is refused, nothing stored
+start_server
+out=$("$PY" "$CLIENT" export "$(grpc_port)" "$E2E_TMP/req.json" --method "$PUSH")
+assert_eq INVALID_ARGUMENT "$(jq -r .code <<<"$out")" "a JSON push over gRPC"
+assert_contains "$(jq -r .details <<<"$out")" "the body is JSON" "its message"
+assert_eq 0 "$(stored | grep -c . || true)" "nothing stored by a JSON push over gRPC"
 
 # --- errors, in Connect's shape; a failed push stores nothing -----------------------------------
 start_server
@@ -113,6 +119,13 @@ push "$E2E_TMP/empty.json" application/json
 connect_error 400 invalid_argument "no sample"
 push "$E2E_TMP/req.proto" text/plain
 connect_error 415 invalid_argument "content type"
+# Connect: the body is read with the codec Content-Type names (JSON is no protobuf), and an
+# unsupported Content-Encoding is "unimplemented" (501) naming the encodings taken
+push "$E2E_TMP/req.json" application/proto
+connect_error 400 invalid_argument "JSON sent as application/proto"
+push "$E2E_TMP/req.proto" application/proto -H 'Content-Encoding: compress'
+connect_error 501 unimplemented "Content-Encoding compress"
+assert_contains "$(jq -r .message <<<"$HTTP_BODY")" "gzip" "the encodings taken are named"
 # the second sample is no pprof: the whole push fails, the first sample is not stored
 printf 'not a profile' >"$E2E_TMP/junk"
 $BUILD proto "$E2E_TMP/half.pb" "service_name=half@$A:good-one,$E2E_TMP/junk:bad-one"
@@ -164,7 +177,8 @@ done
 # errors: every one answered as the HTTP/1.1 route answers it, nothing stored
 start_server
 for c in "bad.pb application/proto" "bad.json application/json" "b64.json application/json" \
-  "empty.json application/json" "req.proto text/plain" "half.pb application/proto"; do
+  "empty.json application/json" "req.proto text/plain" "half.pb application/proto" \
+  "req.json application/proto"; do
   read -r f ct <<<"$c"
   push "$E2E_TMP/$f" "$ct"
   h2push "$E2E_TMP/$f" "$ct"
@@ -176,6 +190,7 @@ same_answer "Connect-Protocol-Version 2"
 push "$E2E_TMP/req.proto" application/proto -H 'Content-Encoding: compress'
 h2push "$E2E_TMP/req.proto" application/proto --header 'content-encoding:compress'
 same_answer "Content-Encoding compress"
+assert_eq 501 "$(jq -r '.[":status"]' <<<"$H2")" "Content-Encoding compress over HTTP/2: 501"
 printf 'not gzip at all' >"$E2E_TMP/notgz"
 push "$E2E_TMP/notgz" application/proto -H 'Content-Encoding: gzip'
 h2push "$E2E_TMP/notgz" application/proto --header 'content-encoding:gzip'
