@@ -322,6 +322,19 @@ static int js_request(const uint8_t *buf, size_t len, const struct spaa_convert_
 
 /* ---- the converter ---------------------------------------------------------------------------- */
 
+/* Drop what a request appended to out past its first `first` entries. */
+static void drop_from(struct spaa_conv_list *out, size_t first)
+{
+  size_t i;
+  for (i = first; i < out->n; i++) {
+    spaa_profile_free(out->v[i].profile);
+    free(out->v[i].service);
+    json_decref(out->v[i].labels);
+    json_decref(out->v[i].attrs);
+  }
+  out->n = first;
+}
+
 int spaa_convert_pprof_push(const uint8_t *buf, size_t len, const struct spaa_convert_opts *o,
                             struct spaa_conv_list *out, struct spaa_err *err)
 {
@@ -329,16 +342,20 @@ int spaa_convert_pprof_push(const uint8_t *buf, size_t len, const struct spaa_co
   int rc;
   while (i < len && (buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\r' || buf[i] == '\n'))
     i++;
-  rc = i < len && buf[i] == '{' ? js_request(buf, len, o, out, err)
-                                : pb_request(buf, len, o, out, err);
-  if (rc) { /* all or nothing: drop what the request appended */
-    for (i = first; i < out->n; i++) {
-      spaa_profile_free(out->v[i].profile);
-      free(out->v[i].service);
-      json_decref(out->v[i].labels);
-      json_decref(out->v[i].attrs);
+  if (i < len && buf[i] == '{') {
+    rc = js_request(buf, len, o, out, err);
+    /* "\n{" also opens a PushRequest in protobuf: field 1 (a series) of 123 bytes */
+    if (rc == SPAA_E_BAD_JSON && len >= 2 && buf[0] == '\n' && buf[1] == '{') {
+      struct spaa_err perr;
+      drop_from(out, first);
+      spaa_err_clear(&perr);
+      if (!pb_request(buf, len, o, out, &perr))
+        rc = 0;
     }
-    out->n = first;
+  } else {
+    rc = pb_request(buf, len, o, out, err);
   }
+  if (rc) /* all or nothing */
+    drop_from(out, first);
   return rc;
 }

@@ -252,6 +252,56 @@ static void test_refusals(void **state)
   }
 }
 
+/* A protobuf request whose first series is 123 bytes starts "\n{", as JSON does: read as
+ * protobuf all the same. */
+static void test_protobuf_brace(void **state)
+{
+  static char pad[200];
+  Push__V1__LabelPair l[2] = {PUSH__V1__LABEL_PAIR__INIT, PUSH__V1__LABEL_PAIR__INIT};
+  Push__V1__LabelPair *la[2] = {&l[0], &l[1]};
+  Push__V1__RawSample s = PUSH__V1__RAW_SAMPLE__INIT, *sa[1] = {&s};
+  Push__V1__RawProfileSeries ser = PUSH__V1__RAW_PROFILE_SERIES__INIT, *serp[1] = {&ser};
+  Push__V1__PushRequest req = PUSH__V1__PUSH_REQUEST__INIT;
+  struct spaa_conv_list list = {0};
+  struct spaa_err err;
+  struct tb b;
+  uint8_t *prof, *out;
+  size_t plen, len, n;
+  uint64_t f, loc;
+  int64_t v = 1;
+  (void)state;
+  tb_init(&b); /* one sample of one frame: small enough for a 123-byte series */
+  tb_type(&b, "samples", "count");
+  f = tb_fn(&b, "f", "");
+  loc = tb_loc(&b, 0, 0x10, 1, &f);
+  tb_sample(&b, 1, &loc, &v);
+  prof = tb_pack(&b, &plen);
+  s.raw_profile.data = prof;
+  s.raw_profile.len = plen;
+  l[0].name = "service_name", l[0].value = "brace";
+  l[1].name = "pad", l[1].value = pad;
+  ser.n_labels = 2, ser.labels = la, ser.n_samples = 1, ser.samples = sa;
+  req.n_series = 1, req.series = serp;
+  for (n = 0; n < sizeof(pad) - 1; n++) { /* the pad that makes the series 123 bytes */
+    memset(pad, 'x', n);
+    pad[n] = 0;
+    if (push__v1__raw_profile_series__get_packed_size(&ser) == 123)
+      break;
+  }
+  assert_int_equal(push__v1__raw_profile_series__get_packed_size(&ser), 123);
+  len = push__v1__push_request__get_packed_size(&req);
+  out = malloc(len);
+  push__v1__push_request__pack(&req, out);
+  assert_memory_equal(out, "\n{", 2);
+  if (spaa_convert_pprof_push(out, len, NULL, &list, &err))
+    fail_msg("%s", err.msg);
+  assert_int_equal(list.n, 1);
+  assert_string_equal(list.v[0].service, "brace");
+  spaa_conv_list_free(&list);
+  free(out);
+  free(prof);
+}
+
 /* A label repeated inside a series: refused, nothing appended. */
 static void test_duplicate_label(void **state)
 {
@@ -272,6 +322,7 @@ int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_protobuf),   cmocka_unit_test(test_json),
+      cmocka_unit_test(test_protobuf_brace),
       cmocka_unit_test(test_cut_everywhere), cmocka_unit_test(test_refusals),
       cmocka_unit_test(test_duplicate_label), cmocka_unit_test(test_repeated_id),
   };
