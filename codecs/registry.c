@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "folded/folded.h"
 #include "otlp/otlp.h"
 #include "sentry/sentry.h"
 #include "pprof/pprof.h"
@@ -17,6 +18,7 @@ static const struct {
     {"otlp", spaa_convert_otlp},
     {"pprof", spaa_convert_pprof},
     {"pprof-push", spaa_convert_pprof_push},
+    {"folded", spaa_convert_folded},
 };
 
 /* One line per output format: name, writer, file extension, HTTP media type. */

@@ -6,7 +6,8 @@
 #include "spaa/convert.h"
 #include "spaa/export.h"
 
-/* The converter for a format name ("spaa", "sentry", "otlp", "pprof"), or NULL. */
+/* The converter for a format name ("spaa", "sentry", "otlp", "pprof", "pprof-push",
+ * "folded"), or NULL. */
 spaa_convert_fn spaa_converter(const char *from);
 /* Comma-separated names of the known formats, for usage messages. */
 const char *spaa_converter_names(void);

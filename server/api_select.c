@@ -288,8 +288,8 @@ static int sel_labels_attrs(const struct spaa_req *req, const char *prefix,
 }
 
 /* The sources a stored profile can have (the ingest paths' names). */
-static const char *const sources[] = {"sentry", "otlp", "pprof", "spaa", NULL};
-#define SPAA_API_SOURCES_TEXT "sentry, otlp, pprof or spaa"
+static const char *const sources[] = {"sentry", "otlp", "pprof", "folded", "spaa", NULL};
+#define SPAA_API_SOURCES_TEXT "sentry, otlp, pprof, folded or spaa"
 
 int spaa_api_sel_parse(const struct spaa_req *req, const char *prefix, int64_t now_ns,
                        struct spaa_api_sel *sel, struct spaa_resp *resp)

@@ -50,7 +50,7 @@ struct spaa_api_sel {
 };
 
 /* Read the selection's filters, each named prefix + filter ("" for none): service (or
- * project), source (sentry, otlp, pprof or spaa), event, metric, from, to (unix seconds,
+ * project), source (sentry, otlp, pprof, folded or spaa), event, metric, from, to (unix seconds,
  * RFC 3339, "now", "now-90s", "now-15m", "now-1h", "now-7d"; on received time, or on profile
  * time with time=profile),
  * label=k:v (repeatable), labels=k:v,... , and Sentry's transaction, release, environment,

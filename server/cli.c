@@ -14,7 +14,7 @@ static const char usage[] =
     "               [--ingest-token TOKEN]... [--read-token TOKEN]... [--allow-open] ...\n"
     "  validate     check SPAA files: spaa-relay validate [--max-errors N] [--quiet] FILE...\n"
     "               exit 0 valid, 1 invalid, 2 usage or I/O error\n"
-    "  convert      spaa-relay convert --from sentry|otlp|pprof|spaa\n"
+    "  convert      spaa-relay convert --from sentry|otlp|pprof|folded|spaa\n"
     "               [--to spaa|collapsed|pprof|speedscope] IN [-o OUT] [--zstd]\n"
     "  top          spaa-relay top [--from FORMAT] [--event E] [--metric M] [--limit N] FILE\n"
     "  healthcheck  spaa-relay healthcheck [--url http://127.0.0.1:8080/readyz]\n"

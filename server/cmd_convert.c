@@ -14,6 +14,7 @@
 #include "base/buf.h"
 #include "base/compress.h"
 #include "base/limits.h"
+#include "folded/folded.h"
 #include "pprof/pprof.h"
 #include "config/suggest.h"
 #include "server/cli.h"
@@ -34,6 +35,9 @@ static const char convert_usage[] =
     "                     (v1development or v1experimental)\n"
     "      pprof          a pprof profile.proto, gzipped or not\n"
     "      pprof-push     a Pyroscope push.v1.PushRequest (protobuf)\n"
+    "      folded         folded (collapsed) stacks, 'frame;frame;...;leaf COUNT' lines, as\n"
+    "                     Pyroscope's POST /ingest takes them (a cpu profile at 100 Hz\n"
+    "                     unless --name and --sample-rate say otherwise)\n"
     "      spaa           SPAA NDJSON, zstd-compressed or not (normalized on the way)\n"
     "                     (a gzip or zstd file of any of them is read decompressed)\n"
     "  --to FORMAT        what to write (default spaa):\n"
@@ -48,13 +52,15 @@ static const char convert_usage[] =
     "  --zstd             compress the output with zstd (and add .zst in a directory)\n"
     "  -o, --output OUT   output file, or directory for several profiles\n"
     "  -h, --help         this text\n"
-    "  With --from pprof, what a Pyroscope push sends beside the profile (the SPAA is then\n"
-    "  what POST /ingest stores with the same query and sample_type_config):\n"
+    "  With --from pprof or folded, what a Pyroscope push sends beside the profile (the SPAA\n"
+    "  is then what POST /ingest stores with the same query and sample_type_config):\n"
     "  --name 'APP.TYPE{k=v,...}'     application name: service, profile type, labels\n"
-    "  --sample-rate HZ               sampleRate: frequency of timer events without a period\n"
-    "  --time-from T --time-until T   from/until: the time range when the pprof has none\n"
-    "  --sample-type-config FILE      JSON: sample type -> {units, display-name, aggregation,\n"
-    "                                 cumulative, sampled}, kept on the events\n"
+    "  --sample-rate HZ               sampleRate: pprof: frequency of timer events without a\n"
+    "                                 period; folded: cpu and wall counts become time (0:\n"
+    "                                 counts only; default 100)\n"
+    "  --time-from T --time-until T   from/until: the time range when the profile has none\n"
+    "  --sample-type-config FILE      (pprof) JSON: sample type -> {units, display-name,\n"
+    "                                 aggregation, cumulative, sampled}, kept on the events\n"
     "  Times T: 'now', or unix time as digits read by magnitude: seconds (below 1e11),\n"
     "  milliseconds (below 1e14), microseconds (below 1e17), else nanoseconds.\n"
     "  A file of unknown kind: 'spaa-relay validate FILE' says what it looks like.\n";
@@ -226,30 +232,43 @@ static int stream_each(void *ctx, struct spaa_conv_list *l, size_t k, struct spa
   return 0;
 }
 
-/* The pprof input options into po (o->pprof points at it when any is given), parsed by the
- * codec as POST /ingest parses its query. 0, or 2 with a message. */
-static int pprof_opts(const struct convert_args *a, struct spaa_pprof_opts *po,
-                      struct spaa_convert_opts *o)
+/* The Pyroscope input options into po and fo (o->pprof points at po when any is given,
+ * o->folded at fo for --from folded), parsed by the codecs as POST /ingest parses its query.
+ * 0, or 2 with a message. */
+static int pyroscope_opts(const struct convert_args *a, struct spaa_pprof_opts *po,
+                          struct spaa_folded_opts *fo, struct spaa_convert_opts *o)
 {
+  int folded = strcmp(a->from, "folded") == 0;
   struct spaa_buf stc;
   struct spaa_err err;
   struct timespec now;
   int rc = 0;
-  if (!a->name && !a->sample_rate && !a->time_from && !a->time_until && !a->stc_file)
+  spaa_err_clear(&err);
+  if (folded) {
+    o->folded = fo;
+    if (a->sample_rate && spaa_folded_opts_sample_rate(fo, a->sample_rate, &err)) {
+      fprintf(stderr, "spaa-relay: convert: %s\n", err.msg);
+      return 2;
+    }
+  }
+  if (!a->name && !a->time_from && !a->time_until && !a->stc_file && (folded || !a->sample_rate))
     return 0;
-  if (strcmp(a->from, "pprof") != 0) {
+  if (!folded && strcmp(a->from, "pprof") != 0) {
     fprintf(stderr, "spaa-relay: convert: --name, --sample-rate, --time-from, --time-until and "
-            "--sample-type-config apply to --from pprof only\n");
+            "--sample-type-config apply to --from pprof and folded only\n");
     return 2;
   }
-  spaa_err_clear(&err);
+  if (folded && a->stc_file) {
+    fprintf(stderr, "spaa-relay: convert: --sample-type-config applies to --from pprof only\n");
+    return 2;
+  }
   spaa_buf_init(&stc, SPAA_CONVERT_MAX_INPUT);
   clock_gettime(CLOCK_REALTIME, &now);
   if ((a->name && spaa_pprof_opts_name(po, a->name, &err)) ||
       ((a->time_from || a->time_until) &&
        spaa_pprof_opts_range(po, a->time_from, a->time_until,
                              (int64_t)now.tv_sec * 1000000000 + now.tv_nsec, &err)) ||
-      (a->sample_rate && spaa_pprof_opts_sample_rate(po, a->sample_rate, &err)))
+      (!folded && a->sample_rate && spaa_pprof_opts_sample_rate(po, a->sample_rate, &err)))
     rc = 2;
   else if (a->stc_file && (rc = read_all(a->stc_file, &stc)) == 0 &&
            spaa_pprof_opts_stc(po, (const uint8_t *)(stc.p ? stc.p : ""), stc.len, &err))
@@ -326,6 +345,7 @@ int spaa_cmd_convert(int argc, char **argv)
   struct spaa_conv_list list;
   struct spaa_convert_opts opts;
   struct spaa_pprof_opts po;
+  struct spaa_folded_opts fo;
   struct spaa_buf in;
   struct spaa_err err;
   spaa_convert_fn conv;
@@ -339,6 +359,7 @@ int spaa_cmd_convert(int argc, char **argv)
   memset(&err, 0, sizeof(err));
   memset(&opts, 0, sizeof(opts));
   memset(&po, 0, sizeof(po));
+  spaa_folded_opts_init(&fo);
   spaa_buf_init(&in, SPAA_CONVERT_MAX_INPUT);
   rc = parse_args(argc, argv, &a);
   if (rc) {
@@ -352,14 +373,15 @@ int spaa_cmd_convert(int argc, char **argv)
     return 2;
   }
   if (!(conv = spaa_converter(a.from))) {
-    static const char *const froms[] = {"spaa", "sentry", "otlp", "pprof", "pprof-push"};
+    static const char *const froms[] = {"spaa", "sentry", "otlp", "pprof", "pprof-push",
+                                        "folded"};
     const char *near = spaa_suggest(a.from, froms, sizeof(froms) / sizeof(froms[0]));
     fprintf(stderr, "spaa-relay: convert: unknown format '%s'%s%s%s (known: %s)\n", a.from,
             near ? " (did you mean " : "", near ? near : "", near ? "?)" : "",
             spaa_converter_names());
     return 2;
   }
-  if ((status = pprof_opts(&a, &po, &opts)) || (status = read_all(a.in, &in)))
+  if ((status = pyroscope_opts(&a, &po, &fo, &opts)) || (status = read_all(a.in, &in)))
     goto out;
   /* a compressed input of a format whose codec reads plain bytes (pprof reads gzip itself,
    * SPAA zstd): undone here, as the server undoes a Content-Encoding */

@@ -337,7 +337,7 @@ void spaa_ingest_init(struct spaa_ingest *x, const struct spaa_req *req, struct 
   memset(x, 0, sizeof(*x));
   x->req = req;
   x->resp = resp;
-  x->source = source;
+  x->source = x->format = source;
   x->body = req->body ? req->body : (const uint8_t *)"";
   x->body_len = req->body_len;
   x->opts.keep_original = req->app && req->app->cfg &&
@@ -450,18 +450,19 @@ static void drop_body(struct spaa_ingest *x)
   x->body_len = 0;
 }
 
-/* Parse, convert, accept, store: 0, or the failing code with *stage and err set. */
-static int run(struct spaa_ingest *x, spaa_convert_fn conv, enum spaa_ingest_stage *stage,
-               struct spaa_err *err)
+/* Parse, convert, accept, store: 0, or the failing code with *stage and err set. The
+ * converter is the one of x->format once parse ran. */
+static int run(struct spaa_ingest *x, enum spaa_ingest_stage *stage, struct spaa_err *err)
 {
   const struct spaa_dialect *d = x->dialect;
+  spaa_convert_fn conv;
   int rc;
   *stage = SPAA_INGEST_PARSE;
-  if (!conv)
-    return spaa_err_set(err, SPAA_E_INTERNAL, 0, 0, "no converter for format '%s' is built in",
-                        x->source ? x->source : "");
   if (d->parse && (rc = d->parse(x, err)))
     return rc;
+  if (!(conv = spaa_converter(x->format)))
+    return spaa_err_set(err, SPAA_E_INTERNAL, 0, 0, "no converter for format '%s' is built in",
+                        x->format ? x->format : "");
   if (x->opts.service && spaa_utf8_check(x->opts.service, strlen(x->opts.service)) != SIZE_MAX)
     /* it would be stored, then left out of every answer that must be valid JSON */
     return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "the service name is not valid UTF-8 "
@@ -502,7 +503,7 @@ void spaa_ingest(const struct spaa_req *req, struct spaa_resp *resp)
   spaa_metrics_add(m, SPAA_METRIC_INGEST_IN_FLIGHT, route, NULL, 1);
   spaa_metrics_add(m, SPAA_METRIC_REQUEST_BYTES, route, NULL, (int64_t)req->wire_len);
   spaa_metrics_add(m, SPAA_METRIC_REQUEST_DECODED_BYTES, route, NULL, (int64_t)req->body_len);
-  rc = run(&x, spaa_converter(rt->format), &stage, &err);
+  rc = run(&x, &stage, &err);
   if (rc && (mt = req->meter) && mt->refused) {
     /* not the machine's memory: the request's models grew past what the budget gives (a
      * parser may have called the refusal invalid input or out of memory) */

@@ -28,7 +28,11 @@ struct spaa_ingest {
   const struct spaa_req *req;          /* the request (borrowed) */
   struct spaa_resp *resp;              /* the answer being built (borrowed) */
   const struct spaa_dialect *dialect;  /* the route's dialect */
-  const char *source;                  /* the route's format: converter and stored source */
+  const char *source;                  /* the stored source: the route's format unless
+                                        * parse says otherwise */
+  const char *format;                  /* the converter's name (codecs/registry.h): the
+                                        * route's format unless parse says otherwise (/ingest
+                                        * takes pprof and folded stacks) */
   const uint8_t *body;                 /* the bytes to convert: the request body unless the
                                         * dialect points into it (a multipart field) */
   size_t body_len;                     /* bytes at body */
@@ -75,8 +79,9 @@ struct spaa_dialect {
    * dialects whose profiles stand alone in the answer (OTLP's partial success); a failure
    * to store stops the conversion, and the batches stored before it stay stored. */
   int stream;
-  /* Optional. Turn the request into x->opts (and x->body, x->labels, x->attrs, x->state):
-   * auth grammar, query and header parameters, the container around the payload. */
+  /* Optional. Turn the request into x->opts (and x->body, x->labels, x->attrs, x->state,
+   * and x->format and x->source when the request names its format): auth grammar, query
+   * and header parameters, the container around the payload. */
   int (*parse)(struct spaa_ingest *x, struct spaa_err *err);
   /* Optional. Adjust entry k of the list just before it goes to the store (called once
    * per entry, in order, rejected ones included): its id, a log line. */
@@ -107,7 +112,7 @@ void spaa_ingest_on_error(const struct spaa_req *req, struct spaa_resp *resp, in
 
 /* Start x for a request (resp may be NULL when nothing is answered): body = the request
  * body, opts zeroed but keep_original, which is 1 when the configuration says
- * keep_original = always; source as given. Allocates nothing. */
+ * keep_original = always; source and format as given. Allocates nothing. */
 void spaa_ingest_init(struct spaa_ingest *x, const struct spaa_req *req, struct spaa_resp *resp,
                       const char *source);
 /* Store every converted entry of x->list that has a profile and was not stored yet, all in

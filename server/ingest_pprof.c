@@ -1,12 +1,14 @@
-/* The pprof dialects (see ingest_pprof.h): Pyroscope's /ingest and the Collector's /v1/pprof.
- * Each turns its request into pprof conversion options and the bytes to convert (raw, or a
- * multipart field), and answers as its sender expects; the flow converts and stores. */
+/* The pprof dialects (see ingest_pprof.h): Pyroscope's /ingest (pprof, or folded stacks) and
+ * the Collector's /v1/pprof. Each turns its request into conversion options and the bytes to
+ * convert (raw, or a multipart field), and answers as its sender expects; the flow converts
+ * and stores. */
 #include "server/ingest_pprof.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "folded/folded.h"
 #include "pprof/pprof.h"
 #include "server/api.h"
 #include "server/log.h"
@@ -27,12 +29,15 @@ static void pprof_fail(struct spaa_ingest *x, enum spaa_ingest_stage stage, int 
   spaa_resp_error(x->resp, code, "%s", msg);
 }
 
+#define PPROF_BODY "a pprof profile (protobuf, gzipped or not)"
+#define FOLDED_BODY "folded stacks ('frame;frame;...;leaf COUNT' lines)"
+
 /* An empty body is a valid (empty) Profile message, and never what a sender meant. */
-static int check_body(const struct spaa_ingest *x, struct spaa_err *err)
+static int check_body(const struct spaa_ingest *x, const char *expected, struct spaa_err *err)
 {
   if (x->body_len == 0)
-    return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "the body is empty: expected a pprof "
-                        "profile (protobuf, gzipped or not)");
+    return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "the body is empty: expected %s",
+                        expected);
   return 0;
 }
 
@@ -98,27 +103,96 @@ out:
   return rc;
 }
 
-/* parse: format, name, from/until, sampleRate into spaa_pprof_opts; the body. */
+/* What /ingest holds on to while a request goes through the flow. */
+struct pyroscope_state {
+  struct spaa_pprof_opts po;   /* name, from/until (and, for pprof, sampleRate, config) */
+  struct spaa_folded_opts fo;  /* folded stacks: lines or not, sampleRate as read for them */
+};
+
+enum pyroscope_format { FMT_PPROF, FMT_FOLDED, FMT_LINES };
+
+/* 1 when the media type of Content-Type value v is `type` (parameters and case ignored). */
+static int media_is(const char *v, const char *type)
+{
+  size_t n;
+  if (!v)
+    return 0;
+  while (*v == ' ')
+    v++;
+  n = strcspn(v, "; ");
+  return n == strlen(type) && strncasecmp(v, type, n) == 0;
+}
+
+/* The format of the body, as Pyroscope's /ingest picks it: `format` when given (folded stacks
+ * in a multipart body are its pprof form); else a multipart body is pprof, and any other is
+ * folded stacks (Pyroscope's default), unless it is no text: then it is a pprof (gzip or
+ * protobuf), as this server took bodies without `format` before it read folded stacks. */
+static int pyroscope_format(const struct spaa_ingest *x, enum pyroscope_format *fmt,
+                            struct spaa_err *err)
+{
+  const char *f = spaa_req_query(x->req, "format");
+  const char *ct = spaa_req_header(x->req, "Content-Type"), *kind;
+  int multipart = spaa_multipart_is_form(ct);
+  if (f && *f) {
+    if (strcasecmp(f, "pprof") == 0)
+      *fmt = FMT_PPROF;
+    else if (strcasecmp(f, "lines") == 0)
+      *fmt = FMT_LINES;
+    else if (strcasecmp(f, "folded") == 0 || strcasecmp(f, "groups") == 0)
+      *fmt = multipart ? FMT_PPROF : FMT_FOLDED;
+    else
+      return spaa_err_set(err, SPAA_E_UNSUPPORTED, 0, 0, "format '%.40s' is not supported here; "
+                          "this server accepts: pprof, folded (the default for text), lines", f);
+    return 0;
+  }
+  kind = media_is(ct, "binary/octet-stream+trie")   ? "trie"
+         : media_is(ct, "binary/octet-stream+tree") ? "tree"
+                                                    : NULL;
+  if (kind)
+    return spaa_err_set(err, SPAA_E_UNSUPPORTED, 0, 0, "Content-Type binary/octet-stream+%s is "
+                        "Pyroscope's %s format, which this server does not read; it accepts: "
+                        "pprof, folded, lines", kind, kind);
+  *fmt = multipart || !spaa_folded_is_text(x->body, x->body_len) ? FMT_PPROF : FMT_FOLDED;
+  return 0;
+}
+
+/* parse: format, name, from/until, sampleRate into the options; the body. */
 static int pyroscope_parse(struct spaa_ingest *x, struct spaa_err *err)
 {
   const struct spaa_req *req = x->req;
   const char *format = spaa_req_query(req, "format");
-  struct spaa_pprof_opts *po;
+  enum pyroscope_format fmt = FMT_PPROF;
+  struct pyroscope_state *st;
   int rc;
-  if (format && *format && strcasecmp(format, "pprof") != 0)
-    return spaa_err_set(err, SPAA_E_UNSUPPORTED, 0, 0, "format '%.40s' is not supported here; "
-                        "this server accepts: pprof", format);
-  if (!(po = calloc(1, sizeof(*po))))
-    return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
-  x->state = po;
-  x->opts.pprof = po;
-  if ((rc = spaa_pprof_opts_name(po, spaa_req_query(req, "name"), err)) ||
-      (rc = spaa_pprof_opts_range(po, spaa_req_query(req, "from"), spaa_req_query(req, "until"),
-                                  req->received_ns, err)) ||
-      (rc = spaa_pprof_opts_sample_rate(po, spaa_req_query(req, "sampleRate"), err)) ||
-      (rc = query_attrs(x, err)) || (rc = multipart_body(x, po, err)))
+  if ((rc = pyroscope_format(x, &fmt, err)))
     return rc;
-  return check_body(x, err);
+  if (fmt != FMT_PPROF) /* converted, stored and counted as folded stacks */
+    x->format = x->source = "folded";
+  if (!(st = calloc(1, sizeof(*st))))
+    return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
+  x->state = st;
+  x->opts.pprof = &st->po;
+  if ((rc = spaa_pprof_opts_name(&st->po, spaa_req_query(req, "name"), err)) ||
+      (rc = spaa_pprof_opts_range(&st->po, spaa_req_query(req, "from"),
+                                  spaa_req_query(req, "until"), req->received_ns, err)) ||
+      (rc = query_attrs(x, err)))
+    return rc;
+  if (fmt == FMT_PPROF) {
+    if ((rc = spaa_pprof_opts_sample_rate(&st->po, spaa_req_query(req, "sampleRate"), err)) ||
+        (rc = multipart_body(x, &st->po, err)))
+      return rc;
+  } else {
+    spaa_folded_opts_init(&st->fo);
+    st->fo.lines = fmt == FMT_LINES;
+    if ((rc = spaa_folded_opts_sample_rate(&st->fo, spaa_req_query(req, "sampleRate"), err)))
+      return rc;
+    x->opts.folded = &st->fo;
+  }
+  if (!format || !*format)
+    return check_body(x, FOLDED_BODY " or " PPROF_BODY, err);
+  return check_body(x, fmt == FMT_PPROF ? PPROF_BODY
+                       : fmt == FMT_LINES ? "stacks, one 'frame;frame;...;leaf' per line"
+                                          : FOLDED_BODY, err);
 }
 
 static void pyroscope_answer(struct spaa_ingest *x)
@@ -129,8 +203,10 @@ static void pyroscope_answer(struct spaa_ingest *x)
 
 static void pyroscope_done(struct spaa_ingest *x)
 {
-  spaa_pprof_opts_clear(x->state);
-  free(x->state);
+  struct pyroscope_state *st = x->state;
+  if (st)
+    spaa_pprof_opts_clear(&st->po);
+  free(st);
   x->state = NULL;
 }
 
@@ -158,7 +234,7 @@ static int collector_parse(struct spaa_ingest *x, struct spaa_err *err)
   x->opts.service = service && *service ? service : "unknown_service";
   if ((rc = spaa_query_labels(x->req, &x->labels, err)))
     return rc;
-  return check_body(x, err);
+  return check_body(x, PPROF_BODY, err);
 }
 
 static void collector_answer(struct spaa_ingest *x)

@@ -228,7 +228,8 @@ static void sniff_text(const char *s, size_t n, struct spaa_sniff *out)
     return;
   }
   if (looks_folded(s, n)) {
-    out->what = "folded (collapsed) stacks text, which no converter reads";
+    out->what = "folded (collapsed) stacks text";
+    out->from = "folded";
     return;
   }
   if (i == n) {
@@ -326,7 +327,7 @@ void spaa_sniff_hint(const struct spaa_sniff *s, const char *file, char *buf, si
              file);
   else if (!s->from)
     snprintf(buf, cap, "no converter reads it; spaa-relay converts %s",
-             "sentry, otlp, pprof and pprof-push inputs (spaa-relay convert --help)");
+             "sentry, otlp, pprof, pprof-push and folded inputs (spaa-relay convert --help)");
   else if (pre)
     snprintf(buf, cap, "convert it first: %s %s | spaa-relay convert --from %s - -o %s.spaa",
              cat, file, s->from, file);

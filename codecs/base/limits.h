@@ -35,6 +35,13 @@
 #define SPAA_PPROF_MAX_DEPTH 16384                    /* frames of one stack, inlines expanded */
 #define SPAA_PPROF_MAX_FRAME_REFS (32u * 1024 * 1024) /* frame ids over all stacks */
 
+/* ---- codecs/folded ------------------------------------------------------------------------- */
+#define SPAA_FOLDED_MAX_LINE (1u << 20)                  /* bytes of one line */
+#define SPAA_FOLDED_MAX_DEPTH SPAA_PPROF_MAX_DEPTH       /* frames of one stack */
+#define SPAA_FOLDED_MAX_FRAME_REFS SPAA_PPROF_MAX_FRAME_REFS /* frame ids over all stacks */
+#define SPAA_FOLDED_SNIFF 4096                           /* bytes looked at to tell text from
+                                                          * a binary profile */
+
 /* ---- codecs/otlp: what a request may make us build, past what its bytes already bound --- */
 #define OTLP_MAX_DEPTH 48               /* nesting of messages (AnyValue arrays, kvlists) */
 #define OTLP_MAX_JSON_ARRAY (16u << 20) /* elements of one JSON array */

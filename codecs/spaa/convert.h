@@ -54,6 +54,7 @@ void spaa_conv_list_free(struct spaa_conv_list *l);
 /* Inputs a caller has already decoded, and format-specific options: declared by their
  * codec (named here only, so that this layer includes none of them). */
 struct spaa_pprof_opts;  /* pprof/pprof.h */
+struct spaa_folded_opts; /* folded/folded.h */
 struct sentry_envelope;  /* sentry/sentry.h */
 struct otlp_request;     /* otlp/otlp.h */
 
@@ -75,6 +76,8 @@ struct spaa_convert_opts {
   const struct spaa_pprof_opts *pprof;      /* pprof: Pyroscope metadata (application name
                                              * and labels, time range, sampleRate,
                                              * sample_type_config), or NULL */
+  const struct spaa_folded_opts *folded;    /* folded: format=lines, sampleRate as read for
+                                             * folded stacks, or NULL (folded, 100 Hz) */
   const struct sentry_envelope *sentry_env; /* sentry: the input already parsed as this
                                              * envelope (borrowed): converted as it is, buf
                                              * is not read again; or NULL */

@@ -51,7 +51,7 @@ static void test_names(void **state)
   char buf[256], *save = NULL, *tok;
   assert_string_equal(spaa_exporter_names(), "spaa, collapsed, pprof, speedscope");
   assert_string_equal(spaa_exporter_names(), "spaa, collapsed, pprof, speedscope"); /* kept */
-  assert_string_equal(spaa_converter_names(), "spaa, sentry, otlp, pprof, pprof-push");
+  assert_string_equal(spaa_converter_names(), "spaa, sentry, otlp, pprof, pprof-push, folded");
   snprintf(buf, sizeof(buf), "%s", spaa_exporter_names());
   for (tok = strtok_r(buf, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save))
     assert_non_null(spaa_exporter(tok));

@@ -121,6 +121,8 @@ not_spaa "$E2E_TMP/other.json" "JSON, but not SPAA"
 assert_contains "$HINT" "no converter reads it" "hint for other JSON"
 printf 'main;work 3\nmain;idle 1\n' >"$E2E_TMP/stacks.folded"
 not_spaa "$E2E_TMP/stacks.folded" "folded (collapsed) stacks text"
+assert_eq "convert it first: spaa-relay convert --from folded $E2E_TMP/stacks.folded -o $E2E_TMP/stacks.folded.spaa" "$HINT" "hint for folded stacks"
+run_hint
 printf 'hello\n' >"$E2E_TMP/readme.txt"
 not_spaa "$E2E_TMP/readme.txt" "text that is not JSON"
 gzip -c "$ROOT/tests/data/spec_examples.spaa" >"$E2E_TMP/spec.spaa.gz"

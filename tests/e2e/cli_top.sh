@@ -66,6 +66,12 @@ want=$OUT
 run "$B" top --limit 3 "$E2E_TMP/p.spaa.zst"
 assert_eq 0 "$RC" "top on zstd SPAA without --from ($ERR)"
 assert_eq "$want" "$OUT" "zstd SPAA guessed"
+# folded stacks: guessed too, a cpu profile at 100 Hz
+printf 'main;work;spin 7\nmain;idle 3\n' >"$E2E_TMP/stacks.folded"
+run "$B" top --limit 1 "$E2E_TMP/stacks.folded"
+assert_eq 0 "$RC" "top on folded stacks without --from ($ERR)"
+assert_contains "$OUT" "metric cpu (nanoseconds), total 100000000" "folded stacks guessed"
+assert_contains "$OUT" "spin" "folded stacks' top function"
 printf 'garbage' >"$E2E_TMP/bad"
 run "$B" top "$E2E_TMP/bad"
 assert_eq 1 "$RC" "an input that is no profile"

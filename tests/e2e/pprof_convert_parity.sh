@@ -161,6 +161,6 @@ assert_contains "$(cat "$E2E_TMP/err")" "sample_type_config is not valid JSON" "
 rc=0
 "$SPAA_BIN" convert --from spaa --name app "$S" >/dev/null 2>"$E2E_TMP/err" || rc=$?
 assert_eq 2 "$rc" "--name with --from spaa"
-assert_contains "$(cat "$E2E_TMP/err")" "apply to --from pprof only" "--name with --from spaa message"
+assert_contains "$(cat "$E2E_TMP/err")" "apply to --from pprof and folded only" "--name with --from spaa message"
 stop_server || fail "the server did not exit cleanly"
 echo "ok [$E2E_NAME]: $n fixtures, 3 paths each, stored SPAA = convert's, pprof exports keep stack ids; OTLP context as pprof labels"

@@ -93,9 +93,9 @@ assert_eq "cpu_time,nanoseconds,sum,true" \
 
 # --- errors -------------------------------------------------------------------------------
 S="$FIX/google-pprof_sample.cpu"
-http POST "/ingest?name=app.cpu&format=folded" --data-binary @"$S"
-assert_eq 400 "$HTTP_CODE" "format=folded"
-assert_contains "$HTTP_BODY" "format 'folded' is not supported here; this server accepts: pprof" "bad format detail"
+http POST "/ingest?name=app.cpu&format=speedscope" --data-binary @"$S"
+assert_eq 400 "$HTTP_CODE" "format=speedscope"
+assert_contains "$HTTP_BODY" "format 'speedscope' is not supported here; this server accepts: pprof, folded (the default for text), lines" "bad format detail"
 http POST "/ingest?name=app.cpu&format=jfr" --data-binary @"$S"
 assert_eq 400 "$HTTP_CODE" "format=jfr"
 http POST "/ingest" --data-binary @"$S"

@@ -76,7 +76,7 @@ bad '/api/v1/diff?base.service=shop&base.from=garbage&target.service=shop' 400 "
 bad '/api/v1/diff?base.service=shop&target.service=shop&target.to=garbage' 400 "'target.to'"
 bad '/api/v1/diff?base.service=shop&base.time=bogus&target.service=shop' 400 "'base.time'"
 bad '/api/v1/diff?base.service=shop&target.service=shop&target.label=bad' 400 "'target.label'"
-bad '/api/v1/diff?base.source=nosuch&target.service=shop' 400 "'base.source'" "sentry, otlp, pprof or spaa"
+bad '/api/v1/diff?base.source=nosuch&target.service=shop' 400 "'base.source'" "sentry, otlp, pprof, folded or spaa"
 bad "/api/v1/diff?base=$DEV&base.from=garbage&target.service=shop" 400 "'base'" "'base.from'"
 bad "/api/v1/diff?base=$DEV&base.time=bogus&target=$PROD" 400 "'base.time'"
 bad "/api/v1/diff?base.label=bad&target=$PROD&base=$DEV" 400 "'base.label'"
@@ -144,8 +144,8 @@ get '/api/v1/profiles?service=shop'
 assert_eq 2 "$(jq '.profiles | length' <<<"$HTTP_BODY")" "service=shop (no NUL) still selects"
 
 # --- source: one of the documented sources ----------------------------------------------------
-bad '/api/v1/profiles?source=nosuch' 400 "'source'" "sentry, otlp, pprof or spaa"
-bad '/api/v1/top?source=pprof2' 400 "'source'" "sentry, otlp, pprof or spaa"
+bad '/api/v1/profiles?source=nosuch' 400 "'source'" "sentry, otlp, pprof, folded or spaa"
+bad '/api/v1/top?source=pprof2' 400 "'source'" "sentry, otlp, pprof, folded or spaa"
 bad '/api/v1/profiles?source=' 400 "'source'"
 for s in sentry otlp pprof spaa; do
   ok "/api/v1/profiles?source=$s"

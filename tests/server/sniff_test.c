@@ -90,7 +90,7 @@ static void test_table(void **state)
        NULL, 0, {0, NULL, "speedscope"}},
       {"other json", "{\"hello\": \"world\"}\n", NULL, 0, {0, NULL, "JSON, but not SPAA"}},
       {"json array", "[1, 2, 3]", NULL, 0, {0, NULL, "JSON, but not SPAA"}},
-      {"folded", "main;work;spin 12\nmain;idle 3\n", NULL, 0, {0, NULL, "folded"}},
+      {"folded", "main;work;spin 12\nmain;idle 3\n", NULL, 0, {0, "folded", "folded"}},
       {"prose", "hello, world\nthis is a README\n", NULL, 0, {0, NULL, "not JSON"}},
       {"blank", "\n\n  \n", NULL, 0, {1, NULL, "blank"}},
       {"empty", "", NULL, 0, {1, NULL, "empty"}},
@@ -177,8 +177,10 @@ static void test_hints(void **state)
       {{0, "zstd", "x", "sentry"},
        "convert it first: zstd -dc F | spaa-relay convert --from sentry - -o F.spaa"},
       {{0, "gzip", "SPAA", NULL}, "validate reads plain or zstd SPAA: zcat F | spaa-relay validate -"},
-      {{0, NULL, "x", NULL}, "no converter reads it; spaa-relay converts sentry, otlp, pprof and "
-                             "pprof-push inputs (spaa-relay convert --help)"},
+      {{0, NULL, "x", NULL}, "no converter reads it; spaa-relay converts sentry, otlp, pprof, "
+                             "pprof-push and folded inputs (spaa-relay convert --help)"},
+      {{0, NULL, "folded (collapsed) stacks text", "folded"},
+       "convert it first: spaa-relay convert --from folded F -o F.spaa"},
   };
   char buf[300];
   size_t i;
