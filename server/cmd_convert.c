@@ -1,6 +1,7 @@
 /* spaa-relay convert --from FORMAT [--to NAME] IN [-o OUT] [--zstd]: any input format with a
  * converter to any output format with an exporter (both looked up in codecs/registry.h). One
  * profile goes to OUT (or stdout); several go to OUT/<id or index>.<ext>, OUT a directory. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -50,7 +51,8 @@ static const char convert_usage[] =
     "                     declared)\n"
     "  --service NAME     the service recorded when the input names none\n"
     "  --zstd             compress the output with zstd (and add .zst in a directory)\n"
-    "  -o, --output OUT   output file, or directory for several profiles\n"
+    "  -o, --output OUT   output file, or directory for several profiles (new or empty:\n"
+    "                     a directory holding files is refused, never mixed into)\n"
     "  -h, --help         this text\n"
     "  With --from pprof or folded, what a Pyroscope push sends beside the profile (the SPAA\n"
     "  is then what POST /ingest stores with the same query and sample_type_config):\n"
@@ -172,6 +174,36 @@ static int is_dir(const char *path)
   return path && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* OUT as the directory of this conversion: made when it is not there, else taken only when
+ * empty. Files of an earlier conversion left beside this one's would read as one output
+ * (a rerun writing fewer profiles keeps the rest), and nothing here deletes what it did not
+ * write: the user clears the directory or names another. 0, or 2 with `why` filled. */
+static int out_dir_take(const char *dir, char *why, size_t n)
+{
+  DIR *d;
+  struct dirent *e;
+  int found = 0;
+  if (!is_dir(dir)) {
+    if (mkdir(dir, 0777) == 0)
+      return 0;
+    snprintf(why, n, "%s: %s", dir, strerror(errno));
+    return 2;
+  }
+  if (!(d = opendir(dir))) {
+    snprintf(why, n, "%s: %s", dir, strerror(errno));
+    return 2;
+  }
+  while (!found && (e = readdir(d)))
+    found = strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+  closedir(d);
+  if (!found)
+    return 0;
+  snprintf(why, n, "convert: %s: the directory is not empty: -o DIR writes into a new or empty "
+           "directory, so that it holds one conversion (remove its files, name another "
+           "directory, or name the file: -o DIR/FILE)", dir);
+  return 2;
+}
+
 /* DIR/<id or index>.<ext>: the source's id when it is a safe file name, else the index. */
 static void out_name(char *dst, size_t cap, const char *dir, const struct spaa_converted *c,
                      size_t index, const struct convert_args *a, const struct spaa_exporter *x)
@@ -199,6 +231,7 @@ struct out_stream {
   size_t first;   /* list index of the first converted entry */
   size_t ok;      /* converted entries seen */
   int status;     /* the worst write status so far */
+  int dir_taken;  /* OUT was made or found empty (out_dir_take) */
 };
 
 static void stream_write(struct out_stream *o, struct spaa_conv_list *l, size_t i)
@@ -224,8 +257,10 @@ static int stream_each(void *ctx, struct spaa_conv_list *l, size_t k, struct spa
     return 0;
   }
   if (o->ok == 2) {
-    if (!is_dir(o->a->out) && mkdir(o->a->out, 0777) != 0)
-      return spaa_err_set(err, SPAA_E_IO, 0, 0, "%s: %s", o->a->out, strerror(errno));
+    char why[4200];
+    if (!o->dir_taken && out_dir_take(o->a->out, why, sizeof(why)))
+      return spaa_err_set(err, SPAA_E_IO, 0, 0, "%s", why);
+    o->dir_taken = 1;
     stream_write(o, l, o->first);
   }
   stream_write(o, l, k);
@@ -351,6 +386,7 @@ int spaa_cmd_convert(int argc, char **argv)
   spaa_convert_fn conv;
   const struct spaa_exporter *x;
   struct out_stream stream;
+  char why[4200]; /* out_dir_take's message */
   size_t i, ok = 0;
   int rc, status = 0;
 
@@ -381,7 +417,17 @@ int spaa_cmd_convert(int argc, char **argv)
             spaa_converter_names());
     return 2;
   }
-  if ((status = pyroscope_opts(&a, &po, &fo, &opts)) || (status = read_all(a.in, &in)))
+  if ((status = pyroscope_opts(&a, &po, &fo, &opts)))
+    goto out;
+  /* a directory OUT that is not empty is refused before the work (out_dir_take) */
+  if (is_dir(a.out)) {
+    if ((status = out_dir_take(a.out, why, sizeof(why)))) {
+      fprintf(stderr, "spaa-relay: %s\n", why);
+      goto out;
+    }
+    stream.dir_taken = 1;
+  }
+  if ((status = read_all(a.in, &in)))
     goto out;
   /* a compressed input of a format whose codec reads plain bytes (pprof reads gzip itself,
    * SPAA zstd): undone here, as the server undoes a Content-Encoding */
@@ -442,9 +488,8 @@ int spaa_cmd_convert(int argc, char **argv)
     status = 2;
     goto out;
   }
-  if (ok > 1 && !is_dir(a.out) && mkdir(a.out, 0777) != 0) {
-    fprintf(stderr, "spaa-relay: %s: %s\n", a.out, strerror(errno));
-    status = 2;
+  if (ok > 1 && !stream.dir_taken && (status = out_dir_take(a.out, why, sizeof(why)))) {
+    fprintf(stderr, "spaa-relay: %s\n", why);
     goto out;
   }
   for (i = 0; i < list.n; i++) {

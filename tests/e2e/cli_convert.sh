@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # e2e: `spaa-relay convert --from spaa` to canonical SPAA (stdout, -o FILE, --zstd, stdin),
-# idempotence, content ids, --to collapsed, and the failures (exit 1 invalid input, 2 usage).
+# idempotence, content ids, -o DIR (new or empty only), --to collapsed, and the failures
+# (exit 1 invalid input, 2 usage).
 set -u
 BIN=${SPAA_BIN:?SPAA_BIN must point at spaa-relay}
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -29,6 +30,48 @@ zstd -q -d -c "$T/c.spaa.zst" | cmp -s - "$T/a.spaa" || fail "zstd output differ
 mkdir "$T/dir"
 "$BIN" convert --from spaa "$DATA/spec_examples.spaa" -o "$T/dir" || fail "convert -o DIR"
 cmp -s "$T/dir/0.spaa" "$T/a.spaa" || fail "DIR/0.spaa: $(ls "$T/dir")"
+
+# -o DIR holds one conversion: a directory that holds files is refused (exit 2, before any
+# work, nothing written or removed); converting a request of two profiles into the folder
+# of one of three left the third beside them
+otlp_req() { # an OTLP/JSON request of $2 profiles, one resource each, into $1
+  python3 - "$1" "$2" <<'PY'
+import json, sys
+n = int(sys.argv[2])
+def resource(i):
+    return {"resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "s%d" % i}}]},
+            "scopeProfiles": [{"scope": {}, "profiles": [{"sampleType": {"typeStrindex": 1, "unitStrindex": 2},
+                                                           "samples": [{"stackIndex": 1, "values": [str(i + 1)]}]}]}]}
+json.dump({"resourceProfiles": [resource(i) for i in range(n)],
+           "dictionary": {"locationTable": [{}, {"lines": [{"functionIndex": 1}]}],
+                          "functionTable": [{}, {"nameStrindex": 3}],
+                          "stringTable": ["", "samples", "count", "main"],
+                          "stackTable": [{}, {"locationIndices": [1]}]}}, open(sys.argv[1], "w"))
+PY
+}
+otlp_req "$T/three.json" 3
+otlp_req "$T/two.json" 2
+"$BIN" convert --from otlp "$T/three.json" -o "$T/multi" || fail "convert -o DIR (new)"
+[ "$(ls "$T/multi" | wc -l)" -eq 3 ] || fail "three profiles: $(ls "$T/multi")"
+cp -a "$T/multi" "$T/multi.before"
+"$BIN" convert --from otlp "$T/two.json" -o "$T/multi" >/dev/null 2>"$T/err"; rc=$?
+[ $rc -eq 2 ] || fail "into a DIR holding an earlier conversion: exit $rc, $(ls "$T/multi")"
+grep -q "^spaa-relay: convert: $T/multi: the directory is not empty: " "$T/err" ||
+  fail "not-empty message: $(cat "$T/err")"
+diff -r "$T/multi.before" "$T/multi" >/dev/null || fail "the refused run changed DIR"
+# one profile into a directory holding files (the user's, an earlier output): refused too
+echo mine >"$T/dir/notes.txt"
+"$BIN" convert --from spaa "$DATA/spec_examples.spaa" -o "$T/dir" >/dev/null 2>"$T/err"; rc=$?
+[ $rc -eq 2 ] || fail "one profile into a non-empty DIR: exit $rc"
+grep -q "the directory is not empty" "$T/err" || fail "message: $(cat "$T/err")"
+[ "$(cat "$T/dir/notes.txt")" = mine ] && cmp -s "$T/dir/0.spaa" "$T/a.spaa" ||
+  fail "the files in DIR changed"
+# emptied, the directory is taken again; a file named inside it is written beside the rest
+rm "$T/multi"/*
+"$BIN" convert --from otlp "$T/two.json" -o "$T/multi" || fail "convert into the emptied DIR"
+[ "$(ls "$T/multi" | wc -l)" -eq 2 ] || fail "two profiles: $(ls "$T/multi")"
+"$BIN" convert --from spaa "$DATA/spec_examples.spaa" -o "$T/dir/b.spaa" || fail "-o DIR/FILE"
+cmp -s "$T/dir/b.spaa" "$T/a.spaa" || fail "DIR/FILE"
 
 # folded stacks: root first, weighted by the first event's primary metric
 out=$("$BIN" convert --from spaa --to collapsed "$DATA/spec_examples.spaa") || fail "collapsed"
