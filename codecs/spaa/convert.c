@@ -58,7 +58,14 @@ static void keep_first_error(void *ctx, const struct spaa_diag *d)
 
 /* An upload is held to the same rules as `spaa-relay validate`: the reader alone checks
  * syntax and references, and would store a file the validator refuses (header not first,
- * a stack without the primary metric, an undeclared event, two stacks under one id). */
+ * a stack without the primary metric, an undeclared event, two stacks under one id).
+ *
+ * Stack ids: whatever the header's stack_id_mode says, spaa_normalize replaces the file's
+ * ids with the content ids of docs/content-ids.md and rewrites the samples, windows and
+ * related_stacks that name them; stacks of equal content merge. The spec (§4.1) leaves a
+ * content-addressable file's hash to its writer, so ids from another tool, or ids that are
+ * not content ids at all, are no error; kept as given they would split one stack in two
+ * across sources, or give one id two stacks in the store. */
 int spaa_convert_spaa(const uint8_t *buf, size_t len, const struct spaa_convert_opts *o,
                       struct spaa_conv_list *out, struct spaa_err *err)
 {

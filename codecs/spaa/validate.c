@@ -182,7 +182,7 @@ struct v {
   struct spaa_idmap miss_dsos;  /* dso ids referenced before any definition -> line */
   struct spaa_idmap miss_frames;/* same for frame ids */
   struct idset stacks;          /* stack ids -> line */
-  struct idset pending;         /* stack ids used by samples/windows before seen -> line*2+w */
+  struct idset pending;         /* stack ids used before seen -> line * 4 + enum ref_kind */
   const struct vframe **leaf;   /* a stack's frames, leaf first */
   size_t cap_leaf;
   struct spaa_strmap warned_keys; /* unknown context keys already reported */
@@ -539,6 +539,21 @@ static int check_ctx_keys(struct v *v, const struct spaa_rec *r)
   return 0;
 }
 
+/* What names a stack by its id: the three records that may come before the stack. */
+enum ref_kind { REF_SAMPLE = 0, REF_WINDOW = 1, REF_RELATED = 2 };
+
+/* A sample, window or related_stacks entry naming a stack: resolved now, or remembered for
+ * the end. */
+static int stack_ref(struct v *v, const char *id, enum ref_kind kind)
+{
+  size_t n = strlen(id);
+  int rc = idset_find(&v->stacks, id, n, 0, 0, NULL);
+  if (rc)
+    return rc < 0 ? rc : 0;
+  rc = idset_find(&v->pending, id, n, 1, (uint64_t)v->line * 4 + (uint64_t)kind, NULL);
+  return rc < 0 ? rc : 0;
+}
+
 static int check_stack(struct v *v, const struct spaa_rec *r)
 {
   const struct spaa_stack *s = &r->stack;
@@ -610,6 +625,11 @@ static int check_stack(struct v *v, const struct spaa_rec *r)
     check_values(v, &s->excl_weights, "exclusive.weights");
   if ((rc = check_ctx_keys(v, r)))
     return rc;
+  /* related_stacks are references like a sample's: after normalization each names the
+   * content id of a stack of the file, which a stack that is not there has none of */
+  for (i = 0; i < s->n_related; i++)
+    if ((rc = stack_ref(v, s->related[i], REF_RELATED)))
+      return rc;
   if (!v->hdr_ok || !n)
     return 0;
   /* frame order: inline depth within one ip, kernel frames at the leaf end */
@@ -656,17 +676,6 @@ static int check_stack(struct v *v, const struct spaa_rec *r)
   return 0;
 }
 
-/* A sample or window naming a stack: resolved now, or remembered for the end. */
-static int stack_ref(struct v *v, const char *id, int is_window)
-{
-  size_t n = strlen(id);
-  int rc = idset_find(&v->stacks, id, n, 0, 0, NULL);
-  if (rc)
-    return rc < 0 ? rc : 0;
-  rc = idset_find(&v->pending, id, n, 1, (uint64_t)v->line * 2 + (uint64_t)is_window, NULL);
-  return rc < 0 ? rc : 0;
-}
-
 /* Fields of the spec's §5.1 sample example that readers rely on (the reference parser
  * refuses a file whose samples lack one); `period` (only for period sampling) and `context`
  * (an empty object there) are optional. A SHOULD: warned once per field, on the first
@@ -691,7 +700,7 @@ static int check_sample(struct v *v, const struct spaa_rec *r)
   int rc;
   v->st->samples++;
   check_sample_fields(v, s);
-  if ((rc = stack_ref(v, s->stack_id, 0)))
+  if ((rc = stack_ref(v, s->stack_id, REF_SAMPLE)))
     return rc;
   if (s->event && v->hdr_ok && !find_event(v, s->event))
     diag(v, 1, "sample-event-undeclared", "event", "event \"%s\" is not declared in the header",
@@ -745,7 +754,7 @@ static int check_window(struct v *v, const struct spaa_rec *r)
       diag(v, 1, sid ? "type" : "field-missing", fb, "each by_stack entry needs a stack_id string");
       continue;
     }
-    if ((rc = stack_ref(v, json_string_value(sid), 1)))
+    if ((rc = stack_ref(v, json_string_value(sid), REF_WINDOW)))
       goto out;
     snprintf(fb, sizeof(fb), "by_stack[%zu].weights", i);
     if (!json_is_array(ws)) {
@@ -767,11 +776,23 @@ out:
   return rc;
 }
 
+/* A reference to a stack that never came: reported on the line that made it. */
+static void missing_ref(struct v *v, uint64_t val, const char *id, int n)
+{
+  static const char *const rule[] = {"sample-stack-missing", "window-stack-missing",
+                                     "related-stack-missing"};
+  static const char *const field[] = {"stack_id", "by_stack.stack_id", "related_stacks"};
+  size_t kind = (size_t)(val % 4);
+  if (kind > REF_RELATED)
+    kind = REF_SAMPLE;
+  v->line = (size_t)(val / 4);
+  diag(v, 1, rule[kind], field[kind], "stack %.*s is never defined", n, id);
+}
+
 /* The end: references to stacks that never came. */
 static int check_pending(struct v *v)
 {
   size_t i;
-  uint64_t val;
   char hex[35];
   for (i = 0; v->pending.cmask && i <= v->pending.cmask; i++) {
     if (!v->pending.cs[i].v)
@@ -781,21 +802,15 @@ static int check_pending(struct v *v)
     spaa_hex_encode(hex + 2, v->pending.cs[i].k, 16);
     if (idset_find(&v->stacks, hex, 34, 0, 0, NULL))
       continue;
-    val = v->pending.cs[i].v - 1;
-    v->line = (size_t)(val / 2);
-    diag(v, 1, val & 1 ? "window-stack-missing" : "sample-stack-missing",
-         val & 1 ? "by_stack.stack_id" : "stack_id", "stack %s is never defined", hex);
+    missing_ref(v, v->pending.cs[i].v - 1, hex, 34);
   }
   for (i = 0; v->pending.sm.mask && i <= v->pending.sm.mask; i++) {
     if (!v->pending.sm.vals[i])
       continue;
     if (idset_find(&v->stacks, v->pending.sm.keys[i], v->pending.sm.lens[i], 0, 0, NULL))
       continue;
-    val = v->pending.sm.vals[i] - 1;
-    v->line = (size_t)(val / 2);
-    diag(v, 1, val & 1 ? "window-stack-missing" : "sample-stack-missing",
-         val & 1 ? "by_stack.stack_id" : "stack_id", "stack %.*s is never defined",
-         (int)v->pending.sm.lens[i], v->pending.sm.keys[i]);
+    missing_ref(v, v->pending.sm.vals[i] - 1, v->pending.sm.keys[i],
+                (int)v->pending.sm.lens[i]);
   }
   return 0;
 }

@@ -134,6 +134,9 @@ static const struct vcase cases[] = {
     {"sample naming an unknown stack",
      H DICT S1 "{\"type\":\"sample\",\"stack_id\":\"0xb\",\"event\":\"cycles\"}\n",
      "sample-stack-missing", 7, "stack_id", 1},
+    {"related_stacks naming an unknown stack",
+     H DICT ST("0xa", "10", ",\"related_stacks\":[\"0xa\",\"0xbbb\"]") S1,
+     "related-stack-missing", 6, "related_stacks", 1},
     {"window naming an unknown stack",
      H DICT S1 "{\"type\":\"window\",\"id\":\"w\",\"start\":0,\"end\":1,\"by_stack\":[{"
                "\"stack_id\":\"0x0123456789abcdef0123456789abcdef\",\"weights\":[]}]}\n",
@@ -295,7 +298,8 @@ static void test_rules(void **state)
 static void test_valid_orders(void **state)
 {
   static const char l2r[] = H DICT DK FK FI(201, 2) FI(202, 1) FI(203, 0)
-      ST("0xa", "20,201,202,203,11", ",\"exclusive\":{\"frame\":20,\"weights\":[]}")
+      ST("0xa", "20,201,202,203,11",
+         ",\"exclusive\":{\"frame\":20,\"weights\":[]},\"related_stacks\":[\"0xb\"]")
           "{\"type\":\"sample\",\"stack_id\":\"0xb\",\"period\":3}\n"
       ST("0xb", "10,11", "");
   static const char r2l[] = HDR("root_to_leaf") DICT DK FK FI(201, 2) FI(202, 1) FI(203, 0)
