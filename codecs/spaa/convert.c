@@ -1,7 +1,6 @@
 /* The list of converted profiles every converter fills, and SPAA's own converter. */
 #include "spaa/convert.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,27 +37,10 @@ void spaa_conv_list_free(struct spaa_conv_list *l)
   memset(l, 0, sizeof(*l));
 }
 
-/* The validator's first error, kept for the answer. */
-struct first_diag {
-  int seen;
-  size_t line;
-  char msg[200];
-};
-
-static void keep_first_error(void *ctx, const struct spaa_diag *d)
-{
-  struct first_diag *f = ctx;
-  if (!d->is_error || f->seen)
-    return;
-  f->seen = 1;
-  f->line = d->line;
-  snprintf(f->msg, sizeof(f->msg), "%s (rule %s%s%s)", d->msg, d->rule,
-           d->field && *d->field ? ", field " : "", d->field ? d->field : "");
-}
-
-/* An upload is held to the same rules as `spaa-relay validate`: the reader alone checks
- * syntax and references, and would store a file the validator refuses (header not first,
- * a stack without the primary metric, an undeclared event, two stacks under one id).
+/* An upload is held to the same rules as `spaa-relay validate` (the reader alone would store
+ * a file the validator refuses: header not first, a stack without the primary metric, an
+ * undeclared event, two stacks under one id), in one pass: each line is parsed once for
+ * both.
  *
  * Stack ids: whatever the header's stack_id_mode says, spaa_normalize replaces the file's
  * ids with the content ids of docs/content-ids.md and rewrites the samples, windows and
@@ -71,15 +53,7 @@ int spaa_convert_spaa(const uint8_t *buf, size_t len, const struct spaa_convert_
 {
   struct spaa_profile *p = NULL;
   struct spaa_converted *c;
-  struct first_diag first = { 0 };
-  struct spaa_validate_stats st;
-  int rc = spaa_validate_buf(buf, len, keep_first_error, &first, 1, &st);
-  if (rc == SPAA_E_INVALID)
-    return spaa_err_set(err, SPAA_E_INVALID, first.line, 0, "line %zu: %s", first.line,
-                        first.msg);
-  if (rc)
-    return spaa_err_set(err, rc, first.line, 0, "%s", first.seen ? first.msg : spaa_err_default(rc));
-  rc = spaa_read_buf(buf, len, &p, err);
+  int rc = spaa_read_checked_buf(buf, len, NULL, NULL, 1, NULL, &p, err);
   if (rc)
     return rc;
   if ((rc = spaa_normalize(p, err))) {

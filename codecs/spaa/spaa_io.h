@@ -68,4 +68,18 @@ int spaa_validate(spaa_read_cb rd, void *rd_ctx, spaa_diag_cb cb, void *cb_ctx, 
 int spaa_validate_buf(const void *buf, size_t len, spaa_diag_cb cb, void *cb_ctx,
                       size_t max_errors, struct spaa_validate_stats *st);
 
+/* ---- reader and validator in one pass (spaa_read.c) ------------------------------------
+ * What an upload and `convert --from spaa` need: every line parsed once, checked as
+ * spaa_validate checks it (the same diagnostics through `cb`, `max_errors` and `st` as
+ * there), and added to a new profile while no error has been found. Returns what
+ * spaa_validate returns and then *out owned by the caller on 0 (NULL otherwise), or
+ * SPAA_E_NOMEM. On failure err holds the first error: for SPAA_E_INVALID
+ * "line N: <message> (rule R, field F)", else its message with the line in err->line. */
+int spaa_read_checked(spaa_read_cb rd, void *rd_ctx, spaa_diag_cb cb, void *cb_ctx,
+                      size_t max_errors, struct spaa_validate_stats *st, struct spaa_profile **out,
+                      struct spaa_err *err);
+int spaa_read_checked_buf(const void *buf, size_t len, spaa_diag_cb cb, void *cb_ctx,
+                          size_t max_errors, struct spaa_validate_stats *st,
+                          struct spaa_profile **out, struct spaa_err *err);
+
 #endif

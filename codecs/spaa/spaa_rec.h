@@ -11,6 +11,7 @@
 
 #include "base/idmap.h"
 #include "spaa/spaa.h"
+#include "spaa/spaa_io.h"
 
 enum spaa_rtype {
   SPAA_REC_NONE = 0,
@@ -96,6 +97,18 @@ int spaa_rec_header(const json_t *doc, struct spaa_profile *p, struct spaa_fault
 /* Window record into w (interned in p): 0, -1 with `f` set, SPAA_E_NOMEM. */
 int spaa_rec_window(const json_t *doc, struct spaa_profile *p, struct spaa_window *w,
                     struct spaa_fault *f);
+
+/* The validator's loop (validate.c) with a hook, so that the reader can build its model from
+ * the records the validator parses (spaa_read_checked: one parse per line). `each` (may be
+ * NULL) gets every record that parsed, after the validator's checks of it and before the
+ * next line, with the line's number and byte offset; it may take the record's JSON members
+ * (setting them to NULL). It returns 0, or an SPAA_E_* that ends the loop (returned as is;
+ * SPAA_E_NOMEM also reported as a diagnostic). `want_json` as in spaa_rec_init. Otherwise
+ * as spaa_validate. */
+typedef int (*spaa__rec_cb)(void *ctx, struct spaa_rec *r, size_t line, size_t offset);
+int spaa__validate_each(spaa_read_cb rd, void *rd_ctx, spaa_diag_cb cb, void *cb_ctx,
+                        size_t max_errors, struct spaa_validate_stats *st, int want_json,
+                        spaa__rec_cb each, void *each_ctx);
 
 /* 1 when `key` is a context key the spec names (event, pid, tid, cpu, comm, probe, execname,
  * uid, zonename, trace_fields) or an "x_" extension. */

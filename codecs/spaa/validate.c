@@ -828,8 +828,9 @@ static const char *type_word(int t)
   }
 }
 
-int spaa_validate(spaa_read_cb rd, void *rd_ctx, spaa_diag_cb cb, void *cb_ctx, size_t max_errors,
-                  struct spaa_validate_stats *st)
+int spaa__validate_each(spaa_read_cb rd, void *rd_ctx, spaa_diag_cb cb, void *cb_ctx,
+                        size_t max_errors, struct spaa_validate_stats *st, int want_json,
+                        spaa__rec_cb each, void *each_ctx)
 {
   struct spaa_validate_stats local;
   struct spaa_lines l;
@@ -850,7 +851,7 @@ int spaa_validate(spaa_read_cb rd, void *rd_ctx, spaa_diag_cb cb, void *cb_ctx, 
   v.max_errors = max_errors;
   v.st = st;
   spaa_lines_init(&l, rd, rd_ctx);
-  spaa_rec_init(&r, 0);
+  spaa_rec_init(&r, want_json);
   if (!(v.warned_pool = malloc(SPAA_VALIDATE_MAX_WARNED_BYTES))) {
     rc = SPAA_E_NOMEM;
     goto out;
@@ -888,6 +889,8 @@ int spaa_validate(spaa_read_cb rd, void *rd_ctx, spaa_diag_cb cb, void *cb_ctx, 
       diag(&v, 0, "unknown-record-type", "type", "unknown record type \"%s\"", r.type_name);
       rc = 0;
     }
+    if (!rc && each)
+      rc = each(each_ctx, &r, l.lineno, l.bytes - len);
     if (rc)
       goto out;
   }
@@ -926,6 +929,12 @@ out:
   spaa_lines_free(&l);
   spaa_rec_free(&r);
   return rc;
+}
+
+int spaa_validate(spaa_read_cb rd, void *rd_ctx, spaa_diag_cb cb, void *cb_ctx, size_t max_errors,
+                  struct spaa_validate_stats *st)
+{
+  return spaa__validate_each(rd, rd_ctx, cb, cb_ctx, max_errors, st, 0, NULL, NULL);
 }
 
 int spaa_validate_buf(const void *buf, size_t len, spaa_diag_cb cb, void *cb_ctx,

@@ -259,6 +259,80 @@ static const struct vcase cases[] = {
      2, "build_id", 0},
 };
 
+static void same_diags(const struct seen *a, const struct seen *b)
+{
+  size_t i;
+  if (a->n != b->n) {
+    print_message("validate gave %zu diagnostics, the one-pass reader %zu\n", a->n, b->n);
+    dump(a);
+    dump(b);
+  }
+  assert_int_equal(a->n, b->n);
+  for (i = 0; i < a->n; i++) {
+    assert_int_equal(a->d[i].is_error, b->d[i].is_error);
+    assert_int_equal(a->d[i].line, b->d[i].line);
+    assert_string_equal(a->d[i].rule, b->d[i].rule);
+    assert_string_equal(a->d[i].field, b->d[i].field);
+    assert_string_equal(a->d[i].msg, b->d[i].msg);
+  }
+}
+
+static void write_profile(const struct spaa_profile *p, struct spaa_buf *b)
+{
+  struct spaa_err err;
+  spaa_buf_init(b, 0);
+  assert_int_equal(spaa_write_buf(p, 0, b, &err), 0);
+}
+
+/* spaa_read_checked on the input of a case: the validator's diagnostics, counts and return
+ * code, word for word; on an error, err names its line and rule; on none, the profile
+ * spaa_read makes of the same bytes. */
+static void check_one_pass(const char *input, size_t len, size_t step, size_t max_errors,
+                           const struct seen *want, const struct spaa_validate_stats *want_st,
+                           int want_rc)
+{
+  struct seen s;
+  struct spaa_validate_stats st;
+  struct spaa_test_src src = {input, len, 0, step};
+  struct spaa_profile *p = NULL, *q = NULL;
+  struct spaa_err err, err2;
+  int rc;
+  memset(&s, 0, sizeof(s));
+  spaa_err_clear(&err);
+  rc = spaa_read_checked(spaa_test_read, &src, collect, &s, max_errors, &st, &p, &err);
+  assert_int_equal(rc, want_rc);
+  same_diags(want, &s);
+  assert_memory_equal(&st, want_st, sizeof(st));
+  if (rc) {
+    size_t i;
+    char msg[sizeof(err.msg)];
+    assert_null(p);
+    assert_int_equal(err.code, rc);
+    for (i = 0; i < s.n && !s.d[i].is_error; i++)
+      ;
+    assert_true(i < s.n);
+    snprintf(msg, sizeof(msg), "line %zu: %s (rule %s%s%s)", s.d[i].line, s.d[i].msg,
+             s.d[i].rule, s.d[i].field[0] ? ", field " : "", s.d[i].field);
+    if (rc == SPAA_E_INVALID)
+      assert_string_equal(err.msg, msg);
+    assert_int_equal(err.line, s.d[i].line);
+    return;
+  }
+  assert_non_null(p);
+  assert_int_equal(spaa_read_buf(input, len, &q, &err2), 0);
+  {
+    struct spaa_buf a, b;
+    write_profile(p, &a);
+    write_profile(q, &b);
+    assert_int_equal(a.len, b.len);
+    assert_memory_equal(a.p, b.p, a.len);
+    spaa_buf_free(&a);
+    spaa_buf_free(&b);
+  }
+  spaa_profile_free(p);
+  spaa_profile_free(q);
+}
+
 static void check_case(const struct vcase *c, const char *input, size_t len, size_t step)
 {
   struct seen s;
@@ -282,6 +356,7 @@ static void check_case(const struct vcase *c, const char *input, size_t len, siz
   assert_int_equal(st.errors + st.warnings >= 1, 1);
   if (!c->is_error)
     assert_int_equal(st.errors, 0);
+  check_one_pass(input, len, step, 0, &s, &st, rc);
 }
 
 static void test_rules(void **state)
@@ -315,6 +390,7 @@ static void test_valid_orders(void **state)
   assert_int_equal(st.errors, 0);
   assert_int_equal(st.stacks, 2);
   assert_int_equal(st.samples, 1);
+  check_one_pass(l2r, strlen(l2r), SIZE_MAX, 0, &s, &st, 0);
   memset(&s, 0, sizeof(s));
   assert_int_equal(spaa_validate_buf(r2l, strlen(r2l), collect, &s, 0, &st), 0);
   if (s.n)
@@ -347,6 +423,7 @@ static void test_spec_examples(void **state)
     assert_int_equal(st.samples, 1);
     assert_int_equal(st.windows, 1);
     assert_int_equal(st.bytes, len);
+    check_one_pass(buf, len, steps[i], 0, &s, &st, 0);
   }
   free(buf);
 }
@@ -368,11 +445,13 @@ static void test_zstd(void **state)
   assert_int_equal(spaa_validate_buf(z, zlen, collect, &s, 0, &st), 0);
   assert_int_equal(st.stacks, 2);
   assert_int_equal(st.bytes, len);
+  check_one_pass(z, zlen, SIZE_MAX, 0, &s, &st, 0);
   /* cut short: a compression error, reported as such */
   memset(&s, 0, sizeof(s));
   assert_int_equal(spaa_validate_buf(z, zlen - 5, collect, &s, 0, &st), SPAA_E_BAD_COMPRESSION);
   assert_true(s.n >= 1);
   assert_string_equal(s.d[s.n - 1].rule, "compression");
+  check_one_pass(z, zlen - 5, SIZE_MAX, 0, &s, &st, SPAA_E_BAD_COMPRESSION);
   /* garbage after the magic number */
   memcpy(z + 4, "garbage!", 8);
   assert_int_equal(spaa_validate_buf(z, zlen, NULL, NULL, 0, &st), SPAA_E_BAD_COMPRESSION);
@@ -391,6 +470,7 @@ static void test_max_errors(void **state)
   assert_int_equal(spaa_validate_buf(in, strlen(in), collect, &s, 2, &st), SPAA_E_INVALID);
   assert_int_equal(s.n, 2);      /* reported */
   assert_int_equal(st.errors, 3); /* counted */
+  check_one_pass(in, strlen(in), SIZE_MAX, 2, &s, &st, SPAA_E_INVALID);
   /* empty input: no header */
   memset(&s, 0, sizeof(s));
   assert_int_equal(spaa_validate_buf("", 0, collect, &s, 0, &st), SPAA_E_INVALID);
@@ -446,12 +526,41 @@ static void test_quiet(void **state)
   assert_string_equal(s.d[0].field, "weights[0].value");
 }
 
+/* The one place the one-pass reader is stricter than spaa_validate: a value in an unknown key
+ * that the model keeps as JSON and jansson cannot hold is a json error (the reader refused
+ * it when it read apart; validate skips such values unread). */
+static void test_one_pass_json_value(void **state)
+{
+  static const char in[] = H DICT
+      "{\"type\":\"stack\",\"id\":\"0xa\",\"frames\":[10],\"context\":{\"event\":\"cycles\"},"
+      "\"x_k\":1e400,\"weights\":[{\"metric\":\"period\",\"value\":5}]}\n";
+  struct seen s;
+  struct spaa_validate_stats st;
+  struct spaa_profile *p = NULL;
+  struct spaa_err err;
+  (void)state;
+  memset(&s, 0, sizeof(s));
+  assert_int_equal(spaa_validate_buf(in, strlen(in), collect, &s, 0, &st), 0);
+  assert_int_equal(spaa_read_buf(in, strlen(in), &p, &err), SPAA_E_BAD_JSON);
+  assert_null(p);
+  memset(&s, 0, sizeof(s));
+  assert_int_equal(spaa_read_checked_buf(in, strlen(in), collect, &s, 0, &st, &p, &err),
+                   SPAA_E_INVALID);
+  assert_null(p);
+  assert_int_equal(s.n, 1);
+  assert_string_equal(s.d[0].rule, "json");
+  assert_int_equal(s.d[0].line, 6);
+  assert_int_equal(err.line, 6);
+  assert_non_null(strstr(err.msg, "(rule json"));
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_rules),         cmocka_unit_test(test_valid_orders),
       cmocka_unit_test(test_spec_examples), cmocka_unit_test(test_zstd),
       cmocka_unit_test(test_max_errors),    cmocka_unit_test(test_quiet),
+      cmocka_unit_test(test_one_pass_json_value),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
