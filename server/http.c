@@ -416,7 +416,7 @@ const struct spaa_route *spaa_http_route(const struct spaa_route *routes, size_t
 static void log_mhd(void *cls, const char *fm, va_list ap)
 {
   struct spaa_http *h = cls;
-  char msg[300];
+  char msg[300], q[620];
   size_t l;
   vsnprintf(msg, sizeof(msg), fm, ap);
   l = strlen(msg);
@@ -430,10 +430,10 @@ static void log_mhd(void *cls, const char *fm, va_list ap)
   }
   if (!h->starting && h->conns) { /* per-connection news (resets, closures): counted */
     spaa_conns_note(h->conns, SPAA_CONNS_MHD_MSG);
-    spaa_log(SPAA_LOG_DEBUG, "libmicrohttpd", "detail=\"%s\"", msg);
+    spaa_log(SPAA_LOG_DEBUG, "libmicrohttpd", "detail=\"%s\"", spaa_log_q(q, sizeof(q), msg));
     return;
   }
-  spaa_log(SPAA_LOG_WARN, "libmicrohttpd", "detail=\"%s\"", msg);
+  spaa_log(SPAA_LOG_WARN, "libmicrohttpd", "detail=\"%s\"", spaa_log_q(q, sizeof(q), msg));
 }
 
 /* How much past the cap a body is read (and thrown away) so that the sender gets its 413;
@@ -939,6 +939,7 @@ static enum MHD_Result finish(struct http_rq *rq, struct MHD_Connection *conn)
 /* A piece of the body: keep it under the caps and the budget, or count it and drop it. */
 static enum MHD_Result body_piece(struct http_rq *rq, const char *data, size_t n)
 {
+  char q[sizeof(rq->path) * 2];
   rq->received += n;
   spaa_conn_body_bytes(rq->sconn, n);
   if (!rq->over && !rq->nomem && !rq->over_budget) {
@@ -966,7 +967,8 @@ static enum MHD_Result body_piece(struct http_rq *rq, const char *data, size_t n
   if ((rq->over || rq->nomem || rq->over_budget) &&
       rq->received > rq->max_body + discard_max(rq->max_body)) {
     spaa_log(SPAA_LOG_WARN, "dropping connection: body far past the cap",
-             "path=\"%s\" received=%zu cap=%zu", rq->path, rq->received, rq->max_body);
+             "path=\"%s\" received=%zu cap=%zu", spaa_log_q(q, sizeof(q), rq->path), rq->received,
+             rq->max_body);
     return MHD_NO;
   }
   return MHD_YES;

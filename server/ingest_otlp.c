@@ -307,6 +307,7 @@ static void otlp_done(struct spaa_ingest *x)
   const char *version;
   if (!st)
     return;
+  char detail[600]; /* what the answer said: it may quote the client (a Content-Type...) */
   version = st->version ? st->version : "-";
   spaa_metrics_add(spaa_ingest_metrics(x->req), SPAA_METRIC_OTLP_REQUESTS,
                    st->t == CT_JSON ? "json" : st->t == CT_OTHER ? "other" : "protobuf", version,
@@ -315,7 +316,8 @@ static void otlp_done(struct spaa_ingest *x)
            "status=%d format=%s version=%s profiles=%zu stored=%zu duplicates=%zu "
            "rejected=%zu detail=\"%s\"",
            x->resp->status, st->t == CT_JSON ? "json" : st->t == CT_OTHER ? "-" : "protobuf",
-           version, x->list.n, x->stored, x->dups, x->rejected, st->msg);
+           version, x->list.n, x->stored, x->dups, x->rejected,
+           spaa_log_q(detail, sizeof(detail), st->msg));
   otlp_request_free(st->r);
   free(st);
   x->state = NULL;

@@ -20,12 +20,14 @@ static void pprof_fail(struct spaa_ingest *x, enum spaa_ingest_stage stage, int 
 {
   const char *msg = detail && detail[0] ? detail : spaa_err_default(code);
   int status = spaa_err_status(code);
+  char qp[300], qd[600];
   (void)stage;
   /* debug: the core's "request" line carries the answer (a warning for a 4xx or 5xx, one
    * line per request); back-pressure is counted and logged once per interval by the core */
   spaa_log(SPAA_LOG_DEBUG, "pprof upload rejected",
-           "path=\"%s\" status=%d error=%s detail=\"%s\"", x->req->path ? x->req->path : "-",
-           status, spaa_err_name(code), msg);
+           "path=\"%s\" status=%d error=%s detail=\"%s\"",
+           spaa_log_q(qp, sizeof(qp), x->req->path ? x->req->path : "-"), status,
+           spaa_err_name(code), spaa_log_q(qd, sizeof(qd), msg));
   spaa_resp_error(x->resp, code, "%s", msg);
 }
 

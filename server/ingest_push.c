@@ -143,7 +143,7 @@ static void push_fail(struct spaa_ingest *x, enum spaa_ingest_stage stage, int c
                       const char *detail)
 {
   const char *msg = detail && detail[0] ? detail : spaa_err_default(code);
-  char full[sizeof(((struct spaa_err *)0)->msg) + 64];
+  char full[sizeof(((struct spaa_err *)0)->msg) + 64], qd[2 * sizeof(full)];
   int status;
   const char *cc = spaa_push_connect_code(code, &status);
   struct spaa_err coding;
@@ -164,7 +164,7 @@ static void push_fail(struct spaa_ingest *x, enum spaa_ingest_stage stage, int c
     snprintf(full, sizeof(full), "%s", msg);
   /* debug: the core's "request" line carries the answer (one line per request) */
   spaa_log(SPAA_LOG_DEBUG, "pyroscope push rejected",
-           "status=%d code=%s detail=\"%s\"", status, cc, full);
+           "status=%d code=%s detail=\"%s\"", status, cc, spaa_log_q(qd, sizeof(qd), full));
   body = json_pack("{s:s, s:s}", "code", cc, "message", full);
   if (!body) {
     spaa_resp_bytes(x->resp, 500, "application/json", "{\"code\":\"internal\"}", 19);

@@ -88,6 +88,7 @@ static void sentry_fail(const struct spaa_req *req, struct spaa_resp *resp, int 
 {
   json_t *o = json_object(), *causes = json_array();
   int status = status_of(code);
+  char qd[600];
   const char *project = spaa_req_param(req, "project_id");
   json_object_set_new(o, "detail", json_string(summary_of(code)));
   if (cause && cause[0]) {
@@ -104,7 +105,7 @@ static void sentry_fail(const struct spaa_req *req, struct spaa_resp *resp, int 
   /* debug: the core's "request" line carries the answer (one line per request) */
   spaa_log(SPAA_LOG_DEBUG, "sentry envelope refused",
            "project=%s status=%d code=%s detail=\"%s\"", project ? project : "-", status,
-           spaa_err_name(code), cause ? cause : "");
+           spaa_err_name(code), spaa_log_q(qd, sizeof(qd), cause));
 }
 
 static void sentry_on_fail(struct spaa_ingest *x, enum spaa_ingest_stage stage, int code,
@@ -324,6 +325,7 @@ static int sentry_parse(struct spaa_ingest *x, struct spaa_err *err)
 /* The answer's entry for converted entry i: stored (maybe already), or dropped and why. */
 static json_t *profile_entry(const struct spaa_ingest *x, size_t i, const char *project)
 {
+  char qd[600];
   const struct spaa_converted *c = &x->list.v[i];
   json_t *e = json_object();
   if (x->rcs[i] == SPAA_INGEST_REJECTED) {
@@ -334,7 +336,7 @@ static json_t *profile_entry(const struct spaa_ingest *x, size_t i, const char *
     json_object_set_new(e, "detail", d ? d : json_string("(not valid UTF-8)"));
     spaa_log(SPAA_LOG_INFO, "sentry profile dropped",
              "project=%s id=%s reason=%s detail=\"%s\"", project, c->id[0] ? c->id : "-",
-             c->reason, c->err.msg);
+             c->reason, spaa_log_q(qd, sizeof(qd), c->err.msg));
   } else {
     json_object_set_new(e, "id", json_string(x->ids[i]));
     json_object_set_new(e, "stored", json_true());

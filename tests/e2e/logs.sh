@@ -61,6 +61,35 @@ assert_eq "0 $meta_len" "$(jq -r '"\(.bytes) \(.sent)"' <<<"$get")" "a GET's lin
 stored=$(jq -r 'select(.msg == "profile stored") | .samples' "$LOG")
 assert_eq "$samples" "$stored" "profile stored counts the samples the API reports"
 
+# a value a client chose cannot start fields of its own: a Content-Type and a Sentry item's
+# platform that close the quote and write level= and msg= stay inside their value
+forged='x" level=error msg="FORGED'
+otlp=$SPAA_SHARED/fixtures/otlp/pyroscope_otel-ebpf-profile.pb.bin
+http POST /v1development/profiles -H "Content-Type: text/$forged" -H 'Authorization: Bearer in' \
+  --data-binary @"$otlp"
+assert_eq 415 "$HTTP_CODE" "an OTLP upload with a forged Content-Type"
+sed "s/\"type\":\"profile_chunk\",\"platform\":\"cocoa\"/\"type\":\"profile_chunk\",\"platform\":\"${forged//\"/\\\\\"}\"/" \
+  "$SPAA_SHARED/fixtures/sentry/constructed_envelope_profile_chunk_v2.envelope" >"$E2E_TMP/forged.envelope"
+grep -q FORGED "$E2E_TMP/forged.envelope" || fail "the forged envelope was not made"
+http POST "/api/7/envelope/?sentry_key=k" --data-binary @"$E2E_TMP/forged.envelope"
+python3 - "$LOG" <<'PY' || fail "a log line with a field of the client's making"
+import json, sys
+def no_dups(pairs):
+    keys = [k for k, _ in pairs]
+    if len(keys) != len(set(keys)):
+        raise ValueError("duplicate keys %s" % keys)
+    return dict(pairs)
+seen = 0
+for n, line in enumerate(open(sys.argv[1]), 1):
+    o = json.loads(line, object_pairs_hook=no_dups)
+    if "FORGED" in line:
+        seen += 1
+        if o.get("msg", "").startswith("FORGED") or o.get("level") == "error":
+            sys.exit("line %d: %s" % (n, line.strip()))
+if seen < 2:
+    sys.exit("the forged values were not logged (%d lines)" % seen)
+PY
+
 # rotate: the file is moved away, SIGHUP, the next lines go to a new file
 mv "$LOG" "$LOG.1"
 printf 'read_token = second\ningest_token = in\nlog_format = json\n' >"$CONF"
