@@ -38,6 +38,7 @@ struct spaa_conn {
   int dropped;                   /* reaper only: shut down already */
   struct spaa_conns *owner;      /* the bookkeeping it is listed in */
   unsigned edge_status;          /* atomic: its answer at the edge (spaa_conn_edge), or 0 */
+  unsigned uri_flags;            /* SPAA_URI_* of its current request line (its I/O thread) */
 };
 
 struct spaa_conns {
@@ -340,4 +341,15 @@ void spaa_conn_edge(struct spaa_conn *k, unsigned status)
 unsigned spaa_conn_edge_status(const struct spaa_conn *k)
 {
   return k ? __atomic_load_n(&k->edge_status, __ATOMIC_ACQUIRE) : 0;
+}
+
+void spaa_conn_set_uri_flags(struct spaa_conn *k, unsigned flags)
+{
+  if (k)
+    k->uri_flags = flags;
+}
+
+unsigned spaa_conn_uri_flags(const struct spaa_conn *k)
+{
+  return k ? k->uri_flags : 0;
 }

@@ -63,6 +63,13 @@ void spaa_conn_request_end(struct spaa_conn *conn);         /* answered: wait fo
 void spaa_conn_edge(struct spaa_conn *conn, unsigned status);
 /* The status the connection's request was answered at the edge, or 0 (NULL-safe). */
 unsigned spaa_conn_edge_status(const struct spaa_conn *conn);
+/* What the request's URI held as sent, before libmicrohttpd decoded its %XX escapes (which
+ * it does before any handler sees the path): set for each request line, read by the
+ * request's checks. NULL-safe (nothing kept; 0 read). */
+#define SPAA_URI_NUL 1u   /* %00 anywhere: a NUL byte would end the path or a value early */
+#define SPAA_URI_SLASH 2u /* %2F in the path: a '/' that is no separator of its own */
+void spaa_conn_set_uri_flags(struct spaa_conn *conn, unsigned flags);
+unsigned spaa_conn_uri_flags(const struct spaa_conn *conn);
 
 /* Count one event; logged (with the count since the last line) by the reaper once per
  * interval. Lock-free. */

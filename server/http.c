@@ -591,6 +591,41 @@ static enum MHD_Result count_arg(void *cls, enum MHD_ValueKind kind, const char 
   return MHD_YES;
 }
 
+/* libmicrohttpd read a request line: what its URI holds before the %XX escapes are decoded
+ * (SPAA_URI_* on the connection, for head_checks). Returns no request context. */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+  const union MHD_ConnectionInfo *ci =
+      MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+  unsigned flags = 0;
+  int in_path = 1;
+  size_t i;
+  (void)cls;
+  for (i = 0; uri && uri[i]; i++) {
+    if (uri[i] == '?')
+      in_path = 0;
+    else if (uri[i] == '%' && uri[i + 1] && uri[i + 2]) {
+      if (uri[i + 1] == '0' && uri[i + 2] == '0')
+        flags |= SPAA_URI_NUL;
+      else if (in_path && uri[i + 1] == '2' && (uri[i + 2] == 'F' || uri[i + 2] == 'f'))
+        flags |= SPAA_URI_SLASH;
+    }
+  }
+  spaa_conn_set_uri_flags(ci ? ci->socket_context : NULL, flags);
+  return NULL;
+}
+
+/* Adds 1 to *(unsigned *)cls for each Content-Length header line. */
+static enum MHD_Result count_clen(void *cls, enum MHD_ValueKind kind, const char *key,
+                                  const char *value)
+{
+  (void)kind;
+  (void)value;
+  if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0)
+    ++*(unsigned *)cls;
+  return MHD_YES;
+}
+
 /* What libmicrohttpd lets through but HTTP does not: a URI or a head over our caps (414,
  * 431; MHD answers heads over SPAA_HTTP_MHD_MEMORY itself, made JSON by http_edge.c),
  * HTTP/1.1 without Host (400), a transfer coding other than chunked (501).
@@ -602,6 +637,7 @@ static int head_checks(struct http_rq *rq, struct MHD_Connection *conn, const ch
       MHD_get_connection_info(conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
   size_t uri = url ? strlen(url) : 0;
   const char *te;
+  unsigned uri_flags = spaa_conn_uri_flags(rq->sconn), clen = 0;
   char msg[160];
   MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, count_arg, &uri);
   snprintf(rq->path, sizeof(rq->path), "%.64s%s", url ? url : "", uri > 64 ? "..." : "");
@@ -622,9 +658,29 @@ static int head_checks(struct http_rq *rq, struct MHD_Connection *conn, const ch
     fail_http(rq, conn, 400, "bad_request", "an HTTP/1.1 request must carry a Host header");
     return 1;
   }
-  if ((te = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-                                        MHD_HTTP_HEADER_TRANSFER_ENCODING)) &&
-      strcasecmp(te, "chunked") != 0) {
+  /* libmicrohttpd decodes %00 into a NUL that ends the path early (a profile's id would name
+   * the collection) and %2F into a separator the client did not write */
+  if (uri_flags & SPAA_URI_NUL) {
+    fail_http(rq, conn, 400, "bad_request", "the request URI holds an encoded NUL byte (%00)");
+    return 1;
+  }
+  if (uri_flags & SPAA_URI_SLASH) {
+    fail_http(rq, conn, 400, "bad_request", "the request path holds an encoded '/' (%2F): no "
+              "name served here has one");
+    return 1;
+  }
+  /* RFC 9112 section 6.3: more than one length, or a length beside a transfer coding, leaves
+   * where the body ends in doubt (libmicrohttpd takes the first): refused, and the connection
+   * closed, so that nothing after it is read as a request of its own */
+  MHD_get_connection_values(conn, MHD_HEADER_KIND, count_clen, &clen);
+  te = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
+  if (clen > 1 || (clen && te)) {
+    fail_http(rq, conn, 400, "bad_request", clen > 1 ? "the request has more than one "
+              "Content-Length header" : "the request has both Content-Length and "
+              "Transfer-Encoding: send one of them");
+    return 1;
+  }
+  if (te && strcasecmp(te, "chunked") != 0) {
     /* RFC 9112 section 6.1: a transfer coding the server does not know is a 501; libmicrohttpd
      * would wait for a body it cannot delimit until the idle timeout */
     snprintf(msg, sizeof(msg), "Transfer-Encoding '%.40s' is not supported: only chunked (a "
@@ -1211,7 +1267,8 @@ int spaa_http_start(const struct spaa_app *app, const struct spaa_route *routes,
                           MHD_OPTION_CONNECTION_MEMORY_LIMIT, SPAA_HTTP_MHD_MEMORY,
                           MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)cfg->idle_timeout,
                           MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
-                          MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_END);
+                          MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+                          MHD_OPTION_URI_LOG_CALLBACK, on_uri, h, MHD_OPTION_END);
   h->starting = 0;
   if (!h->d) {
     spaa_err_set(err, SPAA_E_IO, 0, 0, "cannot listen on %s%s%s:%u: %s",

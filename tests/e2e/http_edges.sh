@@ -97,10 +97,37 @@ assert_eq 2 "$(count_status "$a")" "keep-alive chunked: two answers"
 # a transfer coding other than chunked: 501, not a wait for a body nobody can delimit
 a=$(raw "b'POST /ingest HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\nabc'")
 edge "$a" 501 not_implemented "Transfer-Encoding: gzip"
+a=$(raw "b'GET /healthz\r\n\r\n'")
+edge "$a" 400 bad_request "a request line without a version"
+a=$(raw "b'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'")
+edge "$a" 505 http_version_not_supported "the HTTP/2 preface on the HTTP/1.1 port"
+# where the body ends in doubt: two lengths, or a length and a transfer coding; the bytes
+# after it are not read as a request of their own (one answer, the connection closed)
+a=$(raw "b'POST /ingest?name=dup.cpu HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 40\r\n\r\naGET /api/v1/services HTTP/1.1\r\nHost: x\r\n\r\n'")
+edge "$a" 400 bad_request "two Content-Length headers"
+assert_contains "$a" "more than one Content-Length" "two Content-Length headers: detail"
+a=$(raw "b'POST /ingest?name=dup.cpu HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /api/v1/services HTTP/1.1\r\nHost: x\r\n\r\n'")
+edge "$a" 400 bad_request "Content-Length and Transfer-Encoding"
+# %00 would end the path early (a profile's id naming the collection), %2F make a separator
+for u in '/api/v1/profiles/%00' '/api/v1/profiles?service=a%00b' '/healthz%00x'; do
+  http GET "$u"
+  assert_eq 400 "$HTTP_CODE" "$u"
+  assert_contains "$HTTP_BODY" "encoded NUL byte" "$u: detail"
+done
+http DELETE '/api/v1/profiles/%00?service=x'
+assert_eq 400 "$HTTP_CODE" "a DELETE of an encoded NUL id is no collection delete"
+for u in '/api/v1/profiles/%2F' '/api/v1/profiles/a%2fb/spaa'; do
+  http GET "$u"
+  assert_eq 400 "$HTTP_CODE" "$u"
+  assert_contains "$HTTP_BODY" "encoded '/'" "$u: detail"
+done
+http GET '/api/v1/profiles?service=a%2Fb'
+assert_eq 200 "$HTTP_CODE" "%2F in a query value is a '/'"
+
 # counted by status under route "-" (413 and 505 come from the edge only)
 m=$(curl -sS "$SERVER_URL/metrics")
 assert_contains "$m" 'spaa_relay_requests_total{route="-",status="413"} 1' "the edge's 413 counted"
-assert_contains "$m" 'spaa_relay_requests_total{route="-",status="505"} 1' "the edge's 505 counted"
+assert_contains "$m" 'spaa_relay_requests_total{route="-",status="505"} 2' "the edge's 505 counted"
 
 http GET /healthz
 assert_eq 200 "$HTTP_CODE" "still serving"
