@@ -163,8 +163,9 @@ void spaa_resp_json(struct spaa_resp *resp, int status, json_t *value)
   char *s = value ? json_dumps(value, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
   json_decref(value);
   if (!s) {
-    spaa_resp_bytes(resp, 500, "application/json",
-                    "{\"error\":\"internal\",\"detail\":\"cannot encode the answer\"}", 55);
+    static const char failed[] = "{\"error\":\"internal\",\"detail\":\"cannot encode the "
+                                 "answer\"}";
+    spaa_resp_bytes(resp, 500, "application/json", failed, sizeof(failed) - 1);
     return;
   }
   spaa_resp_bytes(resp, status, "application/json", s, strlen(s));

@@ -7,6 +7,7 @@
 #    again;
 #  - three at once under --memory-budget: each answered 200 or 503 with Retry-After (never
 #    closed), at least one stored, the peak RSS within the budget plus the three bodies;
+#  - four smaller ones at once, refused while their models grow: a whole JSON 503;
 #  - RSS levels off as services come (40 services, each its own block dictionary);
 #  - RSS after warm-up stays flat over 2,000 more small uploads (no leak per request).
 # Labelled slow: not run in the sanitizer pass (AddressSanitizer's RSS means nothing).
@@ -128,6 +129,35 @@ done
 echo "three at once under a ${budget_mib} MiB budget: $ok stored, $((3 - ok)) answered 503; peak RSS $(vmhwm_kb "$SERVER_PID") KiB"
 ((ok >= 1)) || fail "none of the three uploads was stored"
 assert_rss_below "$SERVER_PID" $(((budget_mib + 3 * 40 + 64) * 1024)) "three 48 MiB pprofs at once"
+stop_server
+
+# refused while their models grow: four 4 MiB pprofs at once under 64 MiB are admitted, then
+# the budget refuses the models of some; those get a whole JSON 503 with Retry-After (the
+# answer was built through the refusing meter: a 500 with its JSON cut short), on /ingest and
+# on the Collector's /v1/pprof alike
+python3 "$(dirname "$0")/gen_pprof.py" "$E2E_TMP/small.pb" 4 7 >/dev/null
+gzip -1 "$E2E_TMP/small.pb"
+start_server --memory-budget 64m --log-level warn
+for path in "/ingest?name=grow%d.cpu" "/v1/pprof?service=grow%d"; do
+  pids=()
+  for i in 1 2 3 4; do
+    # shellcheck disable=SC2059
+    curl -sS -o "$E2E_TMP/gout$i" -D "$E2E_TMP/ghdr$i" -w '%{http_code}' \
+      --data-binary @"$E2E_TMP/small.pb.gz" "$SERVER_URL$(printf "$path" "$i")" \
+      >"$E2E_TMP/gcode$i" 2>"$E2E_TMP/gerr$i" &
+    pids+=($!)
+  done
+  wait "${pids[@]}"
+  for i in 1 2 3 4; do
+    code=$(cat "$E2E_TMP/gcode$i")
+    case "$code" in
+    200 | 204) ;;
+    503) assert_contains "$(tr -d '\r' <"$E2E_TMP/ghdr$i")" "Retry-After: 1" "$path $i: Retry-After"
+         assert_eq busy "$(jq -r .error "$E2E_TMP/gout$i")" "$path $i: a whole JSON answer" ;;
+    *) fail "$path, upload $i of 4: status '$code' ($(cat "$E2E_TMP/gout$i" "$E2E_TMP/gerr$i"))" ;;
+    esac
+  done
+done
 stop_server
 
 # many services: the writer keeps a dictionary per service, bounded in count and bytes, so
