@@ -90,7 +90,8 @@ for (let k = 0; k < args.length; k += 3) {
     warm.push(await warmTime(warmPage, route));
   }
   const a = median(api), p = median(page);
-  console.log(`web_flame: ${label}: ${json.nodes} nodes drawn of ${json.nodes + json.trimmed_nodes} (${nodes} with "other" and the root)`);
+  console.log(`web_flame: ${label}: ${json.nodes} nodes and ${json.other_nodes} "other" drawn (${nodes} with the root), ` +
+    `${json.trimmed_nodes} nodes of the whole tree not under their own path`);
   console.log(`  API flamegraph answer (floor)  ${a.toFixed(1)} ms   (min ${Math.min(...api).toFixed(1)})`);
   console.log(`  page navigation -> drawn       ${p.toFixed(1)} ms   (min ${Math.min(...page).toFixed(1)})   ratio ${(p / a).toFixed(2)}  (a fresh browser context: nothing cached)`);
   const w = median(warm);

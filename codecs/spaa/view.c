@@ -1,5 +1,5 @@
 /* The stack set behind every view (names interned, frame filters, profile reader) and the
- * small JSON writing helpers the views share. The views themselves: view_out.c. */
+ * small JSON writing helpers the views share. The views themselves: view_out.c, view_flame.c. */
 #include "spaa/view.h"
 
 #include <math.h>

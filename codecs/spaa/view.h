@@ -95,12 +95,24 @@ int spaa_vset_from_profile(struct spaa_vset *v, const struct spaa_profile *p,
 int spaa_view_top(const struct spaa_vset *v, size_t limit, spaa_sink_cb sink, void *ctx,
                   struct spaa_err *err);
 
-/* A flamegraph tree as JSON: {"metric","unit","total","nodes":N,"trimmed_nodes":M,
- * "trimmed_value":X,"tree":{"name":"root","self","total","children":[...]}}. Children are
- * sorted by total (then name). At most max_nodes nodes besides the root are kept (0 = no
- * limit), the heaviest first; the rest of a parent's children are merged into one child named
- * "other" whose self is their total, so every node's total is still its self plus its
- * children's totals. */
+/* A flamegraph tree as JSON: {"metric","unit","total","metrics","nodes":N,"trimmed_nodes":M,
+ * "trimmed_value":X,"other_nodes":K,"other_max":W|null,"cut_value":C,"tree":{"name":"root",
+ * "self","total","children":[...]}}. Every node's total is its self plus its children's
+ * totals; children are sorted by total (then name), an "other" child last. With max_nodes 0
+ * (no limit), or a call tree that fits, the whole tree. Otherwise the tree is laid out in at
+ * most max_nodes nodes besides the root, "other" nodes included, still to every stack's leaf:
+ * a node's children (those of the tree nodes it stands for, grouped by name) that weigh at
+ * most a threshold, two or more of them, are merged into one child {"name":"other",
+ * "merged":n,...} (n: the tree nodes it stands for) whose children are theirs grouped by name,
+ * laid out by the same rule; a lone light child keeps its name. The threshold is the lowest
+ * that fits, then tree nodes of exactly its weight are kept by rank (heaviest first, a parent
+ * before its children, then by name) while they fit. Only when max_nodes is below the depth of
+ * the deepest stack is the tree cut: the max_nodes heaviest nodes are kept and each kept node's
+ * other children become one leaf "other" (self = their total; at most one per kept node, beyond
+ * max_nodes). N: nodes besides the root and the "other" ones; K: the "other" ones; M: nodes of
+ * the whole tree not drawn under their own path; X: the total of the outermost "other" nodes;
+ * W: the heaviest group merged into one; C: the value of the stacks cut short (0 unless cut).
+ * Deterministic. 0, the sink's error or SPAA_E_NOMEM. */
 int spaa_view_flamegraph(const struct spaa_vset *v, size_t max_nodes, spaa_sink_cb sink,
                          void *ctx, struct spaa_err *err);
 
@@ -168,6 +180,9 @@ struct spaa_top_row {
 /* Every function of v with self and total, sorted as spaa_view_top sorts (*out malloc'ed).
  * 0 or SPAA_E_NOMEM. */
 int spaa_view__top_rows(const struct spaa_vset *v, struct spaa_top_row **out, size_t *n);
+/* {"metric":..,"unit":..,"total":..,"metrics":[..] (no closing brace): how every JSON view of
+ * v opens. 0 or SPAA_E_NOMEM. */
+int spaa_view__head(struct spaa_buf *b, const struct spaa_vset *v);
 /* Per name of v, its index among the names v's stacks use (focus= and ignore= leave others
  * out), in the set's order, or UINT32_MAX when none uses it: what speedscope's frame table
  * lists. malloc()ed; NULL when out of memory. */

@@ -1,5 +1,5 @@
-/* The views written from a stack set (view.h): top functions, flamegraph tree, folded
- * stacks, speedscope. Each streams its answer to a sink in bounded pieces. */
+/* The views written from a stack set (view.h): top functions, folded stacks, speedscope (the
+ * flamegraph: view_flame.c). Each streams its answer to a sink in bounded pieces. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,8 +35,7 @@ static int vout_end(struct vout *o, int rc, struct spaa_err *err, const char *wh
   return rc;
 }
 
-/* {"metric":..,"unit":..,"total":..,"metrics":[..] shared by the JSON views. */
-static int head(struct spaa_buf *b, const struct spaa_vset *v)
+int spaa_view__head(struct spaa_buf *b, const struct spaa_vset *v)
 {
   size_t i, n;
   int rc = spaa_buf_adds(b, "{\"metric\":");
@@ -123,7 +122,7 @@ int spaa_view_top(const struct spaa_vset *v, size_t limit, spaa_sink_cb sink, vo
   spaa_buf_init(&o.b, 0);
   if ((rc = spaa_view__top_rows(v, &rows, &n)))
     goto out;
-  rc = head(&o.b, v);
+  rc = spaa_view__head(&o.b, v);
   if (!rc)
     rc = spaa_buf_addf(&o.b, ",\"functions\":%zu,\"top\":[", n);
   for (i = 0; i < n && (!limit || i < limit) && !rc; i++) {
@@ -145,231 +144,6 @@ int spaa_view_top(const struct spaa_vset *v, size_t limit, spaa_sink_cb sink, vo
 out:
   free(rows);
   return vout_end(&o, rc, err, "top functions");
-}
-
-/* ---- flamegraph -------------------------------------------------------------------------- */
-
-struct fnode {
-  uint32_t name;
-  uint32_t depth;
-  size_t parent;     /* index of the parent; the root is node 0 (its own parent) */
-  spaa_vnum self, total;
-  spaa_vnum other;   /* total of the children that were trimmed */
-  size_t first, count; /* kept children: order[first .. first + count) */
-  int kept;
-  int trimmed_kids;  /* 1 when some child was trimmed */
-};
-
-struct ftree {
-  struct fnode *n;
-  size_t len, cap;
-  const struct spaa_vset *v;
-};
-
-static int tree_child(struct ftree *t, struct spaa_idmap *ix, size_t parent, uint32_t name,
-                      size_t *out)
-{
-  uint64_t key = ((uint64_t)parent << 32) | name;
-  if (spaa_idmap_get(ix, key, out))
-    return 0;
-  if (t->len == t->cap) {
-    size_t cap = t->cap * 2;
-    struct fnode *a = realloc(t->n, cap * sizeof(*a));
-    if (!a)
-      return SPAA_E_NOMEM;
-    t->n = a;
-    t->cap = cap;
-  }
-  memset(&t->n[t->len], 0, sizeof(t->n[t->len]));
-  t->n[t->len].name = name;
-  t->n[t->len].parent = parent;
-  t->n[t->len].depth = t->n[parent].depth + 1;
-  if (parent > UINT32_MAX || spaa_idmap_put(ix, key, t->len, NULL) < 0)
-    return SPAA_E_NOMEM;
-  *out = t->len++;
-  return 0;
-}
-
-static int tree_build(struct ftree *t)
-{
-  struct spaa_idmap ix;
-  size_t i, j, at;
-  int rc = 0;
-  spaa_idmap_init(&ix);
-  t->cap = 256;
-  if (!(t->n = calloc(t->cap, sizeof(*t->n))))
-    return SPAA_E_NOMEM;
-  t->len = 1;
-  for (i = 0; i < t->v->n_stacks && !rc; i++) {
-    const struct spaa_vstack *s = &t->v->stacks[i];
-    at = 0;
-    t->n[0].total += s->value;
-    for (j = 0; j < s->n && !rc; j++) {
-      rc = tree_child(t, &ix, at, s->path[j], &at);
-      if (!rc)
-        t->n[at].total += s->value;
-    }
-    if (!rc)
-      t->n[at].self += s->value;
-  }
-  spaa_idmap_free(&ix);
-  return rc;
-}
-
-/* A node as the trimming sorts it (qsort has no context: the keys travel with the index). */
-struct fkey {
-  size_t ix;         /* node index */
-  size_t parent;
-  spaa_vnum total;
-  uint32_t depth;
-  const char *name;
-};
-
-/* Heaviest first; a parent before its children at equal totals; then by name. */
-static int heavy_cmp(const void *a, const void *b)
-{
-  const struct fkey *x = a, *y = b;
-  int c;
-  if (x->total != y->total)
-    return x->total < y->total ? 1 : -1;
-  if (x->depth != y->depth)
-    return x->depth < y->depth ? -1 : 1;
-  if ((c = strcmp(x->name, y->name)))
-    return c;
-  return x->ix < y->ix ? -1 : 1;
-}
-
-/* Siblings together (by parent), each family heaviest first. */
-static int family_cmp(const void *a, const void *b)
-{
-  const struct fkey *x = a, *y = b;
-  if (x->parent != y->parent)
-    return x->parent < y->parent ? -1 : 1;
-  return heavy_cmp(a, b);
-}
-
-/* Mark the kept nodes, sum the trimmed ones into their parent's `other`, and lay the kept
- * children out in `order` family by family. Returns the count of trimmed nodes. */
-static size_t tree_trim(struct ftree *t, size_t max_nodes, size_t *order, spaa_vnum *trimmed)
-{
-  struct fkey *k = malloc((t->len ? t->len : 1) * sizeof(*k));
-  size_t i, kept = 0, n = 0;
-  if (!k)
-    return SIZE_MAX;
-  for (i = 1; i < t->len; i++) {
-    struct fkey e = {i, t->n[i].parent, t->n[i].total, t->n[i].depth, t->v->names[t->n[i].name]};
-    k[i - 1] = e;
-  }
-  qsort(k, t->len - 1, sizeof(*k), heavy_cmp);
-  t->n[0].kept = 1;
-  for (i = 0; i + 1 < t->len; i++) {
-    struct fnode *f = &t->n[k[i].ix];
-    if ((!max_nodes || kept < max_nodes) && t->n[f->parent].kept) {
-      f->kept = 1;
-      kept++;
-    } else if (t->n[f->parent].kept) {
-      t->n[f->parent].other += f->total;
-      t->n[f->parent].trimmed_kids = 1;
-      *trimmed += f->total;
-    }
-  }
-  for (i = 0; i + 1 < t->len; i++)
-    if (t->n[k[i].ix].kept)
-      k[n++] = k[i];
-  qsort(k, n, sizeof(*k), family_cmp);
-  for (i = 0; i < n; i++) {
-    struct fnode *p = &t->n[k[i].parent];
-    order[i] = k[i].ix;
-    if (!p->count)
-      p->first = i;
-    p->count++;
-  }
-  free(k);
-  return t->len - 1 - kept;
-}
-
-static int node_open(struct spaa_buf *b, const char *name, spaa_vnum self, spaa_vnum total)
-{
-  int rc = spaa_buf_adds(b, "{\"name\":");
-  rc = rc ? rc : spaa_view_jstr(b, name);
-  rc = rc ? rc : spaa_buf_adds(b, ",\"self\":");
-  rc = rc ? rc : spaa_view_num(b, self);
-  rc = rc ? rc : spaa_buf_adds(b, ",\"total\":");
-  rc = rc ? rc : spaa_view_num(b, total);
-  return rc ? rc : spaa_buf_adds(b, ",\"children\":[");
-}
-
-/* Depth first without recursion: pos[d] is the next child to write at depth d. */
-static int tree_write(const struct ftree *t, const size_t *order, struct vout *o)
-{
-  size_t *stack = malloc((t->len + 1) * sizeof(*stack)), *pos = malloc((t->len + 1) * sizeof(*pos));
-  size_t d = 0;
-  int rc = 0;
-  if (!stack || !pos) {
-    free(stack);
-    free(pos);
-    return SPAA_E_NOMEM;
-  }
-  stack[0] = 0;
-  pos[0] = 0;
-  rc = node_open(&o->b, "root", t->n[0].self, t->n[0].total);
-  while (!rc) {
-    const struct fnode *f = &t->n[stack[d]];
-    if (pos[d] < f->count) {
-      size_t c = order[f->first + pos[d]];
-      if (pos[d]++)
-        rc = spaa_buf_adds(&o->b, ",");
-      rc = rc ? rc : node_open(&o->b, t->v->names[t->n[c].name], t->n[c].self, t->n[c].total);
-      stack[++d] = c;
-      pos[d] = 0;
-    } else {
-      if (f->trimmed_kids) {
-        rc = spaa_buf_adds(&o->b, f->count ? "," : "");
-        rc = rc ? rc : node_open(&o->b, "other", f->other, f->other);
-        rc = rc ? rc : spaa_buf_adds(&o->b, "]}");
-      }
-      rc = rc ? rc : spaa_buf_adds(&o->b, "]}");
-      if (!d)
-        break;
-      d--;
-    }
-    rc = rc ? rc : vout_flush(o, 0);
-  }
-  free(stack);
-  free(pos);
-  return rc;
-}
-
-int spaa_view_flamegraph(const struct spaa_vset *v, size_t max_nodes, spaa_sink_cb sink,
-                         void *ctx, struct spaa_err *err)
-{
-  struct vout o = {.sink = sink, .ctx = ctx};
-  struct ftree t = {.v = v};
-  size_t *order = NULL, trimmed = 0;
-  spaa_vnum trimmed_value = 0;
-  int rc;
-  spaa_buf_init(&o.b, 0);
-  if ((rc = tree_build(&t)))
-    goto out;
-  if (!(order = malloc(t.len * sizeof(*order)))) {
-    rc = SPAA_E_NOMEM;
-    goto out;
-  }
-  if ((trimmed = tree_trim(&t, max_nodes, order, &trimmed_value)) == SIZE_MAX) {
-    rc = SPAA_E_NOMEM;
-    goto out;
-  }
-  rc = head(&o.b, v);
-  rc = rc ? rc : spaa_buf_addf(&o.b, ",\"nodes\":%zu,\"trimmed_nodes\":%zu,\"trimmed_value\":",
-                               t.len - 1 - trimmed, trimmed);
-  rc = rc ? rc : spaa_view_num(&o.b, trimmed_value);
-  rc = rc ? rc : spaa_buf_adds(&o.b, ",\"tree\":");
-  rc = rc ? rc : tree_write(&t, order, &o);
-  rc = rc ? rc : spaa_buf_adds(&o.b, "}\n");
-out:
-  free(order);
-  free(t.n);
-  return vout_end(&o, rc, err, "the flamegraph");
 }
 
 /* ---- collapsed --------------------------------------------------------------------------- */

@@ -10,7 +10,8 @@ const FONT = '12px ui-monospace, SFMono-Regular, Menlo, Consolas, "DejaVu Sans M
 
 export class FlameGraph {
   // host: the element to draw in. opts: {label, inverted, tooltip(i) -> Node[],
-  // onZoom(i), onPick(i) (Shift+click or "s": a function chosen), main (the debug hook's)}
+  // onZoom(i), onPick(i) (Shift+click or "s": a function chosen; never the root nor an
+  // "other" node, which stands for many), main (the debug hook's)}
   constructor(host, opts = {}) {
     this.opts = opts;
     this.tree = null;
@@ -238,8 +239,9 @@ export class FlameGraph {
   onClick(e) {
     const i = this.nodeAt(...this.point(e));
     if (i < 0) return;
-    if (e.shiftKey && this.opts.onPick && i > 0) this.opts.onPick(i);
-    else this.zoomTo(i);
+    if (e.shiftKey) {
+      if (this.pickable(i)) this.opts.onPick(i);
+    } else this.zoomTo(i);
   }
 
   onKey(e) {
@@ -257,8 +259,8 @@ export class FlameGraph {
     } else if (e.key === 'Escape') {
       this.reset();
       i = 0;
-    } else if ((e.key === 's' || e.key === 'S') && this.opts.onPick && i > 0) {
-      this.opts.onPick(i);
+    } else if (e.key === 's' || e.key === 'S') {
+      if (this.pickable(i)) this.opts.onPick(i);
     } else return;
     e.preventDefault();
     this.cursor = i;
@@ -268,6 +270,12 @@ export class FlameGraph {
       this.showTip(i, r.left + this.x[i] + Math.min(this.w[i], 40),
         r.top + this.rowOf(t.depth[i]) * ROW + ROW);
     }
+  }
+
+  // Whether node i can be picked (Shift+click, "s"): a function, not the root nor an "other"
+  // node, which stands for many.
+  pickable(i) {
+    return !!this.opts.onPick && i > 0 && !this.tree.other[i];
   }
 
   visible(i) {
@@ -317,6 +325,7 @@ export class FlameGraph {
       out.push({
         name: t.name[i], depth: t.depth[i], self: t.self[i], total: t.total[i],
         x: this.x[i], w: this.w[i], drawn: !isNaN(this.x[i]), match: !!(this.hit && this.hit[i]),
+        other: !!t.other[i],
         delta: t.delta ? t.delta[i] : undefined,
       });
     }

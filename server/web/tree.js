@@ -14,6 +14,8 @@ export class Tree {
     this.start = new Float64Array(cap);
     this.total = new Float64Array(cap);
     this.self = new Float64Array(cap);
+    this.other = new Uint8Array(cap); // 1: an "other" node of the API (lighter frames merged)
+    this.merged = [];  // "other" nodes: how many of the whole tree's nodes they stand for
     this.maxDepth = 0;
     this.base = null;   // diff trees: each side's raw value per node
     this.target = null;
@@ -93,6 +95,10 @@ export function fromApiTree(json) {
     const [node, depth, parent, start] = stack.pop();
     while (open.length > depth) tree.end[open.pop()] = tree.n;
     const i = grow(tree).push(node.name, depth, parent, start, node.total, node.self);
+    if (node.merged !== undefined) {
+      tree.other[i] = 1;
+      tree.merged[i] = node.merged;
+    }
     open.push(i);
     const kids = node.children || [];
     let x = start, starts = [];
@@ -115,6 +121,9 @@ function grow(tree) {
     a.set(tree[k]);
     tree[k] = a;
   }
+  const o = new Uint8Array(cap);
+  o.set(tree.other);
+  tree.other = o;
   for (const k of ['start', 'total', 'self', 'base', 'target']) {
     if (!tree[k]) continue;
     const a = new Float64Array(cap);

@@ -316,11 +316,18 @@ export class FlameView {
   renderInfo() {
     const j = this.flame;
     if (!j) return;
-    const trimmed = j.trimmed_nodes
-      ? h('span', { class: 'trimmed' }, ` · ${j.trimmed_nodes} smaller nodes merged into “other”: `,
-        h('strong', { text: fmtPct(j.total ? j.trimmed_value / j.total : 0) }), ' of the total',
-        ' (raise Max nodes to see them)')
-      : ' · nothing trimmed';
+    const share = (x) => h('strong', { text: fmtPct(j.total ? x / j.total : 0) });
+    // the API lays a large tree out in Max nodes: lighter frames merged into "other" nodes
+    // (stacks still drawn to their leaves), or cut when Max nodes is below the deepest stack
+    const trimmed = j.cut_value
+      ? h('span', { class: 'trimmed' }, ` · ${j.trimmed_nodes} smaller nodes cut into “other”: `,
+        share(j.cut_value), ' of the total is not drawn to its leaf (raise Max nodes to see it)')
+      : j.other_nodes
+        ? h('span', { class: 'trimmed' }, ' · every stack drawn to its leaf; a frame\'s callees of at most ',
+          fmtValue(j.other_max, j.unit), ' each are merged into one “other” when it has two or more (',
+          `${j.other_nodes} such nodes): `, share(j.trimmed_value), ' of the total passes through one',
+          ' (raise Max nodes to name lighter frames)')
+        : ' · nothing merged';
     fill(this.info, `Total ${fmtValue(j.total, j.unit)} of ${j.metric}${j.unit ? ' (' + j.unit + ')' : ''} · `,
       `${j.nodes} nodes`, trimmed);
     const fn = this.params.get('fn');
@@ -465,6 +472,13 @@ export class FlameView {
   tooltip(g, i) {
     const t = g.tree;
     const all = t.total[0] || 1;
+    if (t.other[i]) {
+      return [h('strong', { class: 'tip-name', text: 'other' }),
+        h('div', { text: `${t.merged[i]} lighter frames merged into one` }),
+        h('div', { text: `Total ${fmtValue(t.total[i], this.unit)} · ${fmtPct(t.total[i] / all)}` }),
+        h('div', { text: `Self ${fmtValue(t.self[i], this.unit)} · ${fmtPct(t.self[i] / all)}` }),
+        h('small', { text: 'click: zoom · raise Max nodes to name them' })];
+    }
     const name = i === 0 ? g.opts.rootName || 'all' : t.name[i];
     const { fn, loc } = splitFrame(name);
     const out = [h('strong', { class: 'tip-name', text: fn })];

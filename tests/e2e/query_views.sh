@@ -154,6 +154,24 @@ assert_eq sampled "$(jq -r '.profiles[0].type' <<<"$HTTP_BODY")" "speedscope of 
 assert_eq 412000000 "$(jq '.profiles[0].weights | add' <<<"$HTTP_BODY")" "off-CPU speedscope total"
 assert_eq 412000000 "$(curl -s "$SERVER_URL/api/v1/profiles/$offcpu/top" | jq .total)" "off-CPU top total"
 
+# --- a large tree within max_nodes: google-pprof's large.cpu holds 425,051 call-tree nodes, its
+# weight in chains of one or two samples; laid out in the budget ("other" nodes included),
+# every stack drawn to its leaf (nothing cut: the answer as deep as the deepest stack), the
+# budget used, and totals adding up. A trimmed tree cut 79% of the total at 50,000 nodes.
+deepest=$(curl -s "$SERVER_URL/api/v1/profiles/$PPROF/collapsed" | awk '{n = split($1, a, ";"); if (n > m) m = n} END {print m}')
+for max in 2000 50000; do
+  http GET "/api/v1/profiles/$PPROF/flamegraph?max_nodes=$max"
+  assert_eq 200 "$HTTP_CODE" "flamegraph max_nodes=$max"
+  assert_eq "0 true" "$(jq -r --argjson max "$max" '"\(.cut_value) \(.nodes + .other_nodes <= $max and .nodes + .other_nodes > $max * 0.9)"' <<<"$HTTP_BODY")" \
+    "max_nodes=$max: nothing cut, the budget used and kept ($(jq -c 'del(.tree)' <<<"$HTTP_BODY"))"
+  got=$(jq '[.tree | paths(type == "object" and has("children")) | map(select(. == "children")) | length] | max' <<<"$HTTP_BODY")
+  assert_eq "$deepest" "$got" "max_nodes=$max: as deep as the deepest stack"
+  jq -e '[.tree | .. | objects | select(has("children")) | .total == .self + ([.children[].total] | add // 0)] | all' \
+    <<<"$HTTP_BODY" >/dev/null || fail "max_nodes=$max: a node's total is not its self and its children's"
+  jq -e '[.. | objects | select(has("merged"))] | length > 0 and all(.name == "other" and .merged > 1)' \
+    <<<"$HTTP_BODY" >/dev/null || fail "max_nodes=$max: \"other\" nodes name how many they merge"
+done
+
 assert_contains "$(curl -s "$SERVER_URL/api/v1/profiles/$SPAAID/collapsed")" "main;work:hard 30" "';' replaced"
 assert_contains "$(curl -s "$SERVER_URL/api/v1/profiles/$SPAAID/top?by=frame")" '"name":"work;hard (w.c:3)"' "by=frame"
 

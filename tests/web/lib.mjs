@@ -38,11 +38,12 @@ export async function api(base, path, { token, text } = {}) {
   return text ? r.text() : r.json();
 }
 
-// The API's nested flamegraph tree in pre-order, as the page lays it out.
+// The API's nested flamegraph tree in pre-order, as the page lays it out ("other": a node
+// standing for lighter frames merged, which carries "merged").
 export function flatten(tree) {
   const out = [];
   const walk = (n, depth) => {
-    out.push({ name: n.name, depth, total: n.total, self: n.self });
+    out.push({ name: n.name, depth, total: n.total, self: n.self, other: n.merged !== undefined });
     for (const c of n.children || []) walk(c, depth + 1);
   };
   walk(tree, 0);

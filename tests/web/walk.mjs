@@ -37,7 +37,9 @@ async function drawn(page, after) {
 }
 
 const draws = (page) => page.evaluate(() => (window.__spaaDebug ? window.__spaaDebug.draws : 0));
-const nodes = (page) => page.evaluate(() => window.__spaaDebug.nodes);
+// as JSON text: tens of thousands of objects cross from the page far faster so (x is null,
+// not NaN, where a node was not drawn)
+const nodes = async (page) => JSON.parse(await page.evaluate(() => JSON.stringify(window.__spaaDebug.nodes)));
 // A diff tree is large (every path of both sides): summed up in the page.
 const diffNodes = (page) => page.evaluate(() => {
   const n = window.__spaaDebug.nodes;
@@ -50,13 +52,15 @@ const hashParams = (page) => page.evaluate(() => Object.fromEntries(new URLSearc
 function sameTree(got, json, what) {
   const want = flatten(json.tree);
   assert.equal(got.length, want.length, `${what}: node count`);
-  const others = want.filter((x, i) => i && x.name === 'other').length;
+  const others = want.filter((x) => x.other).length;
+  assert.equal(others, json.other_nodes, `${what}: the "other" nodes counted`);
   assert.equal(got.length, json.nodes + 1 + others, `${what}: the answer's nodes, the root and the "other" nodes`);
   for (let i = 0; i < want.length; i++) {
     assert.equal(got[i].name, i ? want[i].name : 'root', `${what}: node ${i} name`);
     assert.equal(got[i].depth, want[i].depth, `${what}: node ${i} depth`);
     assert.equal(got[i].total, want[i].total, `${what}: node ${i} total`);
     assert.equal(got[i].self, want[i].self, `${what}: node ${i} self`);
+    assert.equal(got[i].other, want[i].other, `${what}: node ${i} an "other" node or not`);
   }
   assert.equal(got[0].total, json.total, `${what}: root total`);
 }
@@ -169,6 +173,8 @@ async function flame(page) {
   const info = await page.locator('.info').innerText();
   const trimmedPct = ((json.trimmed_value / json.total) * 100).toFixed(2) + '%';
   assert.ok(json.trimmed_nodes > 0 && info.includes(trimmedPct), `the trimmed share ${trimmedPct} shown: ${info}`);
+  assert.equal(json.cut_value, 0, 'nothing cut at 2,000 nodes');
+  assert.ok(info.includes('every stack drawn to its leaf'), info);
   assert.ok(got[0].drawn && Math.abs(got[0].w - (await page.locator('.flame-pane .flame-canvas').boundingBox()).width) < 1, 'the root spans the canvas');
   await page.waitForSelector('.top-pane tbody tr');
   await shot(page, 'flamegraph');
@@ -182,6 +188,18 @@ async function flame(page) {
   const tip = await page.locator('#tooltip').innerText();
   const pct = ((next.total / json.total) * 100).toFixed(2) + '%';
   assert.ok(tip.includes('main.next') && tip.includes(pct) && /Self/.test(tip) && /Total/.test(tip), `tooltip: ${tip}`);
+
+  say('an "other" node: what it stands for, and no function to focus on');
+  const other = got.find((x) => x.other && x.drawn && x.w > 40);
+  assert.ok(other, 'a drawn "other" node');
+  await page.mouse.move(...(await nodePoint(page, other)));
+  await page.waitForFunction(() => /lighter frames merged/.test(document.getElementById('tooltip').innerText));
+  assert.ok(!/shift\+click/.test(await page.locator('#tooltip').innerText()), 'no shift+click offered');
+  const hash = await page.evaluate(() => location.hash);
+  await page.keyboard.down('Shift');
+  await page.mouse.click(...(await nodePoint(page, other)));
+  await page.keyboard.up('Shift');
+  assert.equal(await page.evaluate(() => location.hash), hash, 'shift+click on "other" focuses no function named "other"');
 
   say('zoom');
   let n = await draws(page);
@@ -251,6 +269,21 @@ async function flame(page) {
   const five = await api(BASE, `profiles/${id}/flamegraph?metric=samples&max_nodes=500`);
   sameTree(await nodes(page), five, 'max_nodes=500');
   assert.ok((await page.locator('.info').innerText()).includes(((five.trimmed_value / five.total) * 100).toFixed(2) + '%'));
+
+  say('max nodes 50,000: the graph drawn to every leaf');
+  n = await draws(page);
+  await page.selectOption('#flame-max', '50000');
+  await drawn(page, n);
+  const big = await api(BASE, `profiles/${id}/flamegraph?metric=samples&max_nodes=50000`);
+  assert.equal(big.cut_value, 0, 'nothing cut');
+  assert.ok(big.nodes + big.other_nodes <= 50000 && big.nodes + big.other_nodes > 45000, `the budget used, and kept: ${big.nodes} + ${big.other_nodes}`);
+  got = await nodes(page);
+  sameTree(got, big, 'max_nodes=50000');
+  const folded = await api(BASE, `profiles/${id}/collapsed?metric=samples`, { text: true });
+  const deepest = Math.max(...folded.trim().split('\n').map((l) => l.slice(0, l.lastIndexOf(' ')).split(';').length));
+  assert.equal(Math.max(...got.map((x) => x.depth)), deepest, 'as deep as the deepest stack');
+  assert.ok(got.some((x) => x.drawn && x.depth >= 30), 'the graph drawn 30 frames deep and more, not stopped under main.next');
+  assert.ok((await page.locator('.info').innerText()).includes('every stack drawn to its leaf'));
   n = await draws(page);
   await page.goto(`${BASE}/#/flame?id=${id}`);
   await drawn(page, n);

@@ -1,5 +1,6 @@
-/* The views (codecs/spaa/view.c, view_out.c, view_summary.c, view_diff.c) over a small set
- * with recursion, with exact expected answers: top, flamegraph (whole and trimmed), folded
+/* The views (codecs/spaa/view.c, view_out.c, view_flame.c, view_summary.c, view_diff.c) over
+ * a small set with recursion, with exact expected answers: top, flamegraph (whole, merged into
+ * "other" within a budget, cut below the deepest stack, a long tail within budgets), folded
  * stacks, speedscope, focus/ignore filters, diff against itself and a changed set, the
  * summary's budget, and a declared metric no stack carries (an empty set). */
 #include <setjmp.h>
@@ -85,21 +86,144 @@ static void test_flamegraph(void **state)
   (void)state;
   spaa_vset_init(&v);
   fill(&v, base_set, 4);
+  /* 3 nodes are fewer than the deepest stack's 4 frames: cut, the 3 heaviest kept */
   out = run(1, &v, 3);
   assert_string_equal(out, "{\"metric\":\"cpu\",\"unit\":null,\"total\":20,\"metrics\":[\"cpu\"],"
-                           "\"nodes\":3,"
-                           "\"trimmed_nodes\":3,\"trimmed_value\":5,\"tree\":{\"name\":\"root\","
+                           "\"nodes\":3,\"trimmed_nodes\":3,\"trimmed_value\":5,\"other_nodes\":1,"
+                           "\"other_max\":5,\"cut_value\":5,\"tree\":{\"name\":\"root\","
                            "\"self\":0,\"total\":20,\"children\":[{\"name\":\"main\",\"self\":0,"
                            "\"total\":20,\"children\":[{\"name\":\"a\",\"self\":5,\"total\":15,"
                            "\"children\":[{\"name\":\"b\",\"self\":10,\"total\":10,\"children\":"
-                           "[]}]},{\"name\":\"other\",\"self\":5,\"total\":5,\"children\":[]}]}]}}\n");
+                           "[]}]},{\"name\":\"other\",\"merged\":1,\"self\":5,\"total\":5,"
+                           "\"children\":[]}]}]}}\n");
   free(out);
   out = run(1, &v, 0);
-  assert_non_null(strstr(out, "\"nodes\":6,\"trimmed_nodes\":0,\"trimmed_value\":0,"));
+  assert_non_null(strstr(out, "\"nodes\":6,\"trimmed_nodes\":0,\"trimmed_value\":0,"
+                              "\"other_nodes\":0,\"other_max\":null,\"cut_value\":0,"));
   assert_non_null(strstr(out, "{\"name\":\"c\",\"self\":2,\"total\":5,\"children\":[{\"name\":"
                               "\"a\",\"self\":0,\"total\":3,\"children\":[{\"name\":\"a\","
                               "\"self\":3,\"total\":3,\"children\":[]}]}]}"));
   free(out);
+  spaa_vset_free(&v);
+}
+
+/* Every node of a flamegraph answer: its total is its self plus its children's totals; counts
+ * the nodes besides the root into *n and the "other" ones into *others, the depth into *depth. */
+static void flame_walk(json_t *node, size_t d, size_t *n, size_t *others, size_t *depth)
+{
+  json_t *kids = json_object_get(node, "children"), *k;
+  double sum = json_number_value(json_object_get(node, "self"));
+  size_t i;
+  if (d > *depth)
+    *depth = d;
+  if (d)
+    (*n)++;
+  if (json_object_get(node, "merged")) {
+    assert_string_equal(json_string_value(json_object_get(node, "name")), "other");
+    (*others)++;
+  }
+  json_array_foreach(kids, i, k) {
+    sum += json_number_value(json_object_get(k, "total"));
+    flame_walk(k, d + 1, n, others, depth);
+  }
+  assert_true(sum == json_number_value(json_object_get(node, "total")));
+}
+
+/* A wide tree: main calls one heavy function and 20 light ones that each call "leaf". Past the
+ * budget the light ones are merged into one "other" whose child is their leaves merged: every
+ * stack still drawn to its leaf, the lightest named nodes being lone children. */
+static void test_flamegraph_merged(void **state)
+{
+  struct spaa_vset v;
+  char *out, path[32];
+  size_t i;
+  (void)state;
+  spaa_vset_init(&v);
+  v.metric = "cpu";
+  {
+    const char *hot[] = {"main", "hot"};
+    assert_int_equal(spaa_vset_add(&v, hot, 2, 50, NULL), 0);
+  }
+  for (i = 1; i <= 20; i++) {
+    const char *names[3] = {"main", path, "leaf"};
+    snprintf(path, sizeof(path), "f%zu", i);
+    assert_int_equal(spaa_vset_add(&v, names, 3, 1, NULL), 0);
+  }
+  /* 42 nodes in 10: main, hot, f1, f10, f11 (the heaviest, then by name) each with its leaf
+   * (a lone child keeps its name), and the other 17 in "other" above their 17 leaves */
+  out = run(1, &v, 10);
+  assert_string_equal(out, "{\"metric\":\"cpu\",\"unit\":null,\"total\":70,\"metrics\":[\"cpu\"],"
+                           "\"nodes\":9,\"trimmed_nodes\":34,\"trimmed_value\":17,\"other_nodes\":1,"
+                           "\"other_max\":1,\"cut_value\":0,\"tree\":{\"name\":\"root\",\"self\":0,"
+                           "\"total\":70,\"children\":[{\"name\":\"main\",\"self\":0,\"total\":70,"
+                           "\"children\":[{\"name\":\"hot\",\"self\":50,\"total\":50,\"children\":[]},"
+                           "{\"name\":\"f1\",\"self\":0,\"total\":1,\"children\":[{\"name\":\"leaf\","
+                           "\"self\":1,\"total\":1,\"children\":[]}]},{\"name\":\"f10\",\"self\":0,"
+                           "\"total\":1,\"children\":[{\"name\":\"leaf\",\"self\":1,\"total\":1,"
+                           "\"children\":[]}]},{\"name\":\"f11\",\"self\":0,\"total\":1,\"children\":"
+                           "[{\"name\":\"leaf\",\"self\":1,\"total\":1,\"children\":[]}]},{\"name\":"
+                           "\"other\",\"merged\":17,\"self\":0,\"total\":17,\"children\":[{\"name\":"
+                           "\"leaf\",\"self\":17,\"total\":17,\"children\":[]}]}]}]}}\n");
+  free(out);
+  /* 3 nodes: the coarsest layout, one node a depth (hot merged too: nothing else fits) */
+  out = run(1, &v, 3);
+  assert_non_null(strstr(out, "\"nodes\":2,\"trimmed_nodes\":41,\"trimmed_value\":70,"
+                              "\"other_nodes\":1,\"other_max\":50,\"cut_value\":0,"));
+  assert_non_null(strstr(out, "{\"name\":\"other\",\"merged\":21,\"self\":50,\"total\":70,"
+                              "\"children\":[{\"name\":\"leaf\",\"self\":20,\"total\":20,"));
+  free(out);
+  /* 2 nodes, below the depth: cut */
+  out = run(1, &v, 2);
+  assert_non_null(strstr(out, "\"nodes\":2,\"trimmed_nodes\":40,\"trimmed_value\":20,"
+                              "\"other_nodes\":1,\"other_max\":1,\"cut_value\":20,"));
+  free(out);
+  spaa_vset_free(&v);
+}
+
+/* A long tail like google-pprof's large.cpu: chains of distinct functions, one sample each,
+ * alternating with one dispatcher, 1,793 nodes. Each budget is used and bounds the
+ * answer (its "other" nodes included), nothing is cut, every stack reaches its leaf (the
+ * answer is as deep as the tree) and every total adds up. */
+static void test_flamegraph_long_tail(void **state)
+{
+  static const size_t budgets[] = {40, 100, 500, 2000};
+  struct spaa_vset v;
+  char names_buf[24][16];
+  size_t i, j, b;
+  (void)state;
+  spaa_vset_init(&v);
+  v.metric = "cpu";
+  for (i = 0; i < 300; i++) { /* depth 4 to 23, functions f0..f96 in a fixed scramble */
+    const char *names[24];
+    size_t n = 4 + i % 20;
+    names[0] = "main";
+    for (j = 1; j < n; j++) {
+      if (j % 2)
+        names[j] = "next";
+      else {
+        snprintf(names_buf[j], sizeof(names_buf[j]), "f%zu", (i * 31 + j * 17) % 97);
+        names[j] = names_buf[j];
+      }
+    }
+    names[n - 1] = "now";
+    assert_int_equal(spaa_vset_add(&v, names, n, i % 7 ? 1 : 3, NULL), 0);
+  }
+  for (b = 0; b < sizeof(budgets) / sizeof(budgets[0]); b++) {
+    char *out = run(1, &v, budgets[b]);
+    json_error_t je;
+    json_t *doc = json_loads(out, 0, &je);
+    size_t n = 0, others = 0, depth = 0;
+    assert_non_null(doc);
+    flame_walk(json_object_get(doc, "tree"), 0, &n, &others, &depth);
+    assert_true(n <= budgets[b]);
+    assert_true(n > budgets[b] * 3 / 4); /* the budget is used */
+    assert_int_equal(depth, 23);
+    assert_int_equal(json_integer_value(json_object_get(doc, "cut_value")), 0);
+    assert_int_equal(json_integer_value(json_object_get(doc, "other_nodes")), others);
+    assert_int_equal(json_integer_value(json_object_get(doc, "nodes")) + others, n);
+    json_decref(doc);
+    free(out);
+  }
   spaa_vset_free(&v);
 }
 
@@ -522,6 +646,8 @@ int main(void)
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_top),
       cmocka_unit_test(test_flamegraph),
+      cmocka_unit_test(test_flamegraph_merged),
+      cmocka_unit_test(test_flamegraph_long_tail),
       cmocka_unit_test(test_collapsed_and_speedscope),
       cmocka_unit_test(test_filters),
       cmocka_unit_test(test_filter_cost),
