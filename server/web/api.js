@@ -40,8 +40,9 @@ function headers(t = token()) {
   return t ? { Authorization: 'Bearer ' + t } : {};
 }
 
-// The page's time ranges are on the profiles' own time (what its strip counts): said to the
-// API, whose from/to select on received time unless time=profile (each diff side too).
+// The page's time ranges are on the profiles' own time (what its strip counts) unless the
+// selection says time=received: said to the API, whose from/to select on received time
+// unless time=profile (each diff side too).
 function timeBase(path, params) {
   const p = new URLSearchParams(qs(params || {}));
   if (path === 'timeline' && !p.has('time')) p.set('time', 'profile'); // the strip, always

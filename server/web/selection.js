@@ -1,9 +1,13 @@
 // Selections of stored profiles as the API's list filters (service, source, event, from, to,
-// label=k:v...), shared by the profiles, flamegraph and diff views: picking them out of a
-// view's parameters, describing them, and the period before a time range.
+// time, label=k:v...), shared by the profiles, flamegraph and diff views: picking them out of
+// a view's parameters, describing them, and the period before a time range.
 import { pick, fmtTime } from './util.js';
 
-export const FILTERS = ['service', 'source', 'event', 'from', 'to', 'label'];
+// time: what from/to select on, "received" (when the relay received a profile) or, absent,
+// the profile's own time (api.js says time=profile to the API)
+export const FILTERS = ['service', 'source', 'event', 'from', 'to', 'time', 'label'];
+
+export const TIME_BASES = [['', 'profile time'], ['received', 'received time']];
 
 export const PRESETS = [
   ['', 'All time'],
@@ -33,8 +37,9 @@ export function prefixed(sel, prefix) {
   return out;
 }
 
+// No filter (the time basis alone selects nothing).
 export function isEmpty(sel) {
-  return [...sel].length === 0;
+  return [...sel].every(([k]) => k === 'time');
 }
 
 // A time parameter for people: "last hour", "2024-05-01 12:00:00".
@@ -51,10 +56,14 @@ export function describeTime(v) {
 export function describe(sel) {
   const parts = [];
   for (const [k, v] of sel) {
+    if (k === 'time') continue;
     if (k === 'label') parts.push(v.replace(':', '='));
     else if (k === 'from') parts.push('from ' + describeTime(v));
     else if (k === 'to') parts.push('to ' + describeTime(v));
     else parts.push(`${k} ${v}`);
+  }
+  if (parts.length && (sel.get('from') || sel.get('to'))) {
+    parts.push(sel.get('time') === 'received' ? 'on received time' : 'on profile time');
   }
   return parts.length ? parts.join(' · ') : 'every profile';
 }
@@ -73,13 +82,17 @@ export function timeSeconds(v, nowS = Date.now() / 1000) {
 }
 
 // The same selection over the period of equal length just before its time range, as
-// {base, target} selections, or null when the range has no start. A relative start stays
-// relative ("now-1h" -> base from now-2h to now-1h).
+// {base, target} selections, or null when the range has no start. Both sides select on the
+// time the relay received each profile, one instant a profile: on their own time a profile
+// whose range spans the boundary would be in both periods (the API selects profiles whose
+// range overlaps). A relative start stays relative ("now-1h" -> base from now-2h to now-1h).
 export function previousPeriod(sel) {
   const from = sel.get('from'), to = sel.get('to');
   if (!from) return null;
-  const base = pick(sel, FILTERS.filter((k) => k !== 'from' && k !== 'to'));
+  const base = pick(sel, FILTERS.filter((k) => k !== 'from' && k !== 'to' && k !== 'time'));
   const target = new URLSearchParams(sel);
+  target.set('time', 'received');
+  base.set('time', 'received');
   const m = /^now-(\d+)([smhd])$/.exec(from);
   if (m && (!to || to === 'now')) {
     base.set('from', `now-${2 * Number(m[1])}${m[2]}`);

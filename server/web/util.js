@@ -101,6 +101,13 @@ export function fmtValue(v, unit) {
   return fmtCount(v);
 }
 
+// A value with its unit for people: fmtValue's for the units it scales ("240 s", "4.5 MiB"),
+// else the count followed by the unit when there is one other than "count" ("12 objects").
+export function fmtWithUnit(v, unit) {
+  if (UNIT_STEPS[unit]) return fmtValue(v, unit);
+  return fmtCount(v) + (unit && unit !== 'count' ? ' ' + unit : '');
+}
+
 export function fmtCount(v) {
   const a = Math.abs(v);
   if (a >= 1e9) return trim(v / 1e9) + 'G';

@@ -7,7 +7,7 @@ import * as api from './api.js';
 import { FlameGraph } from './flame.js';
 import { fromDiffCollapsed } from './tree.js';
 import { SortTable, exportBar, breadcrumb } from './panels.js';
-import { selectionOf, describe, isEmpty, FILTERS } from './selection.js';
+import { selectionOf, describe, isEmpty, FILTERS, TIME_BASES } from './selection.js';
 import { h, fill, fmtValue, fmtPct, withParams, debounce } from './util.js';
 
 const SIDES = ['base', 'target'];
@@ -261,6 +261,7 @@ export class DiffView {
     const p = this.params;
     const metrics = new Set();
     for (const s of this.services) for (const ms of Object.values(s.events || {})) ms.forEach((m) => metrics.add(m));
+    if (p.get('metric')) metrics.add(p.get('metric')); // one no service lists: kept, not dropped
     const sides = SIDES.map((s) => this.sideFields(s));
     fill(this.form, sides,
       h('div', { class: 'diff-go' },
@@ -288,12 +289,20 @@ export class DiffView {
     const profile = h('div', { class: 'side-profile', hidden: mode !== 'profile' },
       h('label', { class: 'field' }, h('span', { text: 'Profile id' }),
         h('input', { name: s, value: p.get(s) || '', placeholder: '32 hex digits', autocomplete: 'off' })));
+    // a value the lists do not hold (a service with nothing stored, an event of none) is an
+    // option too: the form keeps every filter of the URL when it is submitted again
+    const choices = (name, label, values, value, any) => h('label', { class: 'field' }, h('span', { text: label }),
+      h('select', { name: s + '.' + name }, h('option', { value: '', text: any }),
+        [...new Set([...values, ...(value ? [value] : [])])].map((v) => h('option', { value: v, text: v, selected: value === v }))));
+    const events = new Set();
+    for (const x of this.services) Object.keys(x.events || {}).forEach((e) => events.add(e));
     const selection = h('div', { class: 'side-selection', hidden: mode !== 'selection' },
-      h('label', { class: 'field' }, h('span', { text: 'Service' }),
-        h('select', { name: s + '.service' }, h('option', { value: '', text: 'Any' }),
-          this.services.map((x) => h('option', { value: x.name, text: x.name, selected: sel.get('service') === x.name })))),
+      choices('service', 'Service', this.services.map((x) => x.name), sel.get('service'), 'Any'),
+      choices('event', 'Event', [...events], sel.get('event'), 'Any'),
       input('from', 'From', sel.get('from'), 'now-2h, 2024-05-01T12:00:00Z'),
       input('to', 'To', sel.get('to'), 'now-1h'),
+      h('label', { class: 'field' }, h('span', { text: 'Time on' }),
+        h('select', { name: s + '.time' }, TIME_BASES.map(([v, t]) => h('option', { value: v, text: t, selected: (sel.get('time') || '') === v })))),
       input('labels', 'Labels', sel.getAll('label').join(','), 'env:prod,region:eu'),
       input('source', 'Source', sel.get('source'), 'pprof'));
     const radio = (v, text) => h('label', { class: 'radio' }, h('input', {

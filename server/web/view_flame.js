@@ -15,6 +15,9 @@ import {
 const MAX_NODES = ['500', '2000', '10000', '50000'];
 const TOP_LIMIT = 1000;
 
+// What a view's answers are of: the profile or selection, metric, event and by.
+const viewOf = (src) => src.path('') + '?' + src.args({});
+
 export class FlameView {
   constructor(app) {
     this.app = app;
@@ -164,6 +167,8 @@ export class FlameView {
     fill(this.topNote);
     for (const g of this.sandGraphs || []) g.destroy();
     this.sandGraphs = [];
+    this.sand = null;
+    this.sandTotal = null;
     this.sandEl.hidden = true;
     fill(this.sandEl);
     fill(this.exports);
@@ -304,13 +309,47 @@ export class FlameView {
         : `No drawn frame matches “${q}”.`;
     } else if (fn) {
       r = this.graph.setSearch((name) => name === fn);
-      this.matches.textContent = `${r.count} frames of ${fn}: ${fmtPct(r.share)} of the total`;
+      this.fnFrames = r.count;
+      this.renderFnShare();
+      return;
     } else {
       this.graph.setSearch(null);
       this.matches.textContent = '';
     }
     this.matches.dataset.share = r ? String(r.share) : '';
     this.matches.dataset.count = r ? String(r.count) : '';
+  }
+
+  // The focused function's total (as the top table counts it: a stack once) and its share of
+  // the whole profile or selection, not of the graph focused on it (whose root it is). From
+  // the sandwich's answer and the top table's (unfocused) total and unit, whichever order they
+  // come in: null until both have.
+  fnShare() {
+    const fn = this.params.get('fn');
+    // both answers of the metric, event and selection shown (another's may still be here)
+    if (!fn || !this.sand || this.sand.fn !== fn || !this.top || this.top.view !== this.sand.view) return null;
+    const total = this.sand.callers.total[0];
+    return { fn, total, share: this.top.total ? total / this.top.total : 0, unit: this.top.unit };
+  }
+
+  // The lines that say the focused function's share (the sandwich's and the search's), again
+  // as each answer comes.
+  renderFnShare() {
+    const fn = this.params.get('fn');
+    const f = this.fnShare();
+    const whole = this.params.get('id') ? 'the profile' : 'the selection';
+    if (this.sandTotal && this.sand && this.sand.fn === fn) {
+      const total = this.sand.callers.total[0];
+      const unit = f ? f.unit : this.flame ? this.flame.unit : undefined;
+      fill(this.sandTotal, `${fn}: total `, unit !== undefined ? fmtValue(total, unit) : '…',
+        ' · ', f ? h('strong', { text: fmtPct(f.share) }) : '…', ` of ${whole}`);
+      this.sandTotal.dataset.share = f ? String(f.share) : '';
+    }
+    if (!fn || (this.params.get('q') || '').trim() || !this.graph.tree) return;
+    this.matches.textContent = `${this.fnFrames || 0} frames of ${fn}` +
+      (f ? ` · ${fmtPct(f.share)} of ${whole} (${fmtValue(f.total, f.unit)})` : '');
+    this.matches.dataset.share = f ? String(f.share) : '';
+    this.matches.dataset.count = String(this.fnFrames || 0);
   }
 
   renderInfo() {
@@ -343,9 +382,11 @@ export class FlameView {
     try {
       const top = await api.getJSON(src.path('top'), args, api.ticket('top'));
       if (this.blank) return;
+      top.view = viewOf(src);
       this.top = top;
       this.unit = top.unit;
       this.renderTop();
+      this.renderFnShare();
     } catch (e) {
       this.loadFailed(e, src);
     }
@@ -532,6 +573,8 @@ export class FlameView {
     this.keys.sand = key;
     for (const g of this.sandGraphs || []) g.destroy();
     this.sandGraphs = [];
+    this.sand = null;
+    this.sandTotal = null;
     this.sandEl.hidden = !fn;
     if (!fn) return fill(this.sandEl);
     fill(this.sandEl, h('h2', { text: 'Sandwich: ' + fn }), h('p', { class: 'status', text: 'Loading…' }));
@@ -540,10 +583,10 @@ export class FlameView {
       if (this.blank) return;
       const { callers, callees } = sandwich(text, fn);
       const up = h('div', { class: 'flame-host' }), down = h('div', { class: 'flame-host' });
-      const total = this.flame && this.flame.total;
+      this.sand = { fn, callers, callees, view: viewOf(src) };
+      this.sandTotal = h('span', { class: 'sand-share' });
       fill(this.sandEl, h('h2', { text: 'Sandwich: ' + fn }),
-        h('p', { class: 'sand-total' }, `${fn}: total ${fmtValue(callers.total[0], this.unit)}`,
-          total ? ` · ${fmtPct(callers.total[0] / total)} of the focused graph` : '',
+        h('p', { class: 'sand-total' }, this.sandTotal,
           ' ', h('button', { type: 'button', text: 'Close', onclick: () => this.app.go('flame', withParams(this.params, { fn: null })) })),
         h('h3', { text: 'Callers (who calls it, outward from it)' }), up,
         h('h3', { text: 'Callees (what it calls)' }), down);
@@ -554,6 +597,7 @@ export class FlameView {
       this.sandGraphs = [callersG, calleesG];
       this.sandEl.dataset.callersTotal = String(callers.total[0]);
       this.sandEl.dataset.calleesTotal = String(callees.total[0]);
+      this.renderFnShare();
     } catch (e) {
       this.loadFailed(e, src);
     }

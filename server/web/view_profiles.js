@@ -1,14 +1,15 @@
-// Profiles of a selection (#/profiles?service=&source=&event=&metric=&from=&to=&label=k:v
-// &cursor=): the filters, a strip of the selection's profile count over time (click a bar to
-// narrow the range to it), the list newest first with paging, and the ways on: one
-// profile's flamegraph, the merged flamegraph, a diff of two picked profiles or of the
-// selection against its previous period.
+// Profiles of a selection (#/profiles?service=&source=&event=&metric=&from=&to=&time=
+// &label=k:v&cursor=): the filters (times on the profiles' own time, or with time=received on
+// when the relay received them), a strip of the selection's profile count over time (click a
+// bar to narrow the range to it; a range without an end ends now), the list newest first with
+// paging and totals in their units, and the ways on: one profile's flamegraph, the merged
+// flamegraph, a diff of two picked profiles or of the selection against its previous period.
 import * as api from './api.js';
 import {
-  h, fill, fmtTime, fmtAgo, fmtDuration, fmtCount, hashOf, withParams, toLocalInput,
+  h, fill, fmtTime, fmtAgo, fmtDuration, fmtCount, fmtWithUnit, hashOf, withParams, toLocalInput,
   fromLocalInput, toDate, debugHook,
 } from './util.js';
-import { PRESETS, selectionOf, describe, previousPeriod, prefixed } from './selection.js';
+import { PRESETS, TIME_BASES, selectionOf, describe, previousPeriod, prefixed } from './selection.js';
 
 const PAGE = 50;
 const BUCKETS = 60;
@@ -20,6 +21,10 @@ export class ProfilesView {
     this.services = null;
     this.labelKeys = null;
     this.picked = new Set();
+    // units of the totals, by service, source, event and metric: the list does not give
+    // them, a profile's top answer does (null: none, or none could be read)
+    this.units = new Map();
+    this.totalCells = []; // [td, profile] of the list's totals, written again as units come
   }
 
   mount(main) {
@@ -71,15 +76,20 @@ export class ProfilesView {
   async load(sel) {
     this.status.textContent = 'Loading…';
     this.list.setAttribute('aria-busy', 'true');
-    const listParams = withParams(sel, { limit: PAGE, cursor: this.params.get('cursor') });
+    delete this.list.dataset.units;
+    // a range without an end ends now (the API's timeline would end at the newest profile:
+    // the last hour's strip would not reach the present)
+    const upToNow = sel.get('from') && !sel.get('to') ? withParams(sel, { to: 'now' }) : sel;
+    const listParams = withParams(upToNow, { limit: PAGE, cursor: this.params.get('cursor') });
     try {
       const [page, tl] = await Promise.all([
         api.getJSON('profiles', listParams, api.ticket('p-list')),
-        api.getJSON('timeline', withParams(sel, { buckets: BUCKETS }), api.ticket('p-timeline')),
+        api.getJSON('timeline', withParams(upToNow, { buckets: BUCKETS }), api.ticket('p-timeline')),
       ]);
       this.page = page;
       this.strip.set(tl);
       this.renderList(page, tl);
+      this.loadUnits(page);
     } catch (e) {
       if (e.name === 'StaleError') return; // a newer selection's answer fills the view
       this.clear();
@@ -87,6 +97,57 @@ export class ProfilesView {
     } finally {
       this.list.removeAttribute('aria-busy');
     }
+  }
+
+  // The unit of a total of profile p (event ev, metric m), when known.
+  unitOf(p, ev, m) {
+    return this.units.get([p.service, p.source, ev, m].join('\t'));
+  }
+
+  fmtTotal(p, ev, m, v) {
+    const u = this.unitOf(p, ev, m);
+    return u === undefined ? fmtCount(v) : fmtWithUnit(v, u);
+  }
+
+  // "cpu: cpu 240 s, samples 24k" (the metric asked for only, when one is).
+  totalsText(p) {
+    const metric = this.params.get('metric');
+    return p.events.map((ev) => {
+      const ms = Object.entries(ev.totals).filter(([m]) => !metric || m === metric);
+      return `${ev.name}: ` + ms.map(([m, v]) => `${m} ${this.fmtTotal(p, ev.name, m, v)}`).join(', ');
+    }).join('; ');
+  }
+
+  // Learn the units of the page's totals: for each service, source, event and metric not
+  // known yet, the top answer (one function) of the newest listed profile that has it, one
+  // request at a time; then the totals are written again with them.
+  async loadUnits(page) {
+    const asks = new Map();
+    for (const p of page.profiles) {
+      for (const ev of p.events) {
+        for (const m of Object.keys(ev.totals)) {
+          const key = [p.service, p.source, ev.name, m].join('\t');
+          if (!this.units.has(key) && !asks.has(key)) asks.set(key, { id: p.id, event: ev.name, metric: m });
+        }
+      }
+    }
+    if (!asks.size) {
+      this.list.dataset.units = 'done';
+      return;
+    }
+    for (const [key, a] of asks) {
+      this.units.set(key, null);
+      try {
+        const top = await api.getJSON('profiles/' + encodeURIComponent(a.id) + '/top',
+          { limit: 1, event: a.event || null, metric: a.metric });
+        this.units.set(key, top.unit);
+      } catch {
+        // no unit then: the total is shown as a count
+      }
+    }
+    // the list shown now (this page's, or a newer one whose units these may be)
+    for (const [td, p] of this.totalCells) td.textContent = this.totalsText(p);
+    if (this.page === page) this.list.dataset.units = 'done'; // for tests: the units are in
   }
 
   // Take the previous selection's strip, list and pager off the page (its load failed).
@@ -149,8 +210,11 @@ export class ProfilesView {
         fromIn.focus();
       } else this.go({ from: e.target.value, to: null, cursor: null });
     });
+    // what the range is on: the profiles' own time (the default) or when they were received
+    const basis = select('time-basis', TIME_BASES, p.get('time'), (e) => this.go({ time: e.target.value, cursor: null }),
+      'Time on');
     return h('div', { class: 'field' }, h('label', { for: 'f-time', text: 'Time' }),
-      h('span', { class: 'field-row' }, sel, custom));
+      h('span', { class: 'field-row' }, sel, h('span', { class: 'on', text: 'on' }), basis, custom));
   }
 
   labelField() {
@@ -204,8 +268,12 @@ export class ProfilesView {
     });
     fill(this.actions,
       h('a', { class: 'button', href: hashOf('flame', flame), text: 'Merged flamegraph of the selection' }),
-      diffPrev ? h('a', { class: 'button', href: hashOf('diff', diffPrev), text: 'Compare with the previous period' })
-        : h('span', { class: 'hint', text: 'Pick a start time to compare with the period before it.' }),
+      diffPrev ? h('a', {
+        class: 'button', href: hashOf('diff', diffPrev), 'data-action': 'previous-period',
+        text: 'Compare with the previous period' + (sel.get('time') === 'received' ? '' : ' (by received time)'),
+        // on their own time a profile whose range spans the boundary would be in both periods
+        title: 'Both periods select on the time the relay received each profile: one instant a profile, so none counts in both',
+      }) : h('span', { class: 'hint', text: 'Pick a start time to compare with the period before it.' }),
       this.diffPicked);
   }
 
@@ -215,6 +283,7 @@ export class ProfilesView {
     this.status.textContent = tl.profiles === 0 ? 'No profile matches this selection.'
       : `${tl.profiles} profiles in the selection; ${cursor ? 'an older page' : 'the newest'} ${profiles.length} shown`;
     const metric = this.params.get('metric');
+    this.totalCells = [];
     const rows = profiles.map((p) => {
       const box = h('input', {
         type: 'checkbox', 'aria-label': 'Pick profile ' + p.id + ' for a diff',
@@ -224,10 +293,8 @@ export class ProfilesView {
           this.diffPicked.disabled = this.picked.size !== 2;
         },
       });
-      const totals = p.events.map((ev) => {
-        const ms = Object.entries(ev.totals).filter(([m]) => !metric || m === metric);
-        return `${ev.name}: ` + ms.map(([m, v]) => `${fmtCount(v)} ${m}`).join(', ');
-      });
+      const totals = h('td', { class: 'events', text: this.totalsText(p), title: exactTotals(p) });
+      this.totalCells.push([totals, p]);
       const labels = Object.entries(p.labels || {}).map(([k, v]) => h('span', { class: 'chip', text: `${k}=${v}` }));
       return h('tr', { 'data-id': p.id },
         h('td', {}, box),
@@ -235,7 +302,7 @@ export class ProfilesView {
         h('td', { text: p.service }),
         h('td', { text: p.source }),
         h('td', { text: p.start ? fmtTime(p.start) + (p.end ? ' · ' + fmtDuration(p.end - p.start) : '') : '–' }),
-        h('td', { class: 'events', text: totals.join('; ') }),
+        totals,
         h('td', { class: 'num', text: fmtCount(p.samples) }),
         h('td', { class: 'labels' }, labels),
         h('td', {}, h('a', {
@@ -252,6 +319,11 @@ export class ProfilesView {
         type: 'button', class: 'older', text: 'Older »', onclick: () => this.go({ cursor: page.next_cursor }),
       }) : '');
   }
+}
+
+// Every total of profile p as an exact number, for the totals cell's title.
+function exactTotals(p) {
+  return p.events.map((ev) => `${ev.name}: ` + Object.entries(ev.totals).map(([m, v]) => `${m} ${v}`).join(', ')).join('; ');
 }
 
 // A <select> with options [[value, text]...], one selected.

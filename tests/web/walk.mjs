@@ -13,6 +13,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { launch, watch, api, flatten } from './lib.mjs';
+import { fmtValue } from '../../server/web/util.js'; // the page's own way of writing a value
 
 const BASE = process.env.SERVER_URL;
 const SHOTS = process.env.SHOTS;
@@ -120,12 +121,20 @@ async function profiles(page) {
   assert.equal(await page.evaluate(() => window.__spaaDebug.timeline.profiles), 1);
   // a relative time range: the fixtures' profiles are years old, so none is in the last hour
   say('time range');
+  const asked = Date.now() * 1e6;
   await page.selectOption('#f-time', 'now-1h');
   await page.waitForFunction(() => window.__spaaDebug.timeline && window.__spaaDebug.timeline.profiles === 0 && location.hash.includes('from=now-1h'));
   assert.equal(await page.locator('table.profiles tbody tr').count(), 0);
-  const prev = new URLSearchParams((await page.getAttribute('a:text-is("Compare with the previous period")', 'href')).split('?')[1]);
-  assert.deepEqual([prev.get('base.from'), prev.get('base.to'), prev.get('target.from'), prev.get('base.label'), prev.get('target.service')],
-    ['now-2h', 'now-1h', 'now-1h', 'env:prod', 'shop'], 'the previous period of the last hour');
+  // the last hour's strip reaches the present, not the newest profile (here: none)
+  const hour = await page.evaluate(() => window.__spaaDebug.timeline);
+  assert.ok(hour.to >= asked && hour.to <= Date.now() * 1e6, `the strip ends now: ${hour.to} (asked at ${asked})`);
+  assert.ok(hour.to - hour.from > 3599e9, `the strip spans the hour: ${hour.from} to ${hour.to}`);
+  const prevLink = page.locator('a[data-action="previous-period"]');
+  assert.ok((await prevLink.innerText()).includes('by received time'), 'on profile time the comparison says what it selects on');
+  const prev = new URLSearchParams((await prevLink.getAttribute('href')).split('?')[1]);
+  assert.deepEqual([prev.get('base.from'), prev.get('base.to'), prev.get('target.from'), prev.get('base.label'), prev.get('target.service'),
+    prev.get('base.time'), prev.get('target.time')],
+  ['now-2h', 'now-1h', 'now-1h', 'env:prod', 'shop', 'received', 'received'], 'the previous period of the last hour');
   await page.goBack();
   await page.waitForFunction(() => window.__spaaDebug.timeline.profiles === 1 && document.querySelectorAll('table.profiles tbody tr').length === 1);
   await page.goBack();
@@ -143,6 +152,19 @@ async function profiles(page) {
   await page.goBack();
   await page.waitForFunction((n) => document.querySelectorAll('table.profiles tbody tr').length === n, list.profiles.length);
 
+  say('totals in their units');
+  await page.waitForSelector('.table-wrap[data-units="done"]', { state: 'attached' });
+  const lp = list.profiles.find((x) => x.id === process.env.LARGE_ID);
+  for (const m of ['cpu', 'samples']) {
+    const unit = (await api(BASE, `profiles/${lp.id}/top?limit=1&metric=${m}`)).unit;
+    const cell = await page.locator(`tr[data-id="${lp.id}"] td.events`).innerText();
+    const want = `${m} ${unit === 'count' ? fmtValue(lp.events[0].totals[m]) : fmtValue(lp.events[0].totals[m], unit)}`;
+    assert.ok(cell.includes(want), `the ${m} total in ${unit}: "${want}" in "${cell}"`);
+  }
+  assert.ok((await page.locator(`tr[data-id="${lp.id}"] td.events`).innerText()).includes(' s'), 'a time in seconds');
+
+  await previousPeriod(page);
+
   say('paging');
   await page.goto(BASE + '/#/profiles?service=paged');
   await page.waitForFunction(() => document.querySelectorAll('table.profiles tbody tr').length === 50);
@@ -158,6 +180,47 @@ async function profiles(page) {
   await page.waitForFunction(() => document.querySelectorAll('table.profiles tbody tr').length === 50);
   await page.goto(BASE + '/#/profiles?service=shop');
   await page.waitForFunction((n) => document.querySelectorAll('table.profiles tbody tr').length === n, list.profiles.length);
+}
+
+// The ids of the profiles one side of a diff link selects, as the page asks the API (the
+// page says time=profile for a range without a time basis).
+async function sideIds(sides, side) {
+  const q = new URLSearchParams();
+  for (const [k, v] of sides) if (k.startsWith(side + '.')) q.append(k.slice(side.length + 1), v);
+  if ((q.has('from') || q.has('to')) && !q.has('time')) q.set('time', 'profile');
+  q.set('limit', '1000');
+  return (await api(BASE, 'profiles?' + q)).profiles.map((x) => x.id);
+}
+
+// "Compare with the previous period" puts no profile in both periods: the 60 "paged"
+// profiles are back to back minute-long ranges of their own time, so a range on profile time
+// starting inside one has a profile on its boundary, which the API (profiles overlapping a
+// range) would select in both periods; on received time each profile is one instant.
+async function previousPeriod(page) {
+  say('the previous period on profile time: no profile in both');
+  const at = (s) => new Date(s * 1000).toISOString();
+  const from = at(1700000000 + 60 * 30 + 30), to = at(1700000000 + 60 * 40);
+  await page.goto(`${BASE}/#/profiles?service=paged&from=${from}&to=${to}`);
+  await page.waitForFunction(() => document.querySelectorAll('table.profiles tbody tr').length === 11);
+  let link = page.locator('a[data-action="previous-period"]');
+  let sides = new URLSearchParams((await link.getAttribute('href')).split('?')[1]);
+  let [base, target] = [await sideIds(sides, 'base'), await sideIds(sides, 'target')];
+  assert.deepEqual(base.filter((x) => target.includes(x)), [], `no profile in both periods: ${sides}`);
+
+  say('the time basis switched to received time, and its previous period');
+  await page.goto(`${BASE}/#/profiles?service=paged&from=now-1h`);
+  await page.waitForSelector('table.profiles tbody tr');
+  assert.equal(await page.evaluate(() => window.__spaaDebug.timeline.profiles), 0, 'on profile time the last hour holds none');
+  await page.selectOption('#f-time-basis', 'received');
+  await page.waitForFunction(() => location.hash.includes('time=received') && window.__spaaDebug.timeline.profiles === 60);
+  assert.equal(await page.locator('table.profiles tbody tr').count(), 50, 'received in the last hour: all 60, 50 a page');
+  link = page.locator('a[data-action="previous-period"]');
+  assert.equal(await link.innerText(), 'Compare with the previous period');
+  sides = new URLSearchParams((await link.getAttribute('href')).split('?')[1]);
+  [base, target] = [await sideIds(sides, 'base'), await sideIds(sides, 'target')];
+  assert.deepEqual(base.filter((x) => target.includes(x)), [], 'no profile in both periods');
+  assert.equal(base.length + target.length, 60, 'each profile of the selection in one period');
+  assert.equal(target.length, 60, 'all received in this period');
 }
 
 async function flame(page) {
@@ -334,6 +397,17 @@ async function top(page, json) {
   const sand = await page.locator('.sandwich').evaluate((e) => [Number(e.dataset.callersTotal), Number(e.dataset.calleesTotal)]);
   assert.deepEqual(sand, [fn.total, fn.total], 'the sandwich halves add up to the function total');
   assert.equal(await page.locator('.sandwich canvas').count(), 2);
+
+  say('the focused function\'s share, after a reload');
+  await page.reload(); // the sandwich's answer may come before the graph's and the table's
+  await drawn(page, 0);
+  await page.waitForFunction(() => document.querySelector('.sandwich').dataset.callersTotal);
+  await page.waitForSelector('.top-pane tbody tr');
+  const share = ((fn.total / t.total) * 100).toFixed(2) + '%';
+  const sandText = await page.locator('.sand-total').innerText();
+  assert.ok(sandText.includes(`total ${fmtValue(fn.total, t.unit)} · ${share} of the profile`), `the sandwich: ${sandText}, want ${share}`);
+  const line = await page.locator('.matches').innerText();
+  assert.ok(line.includes(`${share} of the profile`), `the highlight line: ${line}`);
   await page.click('.segmented button[data-show="both"]');
   await page.locator('.sandwich').scrollIntoViewIfNeeded();
   await shot(page, 'sandwich');
@@ -602,6 +676,14 @@ async function missing(context) {
   assert.equal(s.errors.length, 0);
   assert.ok(s.nothing[0].includes('the base selection matches no stored profile (service=no-such-service)'), s.nothing[0]);
   gone(s, 'a diff with an empty base');
+
+  say('the diff form keeps what its lists do not hold');
+  await goHash(page, '#/diff?base.service=no-such-service&base.event=cpu&target.service=shop&target.event=cpu&metric=cpu',
+    () => document.querySelector('main .nothing'));
+  await page.click('.diff-go button[type="submit"]');
+  const kept = await hashParams(page);
+  assert.deepEqual([kept['base.service'], kept['base.event'], kept['target.service'], kept['target.event'], kept.metric],
+    ['no-such-service', 'cpu', 'shop', 'cpu', 'cpu'], 'Compare keeps a service no list holds, and the event');
 
   say('a bad time range after a shown list');
   await goHash(page, '#/profiles?service=shop', () => document.querySelector('table.profiles tbody tr') && window.__spaaDebug.timeline);
