@@ -30,8 +30,7 @@ struct spaa_budget {
  * part of what a request holds. jansson allocates through json_alloc and json_release, which
  * charge the meter of the conversion running on the thread, if any, with what malloc really
  * gave. A value freed where no conversion runs (or another) leaves that meter's count high,
- * never low by more than what that thread freed. Past a refusal nothing more is charged: the
- * answer that says so must be made. The body's decoders (their windows) are
+ * never low by more than what that thread freed. The body's decoders (their windows) are
  * charged the same way (spaa_decoder_alloc_set). */
 static _Thread_local struct spaa_meter *json_meter;
 static pthread_once_t json_hooked = PTHREAD_ONCE_INIT;
@@ -40,9 +39,7 @@ static void *json_alloc(size_t n)
 {
   struct spaa_meter *m = json_meter;
   void *r = malloc(n);
-  /* once the meter has refused, the conversion is over and what follows is its answer (the
-   * refusal's JSON, a 503): not metered, so that the answer can be made */
-  if (r && m && !m->refused && spaa_meter_add(m, malloc_usable_size(r))) {
+  if (r && m && spaa_meter_add(m, malloc_usable_size(r))) {
     free(r);
     return NULL;
   }
@@ -265,6 +262,11 @@ void spaa_budget_work_adjust(struct spaa_budget_work *w, size_t cost)
   w->base = cost;
   w->charged = cost + w->grown;
   w->meter.room = cost + w->grown / 2;
+}
+
+void spaa_budget_json_unmetered(void)
+{
+  json_meter = NULL;
 }
 
 void spaa_budget_work_end(struct spaa_budget_work *w)

@@ -65,6 +65,10 @@ void spaa_budget_work_adjust(struct spaa_budget_work *w, size_t cost);
 /* JSON values no longer metered on this thread; the charge stays until
  * spaa_budget_work_give. */
 void spaa_budget_work_end(struct spaa_budget_work *w);
+/* From here on this thread's JSON values are charged to no meter: the answer to a conversion
+ * its meter refused is made with them (a refused meter refuses every JSON value). The
+ * thread's work is over: spaa_budget_work_end then leaves the thread uncharged. */
+void spaa_budget_json_unmetered(void);
 /* Give the whole charge back (NULL-safe, once). */
 void spaa_budget_work_give(struct spaa_budget_work *w);
 

@@ -39,6 +39,7 @@ struct spaa_conn {
   struct spaa_conns *owner;      /* the bookkeeping it is listed in */
   unsigned edge_status;          /* atomic: its answer at the edge (spaa_conn_edge), or 0 */
   unsigned uri_flags;            /* SPAA_URI_* of its current request line (its I/O thread) */
+  char uri_param[SPAA_URI_PARAM_MAX + 1]; /* the argument of SPAA_URI_ARG_NUL, as sent */
 };
 
 struct spaa_conns {
@@ -343,13 +344,22 @@ unsigned spaa_conn_edge_status(const struct spaa_conn *k)
   return k ? __atomic_load_n(&k->edge_status, __ATOMIC_ACQUIRE) : 0;
 }
 
-void spaa_conn_set_uri_flags(struct spaa_conn *k, unsigned flags)
+void spaa_conn_set_uri_flags(struct spaa_conn *k, unsigned flags, const char *param, size_t n)
 {
-  if (k)
-    k->uri_flags = flags;
+  if (!k)
+    return;
+  k->uri_flags = flags;
+  n = n < SPAA_URI_PARAM_MAX ? n : SPAA_URI_PARAM_MAX;
+  if (n)
+    memcpy(k->uri_param, param, n);
+  k->uri_param[n] = 0;
 }
 
-unsigned spaa_conn_uri_flags(const struct spaa_conn *k)
+unsigned spaa_conn_uri_flags(const struct spaa_conn *k, char *param)
 {
-  return k ? k->uri_flags : 0;
+  param[0] = 0;
+  if (!k)
+    return 0;
+  memcpy(param, k->uri_param, sizeof(k->uri_param));
+  return k->uri_flags;
 }

@@ -66,10 +66,16 @@ unsigned spaa_conn_edge_status(const struct spaa_conn *conn);
 /* What the request's URI held as sent, before libmicrohttpd decoded its %XX escapes (which
  * it does before any handler sees the path): set for each request line, read by the
  * request's checks. NULL-safe (nothing kept; 0 read). */
-#define SPAA_URI_NUL 1u   /* %00 anywhere: a NUL byte would end the path or a value early */
+#define SPAA_URI_NUL 1u   /* %00 in the path: a NUL byte would end it early */
 #define SPAA_URI_SLASH 2u /* %2F in the path: a '/' that is no separator of its own */
-void spaa_conn_set_uri_flags(struct spaa_conn *conn, unsigned flags);
-unsigned spaa_conn_uri_flags(const struct spaa_conn *conn);
+#define SPAA_URI_ARG_NUL 4u /* %00 in a query argument (its name is kept: param) */
+#define SPAA_URI_PARAM_MAX 48 /* bytes of that argument's name kept, as sent */
+/* flags, and for SPAA_URI_ARG_NUL the argument's name as sent (param[0..n), cut at
+ * SPAA_URI_PARAM_MAX; n 0 for none) */
+void spaa_conn_set_uri_flags(struct spaa_conn *conn, unsigned flags, const char *param,
+                             size_t n);
+/* The flags; param (size SPAA_URI_PARAM_MAX + 1) receives the name, NUL-terminated. */
+unsigned spaa_conn_uri_flags(const struct spaa_conn *conn, char *param);
 
 /* Count one event; logged (with the count since the last line) by the reaper once per
  * interval. Lock-free. */

@@ -39,6 +39,7 @@
 #include "base/base64.h"
 #include "base/compress.h"
 #include "base/limits.h"
+#include "base/utf8.h"
 #include "server/budget.h"
 #include "server/conns.h"
 #include "server/decode.h"
@@ -600,19 +601,26 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
       MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
   unsigned flags = 0;
   int in_path = 1;
-  size_t i;
+  size_t i, arg = 0, arg_n = 0; /* the current argument's start; the flagged one's length */
+  const char *param = NULL;
   (void)cls;
   for (i = 0; uri && uri[i]; i++) {
-    if (uri[i] == '?')
+    if (uri[i] == '?' || (!in_path && uri[i] == '&')) {
       in_path = 0;
-    else if (uri[i] == '%' && uri[i + 1] && uri[i + 2]) {
-      if (uri[i + 1] == '0' && uri[i + 2] == '0')
+      arg = i + 1;
+    } else if (uri[i] == '%' && uri[i + 1] && uri[i + 2]) {
+      if (uri[i + 1] == '0' && uri[i + 2] == '0' && in_path) {
         flags |= SPAA_URI_NUL;
-      else if (in_path && uri[i + 1] == '2' && (uri[i + 2] == 'F' || uri[i + 2] == 'f'))
+      } else if (uri[i + 1] == '0' && uri[i + 2] == '0' && !param) {
+        flags |= SPAA_URI_ARG_NUL;
+        param = uri + arg;
+        arg_n = strcspn(param, "=&");
+      } else if (in_path && uri[i + 1] == '2' && (uri[i + 2] == 'F' || uri[i + 2] == 'f')) {
         flags |= SPAA_URI_SLASH;
+      }
     }
   }
-  spaa_conn_set_uri_flags(ci ? ci->socket_context : NULL, flags);
+  spaa_conn_set_uri_flags(ci ? ci->socket_context : NULL, flags, param, arg_n);
   return NULL;
 }
 
@@ -638,8 +646,8 @@ static int head_checks(struct http_rq *rq, struct MHD_Connection *conn, const ch
       MHD_get_connection_info(conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
   size_t uri = url ? strlen(url) : 0;
   const char *te;
-  unsigned uri_flags = spaa_conn_uri_flags(rq->sconn), clen = 0;
-  char msg[160];
+  char msg[160], param[SPAA_URI_PARAM_MAX + 1], shown[2 * SPAA_URI_PARAM_MAX];
+  unsigned uri_flags = spaa_conn_uri_flags(rq->sconn, param), clen = 0;
   MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, count_arg, &uri);
   snprintf(rq->path, sizeof(rq->path), "%.64s%s", url ? url : "", uri > 64 ? "..." : "");
   if (uri > SPAA_HTTP_MAX_URI) {
@@ -662,7 +670,15 @@ static int head_checks(struct http_rq *rq, struct MHD_Connection *conn, const ch
   /* libmicrohttpd decodes %00 into a NUL that ends the path early (a profile's id would name
    * the collection) and %2F into a separator the client did not write */
   if (uri_flags & SPAA_URI_NUL) {
-    fail_http(rq, conn, 400, "bad_request", "the request URI holds an encoded NUL byte (%00)");
+    fail_http(rq, conn, 400, "bad_request", "the request path holds an encoded NUL byte (%00)");
+    return 1;
+  }
+  if (uri_flags & SPAA_URI_ARG_NUL) {
+    spaa_utf8_clean(shown, sizeof(shown), param, strlen(param));
+    snprintf(msg, sizeof(msg), strstr(param, "%00") ? "a query parameter's name ('%s') holds "
+             "an encoded NUL byte (%%00)" : "the query parameter '%s' holds an encoded NUL "
+             "byte (%%00)", shown);
+    fail_http(rq, conn, 400, "bad_request", msg);
     return 1;
   }
   if (uri_flags & SPAA_URI_SLASH) {

@@ -16,6 +16,7 @@
 #include "base/utf8.h"
 #include "server/log.h"
 #include "server/api.h"
+#include "server/budget.h"
 #include "storage/storage.h"
 
 void spaa_ingest_new_id(char *out)
@@ -509,6 +510,7 @@ void spaa_ingest(const struct spaa_req *req, struct spaa_resp *resp)
      * parser may have called the refusal invalid input or out of memory) */
     rc = mt->refused;
     err = mt->why;
+    spaa_budget_json_unmetered(); /* the refusal's answer must be made */
   }
   if (rc) {
     count_refused(&x, rc);

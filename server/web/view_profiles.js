@@ -13,7 +13,7 @@ import { PRESETS, TIME_BASES, selectionOf, describe, previousPeriod, prefixed } 
 
 const PAGE = 50;
 const BUCKETS = 60;
-const SOURCES = ['sentry', 'otlp', 'pprof', 'spaa'];
+const SOURCES = ['sentry', 'otlp', 'pprof', 'folded', 'spaa'];
 
 export class ProfilesView {
   constructor(app) {
