@@ -201,6 +201,14 @@ static int parse_as(struct spaa_ingest *x, enum ctype t, const char *ct, int grp
     return spaa_err_set(err, SPAA_E_BAD_PROTOBUF, 0, 0, "the gRPC message is OTLP/JSON, not "
                         "protobuf: gRPC carries OTLP as protobuf, whatever the content-subtype; "
                         "OTLP/JSON goes to POST /v1development/profiles over HTTP");
+  /* OTLP/HTTP: the body is what its Content-Type says, as a Collector's receiver reads it
+   * (with the codec the Content-Type names); the codec reads JSON wherever it finds it */
+  if (!grpc && (st->t == CT_JSON) != (otlp_request_is_json(st->r) != 0))
+    return spaa_err_set(err, st->t == CT_JSON ? SPAA_E_BAD_JSON : SPAA_E_BAD_PROTOBUF, 0, 0,
+                        st->t == CT_JSON ? "Content-Type says application/json but the body is "
+                        "OTLP protobuf: send Content-Type: application/x-protobuf"
+                        : "Content-Type says protobuf but the body is OTLP/JSON: send "
+                        "Content-Type: application/json");
   st->count = otlp_request_count(st->r);
   st->body_hash = XXH3_128bits(x->body, x->body_len);
   st->version = otlp_request_version(st->r) == OTLP_V1EXPERIMENTAL ? "v1experimental"

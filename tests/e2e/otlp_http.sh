@@ -215,6 +215,19 @@ otlp_post "$DEV" "$E2E_TMP/truncated.bin" application/json
 assert_eq 400 "$HTTP_CODE" "protobuf sent as JSON"
 assert_contains "$(cat "$RESP")" "Content-Type says application/json but the body is not JSON" \
   "protobuf sent as JSON: the message names the Content-Type"
+# whole and valid, but not what the Content-Type says: refused as a Collector's receiver
+# refuses them (it decodes with the codec the Content-Type names), nothing stored
+n0=$(curl -sS "$SERVER_URL/api/v1/profiles?limit=1000" | jq '.profiles | length')
+otlp_post "$DEV" "$FIX/v1dev_01_cpu_basic.json" "$PB"
+assert_eq 400 "$HTTP_CODE" "valid OTLP/JSON sent as protobuf"
+assert_contains "$(tr -d '\0' <"$RESP")" "Content-Type says protobuf but the body is OTLP/JSON" \
+  "valid OTLP/JSON sent as protobuf: the message"
+otlp_post "$DEV" "$FIX/v1dev_01_cpu_basic.bin" "$JS"
+assert_eq 400 "$HTTP_CODE" "valid OTLP protobuf sent as JSON"
+assert_contains "$(cat "$RESP")" "Content-Type says application/json but the body is OTLP protobuf" \
+  "valid OTLP protobuf sent as JSON: the message"
+assert_eq "$n0" "$(curl -sS "$SERVER_URL/api/v1/profiles?limit=1000" | jq '.profiles | length')" \
+  "nothing stored from a body its Content-Type misnames"
 
 # a v1.9 Sample (values in field 2, attribute_indices as LEN in field 3) and a v1.8 Profile
 # (profile_id in field 8): refused, naming the version

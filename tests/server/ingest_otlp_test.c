@@ -207,13 +207,16 @@ static void test_busy(void **state)
   struct answer a;
   struct bg b;
   size_t len1, len6;
+  size_t lenj;
   uint8_t *v1 = spaa_test_fixture_in("otlp", "v1dev_01_cpu_basic.bin", &len1);
   uint8_t *v6 = spaa_test_fixture_in("otlp", "v1dev_06_minimal.bin", &len6);
+  uint8_t *j1 = spaa_test_fixture_in("otlp", "v1dev_01_cpu_basic.json", &lenj);
   int64_t before = n_profiles();
   int i;
   (void)state;
   assert_non_null(v1);
   assert_non_null(v6);
+  assert_non_null(j1);
   read_counts(&s0);
   spaa_store__pause(store, 1);
   b.body = v6;
@@ -226,13 +229,13 @@ static void test_busy(void **state)
     nanosleep(&tick, NULL);
   }
   assert_int_equal(st.queued, 1);
-  post("/v1development/profiles", "application/json", v1, len1, &a);
+  post("/v1development/profiles", "application/json", j1, lenj, &a);
+  spaa_store__pause(store, 0); /* whatever the answer: later tests need the writer */
   assert_int_equal(a.status, 503);
   assert_non_null(strstr(a.head, "Retry-After: 1"));
   assert_non_null(strstr(a.head, "Content-Type: application/json"));
   if (!strstr((const char *)a.body, "{\"code\":14,\"message\":\"profile 1 of 1 could not be stored"))
     fail_msg("503 body: %.*s", (int)a.body_len, (const char *)a.body);
-  spaa_store__pause(store, 0);
   assert_int_equal(pthread_join(b.th, NULL), 0);
   assert_int_equal(b.a.status, 200);
   assert_int_equal(b.a.body_len, 0);
@@ -249,6 +252,7 @@ static void test_busy(void **state)
   assert_int_equal(s1.profiles_stored - s0.profiles_stored, 2);
   free(v1);
   free(v6);
+  free(j1);
 }
 
 /* Two profiles carrying one profile_id in one request: both stored; the request sent again
