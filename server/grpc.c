@@ -22,7 +22,6 @@
 #include "server/ingest_push.h"
 #include "server/log.h"
 
-#define GRPC_MEM_BUDGET_MIN ((size_t)256 << 20) /* bytes of messages held at once, at least */
 #define GRPC_CT "application/grpc"
 #define GRPC_CT_MAX 96 /* bytes of an answer's content type: the request's subtype echoed */
 
@@ -219,7 +218,7 @@ static int is_connect(const struct spaa_h2_req *h)
 }
 
 static int call_check(void *ctx, const struct spaa_h2_req *h, struct spaa_h2_answer *a,
-                      size_t *max_body, int64_t *deadline_ns)
+                      struct spaa_h2_intake *in)
 {
   const struct spaa_grpc *g = ctx;
   const struct spaa_config *cfg = g->app->cfg;
@@ -229,9 +228,8 @@ static int call_check(void *ctx, const struct spaa_h2_req *h, struct spaa_h2_ans
   const char *timeout = spaa_h2_header(h, "grpc-timeout");
   char msg[512];
   int64_t ns = 0;
-  *deadline_ns = 0;
   if (is_connect(h))
-    return spaa_connect_check(g->app, h, a, max_body);
+    return spaa_connect_check(g->app, h, a, in);
   /* The checks grpc-go's transport makes on the headers, in its order (content type, other
    * headers, method), each answered with an HTTP status and a grpc-status. gRPC over HTTP/2
    * (PROTOCOL-HTTP2.md): a content type that does not begin with application/grpc gets HTTP
@@ -284,31 +282,25 @@ static int call_check(void *ctx, const struct spaa_h2_req *h, struct spaa_h2_ans
   if (timeout) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    *deadline_ns = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-    *deadline_ns = ns > INT64_MAX - *deadline_ns ? INT64_MAX : *deadline_ns + ns;
+    in->deadline_ns = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+    in->deadline_ns = ns > INT64_MAX - in->deadline_ns ? INT64_MAX : in->deadline_ns + ns;
   }
-  *max_body = cfg->grpc_max_message + SPAA_GRPC_PREFIX;
+  in->max_body = cfg->grpc_max_message + SPAA_GRPC_PREFIX;
+  in->framed = 1; /* the message's length is charged to the memory budget from its prefix */
   return 0;
 }
 
-/* The message of the call, undone of its grpc-encoding into dec (when compressed). 0, or a
- * SPAA_E_* with err set and *force the gRPC code to answer instead of the error's own (0:
- * the error's). grpc-go answers INTERNAL when the message stream breaks gRPC's framing: no
- * message on a unary call, or more than one (its "cardinality violation"); the stream ending
- * inside a message (io.ErrUnexpectedEOF); a flag byte other than 0 and 1; the compressed
- * flag with no grpc-encoding, or identity; a message that does not decompress. A message
- * over the cap, before or after decompression, stays RESOURCE_EXHAUSTED. */
+/* The message of the call, framed. 0, or a SPAA_E_* with err set and *force the gRPC code
+ * to answer instead of the error's own (0: the error's). grpc-go answers INTERNAL when the
+ * message stream breaks gRPC's framing: no message on a unary call, or more than one (its
+ * "cardinality violation"); the stream ending inside a message (io.ErrUnexpectedEOF); a
+ * flag byte other than 0 and 1; the compressed flag with no grpc-encoding, or identity. A
+ * message over the cap stays RESOURCE_EXHAUSTED. */
 static int call_message(const struct spaa_config *cfg, const struct spaa_h2_req *h,
-                        struct spaa_grpc_msg *m, struct spaa_buf *dec, struct spaa_err *err,
-                        int *force)
+                        struct spaa_grpc_msg *m, struct spaa_err *err, int *force)
 {
-  static const enum spaa_coding codings[] = {SPAA_CODING_GZIP, SPAA_CODING_GZIP,
-                                             SPAA_CODING_DEFLATE, SPAA_CODING_ZSTD};
-  static const char *const names[] = {"identity", "gzip", "deflate", "zstd"};
   int rc = spaa_grpc_frame(h->body, h->body_len, cfg->grpc_max_message, m, err);
   const char *enc = spaa_h2_header(h, "grpc-encoding");
-  int coding = spaa_grpc_coding(enc);
-  char was[sizeof(err->msg)];
   *force = SPAA_GRPC_INTERNAL;
   if (rc == SPAA_GRPC_MORE && h->body_len == 0)
     return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "the call carries no request message: "
@@ -324,15 +316,30 @@ static int call_message(const struct spaa_config *cfg, const struct spaa_h2_req 
     *force = 0;
   if (rc || !m->compressed)
     return rc;
-  if (coding <= SPAA_GRPC_IDENTITY)
+  if (spaa_grpc_coding(enc) <= SPAA_GRPC_IDENTITY)
     return spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "the message is flagged compressed "
                         "but the call has %s", enc && enc[0] ? "grpc-encoding identity"
                                                              : "no grpc-encoding");
-  rc = spaa_decompress(codings[coding], m->data, m->len, cfg->grpc_max_message, dec, err);
-  if (rc != SPAA_E_BAD_COMPRESSION) {
-    *force = 0; /* the cap (RESOURCE_EXHAUSTED), no memory (UNAVAILABLE) */
+  return 0;
+}
+
+/* A compressed message undone of its grpc-encoding into dec. 0, or a SPAA_E_* with err set
+ * and *force as call_message sets it: INTERNAL for a message that does not decompress (as
+ * grpc-go), the error's own for the cap (RESOURCE_EXHAUSTED) and no memory (UNAVAILABLE). */
+static int call_inflate(const struct spaa_config *cfg, const struct spaa_h2_req *h,
+                        const struct spaa_grpc_msg *m, struct spaa_buf *dec,
+                        struct spaa_err *err, int *force)
+{
+  static const enum spaa_coding codings[] = {SPAA_CODING_GZIP, SPAA_CODING_GZIP,
+                                             SPAA_CODING_DEFLATE, SPAA_CODING_ZSTD};
+  static const char *const names[] = {"identity", "gzip", "deflate", "zstd"};
+  int coding = spaa_grpc_coding(spaa_h2_header(h, "grpc-encoding"));
+  char was[sizeof(err->msg)];
+  int rc = spaa_decompress(codings[coding], m->data, m->len, cfg->grpc_max_message, dec, err);
+  *force = 0;
+  if (rc != SPAA_E_BAD_COMPRESSION)
     return rc;
-  }
+  *force = SPAA_GRPC_INTERNAL;
   memcpy(was, err->msg, sizeof(was));
   return spaa_err_set(err, rc, 0, err->offset, "the message does not decompress as %s: %s",
                       names[coding], was);
@@ -341,6 +348,7 @@ static int call_message(const struct spaa_config *cfg, const struct spaa_h2_req 
 static void call_run(void *ctx, const struct spaa_h2_req *h, struct spaa_h2_answer *a)
 {
   const struct spaa_grpc *g = ctx;
+  const struct spaa_config *cfg = g->app->cfg;
   const struct spaa_route *rt = find_method(h->path);
   struct spaa_grpc_msg m;
   struct spaa_buf dec;
@@ -348,7 +356,7 @@ static void call_run(void *ctx, const struct spaa_h2_req *h, struct spaa_h2_answ
   struct spaa_resp resp;
   struct spaa_budget_work w;
   struct spaa_err err;
-  size_t cost;
+  size_t size;
   int rc, force;
   if (is_connect(h)) {
     spaa_connect_run(g->app, h, a);
@@ -361,16 +369,36 @@ static void call_run(void *ctx, const struct spaa_h2_req *h, struct spaa_h2_answ
     answer_status(a, h, 200, SPAA_GRPC_INTERNAL, "no such method");
     return;
   }
-  if ((rc = call_message(g->app->cfg, h, &m, &dec, &err, &force))) {
+  if ((rc = call_message(cfg, h, &m, &err, &force))) {
     refuse_flow(g, rt, h, rc, err.msg, force, a);
     goto out;
   }
-  /* the conversion's charge, and the meter of its models, as on the HTTP listener */
-  cost = spaa_budget_cost(m.compressed ? dec.len : m.len, rt->model_factor);
-  if (spaa_budget_work_begin(&w, g->app->budget, 0, cost, SPAA_HTTP_BUDGET_WAIT_MS)) {
+  /* the conversion's charge, and the meter of its models, as on the HTTP listener: taken
+   * before a compressed message is undone (its decoded size guessed from its length as the
+   * HTTP listener guesses an encoded body's, and its decompressor metered), with the
+   * message's own charge (the transport's) counted as this request's */
+  size = m.len;
+  if (m.compressed)
+    size = m.len > cfg->grpc_max_message / SPAA_HTTP_GUESS_RATIO
+               ? cfg->grpc_max_message : (size_t)m.len * SPAA_HTTP_GUESS_RATIO;
+  if (spaa_budget_work_begin(&w, g->app->budget, h->charged,
+                             spaa_budget_cost(size, rt->model_factor),
+                             SPAA_HTTP_BUDGET_WAIT_MS)) {
+    spaa_metrics_add(g->app->metrics, SPAA_METRIC_REQUESTS_BUSY, "memory_budget", NULL, 1);
     refuse_flow(g, rt, h, SPAA_E_BUSY, "the server is holding its memory budget for requests "
                 "in flight; retry later", 0, a);
     goto out;
+  }
+  if (m.compressed) {
+    if ((rc = call_inflate(cfg, h, &m, &dec, &err, &force))) {
+      if (w.b && w.meter.refused) /* its decompressor's window did not fit: the budget's */
+        refuse_flow(g, rt, h, w.meter.refused, w.meter.why.msg, 0, a);
+      else
+        refuse_flow(g, rt, h, rc, err.msg, force, a);
+      goto out;
+    }
+    /* the decoded size known: charge what the conversion will hold, not the guess */
+    spaa_budget_work_adjust(&w, spaa_budget_cost(dec.len, rt->model_factor));
   }
   flow_req(g, rt, h, &req, &resp);
   req.meter = w.b ? &w.meter : NULL;
@@ -427,6 +455,12 @@ static void call_refuse(void *ctx, const struct spaa_h2_req *h, enum spaa_h2_ref
              g->app->cfg->max_connections);
     refuse_answer(g, rt, h, SPAA_E_BUSY, msg, 0, a);
     return;
+  case SPAA_H2_OVER_BUDGET: /* the HTTP listener's answer to a body that does not fit */
+    snprintf(msg, sizeof(msg), "the call's message (%zu bytes with its prefix) does not fit "
+             "in what is left of the memory budget for requests in flight; retry later",
+             h->body_len);
+    refuse_flow(g, rt, h, SPAA_E_BUSY, msg, 0, a);
+    return;
   case SPAA_H2_BUSY:
   default:
     refuse_flow(g, rt, h, SPAA_E_BUSY, "too many calls in flight: retry later", 0, a);
@@ -457,8 +491,7 @@ int spaa_grpc_start(const struct spaa_app *app, struct spaa_grpc **out, struct s
   o.max_streams = cfg->grpc_max_streams;
   o.workers = cfg->workers < SPAA_GRPC_WORKERS_MAX ? cfg->workers : SPAA_GRPC_WORKERS_MAX;
   o.queue_depth = cfg->queue_depth;
-  o.mem_budget = 4 * cfg->grpc_max_message > GRPC_MEM_BUDGET_MIN ? 4 * cfg->grpc_max_message
-                                                                 : GRPC_MEM_BUDGET_MIN;
+  o.budget = app->budget; /* the HTTP listener's: one budget for every request in flight */
   o.idle_timeout = cfg->idle_timeout;
   o.max_conns = cfg->max_connections;
   o.header_timeout = cfg->header_timeout;

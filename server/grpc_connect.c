@@ -118,7 +118,7 @@ static void refuse_flow(const struct spaa_app *app, const struct spaa_h2_req *h,
 }
 
 int spaa_connect_check(const struct spaa_app *app, const struct spaa_h2_req *h,
-                       struct spaa_h2_answer *a, size_t *max_body)
+                       struct spaa_h2_answer *a, struct spaa_h2_intake *in)
 {
   const struct spaa_config *cfg = app->cfg;
   const char *cl = spaa_h2_header(h, "content-length");
@@ -162,7 +162,7 @@ int spaa_connect_check(const struct spaa_app *app, const struct spaa_h2_req *h,
     refuse_flow(app, h, rc, err.msg, a);
     return 1;
   }
-  *max_body = cfg->max_body;
+  in->max_body = cfg->max_body; /* a Content-Length is charged to the budget at once */
   return 0;
 }
 
@@ -174,7 +174,8 @@ void spaa_connect_run(const struct spaa_app *app, const struct spaa_h2_req *h,
   struct spaa_buf dec;
   struct spaa_req req;
   struct spaa_resp resp;
-  int json = 0, rc;
+  size_t size;
+  int json = 0, rc, decode;
   spaa_err_clear(&err);
   spaa_buf_init(&dec, 0);
   memset(&w, 0, sizeof(w));
@@ -184,28 +185,39 @@ void spaa_connect_run(const struct spaa_app *app, const struct spaa_h2_req *h,
   req.wire_len = h->body_len;
   req.body = h->body;
   req.body_len = h->body_len;
-  if (spaa_decode_needed(req.content_encoding, &err) > 0) {
+  /* the conversion's charge, and the meter of its models, as on the HTTP listener: taken
+   * before the body is decoded (its decoded size guessed as the HTTP listener guesses it,
+   * its decoder metered), with the body's own charge (the transport's) as this request's */
+  size = h->body_len;
+  if ((decode = spaa_decode_needed(req.content_encoding, &err) > 0))
+    size = size > app->cfg->max_decompressed / SPAA_HTTP_GUESS_RATIO
+               ? app->cfg->max_decompressed : size * SPAA_HTTP_GUESS_RATIO;
+  if (spaa_budget_work_begin(&w, app->budget, h->charged,
+                             spaa_budget_cost(size, req.route->model_factor),
+                             SPAA_HTTP_BUDGET_WAIT_MS)) {
+    spaa_metrics_add(app->metrics, SPAA_METRIC_REQUESTS_BUSY, "memory_budget", NULL, 1);
+    spaa_ingest_on_error(&req, &resp, SPAA_E_BUSY, "the server is holding its memory budget "
+                         "for requests in flight; retry later");
+    goto out;
+  }
+  if (decode) {
     if ((rc = spaa_decode(req.content_encoding, h->body, h->body_len, app->cfg->max_decompressed,
                           &dec, &err))) {
-      spaa_ingest_on_error(&req, &resp, rc, err.msg);
+      if (w.b && w.meter.refused) /* its decoder's window did not fit: the budget's answer */
+        spaa_ingest_on_error(&req, &resp, w.meter.refused, w.meter.why.msg);
+      else
+        spaa_ingest_on_error(&req, &resp, rc, err.msg);
       goto out;
     }
     req.body = (const uint8_t *)(dec.p ? dec.p : "");
     req.body_len = dec.len;
     req.body_decoded = 1;
+    spaa_budget_work_adjust(&w, spaa_budget_cost(dec.len, req.route->model_factor));
   }
-  /* the conversion's charge, and the meter of its models, as on the HTTP listener */
-  if (spaa_budget_work_begin(&w, app->budget, 0,
-                             spaa_budget_cost(req.body_len, req.route->model_factor),
-                             SPAA_HTTP_BUDGET_WAIT_MS)) {
-    spaa_ingest_on_error(&req, &resp, SPAA_E_BUSY, "the server is holding its memory budget "
-                         "for requests in flight; retry later");
-  } else {
-    req.meter = w.b ? &w.meter : NULL;
-    spaa_ingest(&req, &resp);
-  }
-  spaa_budget_work_give(&w);
+  req.meter = w.b ? &w.meter : NULL;
+  spaa_ingest(&req, &resp);
 out:
+  spaa_budget_work_give(&w);
   answer_from(&resp, a);
   spaa_buf_free(&resp.body);
   spaa_buf_free(&dec);
@@ -223,6 +235,11 @@ void spaa_connect_refuse(const struct spaa_app *app, const struct spaa_h2_req *h
     return;
   case SPAA_H2_SHUTDOWN:
     refuse_flow(app, h, SPAA_E_SHUTDOWN, "the server is shutting down", a);
+    return;
+  case SPAA_H2_OVER_BUDGET: /* the HTTP route's answer */
+    snprintf(msg, sizeof(msg), "a %zu-byte body does not fit in what is left of the memory "
+             "budget for requests in flight; retry later", h->body_len);
+    refuse_flow(app, h, SPAA_E_BUSY, msg, a);
     return;
   case SPAA_H2_CONNS:
     snprintf(msg, sizeof(msg), "too many connections (max_connections %u): retry later",

@@ -21,7 +21,7 @@ int spaa_grpc__token_ok(const struct spaa_config *cfg, const char *auth, int all
 /* The h2 service hooks (h2.h) for a Connect call; app is borrowed. check never blocks and
  * sets no deadline (the HTTP route has none either). */
 int spaa_connect_check(const struct spaa_app *app, const struct spaa_h2_req *h,
-                       struct spaa_h2_answer *a, size_t *max_body);
+                       struct spaa_h2_answer *a, struct spaa_h2_intake *in);
 void spaa_connect_run(const struct spaa_app *app, const struct spaa_h2_req *h,
                       struct spaa_h2_answer *a);
 void spaa_connect_refuse(const struct spaa_app *app, const struct spaa_h2_req *h,

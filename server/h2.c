@@ -20,6 +20,8 @@
 #include <nghttp2/nghttp2.h>
 
 #include "base/limits.h"
+#include "server/budget.h"
+#include "server/grpc_wire.h"
 #include "server/log.h"
 #include "server/metrics.h"
 
@@ -38,11 +40,13 @@
                                       * (RFC 9113 6.5.3), or idle_timeout when shorter */
 #define H2_CLOSE_GRACE_NS 1000000000LL /* a terminated connection whose peer does not read
                                         * its GOAWAY is closed this long after */
+#define H2_CHARGE_STEP ((size_t)1 << 20) /* a body past what it announced is charged to the
+                                          * budget this much ahead at a time */
 
 enum stream_state {
   ST_HEADERS = 0, /* header fields arriving */
   ST_BODY,        /* accepted by check: body arriving */
-  ST_IGNORE,      /* answered early: the rest of the body is dropped */
+  ST_IGNORE,      /* reset (too slow, or stalled): what still arrives is dropped */
   ST_WORKER,      /* with the workers (queued or running) */
   ST_ANSWERED,    /* answer submitted */
 };
@@ -62,9 +66,13 @@ struct h2_stream {
   size_t hlen;                   /* bytes used in hbuf */
   struct spaa_buf body;          /* request body so far (capped) */
   size_t max_body;               /* check's cap */
-  size_t held;                   /* bytes of body counted in h->held */
+  int framed;                    /* check's intake.framed: the body is a gRPC message */
+  size_t announced;              /* bytes the body announced (its gRPC prefix, or its
+                                  * Content-Length), 0 = not known (yet) */
+  size_t held;                   /* bytes charged to the memory budget for the body */
   int64_t deadline_ns;           /* CLOCK_MONOTONIC, 0 = none */
   int64_t begin_ns;              /* CLOCK_MONOTONIC its HEADERS began */
+  int64_t data_ns;               /* CLOCK_MONOTONIC its body last grew (or began) */
   int slow;                      /* reset for a header block or body too slow */
   struct spaa_h2_answer ans;     /* the answer submitted */
   struct spaa_h2_answer wans;    /* the worker's answer (moved to ans when taken back) */
@@ -127,9 +135,9 @@ struct spaa_h2 {
                                   * time), streams (header block or body) */
   int64_t header_ns;             /* o.header_timeout in ns */
   int64_t settings_timeout_ns;   /* a client's SETTINGS ACK is due this long after ours */
+  int64_t idle_ns;               /* o.idle_timeout in ns */
   int quiesce, stop;             /* atomic requests to the loop */
   size_t inflight;               /* atomic: streams open */
-  size_t held;                   /* body bytes held by streams (loop thread only) */
   pthread_t loop;
   pthread_t *workers;
   unsigned n_workers;
@@ -227,9 +235,11 @@ static size_t field_nv(const struct spaa_h2_answer *a, char kind, nghttp2_nv *nv
 
 /* ---- streams ------------------------------------------------------------------------------ */
 
+/* Free the body and give its charge back to the budget. */
 static void body_release(struct h2_stream *st)
 {
-  st->h->held -= st->held;
+  if (st->held)
+    spaa_budget_give(st->h->o.budget, st->held, 0);
   st->held = 0;
   spaa_buf_free(&st->body);
 }
@@ -262,9 +272,7 @@ static void stream_free(struct h2_stream *st)
 static void stream_close(struct h2_stream *st)
 {
   stream_unlink(st);
-  if (st->in_worker) {
-    st->h->held -= st->held; /* detached: its held bytes leave the loop's count now */
-    st->held = 0;
+  if (st->in_worker) { /* its body and charge stay until the worker is done with them */
     st->c = NULL;
     __atomic_store_n(&st->cancelled, 1, __ATOMIC_RELAXED);
     return;
@@ -342,6 +350,7 @@ static void dispatch(struct h2_stream *st)
   }
   st->req.body = st->body.p ? (const uint8_t *)st->body.p : (const uint8_t *)"";
   st->req.body_len = st->body.len;
+  st->req.charged = st->held;
   st->state = ST_WORKER;
   st->in_worker = 1;
   st->qnext = NULL;
@@ -435,26 +444,83 @@ static int on_header(nghttp2_session *s, const nghttp2_frame *f, const uint8_t *
   return 0;
 }
 
+/* Charge the memory budget for the body as it will be once `len` more bytes (data) are in:
+ * what it announced (the length in its gRPC prefix, read as soon as the prefix is whole, or
+ * its Content-Length) at once, bytes past that H2_CHARGE_STEP ahead at a time. 0, or the
+ * refusal: SPAA_H2_TOO_LARGE (the prefix announces more than max_body) or
+ * SPAA_H2_OVER_BUDGET (the budget has no room; nothing more is charged); req.body_len says
+ * how many bytes. */
+static int body_charge(struct h2_stream *st, const uint8_t *data, size_t len)
+{
+  struct spaa_budget *b = st->h->o.budget;
+  size_t want = st->body.len + len, target;
+  if (st->framed && !st->announced && want >= SPAA_GRPC_PREFIX) {
+    uint8_t p[SPAA_GRPC_PREFIX];
+    size_t have = st->body.len; /* fewer than the prefix's bytes: it was not whole before */
+    if (have)
+      memcpy(p, st->body.p, have);
+    memcpy(p + have, data, SPAA_GRPC_PREFIX - have);
+    st->announced = SPAA_GRPC_PREFIX + ((size_t)p[1] << 24 | (size_t)p[2] << 16 |
+                                      (size_t)p[3] << 8 | p[4]);
+    if (st->announced > st->max_body) {
+      st->req.body_len = st->announced;
+      return SPAA_H2_TOO_LARGE;
+    }
+  }
+  if (!b || (want <= st->held && st->announced <= st->held))
+    return 0;
+  target = want <= st->announced ? st->announced : want + H2_CHARGE_STEP;
+  if (target > st->max_body)
+    target = st->max_body; /* want is not over it: on_data refused that */
+  if (spaa_budget_take(b, target - st->held, 0, 0)) {
+    st->req.body_len = target;
+    spaa_metrics_add(st->h->o.metrics, SPAA_METRIC_REQUESTS_BUSY, "memory_budget", NULL, 1);
+    return SPAA_H2_OVER_BUDGET;
+  }
+  st->held = target;
+  if (target == st->announced) /* one allocation of the announced size, no doubling */
+    spaa_buf_presize(&st->body, target); /* on failure, spaa_buf_add says so */
+  return 0;
+}
+
 static int on_data(nghttp2_session *s, uint8_t flags, int32_t id, const uint8_t *data,
                    size_t len, void *user)
 {
   struct h2_stream *st = nghttp2_session_get_stream_user_data(s, id);
-  struct spaa_h2 *h = ((struct h2_conn *)user)->h;
+  int why;
   (void)flags;
+  (void)user;
   if (!st || st->state != ST_BODY)
     return 0;
+  st->data_ns = mono_ns();
   if (len > st->max_body - st->body.len) {
     st->req.body_len = st->body.len + len; /* what arrived, for the refusal's message */
     refuse(st, SPAA_H2_TOO_LARGE);
     return 0;
   }
-  if (len > h->o.mem_budget - h->held || spaa_buf_add(&st->body, data, len)) {
-    refuse(st, SPAA_H2_BUSY);
+  if ((why = body_charge(st, data, len))) {
+    refuse(st, (enum spaa_h2_refusal)why);
     return 0;
   }
-  st->held += len;
-  h->held += len;
+  if (spaa_buf_add(&st->body, data, len))
+    refuse(st, SPAA_H2_BUSY);
   return 0;
+}
+
+/* The Content-Length of a request (digits only, at most max), or 0. */
+static size_t content_length(const struct spaa_h2_req *r, size_t max)
+{
+  const char *v = spaa_h2_header(r, "content-length");
+  size_t n = 0;
+  if (!v || !*v)
+    return 0;
+  for (; *v; v++) {
+    size_t d = (size_t)(*v - '0');
+    if (*v < '0' || *v > '9' || n > max / 10 || d > max - n * 10)
+      return 0;
+    n = n * 10 + d;
+  }
+  return n;
 }
 
 static int on_frame(nghttp2_session *s, const nghttp2_frame *f, void *user)
@@ -471,7 +537,9 @@ static int on_frame(nghttp2_session *s, const nghttp2_frame *f, void *user)
   if (!(st = nghttp2_session_get_stream_user_data(s, f->hd.stream_id)))
     return 0;
   if (f->hd.type == NGHTTP2_HEADERS && st->state == ST_HEADERS) {
-    st->max_body = 0;
+    struct spaa_h2_intake in;
+    int why;
+    memset(&in, 0, sizeof(in));
     if (!st->req.method || !st->req.path) {
       nghttp2_submit_rst_stream(s, NGHTTP2_FLAG_NONE, st->id, NGHTTP2_PROTOCOL_ERROR);
       return 0;
@@ -482,27 +550,42 @@ static int on_frame(nghttp2_session *s, const nghttp2_frame *f, void *user)
       conn_goaway(c);
       return 0;
     }
-    if (st->h->svc.check(st->h->svc.ctx, &st->req, &st->ans, &st->max_body,
-                         &st->deadline_ns)) {
+    if (st->h->svc.check(st->h->svc.ctx, &st->req, &st->ans, &in)) {
       answer_submit(st);
       st->state = ST_ANSWERED;
       return 0;
     }
+    st->max_body = in.max_body;
+    st->deadline_ns = in.deadline_ns;
+    st->framed = in.framed;
     st->state = ST_BODY;
+    st->data_ns = mono_ns();
+    if (!st->framed) /* a Content-Length is charged now, as the HTTP listener charges it */
+      st->announced = content_length(&st->req, st->max_body);
+    if ((why = body_charge(st, NULL, 0))) {
+      refuse(st, (enum spaa_h2_refusal)why);
+      return 0;
+    }
   }
   if ((f->hd.flags & NGHTTP2_FLAG_END_STREAM) && st->state == ST_BODY)
     dispatch(st);
   return 0;
 }
 
-/* Our SETTINGS went out: the client's ACK is due from now. */
+/* Our SETTINGS went out: the client's ACK is due from now. An answer went out whole. */
 static int on_frame_sent(nghttp2_session *s, const nghttp2_frame *f, void *user)
 {
   struct h2_conn *c = user;
-  (void)s;
   if (f->hd.type == NGHTTP2_SETTINGS && !(f->hd.flags & NGHTTP2_FLAG_ACK) &&
       !c->settings_acked && !c->settings_ns)
     c->settings_ns = mono_ns();
+  /* an answer complete before its request (refused while the body still comes): the client
+   * is asked to stop sending it, RST_STREAM NO_ERROR (RFC 9113 8.1), as grpc-go's server
+   * does, instead of sending the rest for nothing */
+  if ((f->hd.type == NGHTTP2_HEADERS || f->hd.type == NGHTTP2_DATA) &&
+      (f->hd.flags & NGHTTP2_FLAG_END_STREAM) &&
+      nghttp2_session_get_stream_remote_close(s, f->hd.stream_id) == 0)
+    nghttp2_submit_rst_stream(s, NGHTTP2_FLAG_NONE, f->hd.stream_id, NGHTTP2_NO_ERROR);
   return 0;
 }
 
@@ -692,7 +775,8 @@ static void slow_count(struct spaa_h2 *h, int stream, int64_t now);
 static int stream_slow(const struct spaa_h2 *h, const struct h2_stream *st, int64_t now);
 
 /* Answer the streams whose deadline passed, reset those whose answer has not moved for twice
- * idle_timeout; returns the nearest deadline still ahead (0: none). */
+ * idle_timeout and those too slow (stream_slow); returns the nearest deadline still ahead
+ * (0: none). */
 static int64_t deadlines(struct spaa_h2 *h, int64_t now)
 {
   int64_t next = 0, stall = 2 * (int64_t)h->o.idle_timeout * 1000000000LL;
@@ -708,9 +792,12 @@ static int64_t deadlines(struct spaa_h2 *h, int64_t now)
         nghttp2_submit_rst_stream(c->s, NGHTTP2_FLAG_NONE, st->id, NGHTTP2_CANCEL);
       }
       if (stream_slow(h, st, now)) {
-        /* a header block or body trickled in: the stream goes, the connection stays */
+        /* a header block or body trickled in, or a body stalled: the stream goes (its body
+         * and charge at once, not when the peer reads the reset), the connection stays */
         st->slow = 1;
         slow_count(h, 1, now);
+        body_release(st);
+        st->state = ST_IGNORE;
         nghttp2_submit_rst_stream(c->s, NGHTTP2_FLAG_NONE, st->id, NGHTTP2_CANCEL);
         continue;
       }
@@ -763,8 +850,9 @@ static void tallies_log(struct spaa_h2 *h, int64_t now)
   if (tally_due(&h->slow, now)) {
     spaa_log(SPAA_LOG_WARN, "grpc slow clients dropped",
              "connections=%llu streams=%llu total_connections=%llu total_streams=%llu "
-             "header_timeout_s=%u body_min_rate=%zu interval_s=%d", h->slow.n[0], h->slow.n[1],
-             h->slow.total[0], h->slow.total[1], h->o.header_timeout, h->o.body_min_rate,
+             "header_timeout_s=%u body_min_rate=%zu idle_timeout_s=%u interval_s=%d",
+             h->slow.n[0], h->slow.n[1], h->slow.total[0], h->slow.total[1],
+             h->o.header_timeout, h->o.body_min_rate, h->o.idle_timeout,
              SPAA_HTTP_LOG_INTERVAL_S);
     tally_logged(&h->slow, now);
   }
@@ -786,15 +874,22 @@ static void slow_count(struct spaa_h2 *h, int stream, int64_t now)
 }
 
 /* 1 when a stream still reading its header block or body is too slow: the block not whole
- * within header_timeout, or the body under body_min_rate on average past it. */
+ * within header_timeout; the body stalled (not a byte for idle_timeout, whatever came
+ * before: a client that sent all of a message but its last bytes holds it otherwise for as
+ * long as its average stays over body_min_rate), or under body_min_rate on average past
+ * header_timeout. */
 static int stream_slow(const struct spaa_h2 *h, const struct h2_stream *st, int64_t now)
 {
   int64_t age = now - st->begin_ns;
-  if (st->slow || age <= h->header_ns)
+  if (st->slow)
     return 0;
   if (st->state == ST_HEADERS)
+    return age > h->header_ns;
+  if (st->state != ST_BODY)
+    return 0;
+  if (h->idle_ns && now - st->data_ns > h->idle_ns)
     return 1;
-  return st->state == ST_BODY && h->o.body_min_rate &&
+  return age > h->header_ns && h->o.body_min_rate &&
          (double)st->body.len < (double)age / 1e9 * (double)h->o.body_min_rate;
 }
 
@@ -1077,6 +1172,7 @@ int spaa_h2_start(const struct spaa_h2_opts *o, const struct spaa_h2_service *sv
   h->svc = *svc;
   h->max_conns = o->max_conns ? o->max_conns : H2_MAX_CONNS;
   h->header_ns = (int64_t)(o->header_timeout ? o->header_timeout : 10) * 1000000000LL;
+  h->idle_ns = (int64_t)o->idle_timeout * 1000000000LL;
   for (i = 0; i < 2; i++) { /* every reason listed from the start, at 0 */
     spaa_metrics_add(o->metrics, SPAA_METRIC_CONNECTIONS_REFUSED, over_reason[i], NULL, 0);
     spaa_metrics_add(o->metrics, SPAA_METRIC_CONNECTIONS_DROPPED, slow_reason[i], NULL, 0);

@@ -35,6 +35,9 @@ struct spaa_h2_req {
   } headers[SPAA_H2_MAX_HEADERS];
   const uint8_t *body;              /* the whole body (NULL in check) */
   size_t body_len;
+  size_t charged;                   /* bytes of the body the transport holds charged to the
+                                     * memory budget (spaa_h2_opts.budget) until the answer:
+                                     * run's own besides its conversion's charge */
   int64_t received_ns;              /* unix time the headers arrived, ns */
 };
 
@@ -60,31 +63,47 @@ void spaa_h2_answer_clear(struct spaa_h2_answer *a);
 /* Why the transport refuses a request on its own. */
 enum spaa_h2_refusal {
   SPAA_H2_TOO_LARGE = 1, /* the body passed the max_body check gave */
-  SPAA_H2_BUSY,          /* the worker queue or the memory budget is full */
+  SPAA_H2_BUSY,          /* the worker queue is full, or no memory for the body */
   SPAA_H2_DEADLINE,      /* the deadline check gave passed before the answer */
   SPAA_H2_SHUTDOWN,      /* (reserved) */
   SPAA_H2_CONNS,         /* the connection came past max_conns: each of its streams gets
                           * this answer, then GOAWAY (counted and logged by the transport,
                           * once per interval: the service should not log each one) */
+  SPAA_H2_OVER_BUDGET,   /* the body does not fit in what is left of the memory budget
+                          * (req->body_len: the bytes it was to be charged; counted in the
+                          * metrics by the transport) */
+};
+
+/* What check sets for a request whose body it lets in. */
+struct spaa_h2_intake {
+  size_t max_body;                  /* the body's cap (past it: SPAA_H2_TOO_LARGE) */
+  int64_t deadline_ns;              /* CLOCK_MONOTONIC ns, 0 = none */
+  int framed;                       /* 1: the body is a gRPC message (a flag byte, then its
+                                     * length in 4 bytes, big endian): the length the prefix
+                                     * announces is charged to the memory budget as soon as
+                                     * the prefix is in, and one over max_body refused then;
+                                     * 0: a Content-Length is charged with the headers */
 };
 
 /* What a service does; ctx is passed back. */
 struct spaa_h2_service {
   void *ctx;
   /* Loop thread, once the request's headers are in (req->body NULL): return 0 to read the
-   * body, with *max_body (its cap) and *deadline_ns (CLOCK_MONOTONIC ns, 0 = none) set; or 1
-   * with `a` filled to answer at once (the body is then discarded). Must not block. */
+   * body, with `in` filled (it comes zeroed); or 1 with `a` filled to answer at once (the
+   * body is then discarded). Must not block. */
   int (*check)(void *ctx, const struct spaa_h2_req *req, struct spaa_h2_answer *a,
-               size_t *max_body, int64_t *deadline_ns);
+               struct spaa_h2_intake *in);
   /* A worker thread, once the body is complete: fill `a`. May take its time. */
   void (*run)(void *ctx, const struct spaa_h2_req *req, struct spaa_h2_answer *a);
   /* Loop thread: the answer to a refusal by the transport (req->body NULL; with
-   * SPAA_H2_TOO_LARGE, req->body_len is the bytes received so far). Must not block. */
+   * SPAA_H2_TOO_LARGE, req->body_len is the bytes received so far, or the length a gRPC
+   * prefix announced). Must not block. */
   void (*refuse)(void *ctx, const struct spaa_h2_req *req, enum spaa_h2_refusal why,
                  struct spaa_h2_answer *a);
 };
 
 struct spaa_metrics;
+struct spaa_budget;
 
 struct spaa_h2_opts {
   const char *host;        /* numeric address to bind */
@@ -93,7 +112,11 @@ struct spaa_h2_opts {
   unsigned max_streams;    /* SETTINGS_MAX_CONCURRENT_STREAMS */
   unsigned workers;        /* worker threads */
   size_t queue_depth;      /* requests waiting for a worker before SPAA_H2_BUSY */
-  size_t mem_budget;       /* bytes of request bodies held at once before SPAA_H2_BUSY */
+  struct spaa_budget *budget; /* the memory budget request bodies are charged to as they
+                            * arrive (borrowed; NULL: not charged): what a body announces
+                            * (intake.framed) at once, the rest a step at a time, given back
+                            * once the stream is answered and run is done with it; a body
+                            * that does not fit is SPAA_H2_OVER_BUDGET at once (no wait) */
   unsigned max_conns;      /* connections served at once (0: 1024); up to SPAA_H2_REFUSING
                             * more are held just long enough to answer their streams
                             * SPAA_H2_CONNS and send GOAWAY, any past those are closed at
@@ -104,7 +127,9 @@ struct spaa_h2_opts {
                             * connection is closed, the stream reset (0: 10 s) */
   size_t body_min_rate;    /* bytes/s a request body must average after header_timeout, or
                             * its stream is reset (0: not checked) */
-  unsigned idle_timeout;   /* seconds a connection with no open stream may stay silent,
+  unsigned idle_timeout;   /* seconds a request body may make no progress, whatever it sent
+                            * before, before its stream is reset (0: not checked); seconds
+                            * a connection with no open stream may stay silent,
                             * the client preface and SETTINGS included; also the deadline
                             * for the client's ACK of our SETTINGS when under 10 s (GOAWAY
                             * SETTINGS_TIMEOUT past it); twice it, the longest a

@@ -40,10 +40,21 @@ and python3-h2 (hand-made HTTP/2 for what a well-behaved client never sends).
   shutdown PORT FILE PID
       one call whose body is sent in two halves, with SIGTERM sent to PID in between: prints
       the call's grpc-status and whether a GOAWAY came (the call must still be answered)
+  hold PORT N MIB SECONDS [--split] [--trickle S]
+      one connection, N Export calls each announcing a message of MIB MiB and sending all of
+      it but its last byte, as fast as the server's windows let it (a call answered or reset
+      meanwhile stops; with --split, the first call's 5-byte prefix comes first, in two DATA
+      frames, 2 bytes then the rest; with --trickle, all but the last 256 bytes, then one
+      byte every S seconds until SIGUSR1); prints {"sent_mib": ...} once no call has more to
+      send at once, then pings every 0.5 s, so that the connection is never idle, until
+      every call is answered or reset (at most SECONDS); prints one JSON line: per call its grpc-status, grpc-message
+      and grpc-retry-pushback-ms, the error code of a RST_STREAM, and whether the connection
+      got GOAWAY
 """
 import base64
 import json
 import os
+import select
 import signal
 import socket
 import time
@@ -515,6 +526,101 @@ def cmd_slow(port, path, args):
     print(json.dumps(got, sort_keys=True))
 
 
+def cmd_hold(port, n, args):
+    import h2.events
+    n, size, secs = int(n), int(float(args[0]) * 1024 * 1024), float(args[1])
+    split = "--split" in args
+    trickle = float(opt(args, "--trickle", "0"))
+    # with --trickle, the last bytes but one are kept to be sent one at a time until SIGUSR1
+    stop_at = size + 4 - (256 if trickle else 0)
+    stopped = [not trickle]
+    signal.signal(signal.SIGUSR1, lambda *_: stopped.__setitem__(0, True))
+    sock, conn = h2_conn(port)
+    calls = {}
+    first = conn.get_next_available_stream_id()
+    for _ in range(n):
+        sid = conn.get_next_available_stream_id()
+        conn.send_headers(sid, [(":method", "POST"), (":scheme", "http"), (":authority", "x"),
+                                (":path", SERVICE % "v1development"),
+                                ("content-type", "application/grpc"), ("te", "trailers")])
+        calls[sid] = {"sent": 0, "status": None, "message": None, "pushback": None,
+                      "reset": None, "ended": False}
+    sock.sendall(conn.data_to_send())
+    got = {"goaway": False}
+    zeros = bytes(1 << 16)
+
+    def pump(timeout):
+        if not select.select([sock], [], [], timeout)[0]:
+            return True
+        try:
+            chunk = sock.recv(1 << 20)
+        except OSError:
+            chunk = b""
+        if not chunk:
+            return False
+        for ev in conn.receive_data(chunk):
+            call = calls.get(getattr(ev, "stream_id", None))
+            if isinstance(ev, (h2.events.ResponseReceived, h2.events.TrailersReceived)):
+                fields = {k.decode(): v.decode() for k, v in ev.headers}
+                if "grpc-status" in fields:
+                    call["status"] = fields["grpc-status"]
+                    call["message"] = fields.get("grpc-message", "")
+                    call["pushback"] = fields.get("grpc-retry-pushback-ms")
+            elif isinstance(ev, h2.events.StreamEnded):
+                call["ended"] = True
+            elif isinstance(ev, h2.events.StreamReset):
+                call["reset"], call["ended"] = int(ev.error_code), True
+            elif isinstance(ev, h2.events.ConnectionTerminated):
+                got["goaway"] = True
+        sock.sendall(conn.data_to_send())
+        return True
+
+    # the message: its prefix, then zeros (what they mean does not matter: never complete)
+    alive, end = True, time.monotonic() + secs
+    while alive and time.monotonic() < end:
+        moved = False
+        for sid, call in calls.items():
+            left = stop_at - call["sent"]  # of the 5-byte prefix and size bytes
+            if call["ended"] or call["status"] is not None or left <= 0:
+                continue
+            if split and sid != first and calls[first]["sent"] < 5 and \
+                    calls[first]["status"] is None:
+                continue  # the first call's prefix goes first, in its two frames
+            w = min(conn.local_flow_control_window(sid), conn.max_outbound_frame_size, left)
+            if w <= 0:
+                continue
+            if call["sent"] == 0 and split and sid == first:
+                chunk = b"\0" + size.to_bytes(4, "big")[:1]  # the prefix in two frames
+            elif call["sent"] < 5:
+                chunk = (b"\0" + size.to_bytes(4, "big") + zeros)[call["sent"]:call["sent"] + w]
+            else:
+                chunk = zeros[:w]
+            conn.send_data(sid, chunk)
+            call["sent"] += len(chunk)
+            moved = True
+        sock.sendall(conn.data_to_send())
+        alive = pump(0 if moved else 0.05)
+        if not moved and all(c["ended"] or c["status"] is not None or c["sent"] >= stop_at
+                             for c in calls.values()):
+            break
+    print(json.dumps({"sent_mib": sum(c["sent"] for c in calls.values()) >> 20}), flush=True)
+    next_byte = time.monotonic() + trickle
+    while alive and time.monotonic() < end and not all(c["ended"] for c in calls.values()):
+        if not stopped[0] and time.monotonic() >= next_byte:
+            next_byte += trickle
+            for sid, call in calls.items():
+                if not call["ended"] and call["status"] is None and call["sent"] < size + 4:
+                    conn.send_data(sid, b"\0")
+                    call["sent"] += 1
+        conn.ping(b"holding!")
+        sock.sendall(conn.data_to_send())
+        alive = pump(min(0.5, trickle) if trickle else 0.5)
+    sock.close()
+    print(json.dumps({"calls": [{k: c[k] for k in ("status", "message", "pushback", "reset")}
+                                for c in calls.values()], "goaway": got["goaway"]},
+                     sort_keys=True), flush=True)
+
+
 def main():
     cmd, port = sys.argv[1], sys.argv[2]
     if cmd == "garbage":
@@ -522,7 +628,7 @@ def main():
     if cmd == "settings":
         return cmd_settings(port, sys.argv[3:])
     fn = {"export": cmd_export, "many": cmd_many, "raw": cmd_raw, "shutdown": cmd_shutdown,
-          "connect": cmd_connect, "stall": cmd_stall, "slow": cmd_slow}[cmd]
+          "connect": cmd_connect, "stall": cmd_stall, "slow": cmd_slow, "hold": cmd_hold}[cmd]
     return fn(port, sys.argv[3], sys.argv[4:])
 
 
