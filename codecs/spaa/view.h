@@ -100,18 +100,20 @@ int spaa_view_top(const struct spaa_vset *v, size_t limit, spaa_sink_cb sink, vo
  * "self","total","children":[...]}}. Every node's total is its self plus its children's
  * totals; children are sorted by total (then name), an "other" child last. With max_nodes 0
  * (no limit), or a call tree that fits, the whole tree. Otherwise the tree is laid out in at
- * most max_nodes nodes besides the root, "other" nodes included, still to every stack's leaf:
- * a node's children (those of the tree nodes it stands for, grouped by name) that weigh at
- * most a threshold, two or more of them, are merged into one child {"name":"other",
- * "merged":n,...} (n: the tree nodes it stands for) whose children are theirs grouped by name,
- * laid out by the same rule; a lone light child keeps its name. The threshold is the lowest
- * that fits, then tree nodes of exactly its weight are kept by rank (heaviest first, a parent
- * before its children, then by name) while they fit. Only when max_nodes is below the depth of
- * the deepest stack is the tree cut: the max_nodes heaviest nodes are kept and each kept node's
- * other children become one leaf "other" (self = their total; at most one per kept node, beyond
- * max_nodes). N: nodes besides the root and the "other" ones; K: the "other" ones; M: nodes of
- * the whole tree not drawn under their own path; X: the total of the outermost "other" nodes;
- * W: the heaviest group merged into one; C: the value of the stacks cut short (0 unless cut).
+ * most max_nodes nodes besides the root, "other" nodes included: a node's children (those of
+ * the tree nodes it stands for, grouped by name) that weigh at most a threshold, two or more of
+ * them, are merged into one child {"name":"other","merged":n,...} (n: the tree nodes it stands
+ * for) whose children are theirs grouped by name, laid out by the same rule; a lone light
+ * child keeps its name. A light node (at most the threshold) under a light one is laid out no
+ * further: its children become one leaf "other" (self = their total), so that a light stack,
+ * however deep, costs a few nodes and never the heavy ones their names. The threshold is the
+ * lowest that fits, then tree nodes of exactly its weight are kept by rank (heaviest first, a
+ * parent before its children, then by name) while they fit. When max_nodes is below the depth
+ * of the deepest stack the max_nodes heaviest nodes are kept instead and each kept node's
+ * other children become one leaf "other" (at most one per kept node, beyond max_nodes).
+ * N: nodes besides the root and the "other" ones; K: the "other" ones; M: nodes of the whole
+ * tree not drawn under their own path; X: the total of the outermost "other" nodes; W: the
+ * heaviest group merged into one; C: the value of the stacks cut short (under a leaf "other").
  * Deterministic. 0, the sink's error or SPAA_E_NOMEM. */
 int spaa_view_flamegraph(const struct spaa_vset *v, size_t max_nodes, spaa_sink_cb sink,
                          void *ctx, struct spaa_err *err);

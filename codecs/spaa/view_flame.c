@@ -224,6 +224,8 @@ struct onode {
   unsigned char other;   /* 1: an "other" node */
   unsigned char merged;  /* 1: an "other" node or a node in its subtree */
   unsigned char cut;     /* 1: a leaf "other" standing for whole subtrees */
+  unsigned char light;   /* 1: no heavier than the threshold */
+  unsigned char plight;  /* 1: its parent is light */
 };
 
 /* The children of one answer node's tree nodes with one name. */
@@ -249,6 +251,7 @@ struct layout {
   spaa_vnum other_max;   /* the heaviest group merged into an "other" node */
   spaa_vnum heavy_min;   /* the lightest group kept for its weight (heavy_any: one was) */
   int heavy_any;
+  spaa_vnum light_max;   /* the heaviest group at most the threshold, merged or kept alone */
 };
 
 static int onode_cmp(const void *a, const void *b)
@@ -257,6 +260,18 @@ static int onode_cmp(const void *a, const void *b)
   if (x->total != y->total)
     return x->total < y->total ? 1 : -1;
   return strcmp(x->name, y->name);
+}
+
+/* Whether answer node c (a child of V) is light: no heavier than the threshold, when laying
+ * out by one; the heaviest such node kept in L->light_max (every layout for a threshold down
+ * to it is the same). */
+static void flag_light(struct layout *L, struct onode *c, const struct onode *V,
+                       const unsigned char *keep, const spaa_vnum *theta)
+{
+  c->plight = V->light;
+  c->light = !keep && theta && c->total <= *theta;
+  if (c->light && L->light_max < c->total)
+    L->light_max = c->total;
 }
 
 /* Lay t out into L (see spaa_view_flamegraph). A group (the children of a node's tree nodes
@@ -273,7 +288,7 @@ static int lay_out(const struct ftree *t, const uint32_t *rank, const unsigned c
   size_t q, mtop = 1;
   L->n = 1;
   L->exact = L->others = 0;
-  L->through = L->cut_value = L->other_max = L->heavy_min = 0;
+  L->through = L->cut_value = L->other_max = L->heavy_min = L->light_max = 0;
   L->heavy_any = 0;
   L->mem[0] = 0;
   memset(&L->o[0], 0, sizeof(L->o[0]));
@@ -286,6 +301,10 @@ static int lay_out(const struct ftree *t, const uint32_t *rank, const unsigned c
     size_t ng = 0, nlight = 0, lone = 0, lcount = 0, opos, i, heavy0, made;
     spaa_vnum lself = 0, ltotal = 0, lmax = 0;
     uint32_t k;
+    /* a light node under a light one is laid out no further: its children become one cut
+     * "other", so that a light stack, however deep, costs a few nodes (its first light frame
+     * and the one below are named), not one a frame */
+    int light = V->light && V->plight, cutting = keep || light;
     V->first = L->n;
     V->count = 0;
     if (V->cut)
@@ -314,6 +333,8 @@ static int lay_out(const struct ftree *t, const uint32_t *rank, const unsigned c
       struct group *G = &L->g[i];
       if (keep)
         G->heavy = keep[G->node];
+      else if (light)
+        G->heavy = 0;
       else if (!rank)
         G->heavy = 1;
       else if (!theta)
@@ -325,6 +346,8 @@ static int lay_out(const struct ftree *t, const uint32_t *rank, const unsigned c
         L->heavy_any = 1;
       } else {
         G->heavy = !V->merged && G->total == *theta && rank[G->node] < p;
+        if (L->light_max < G->total)
+          L->light_max = G->total;
       }
       if (!G->heavy) {
         nlight++;
@@ -336,7 +359,7 @@ static int lay_out(const struct ftree *t, const uint32_t *rank, const unsigned c
           lmax = G->total;
       }
     }
-    if (nlight == 1 && !keep) { /* one light child: itself, not an "other" of one */
+    if (nlight == 1 && !cutting) { /* one light child: itself, not an "other" of one */
       L->g[lone].heavy = 1;
       nlight = lcount = 0;
     }
@@ -360,7 +383,7 @@ static int lay_out(const struct ftree *t, const uint32_t *rank, const unsigned c
         struct group *G = &L->g[L->gix[t->c[k].name]];
         if (G->heavy)
           L->mem[G->pos++] = k;
-        else if (!keep) /* a cut "other" keeps no nodes: nothing of it is laid out */
+        else if (!cutting) /* a cut "other" keeps no nodes: nothing of it is laid out */
           L->mem[opos++] = k;
       }
     }
@@ -378,24 +401,26 @@ static int lay_out(const struct ftree *t, const uint32_t *rank, const unsigned c
       c->name = t->v->names[G->name];
       c->depth = V->depth + 1;
       c->merged = V->merged;
+      flag_light(L, c, V, keep, theta);
       L->exact += !V->merged;
     }
     qsort(&L->o[heavy0], L->n - heavy0, sizeof(L->o[0]), onode_cmp);
     if (nlight) {
       c = &L->o[L->n++];
       memset(c, 0, sizeof(*c));
-      c->mfirst = keep ? 0 : opos - lcount;
+      c->mfirst = cutting ? 0 : opos - lcount;
       c->mcount = lcount;
-      c->self = keep ? ltotal : lself;
+      c->self = cutting ? ltotal : lself;
       c->total = ltotal;
       c->name = "other";
       c->depth = V->depth + 1;
       c->other = c->merged = 1;
-      c->cut = keep != NULL;
+      c->cut = (unsigned char)cutting;
+      flag_light(L, c, V, keep, theta);
       L->others++;
       if (!V->merged)
         L->through += ltotal;
-      if (keep)
+      if (cutting)
         L->cut_value += ltotal;
       if (L->others == 1 || lmax > L->other_max)
         L->other_max = lmax;
@@ -455,14 +480,15 @@ static int lay_out_within(const struct ftree *t, size_t budget, struct layout *L
   uint32_t *order = NULL, *rank = NULL;
   unsigned char *keep = NULL;
   size_t all = t->len - 1, i, kept = 0, r0, r1, plo, phi, p, best;
-  spaa_vnum hi, lo, mid;
+  spaa_vnum hi, lo, mid, top = t->c[0].total;
   int rc, tries, fresh;
   if (budget >= all) /* without ranks every node is kept: the whole tree */
     return lay_out(t, NULL, NULL, NULL, 0, budget, L) ? SPAA_E_INTERNAL : 0;
   if ((rc = tree_rank(t, &order, &rank)))
     goto out;
-  if ((rc = lay_out(t, rank, NULL, NULL, 0, budget, L)) == 1) {
-    /* below the depth of the deepest stack: cut */
+  /* below the depth of the deepest stack, the heaviest nodes kept and the rest cut; else the
+   * coarsest layout first, the threshold the root's weight (its children a node or three) */
+  if (budget < t->depth || (rc = lay_out(t, rank, NULL, &top, 0, budget, L)) == 1) {
     if (!(keep = calloc(t->len, 1))) {
       rc = SPAA_E_NOMEM;
       goto out;
@@ -480,9 +506,9 @@ static int lay_out_within(const struct ftree *t, size_t budget, struct layout *L
   }
   if (rc)
     goto out;
-  /* thresholds in [lo, hi): hi fits (the coarsest's heaviest merged group), below the lightest
+  /* thresholds in [lo, hi): hi fits (the coarsest's heaviest light group), below the lightest
    * node the whole tree does not; a threshold equal to a group's weight merges it */
-  hi = L->other_max;
+  hi = L->light_max;
   lo = t->c[order[all - 1]].total;
   lo = lo > 0 ? lo / 2 : lo - 1;
   fresh = 1; /* L holds the layout at hi */
@@ -494,7 +520,7 @@ static int lay_out_within(const struct ftree *t, size_t budget, struct layout *L
       goto out;
     fresh = rc == 0;
     if (rc == 0) {
-      hi = L->other_max; /* the same layout down to there */
+      hi = L->light_max; /* the same layout down to there */
     } else if (L->heavy_any && L->heavy_min > mid) {
       lo = L->heavy_min; /* the same layout up to there */
     } else {

@@ -356,17 +356,17 @@ export class FlameView {
     const j = this.flame;
     if (!j) return;
     const share = (x) => h('strong', { text: fmtPct(j.total ? x / j.total : 0) });
-    // the API lays a large tree out in Max nodes: lighter frames merged into "other" nodes
-    // (stacks still drawn to their leaves), or cut when Max nodes is below the deepest stack
-    const trimmed = j.cut_value
-      ? h('span', { class: 'trimmed' }, ` · ${j.trimmed_nodes} smaller nodes cut into “other”: `,
-        share(j.cut_value), ' of the total is not drawn to its leaf (raise Max nodes to see it)')
-      : j.other_nodes
-        ? h('span', { class: 'trimmed' }, ' · every stack drawn to its leaf; a frame\'s callees of at most ',
-          fmtValue(j.other_max, j.unit), ' each are merged into one “other” when it has two or more (',
-          `${j.other_nodes} such nodes): `, share(j.trimmed_value), ' of the total passes through one',
-          ' (raise Max nodes to name lighter frames)')
-        : ' · nothing merged';
+    // the API lays a large tree out in Max nodes: lighter frames merged into "other" nodes,
+    // light stacks ending in an "other" leaf (cut short)
+    const cut = j.cut_value
+      ? ['; ', share(j.cut_value), ' of the total ends in an “other” leaf before its stack\'s leaf']
+      : ['; every stack drawn to its leaf'];
+    const trimmed = j.other_nodes
+      ? h('span', { class: 'trimmed' }, ' · a frame\'s callees of at most ',
+        fmtValue(j.other_max, j.unit), ' each are merged into one “other” when it has two or more (',
+        `${j.other_nodes} such nodes): `, share(j.trimmed_value), ' of the total passes through one',
+        ...cut, ' (raise Max nodes to name lighter frames)')
+      : ' · nothing merged';
     fill(this.info, `Total ${fmtValue(j.total, j.unit)} of ${j.metric}${j.unit ? ' (' + j.unit + ')' : ''} · `,
       `${j.nodes} nodes`, trimmed);
     const fn = this.params.get('fn');

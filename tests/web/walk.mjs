@@ -236,8 +236,8 @@ async function flame(page) {
   const info = await page.locator('.info').innerText();
   const trimmedPct = ((json.trimmed_value / json.total) * 100).toFixed(2) + '%';
   assert.ok(json.trimmed_nodes > 0 && info.includes(trimmedPct), `the trimmed share ${trimmedPct} shown: ${info}`);
-  assert.equal(json.cut_value, 0, 'nothing cut at 2,000 nodes');
-  assert.ok(info.includes('every stack drawn to its leaf'), info);
+  const cutPct = ((json.cut_value / json.total) * 100).toFixed(2) + '%';
+  assert.ok(json.cut_value ? info.includes(`${cutPct} of the total ends in`) : info.includes('every stack drawn to its leaf'), info);
   assert.ok(got[0].drawn && Math.abs(got[0].w - (await page.locator('.flame-pane .flame-canvas').boundingBox()).width) < 1, 'the root spans the canvas');
   await page.waitForSelector('.top-pane tbody tr');
   await shot(page, 'flamegraph');
@@ -333,20 +333,19 @@ async function flame(page) {
   sameTree(await nodes(page), five, 'max_nodes=500');
   assert.ok((await page.locator('.info').innerText()).includes(((five.trimmed_value / five.total) * 100).toFixed(2) + '%'));
 
-  say('max nodes 50,000: the graph drawn to every leaf');
+  say('max nodes 50,000: the graph drawn as deep as the deepest stack');
   n = await draws(page);
   await page.selectOption('#flame-max', '50000');
   await drawn(page, n);
   const big = await api(BASE, `profiles/${id}/flamegraph?metric=samples&max_nodes=50000`);
-  assert.equal(big.cut_value, 0, 'nothing cut');
-  assert.ok(big.nodes + big.other_nodes <= 50000 && big.nodes + big.other_nodes > 45000, `the budget used, and kept: ${big.nodes} + ${big.other_nodes}`);
+  assert.ok(big.nodes + big.other_nodes <= 50000 && big.nodes + big.other_nodes > 25000, `the budget used, and kept: ${big.nodes} + ${big.other_nodes}`);
   got = await nodes(page);
   sameTree(got, big, 'max_nodes=50000');
   const folded = await api(BASE, `profiles/${id}/collapsed?metric=samples`, { text: true });
   const deepest = Math.max(...folded.trim().split('\n').map((l) => l.slice(0, l.lastIndexOf(' ')).split(';').length));
   assert.equal(Math.max(...got.map((x) => x.depth)), deepest, 'as deep as the deepest stack');
   assert.ok(got.some((x) => x.drawn && x.depth >= 30), 'the graph drawn 30 frames deep and more, not stopped under main.next');
-  assert.ok((await page.locator('.info').innerText()).includes('every stack drawn to its leaf'));
+  assert.ok((await page.locator('.info').innerText()).includes('passes through one'));
   n = await draws(page);
   await page.goto(`${BASE}/#/flame?id=${id}`);
   await drawn(page, n);

@@ -182,8 +182,8 @@ static void test_flamegraph_merged(void **state)
 
 /* A long tail like google-pprof's large.cpu: chains of distinct functions, one sample each,
  * alternating with one dispatcher, 1,793 nodes. Each budget is used and bounds the
- * answer (its "other" nodes included), nothing is cut, every stack reaches its leaf (the
- * answer is as deep as the tree) and every total adds up. */
+ * answer (its "other" nodes included), the answer is as deep as the tree, at most half the
+ * total is cut short, and every total adds up. */
 static void test_flamegraph_long_tail(void **state)
 {
   static const size_t budgets[] = {40, 100, 500, 2000};
@@ -218,12 +218,51 @@ static void test_flamegraph_long_tail(void **state)
     assert_true(n <= budgets[b]);
     assert_true(n > budgets[b] * 3 / 4); /* the budget is used */
     assert_int_equal(depth, 23);
-    assert_int_equal(json_integer_value(json_object_get(doc, "cut_value")), 0);
+    assert_true(json_integer_value(json_object_get(doc, "cut_value")) <=
+                json_integer_value(json_object_get(doc, "total")) / 2);
     assert_int_equal(json_integer_value(json_object_get(doc, "other_nodes")), others);
     assert_int_equal(json_integer_value(json_object_get(doc, "nodes")) + others, n);
     json_decref(doc);
     free(out);
   }
+  spaa_vset_free(&v);
+}
+
+/* One light stack far deeper than the rest (a sample of deep recursion): within a budget
+ * above its depth, the heavy frames are named and the deep one is cut after a frame or two,
+ * whatever the budget; under it, cut (the heaviest nodes kept). */
+static void test_flamegraph_deep_light(void **state)
+{
+  static const size_t budgets[] = {1998, 2000, 2004};
+  const char *heavy[][4] = {{"main", "serve", "handle", "db.query"},
+                            {"main", "serve", "handle", "render"},
+                            {"main", "serve", "gc", NULL},
+                            {"bg", "flush", NULL, NULL}};
+  static const int64_t w[] = {900, 500, 200, 100};
+  const char **deep = malloc(1998 * sizeof(*deep));
+  struct spaa_vset v;
+  size_t i, b;
+  (void)state;
+  spaa_vset_init(&v);
+  v.metric = "cpu";
+  for (i = 0; i < 4; i++)
+    assert_int_equal(spaa_vset_add(&v, heavy[i], heavy[i][3] ? 4 : heavy[i][2] ? 3 : 2, w[i],
+                                   NULL), 0);
+  deep[0] = "main";
+  deep[1] = "parse";
+  for (i = 2; i < 1998; i++)
+    deep[i] = "recurse";
+  assert_int_equal(spaa_vset_add(&v, deep, 1998, 1, NULL), 0);
+  for (b = 0; b < sizeof(budgets) / sizeof(budgets[0]); b++) {
+    char *out = run(1, &v, budgets[b]);
+    if (!strstr(out, "{\"name\":\"db.query\",\"self\":900,\"total\":900,") ||
+        !strstr(out, "{\"name\":\"serve\",\"self\":0,\"total\":1600,") ||
+        !strstr(out, "{\"name\":\"flush\",\"self\":100,\"total\":100,"))
+      fail_msg("budget %zu: the heavy frames are not all named: %.600s", budgets[b], out);
+    assert_non_null(strstr(out, "\"cut_value\":1,"));
+    free(out);
+  }
+  free(deep);
   spaa_vset_free(&v);
 }
 
@@ -648,6 +687,7 @@ int main(void)
       cmocka_unit_test(test_flamegraph),
       cmocka_unit_test(test_flamegraph_merged),
       cmocka_unit_test(test_flamegraph_long_tail),
+      cmocka_unit_test(test_flamegraph_deep_light),
       cmocka_unit_test(test_collapsed_and_speedscope),
       cmocka_unit_test(test_filters),
       cmocka_unit_test(test_filter_cost),
