@@ -442,8 +442,10 @@ static void call_refuse(void *ctx, const struct spaa_h2_req *h, enum spaa_h2_ref
     refuse_flow(g, rt, h, SPAA_E_TOO_LARGE, msg, 0, a);
     return;
   case SPAA_H2_DEADLINE:
+    /* the conversion is not stopped halfway: its profiles may be stored by now, or soon */
     answer_status(a, h, 200, SPAA_GRPC_DEADLINE_EXCEEDED, "the deadline (grpc-timeout) passed "
-                  "before the profiles were stored");
+                  "before the call was answered; its profiles may have been stored all the same "
+                  "(sent again, a stored profile is found already stored)");
     spaa_metrics_add(g->app->metrics, SPAA_METRIC_REQUESTS, rt->pattern, "504", 1);
     spaa_log(SPAA_LOG_INFO, "grpc deadline exceeded", "method=%s", rt->pattern);
     return;

@@ -145,6 +145,16 @@ struct otlp_state {
   char msg[SPAA_OTLP_MAX_MSG];    /* what the answer said (partial_success or Status message) */
 };
 
+/* 1 when the body holds nothing but white space. */
+static int blank(const struct spaa_ingest *x)
+{
+  size_t i;
+  for (i = 0; i < x->body_len; i++)
+    if (x->body[i] != ' ' && x->body[i] != '\t' && x->body[i] != '\r' && x->body[i] != '\n')
+      return 0;
+  return 1;
+}
+
 /* When a body could not be decoded and does not look like what its Content-Type says (JSON
  * sent as protobuf, or the reverse), say that the Content-Type is the problem, before the
  * decoder's message; over gRPC (grpc), whose messages are protobuf whatever their
@@ -169,6 +179,9 @@ static int blame_ctype(const struct spaa_ingest *x, enum ctype t, int grpc, int 
   else if (t != CT_JSON && looks_json)
     spaa_err_set(err, rc, 0, 0, "Content-Type says protobuf but the body looks like JSON: "
                  "send Content-Type: application/json for OTLP/JSON (%.200s)", was);
+  else if (t == CT_JSON && i < x->body_len && strchr("[\"tfn-0123456789", x->body[i]))
+    spaa_err_set(err, SPAA_E_BAD_JSON, 0, 0, "the body is not a JSON object: an OTLP/JSON "
+                 "request is one ({\"resourceProfiles\": [...]})");
   else if (t == CT_JSON && !looks_json)
     spaa_err_set(err, rc, 0, 0, "Content-Type says application/json but the body is not JSON: "
                  "send Content-Type: application/x-protobuf for protobuf (%.200s)", was);
@@ -203,6 +216,9 @@ static int parse_as(struct spaa_ingest *x, enum ctype t, const char *ct, int grp
                         "OTLP/JSON goes to POST /v1development/profiles over HTTP");
   /* OTLP/HTTP: the body is what its Content-Type says, as a Collector's receiver reads it
    * (with the codec the Content-Type names); the codec reads JSON wherever it finds it */
+  if (!grpc && st->t == CT_JSON && blank(x))
+    return spaa_err_set(err, SPAA_E_BAD_JSON, 0, 0, "the body is empty: an OTLP/JSON request is "
+                        "a JSON object ({} for no profiles)");
   if (!grpc && (st->t == CT_JSON) != (otlp_request_is_json(st->r) != 0))
     return spaa_err_set(err, st->t == CT_JSON ? SPAA_E_BAD_JSON : SPAA_E_BAD_PROTOBUF, 0, 0,
                         st->t == CT_JSON ? "Content-Type says application/json but the body is "

@@ -228,6 +228,16 @@ assert_contains "$(cat "$RESP")" "Content-Type says application/json but the bod
   "valid OTLP protobuf sent as JSON: the message"
 assert_eq "$n0" "$(curl -sS "$SERVER_URL/api/v1/profiles?limit=1000" | jq '.profiles | length')" \
   "nothing stored from a body its Content-Type misnames"
+# an empty body, or JSON that is no object, sent as OTLP/JSON: said as such (an empty body is
+# a valid protobuf request of no profiles, but no JSON one)
+printf '' >"$E2E_TMP/empty"
+otlp_post "$DEV" "$E2E_TMP/empty" "$JS"
+assert_eq 400 "$HTTP_CODE" "an empty OTLP/JSON body"
+assert_contains "$(cat "$RESP")" "the body is empty" "an empty OTLP/JSON body: the message"
+printf 'null' >"$E2E_TMP/null.json"
+otlp_post "$DEV" "$E2E_TMP/null.json" "$JS"
+assert_eq 400 "$HTTP_CODE" "JSON null as OTLP/JSON"
+assert_contains "$(cat "$RESP")" "the body is not a JSON object" "JSON null: the message"
 
 # a v1.9 Sample (values in field 2, attribute_indices as LEN in field 3) and a v1.8 Profile
 # (profile_id in field 8): refused, naming the version
