@@ -635,9 +635,9 @@ static enum MHD_Result count_clen(void *cls, enum MHD_ValueKind kind, const char
   return MHD_YES;
 }
 
-/* What libmicrohttpd lets through but HTTP does not: a URI or a head over our caps (414,
- * 431; MHD answers heads over SPAA_HTTP_MHD_MEMORY itself, made JSON by http_edge.c),
- * HTTP/1.1 without Host (400), a transfer coding other than chunked (501).
+/* What libmicrohttpd lets through but HTTP does not, before routing: a URI or a head over our
+ * caps (414, 431; MHD answers heads over SPAA_HTTP_MHD_MEMORY itself, made JSON by
+ * http_edge.c), HTTP/1.1 without Host (400).
  * 0 when fine; 1 when an answer was queued (or could not be). */
 static int head_checks(struct http_rq *rq, struct MHD_Connection *conn, const char *url,
                        const char *version)
@@ -645,9 +645,7 @@ static int head_checks(struct http_rq *rq, struct MHD_Connection *conn, const ch
   const union MHD_ConnectionInfo *ci =
       MHD_get_connection_info(conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
   size_t uri = url ? strlen(url) : 0;
-  const char *te;
-  char msg[160], param[SPAA_URI_PARAM_MAX + 1], shown[2 * SPAA_URI_PARAM_MAX];
-  unsigned uri_flags = spaa_conn_uri_flags(rq->sconn, param), clen = 0;
+  char msg[160];
   MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, count_arg, &uri);
   snprintf(rq->path, sizeof(rq->path), "%.64s%s", url ? url : "", uri > 64 ? "..." : "");
   if (uri > SPAA_HTTP_MAX_URI) {
@@ -667,10 +665,25 @@ static int head_checks(struct http_rq *rq, struct MHD_Connection *conn, const ch
     fail_http(rq, conn, 400, "bad_request", "an HTTP/1.1 request must carry a Host header");
     return 1;
   }
+  rq->path[0] = 0;
+  return 0;
+}
+
+/* What the request line and head hold that libmicrohttpd lets through and HTTP refuses (the
+ * route known, so that the answer is in its dialect: a browser's Sentry SDK reads a refusal
+ * of the envelope route only with its CORS headers): an encoded NUL or '/' where decoding
+ * would end or split the path or a value (400), two lengths or a length beside a transfer
+ * coding (400, the connection closed), a transfer coding other than chunked (501). 0 when
+ * fine; 1 when an answer was queued (or could not be). */
+static int framing_checks(struct http_rq *rq, struct MHD_Connection *conn)
+{
+  const char *te;
+  char msg[160], param[SPAA_URI_PARAM_MAX + 1], shown[2 * SPAA_URI_PARAM_MAX];
+  unsigned uri_flags = spaa_conn_uri_flags(rq->sconn, param), clen = 0;
   /* libmicrohttpd decodes %00 into a NUL that ends the path early (a profile's id would name
    * the collection) and %2F into a separator the client did not write */
   if (uri_flags & SPAA_URI_NUL) {
-    fail_http(rq, conn, 400, "bad_request", "the request path holds an encoded NUL byte (%00)");
+    fail(rq, conn, SPAA_E_BAD_REQUEST, "the request path holds an encoded NUL byte (%%00)");
     return 1;
   }
   if (uri_flags & SPAA_URI_ARG_NUL) {
@@ -678,12 +691,12 @@ static int head_checks(struct http_rq *rq, struct MHD_Connection *conn, const ch
     snprintf(msg, sizeof(msg), strstr(param, "%00") ? "a query parameter's name ('%s') holds "
              "an encoded NUL byte (%%00)" : "the query parameter '%s' holds an encoded NUL "
              "byte (%%00)", shown);
-    fail_http(rq, conn, 400, "bad_request", msg);
+    fail(rq, conn, SPAA_E_BAD_REQUEST, "%s", msg);
     return 1;
   }
   if (uri_flags & SPAA_URI_SLASH) {
-    fail_http(rq, conn, 400, "bad_request", "the request path holds an encoded '/' (%2F): no "
-              "name served here has one");
+    fail(rq, conn, SPAA_E_BAD_REQUEST, "the request path holds an encoded '/' (%%2F): no name "
+         "served here has one");
     return 1;
   }
   /* RFC 9112 section 6.3: more than one length, or a length beside a transfer coding, leaves
@@ -692,9 +705,10 @@ static int head_checks(struct http_rq *rq, struct MHD_Connection *conn, const ch
   MHD_get_connection_values(conn, MHD_HEADER_KIND, count_clen, &clen);
   te = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
   if (clen > 1 || (clen && te)) {
-    fail_http(rq, conn, 400, "bad_request", clen > 1 ? "the request has more than one "
-              "Content-Length header" : "the request has both Content-Length and "
-              "Transfer-Encoding: send one of them");
+    rq->close = 1;
+    fail(rq, conn, SPAA_E_BAD_REQUEST, "%s", clen > 1 ? "the request has more than one "
+         "Content-Length header" : "the request has both Content-Length and Transfer-Encoding: "
+         "send one of them");
     return 1;
   }
   if (te && strcasecmp(te, "chunked") != 0) {
@@ -705,7 +719,6 @@ static int head_checks(struct http_rq *rq, struct MHD_Connection *conn, const ch
     fail_http(rq, conn, 501, "not_implemented", msg);
     return 1;
   }
-  rq->path[0] = 0;
   return 0;
 }
 
@@ -735,6 +748,9 @@ static enum MHD_Result begin(struct http_rq *rq, struct MHD_Connection *conn, co
   }
   r = spaa_http_route(h->routes, h->n_routes, method, rq->path, rq->scratch, &rq->req, &known,
                       allow, sizeof(allow));
+  rq->req.route = r;
+  if (framing_checks(rq, conn))
+    return rq->answered ? MHD_YES : MHD_NO;
   if (!r) {
     if (!known)
       return fail(rq, conn, SPAA_E_NOT_FOUND, "no such endpoint: %s %s", method, rq->path);

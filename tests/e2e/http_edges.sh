@@ -123,6 +123,12 @@ for u in '/api/v1/profiles/%2F' '/api/v1/profiles/a%2fb/spaa'; do
 done
 http GET '/api/v1/profiles?service=a%2Fb'
 assert_eq 200 "$HTTP_CODE" "%2F in a query value is a '/'"
+# on the Sentry envelope route, in its dialect: Relay's body, and the CORS headers a browser
+# SDK needs to read the answer
+http POST '/api/42/envelope/?sentry_key=a%00b' --data-binary '{}'
+assert_eq 400 "$HTTP_CODE" "an encoded NUL on the envelope route"
+assert_contains "$HTTP_BODY" '"detail":' "an encoded NUL on the envelope route: Relay's body"
+assert_contains "$HTTP_HEADERS" "Access-Control-Allow-Origin: *" "an encoded NUL on the envelope route: CORS"
 
 # counted by status under route "-" (413 and 505 come from the edge only)
 m=$(curl -sS "$SERVER_URL/metrics")
