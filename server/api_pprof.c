@@ -74,7 +74,9 @@ static int frame_id(struct mbuild *b, const struct spaa_store_frame_info *f, uin
     return SPAA_E_NOMEM;
   fr->id = b->p->n_frames;
   fr->func_resolved = f->func[0] != 0;
-  if (!fr->func_resolved) {
+  if (!fr->func_resolved && !f->has_addr) {
+    fr->func = spaa_strdup(b->p, "[unknown]"); /* as the converters name a frame without one */
+  } else if (!fr->func_resolved) {
     char a[32];
     snprintf(a, sizeof(a), "0x%llx", (unsigned long long)f->addr);
     fr->func = spaa_strdup(b->p, a);

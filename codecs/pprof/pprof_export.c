@@ -1,8 +1,9 @@
 /* The "pprof" exporter: one event of a SPAA model as a gzipped perftools.profiles.Profile.
  * One sample type per metric (the source's types and order when the profile came from pprof),
- * mappings from dsos, functions and file:line from frames, inline frames folded back into
- * one location, labels and period restored from the x_pprof_* keys the converter keeps, the
- * rest of a stack's scalar context as labels too (docs/exports.md). */
+ * mappings from dsos, functions and file:line from frames (unresolved ones with a srcline
+ * too), inline frames folded back into one location, labels and period restored from the
+ * x_pprof_* keys the converter keeps, the rest of a stack's scalar context as labels too
+ * (docs/exports.md). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -265,18 +266,21 @@ static int mappings(struct pw *w)
   return w->rc;
 }
 
-/* The function id of a resolved frame: name, system name, file and start line. */
+/* The function id of frame f's line: name, system name, file and start line. An unresolved
+ * frame's function is named as the SPAA names it ("[unknown]"), but one named by its address
+ * gets no name: the location carries the address. */
 static uint64_t function_id(struct pw *w, const struct spaa_frame *f, const char *file,
                             size_t file_len)
 {
+  const char *name = f->func_resolved || !f->has_ip ? f->func : "";
   const char *sys = json_string_value(jget(f->extra, "x_pprof_system_name"));
   int64_t start = jint(jget(f->extra, "x_pprof_start_line"));
   char *key;
   size_t ix, len;
   PFunction *fn;
-  if (!(key = pw_keep(w, malloc(strlen(f->func) + file_len + (sys ? strlen(sys) : 0) + 48))))
+  if (!(key = pw_keep(w, malloc(strlen(name) + file_len + (sys ? strlen(sys) : 0) + 48))))
     return 0;
-  len = (size_t)sprintf(key, "%s%c%.*s%c%s%c%" PRId64, f->func, 0, (int)file_len, file ? file : "",
+  len = (size_t)sprintf(key, "%s%c%.*s%c%s%c%" PRId64, name, 0, (int)file_len, file ? file : "",
                         0, sys ? sys : "", 0, start);
   if (spaa_strmap_get(&w->fns, key, len, &ix))
     return w->m.function[ix]->id;
@@ -288,7 +292,7 @@ static uint64_t function_id(struct pw *w, const struct spaa_frame *f, const char
   }
   perftools__profiles__function__init(fn);
   fn->id = w->m.n_function + 1;
-  fn->name = pw_str(w, f->func);
+  fn->name = pw_str(w, name);
   /* only a system name the source gave: one copied from the name makes `go tool pprof`
    * treat the name as mangled C++ and cut "<module>" or "[unknown]" out of it */
   fn->system_name = sys ? pw_str(w, sys) : 0;
@@ -318,8 +322,16 @@ static const char *srcline_line(const char *sl)
   return colon + 1;
 }
 
-/* One line of a location from a resolved frame: "file:line" split before the line, so
- * ":135" (a line without a file) is line 135 of a function with no filename. */
+/* Whether frame f is written as a line of its location: a resolved one, and an unresolved
+ * one with a srcline (a Sentry frame with no function name: "[unknown]" at app.js:20).
+ * Without its line that one is a location with neither function nor line, which pprof tools
+ * merge with every other such location of its mapping (they key locations by address,
+ * mapping and lines). An unresolved frame without a srcline is its address alone, as a
+ * pprof location without lines is. */
+static int frame_has_line(const struct spaa_frame *f) { return f->func_resolved || f->srcline; }
+
+/* One line of a location from frame f: "file:line" split before the line, so ":135" (a
+ * line without a file) is line 135 of a function with no filename. */
 static PLine *frame_line(struct pw *w, const struct spaa_frame *f)
 {
   const char *num = srcline_line(f->srcline);
@@ -364,7 +376,8 @@ static uint64_t location_id(struct pw *w, const size_t *fr, size_t n)
   loc->address = phys->has_ip ? phys->ip : 0;
   loc->is_folded = json_is_true(jget(phys->extra, "x_pprof_is_folded"));
   for (i = 0; i < n; i++)
-    if (w->p->frames[fr[i]].func_resolved && (loc->line[loc->n_line] = frame_line(w, &w->p->frames[fr[i]])))
+    if (frame_has_line(&w->p->frames[fr[i]]) &&
+        (loc->line[loc->n_line] = frame_line(w, &w->p->frames[fr[i]])))
       loc->n_line++;
   w->m.location[w->m.n_location++] = loc;
   return loc->id;

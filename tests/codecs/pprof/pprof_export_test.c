@@ -1,7 +1,8 @@
 /* codecs/pprof/pprof_export.c: SPAA -> pprof. Every pprof fixture converted, exported and
  * converted again gives the same stacks (content ids and every weight) and the same sample
  * types; a model without pprof extras gets one sample type per metric; refusals; lines
- * without a file; stack context that did not come from pprof labels written as labels. */
+ * without a file; unresolved frames with a file and line; stack context that did not come
+ * from pprof labels written as labels. */
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -231,6 +232,105 @@ static void test_line_without_file(void **state)
   free(buf);
 }
 
+/* The locations of d, one "address name file:line" line each ("address -" for one with no
+ * line), sorted, into t (NUL-terminated). */
+static int line_cmp(const void *a, const void *b)
+{
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static void locations_text(const struct spaa_pprof *d, struct spaa_buf *t)
+{
+  const Perftools__Profiles__Profile *m = d->msg;
+  char **v = calloc(m->n_location + 1, sizeof(*v));
+  size_t i, j, k;
+  assert_non_null(v);
+  for (i = 0; i < m->n_location; i++) {
+    const Perftools__Profiles__Location *l = m->location[i];
+    char tmp[600];
+    int n = snprintf(tmp, sizeof(tmp), "0x%" PRIx64, l->address);
+    if (!l->n_line)
+      n += snprintf(tmp + n, sizeof(tmp) - (size_t)n, " -");
+    for (j = 0; j < l->n_line; j++) {
+      for (k = 0; k < m->n_function && m->function[k]->id != l->line[j]->function_id; k++)
+        ;
+      assert_true(k < m->n_function);
+      n += snprintf(tmp + n, sizeof(tmp) - (size_t)n, " %s", str_at(d, m->function[k]->name));
+      n += snprintf(tmp + n, sizeof(tmp) - (size_t)n, " %s:%" PRId64,
+                    str_at(d, m->function[k]->filename), l->line[j]->line);
+    }
+    assert_non_null(v[i] = strdup(tmp));
+  }
+  qsort(v, m->n_location, sizeof(*v), line_cmp);
+  for (i = 0; i < m->n_location; i++) {
+    assert_int_equal(spaa_buf_add(t, v[i], strlen(v[i])), 0);
+    assert_int_equal(spaa_buf_add(t, "\n", 1), 0);
+    free(v[i]);
+  }
+  assert_int_equal(spaa_buf_add(t, "", 1), 0);
+  free(v);
+}
+
+/* Unresolved frames with a srcline (a Sentry or Node frame without a function name) are
+ * lines of their own locations: the SPAA's name ("[unknown]"), or none when the frame is
+ * named by its address, with file and line; so two of them are two locations, not one that
+ * pprof tools merge. An unresolved frame with only an address stays a location without
+ * lines. Converted again, the anonymous frames keep their file and line. */
+static void test_unresolved_lines(void **state)
+{
+  static const char text[] =
+      "{\"type\":\"header\",\"format\":\"spaa\",\"version\":\"1.0\",\"stack_id_mode\":\"local\","
+      "\"source_tool\":\"sentry\",\"frame_order\":\"leaf_to_root\",\"events\":[{\"name\":\"wall\","
+      "\"kind\":\"timer\",\"sampling\":{\"mode\":\"event\",\"primary_metric\":\"samples\"}}]}\n"
+      "{\"type\":\"dso\",\"id\":1,\"name\":\"/app/node\"}\n"
+      "{\"type\":\"frame\",\"id\":1,\"func\":\"[unknown]\",\"func_resolved\":false,\"dso\":1,"
+      "\"srcline\":\"/app/app.js:20\",\"kind\":\"user\"}\n"
+      "{\"type\":\"frame\",\"id\":2,\"func\":\"[unknown]\",\"func_resolved\":false,\"dso\":1,"
+      "\"srcline\":\"/app/app.js:30\",\"kind\":\"user\"}\n"
+      "{\"type\":\"frame\",\"id\":3,\"func\":\"0x1234\",\"func_resolved\":false,\"dso\":1,"
+      "\"ip\":\"0x1234\",\"srcline\":\"native.c:7\",\"kind\":\"user\"}\n"
+      "{\"type\":\"frame\",\"id\":4,\"func\":\"0x5678\",\"func_resolved\":false,\"dso\":1,"
+      "\"ip\":\"0x5678\",\"srcline_resolved\":false,\"kind\":\"user\"}\n"
+      "{\"type\":\"frame\",\"id\":5,\"func\":\"main\",\"dso\":1,\"srcline\":\"/app/app.js:5\","
+      "\"kind\":\"user\"}\n"
+      "{\"type\":\"stack\",\"id\":\"s1\",\"frames\":[1,5],\"context\":{\"event\":\"wall\"},"
+      "\"weights\":[{\"metric\":\"samples\",\"value\":2}]}\n"
+      "{\"type\":\"stack\",\"id\":\"s2\",\"frames\":[2,5],\"context\":{\"event\":\"wall\"},"
+      "\"weights\":[{\"metric\":\"samples\",\"value\":3}]}\n"
+      "{\"type\":\"stack\",\"id\":\"s3\",\"frames\":[3,4,5],\"context\":{\"event\":\"wall\"},"
+      "\"weights\":[{\"metric\":\"samples\",\"value\":1}]}\n";
+  struct spaa_conv_list l = {0};
+  struct spaa_err err = {0};
+  struct spaa_buf out, t;
+  struct spaa_pprof *d;
+  struct spaa_profile *c;
+  size_t i, anon = 0;
+  (void)state;
+  assert_int_equal(spaa_convert_spaa((const uint8_t *)text, sizeof(text) - 1, NULL, &l, &err), 0);
+  out = export_buf(l.v[0].profile, "unresolved");
+  d = decode(&out, "unresolved");
+  spaa_buf_init(&t, 0);
+  locations_text(d, &t);
+  assert_string_equal(t.p, "0x0 [unknown] /app/app.js:20\n"
+                           "0x0 [unknown] /app/app.js:30\n"
+                           "0x0 main /app/app.js:5\n"
+                           "0x1234  native.c:7\n"
+                           "0x5678 -\n");
+  spaa_pprof_free(d);
+  c = convert((const uint8_t *)out.p, out.len, "unresolved, exported");
+  for (i = 0; i < c->n_frames; i++)
+    if (strcmp(c->frames[i].func, "[unknown]") == 0) {
+      assert_non_null(c->frames[i].srcline);
+      anon += strcmp(c->frames[i].srcline, "/app/app.js:20") == 0 ||
+              strcmp(c->frames[i].srcline, "/app/app.js:30") == 0;
+    }
+  assert_int_equal(anon, 2);
+  spaa_profile_free(c);
+  spaa_buf_free(&t);
+  spaa_buf_free(&out);
+  spaa_conv_list_free(&l);
+}
+
 /* The labels of every sample of d, as "key=str" or "key=#num" lines in sample order (each
  * sample's labels in its order, then "|"). */
 static void sample_labels_text(const struct spaa_pprof *d, struct spaa_buf *t)
@@ -359,6 +459,7 @@ int main(void)
       cmocka_unit_test(test_fixture_round_trips),
       cmocka_unit_test(test_plain_model),
       cmocka_unit_test(test_line_without_file),
+      cmocka_unit_test(test_unresolved_lines),
       cmocka_unit_test(test_otlp_context_labels),
       cmocka_unit_test(test_context_labels),
   };
