@@ -2,8 +2,8 @@
  * One sample type per metric (the source's types and order when the profile came from pprof),
  * mappings from dsos, functions and file:line from frames (unresolved ones with a srcline
  * too), inline frames folded back into one location, labels and period restored from the
- * x_pprof_* keys the converter keeps, the rest of a stack's scalar context as labels too
- * (docs/exports.md). */
+ * x_pprof_* keys the converter keeps (an OTLP source's period type from its x_otel_ keys),
+ * the rest of a stack's scalar context as labels too (docs/exports.md). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -184,10 +184,14 @@ static int sample_types(struct pw *w)
   return w->rc;
 }
 
-/* Period, time, comments and the other header fields the converter keeps. */
+/* Period, time, comments and the other header fields the converter keeps. The period's type
+ * and unit: pprof's own (x_pprof_period), else OTLP's (the event's x_otel_period_type and
+ * _unit), else the primary metric counted for a period, cpu nanoseconds for a frequency. */
 static int header_fields(struct pw *w)
 {
   const json_t *x = w->p->header.extra, *per = jget(x, "x_pprof_period"), *c;
+  const json_t *otel_type = jget(w->e->sampling_extra, "x_otel_period_type");
+  const json_t *otel_unit = jget(w->e->sampling_extra, "x_otel_period_unit");
   const char *def = json_string_value(jget(x, "x_pprof_default_sample_type"));
   int64_t start, end;
   size_t i;
@@ -195,6 +199,11 @@ static int header_fields(struct pw *w)
     w->m.period_type = value_type(w, json_string_value(jget(per, "type")),
                                   json_string_value(jget(per, "unit")));
     w->m.period = jint(jget(per, "value"));
+  } else if (json_is_string(otel_type) || json_is_string(otel_unit)) {
+    /* OTLP's period_type as it came (cpu/nanoseconds: 10000000 is 10 ms, not 10^7 counts) */
+    w->m.period_type = value_type(w, json_string_value(otel_type), json_string_value(otel_unit));
+    if (w->e->has_sample_period && !w->e->sample_period.is_float)
+      w->m.period = w->e->sample_period.i;
   } else if (w->e->has_sample_period && !w->e->sample_period.is_float) {
     w->m.period_type = value_type(w, w->e->primary_metric, "count");
     w->m.period = w->e->sample_period.i;

@@ -2,8 +2,9 @@
 # The pprof exports (GET /api/v1/profiles/ID/pprof and the merged GET /api/v1/pprof) read by
 # `go tool pprof`: a Sentry frame without a function name keeps its file and line, each such
 # frame its own location (a Node profile_chunk made from the shared V2 envelope, two
-# anonymous frames at app.js:20 and :30 under main). Needs Debian's golang-go and
-# ../shared/fixtures (exit 77 without).
+# anonymous frames at app.js:20 and :30 under main); the period keeps the type and unit the
+# source gave (OTLP's period_type: cpu and wall nanoseconds, 10 ms; pprof's own, as the
+# original file says). Needs Debian's golang-go and ../shared/fixtures (exit 77 without).
 source "$(dirname "$0")/lib.bash"
 source "$(dirname "$0")/pprof_lib.bash"
 
@@ -12,7 +13,7 @@ if ! command -v go >/dev/null; then
   exit 77
 fi
 FIX="${SPAA_SHARED:-}/fixtures"
-if [[ ! -d "$FIX/sentry" ]]; then
+if [[ ! -d "$FIX/sentry" || ! -d "$FIX/otlp" || ! -d "$FIX/pprof" ]]; then
   echo "skip [$E2E_NAME]: no shared fixtures at ${SPAA_SHARED:-(SPAA_SHARED unset)}"
   exit 77
 fi
@@ -26,6 +27,11 @@ traces() {
     t == "" && /^ +[0-9]+ +/ { w = $1; sub(/^ +[0-9]+ +/, ""); t = w " " $0; next }
     t != "" { sub(/^ +/, ""); t = t ";" $0 }
     END { if (t != "") print t }' | sort
+}
+
+# period FILE: the "PeriodType:" and "Period:" lines of `go tool pprof -raw`
+period() {
+  go tool pprof -raw "$1" 2>/dev/null | grep -E '^(PeriodType|Period):' || true
 }
 
 start_server
@@ -59,5 +65,30 @@ assert_eq "$want" "$(traces "$E2E_TMP/node.pb.gz")" "go tool pprof -traces -line
 curl -sS -o "$E2E_TMP/merged.pb.gz" "$SERVER_URL/api/v1/pprof?service=77" || fail "GET the merged pprof"
 assert_eq "$want" "$(traces "$E2E_TMP/merged.pb.gz")" "go tool pprof -traces -lines of the merged export"
 
+# OTLP: the period_type as the profile gave it (the fixtures' comments say 10 ms)
+for f in v1dev_01_cpu_basic:checkout:cpu v1dev_04_attributes_links_payload:orders:wall; do
+  IFS=: read -r file service type <<<"$f"
+  http POST /v1development/profiles -H 'Content-Type: application/x-protobuf' \
+    --data-binary @"$FIX/otlp/$file.bin"
+  assert_eq 200 "$HTTP_CODE" "$file to /v1development/profiles"
+  curl -sS -o "$E2E_TMP/$file.pb.gz" "$SERVER_URL/api/v1/profiles/$(only_id "$service")/pprof" ||
+    fail "GET the pprof of $file"
+  assert_eq $'PeriodType: '"$type"$' nanoseconds\nPeriod: 10000000' "$(period "$E2E_TMP/$file.pb.gz")" \
+    "go tool pprof -raw of the export of $file"
+done
+
+# pprof: its own period type and unit come back (wall microseconds; py-spy's empty type)
+for file in pyroscope_nodejs-wall.pb.gz pyroscope_pyspy-1.pb.gz pyroscope_heap; do
+  service=p${file%%.*}
+  service=${service//_/-}
+  http POST "/v1/pprof?service=$service" --data-binary @"$FIX/pprof/$file"
+  assert_eq 204 "$HTTP_CODE" "$file to /v1/pprof"
+  curl -sS -o "$E2E_TMP/export.pb.gz" "$SERVER_URL/api/v1/profiles/$(only_id "$service")/pprof" ||
+    fail "GET the pprof of $file"
+  want=$(period "$FIX/pprof/$file")
+  assert_contains "$want" "Period:" "go tool pprof -raw of $file"
+  assert_eq "$want" "$(period "$E2E_TMP/export.pb.gz")" "the period of $file, original vs export"
+done
+
 stop_server || fail "the server did not exit cleanly"
-echo "ok [$E2E_NAME]: anonymous frames kept apart"
+echo "ok [$E2E_NAME]: anonymous frames kept apart, periods as their sources gave them"

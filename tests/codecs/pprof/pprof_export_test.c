@@ -1,8 +1,8 @@
 /* codecs/pprof/pprof_export.c: SPAA -> pprof. Every pprof fixture converted, exported and
  * converted again gives the same stacks (content ids and every weight) and the same sample
- * types; a model without pprof extras gets one sample type per metric; refusals; lines
- * without a file; unresolved frames with a file and line; stack context that did not come
- * from pprof labels written as labels. */
+ * types and period; a model without pprof extras gets one sample type per metric; refusals;
+ * lines without a file; unresolved frames with a file and line; OTLP's period type; stack
+ * context that did not come from pprof labels written as labels. */
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -80,6 +80,7 @@ static void test_fixture_round_trips(void **state)
     struct spaa_profile *a, *b;
     struct spaa_buf out;
     struct spaa_err err = {0};
+    const json_t *per;
     if (!in)
       fail_msg("%s: not readable", fixtures[i]);
     a = convert(in, len, fixtures[i]);
@@ -89,6 +90,9 @@ static void test_fixture_round_trips(void **state)
     assert_true(out.len > 2 && (uint8_t)out.p[0] == 0x1f && (uint8_t)out.p[1] == 0x8b);
     b = convert((const uint8_t *)out.p, out.len, fixtures[i]);
     same_stacks(a, b, fixtures[i]);
+    per = json_object_get(a->header.extra, "x_pprof_period");
+    if (per && !json_equal(per, json_object_get(b->header.extra, "x_pprof_period")))
+      fail_msg("%s: the period type, unit or value changed", fixtures[i]);
     spaa_profile_free(a);
     spaa_profile_free(b);
     spaa_buf_free(&out);
@@ -331,6 +335,39 @@ static void test_unresolved_lines(void **state)
   spaa_conv_list_free(&l);
 }
 
+/* An OTLP profile's period keeps its period_type (the event's x_otel_period_type and
+ * _unit): cpu and wall nanoseconds, 10 ms, not 10,000,000 of the primary metric's count. */
+static void test_otlp_period(void **state)
+{
+  static const char *const files[][2] = {{"v1dev_01_cpu_basic.bin", "cpu"},
+                                         {"v1dev_04_attributes_links_payload.bin", "wall"}};
+  size_t i, len;
+  (void)state;
+  if (!spaa_test_have_fixtures("otlp", "pprof_export_test"))
+    skip();
+  for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+    struct spaa_conv_list l = {0};
+    struct spaa_err err = {0};
+    struct spaa_buf out;
+    struct spaa_pprof *d;
+    uint8_t *in = spaa_test_fixture_in("otlp", files[i][0], &len);
+    assert_non_null(in);
+    if (spaa_convert_otlp(in, len, NULL, &l, &err))
+      fail_msg("%s: %s", files[i][0], err.msg);
+    assert_int_equal(l.n, 1);
+    out = export_buf(l.v[0].profile, files[i][0]);
+    d = decode(&out, files[i][0]);
+    assert_non_null(d->msg->period_type);
+    assert_string_equal(str_at(d, d->msg->period_type->type), files[i][1]);
+    assert_string_equal(str_at(d, d->msg->period_type->unit), "nanoseconds");
+    assert_int_equal(d->msg->period, 10000000);
+    spaa_pprof_free(d);
+    spaa_buf_free(&out);
+    spaa_conv_list_free(&l);
+    free(in);
+  }
+}
+
 /* The labels of every sample of d, as "key=str" or "key=#num" lines in sample order (each
  * sample's labels in its order, then "|"). */
 static void sample_labels_text(const struct spaa_pprof *d, struct spaa_buf *t)
@@ -460,6 +497,7 @@ int main(void)
       cmocka_unit_test(test_plain_model),
       cmocka_unit_test(test_line_without_file),
       cmocka_unit_test(test_unresolved_lines),
+      cmocka_unit_test(test_otlp_period),
       cmocka_unit_test(test_otlp_context_labels),
       cmocka_unit_test(test_context_labels),
   };
