@@ -103,7 +103,9 @@ int spaa_store_put_many(struct spaa_store *s, size_t n, const struct spaa_profil
                         const struct spaa_meta *meta, int *rcs, struct spaa_err *errs);
 
 /* Read a stored profile back into a new model (*out, caller frees): the same SPAA text as
- * what was put. SPAA_E_NOT_FOUND when there is no such id. */
+ * what was put. The id is looked up as given, then (found under none) in its other forms
+ * when it is 32 hex digits or a dashed UUID (spaa_hex_id_forms: either case, dashed or not).
+ * SPAA_E_NOT_FOUND when there is no such id. */
 int spaa_store_get(struct spaa_store *s, const char *id, struct spaa_profile **out,
                    struct spaa_err *err);
 /* The same, the model reporting to meter (NULL: none, as spaa_store_get): a refusal by the
@@ -158,8 +160,9 @@ struct spaa_store_profile_info {
 void spaa_store_profile_info_free(struct spaa_store_profile_info *pi);
 
 /* A profile's metadata into *out (zeroed first; the caller frees it with
- * spaa_store_profile_info_free, also after a failure). SPAA_E_NOT_FOUND when there is no
- * such id, SPAA_E_STORE on a database error, SPAA_E_NOMEM. */
+ * spaa_store_profile_info_free, also after a failure); the id looked up as by
+ * spaa_store_get. SPAA_E_NOT_FOUND when there is no such id, SPAA_E_STORE on a database
+ * error, SPAA_E_NOMEM. */
 int spaa_store_meta(struct spaa_store *s, const char *id, struct spaa_store_profile_info *out,
                     struct spaa_err *err);
 

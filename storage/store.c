@@ -106,22 +106,29 @@ int spaa_store_get(struct spaa_store *s, const char *id, struct spaa_profile **o
   return spaa_store_get_metered(s, id, NULL, out, err);
 }
 
+/* A profile is looked up under its id as given, then, when that finds none and the id is 32
+ * hex digits or a dashed UUID, under the other ways of writing it (spaa_hex_id_forms): the
+ * stores keep ids as they were given (a push client's dashed UUID, in whatever case), and
+ * people paste them in another. Each lookup is one by primary key; no SQL is made of the id. */
 int spaa_store_get_metered(struct spaa_store *s, const char *id, struct spaa_meter *meter,
                            struct spaa_profile **out, struct spaa_err *err)
 {
   struct spaa_err again;
-  char folded[33];
-  int rc, rc2;
+  char forms[SPAA_HEX_ID_FORMS][37];
+  int rc, rc2, n, k;
   *out = NULL;
   if (!s || !id)
     return spaa_err_set(err, SPAA_E_INTERNAL, 0, 0, "no store or no id");
   rc = s->be->get(s, id, meter, out, err);
-  if (rc == SPAA_E_NOT_FOUND && spaa_hex_id_fold(id, folded)) {
-    /* the same id in capitals or dashed: the profile stored under its usual form */
+  if (rc != SPAA_E_NOT_FOUND)
+    return rc;
+  n = spaa_hex_id_forms(id, forms);
+  for (k = 0; k < n; k++) {
     spaa_err_clear(&again);
-    if ((rc2 = s->be->get(s, folded, meter, out, &again)) != SPAA_E_NOT_FOUND) {
-      rc = rc2;
-      *err = again;
+    if ((rc2 = s->be->get(s, forms[k], meter, out, &again)) != SPAA_E_NOT_FOUND) {
+      if (err)
+        *err = again;
+      return rc2;
     }
   }
   return rc;
@@ -131,18 +138,22 @@ int spaa_store_meta(struct spaa_store *s, const char *id, struct spaa_store_prof
                     struct spaa_err *err)
 {
   struct spaa_err again;
-  char folded[33];
-  int rc, rc2;
+  char forms[SPAA_HEX_ID_FORMS][37];
+  int rc, rc2, n, k;
   memset(out, 0, sizeof(*out));
   if (!s || !id)
     return spaa_err_set(err, SPAA_E_INTERNAL, 0, 0, "no store or no id");
   rc = s->be->meta(s, id, out, err);
-  if (rc == SPAA_E_NOT_FOUND && spaa_hex_id_fold(id, folded)) {
+  if (rc != SPAA_E_NOT_FOUND)
+    return rc;
+  n = spaa_hex_id_forms(id, forms);
+  for (k = 0; k < n; k++) {
     spaa_err_clear(&again);
     memset(out, 0, sizeof(*out));
-    if ((rc2 = s->be->meta(s, folded, out, &again)) != SPAA_E_NOT_FOUND) {
-      rc = rc2;
-      *err = again;
+    if ((rc2 = s->be->meta(s, forms[k], out, &again)) != SPAA_E_NOT_FOUND) {
+      if (err)
+        *err = again;
+      return rc2;
     }
   }
   return rc;

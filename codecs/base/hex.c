@@ -79,11 +79,12 @@ size_t spaa_hex_addr(char *out, uint64_t v)
   return 2 + spaa_hex_u64(out + 2, v);
 }
 
-int spaa_hex_id_fold(const char *id, char out[33])
+int spaa_hex_id_forms(const char *id, char out[SPAA_HEX_ID_FORMS][37])
 {
   static const size_t dash[] = {8, 13, 18, 23};
-  size_t n = id ? strlen(id) : 0, i, o = 0, d = 0;
-  int changed = n == 36;
+  size_t n = id ? strlen(id) : 0, i, o = 0, d = 0, k;
+  char digits[33], form[37];
+  int count = 0, f;
   if (n != 32 && n != 36)
     return 0;
   for (i = 0; i < n; i++) {
@@ -95,9 +96,25 @@ int spaa_hex_id_fold(const char *id, char out[33])
     }
     if (spaa_hex_val((unsigned char)id[i]) < 0)
       return 0;
-    changed |= id[i] >= 'A' && id[i] <= 'F';
-    out[o++] = spaa_hex_digits[spaa_hex_val((unsigned char)id[i])];
+    digits[o++] = spaa_hex_digits[spaa_hex_val((unsigned char)id[i])];
   }
-  out[o] = 0;
-  return changed;
+  digits[o] = 0;
+  for (f = 0; f < SPAA_HEX_ID_FORMS; f++) {
+    int dashed = f == 1 || f == 2, caps = f >= 2;
+    for (i = 0, o = 0, d = 0; i < 32; i++) {
+      if (dashed && d < 4 && o == dash[d]) {
+        form[o++] = '-';
+        d++;
+      }
+      form[o++] = caps && digits[i] >= 'a' ? (char)(digits[i] - 'a' + 'A') : digits[i];
+    }
+    form[o] = 0;
+    if (strcmp(form, id) == 0)
+      continue;
+    for (k = 0; k < (size_t)count && strcmp(out[k], form) != 0; k++)
+      ;
+    if (k == (size_t)count)
+      memcpy(out[count++], form, o + 1);
+  }
+  return count;
 }

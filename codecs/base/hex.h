@@ -42,10 +42,13 @@ size_t spaa_hex_u64(char *out, uint64_t v);
  * (SPAA_HEX_ADDR_SIZE bytes of room). Returns the length (3 to 18). */
 size_t spaa_hex_addr(char *out, uint64_t v);
 
-/* The form of a profile id that the stores' own ids and the sources' UUIDs take: 32 lowercase
- * hex digits. When `id` is 32 hex digits with a capital among them, or a dashed UUID
- * (8-4-4-4-12, as SDKs log ids), writes that form into out (33 bytes) and returns 1; else 0
- * (the id is that form already, or not an id of this kind). */
-int spaa_hex_id_fold(const char *id, char out[33]);
+/* The other ways of writing a profile id that is 32 hex digits or a dashed UUID (8-4-4-4-12,
+ * as SDKs log ids and push clients send them), in the order a lookup tries them: 32
+ * lowercase hex digits (the stores' own ids, the Sentry event ids), the dashed UUID in
+ * lowercase, the dashed UUID in capitals, 32 capitals. Each form that differs from `id`
+ * itself goes into out[0..n) (SPAA_HEX_ID_FORMS of 37 bytes); returns n (0 to 4; 0 also when
+ * `id` is no id of this kind, NULL included). */
+#define SPAA_HEX_ID_FORMS 4
+int spaa_hex_id_forms(const char *id, char out[SPAA_HEX_ID_FORMS][37]);
 
 #endif

@@ -64,6 +64,11 @@ for kind in proto json; do
   # a client's ID is the profile's id as it was given (dashes and capitals kept)
   http GET "/api/v1/profiles/$UUID"
   assert_eq "200 $UUID" "$HTTP_CODE $(jq -r .id <<<"$HTTP_BODY")" "$kind: the profile under its push ID"
+  # ... and found under the same ID written otherwise: in lowercase, as 32 hex digits
+  for v in "${UUID,,}" "${UUID//-/}" "$(tr -d - <<<"${UUID,,}")"; do
+    http GET "/api/v1/profiles/$v"
+    assert_eq "200 $UUID" "$HTTP_CODE $(jq -r .id <<<"$HTTP_BODY")" "$kind: the profile read as $v"
+  done
   # the same push again: the samples with an ID are found already stored
   push "$E2E_TMP/req.$kind" "$ct"
   assert_eq 200 "$HTTP_CODE" "$kind push again"
@@ -75,6 +80,22 @@ for kind in proto json; do
   assert_eq 200 "$HTTP_CODE" "gzip $kind push"
   assert_eq "$WANT" "$(stored)" "gzip $kind push: the same profiles"
 done
+
+# --- an ID as Alloy and the SDKs send it (a lowercase dashed UUID, stored as sent) is found
+# when asked in capitals or as 32 hex digits; the other reads of a profile by id too ---------
+LID=5d5b5b5b-0000-4000-8000-000000000001
+$BUILD proto "$E2E_TMP/alloy.pb" "service_name=alloy@$A:$LID"
+start_server
+push "$E2E_TMP/alloy.pb" application/proto
+assert_eq 200 "$HTTP_CODE" "a push with a lowercase dashed ID"
+for v in "$LID" "${LID^^}" "${LID//-/}" "$(tr -d - <<<"${LID^^}")"; do
+  http GET "/api/v1/profiles/$v"
+  assert_eq "200 $LID" "$HTTP_CODE $(jq -r .id <<<"$HTTP_BODY")" "the profile read as $v"
+  http GET "/api/v1/profiles/$v/top?limit=1"
+  assert_eq 200 "$HTTP_CODE" "its top read as $v ($HTTP_BODY)"
+done
+http GET "/api/v1/profiles/5D5B5B5B-0000-4000-8000-000000000002"
+assert_eq 404 "$HTTP_CODE" "another ID is no profile"
 
 # --- the same push as a gRPC call on the h2c listener ----------------------------------------
 PY=/usr/bin/python3

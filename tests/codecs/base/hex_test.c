@@ -143,30 +143,46 @@ static void test_u64_out(void **state)
   }
 }
 
-/* Profile ids in capitals or dashed fold to 32 lowercase digits; others are left alone. */
-static void test_id_fold(void **state)
+/* The other forms of a profile id, in lookup order, the id itself left out; none for what is
+ * no 32-digit id or dashed UUID. */
+static void test_id_forms(void **state)
 {
   static const struct {
-    const char *in, *out; /* out NULL: not folded */
+    const char *in;
+    const char *out[4]; /* NULL-terminated when fewer */
   } t[] = {
-      {"0123456789ABCDEF0123456789abcdef", "0123456789abcdef0123456789abcdef"},
-      {"734FD599-6865-419E-9475-932762D8F469", "734fd5996865419e9475932762d8f469"},
-      {"734fd599-6865-419e-9475-932762d8f469", "734fd5996865419e9475932762d8f469"},
-      {"0123456789abcdef0123456789abcdef", NULL}, /* already so */
-      {"0123456789abcdef0123456789abcdeg", NULL}, /* not hex */
-      {"734fd599-6865-419e-9475932762d8f4699", NULL}, /* a dash out of place */
-      {"734fd599686541", NULL},
-      {"", NULL},
-      {NULL, NULL},
+      {"0123456789ABCDEF0123456789abcdef",
+       {"0123456789abcdef0123456789abcdef", "01234567-89ab-cdef-0123-456789abcdef",
+        "01234567-89AB-CDEF-0123-456789ABCDEF", "0123456789ABCDEF0123456789ABCDEF"}},
+      {"734FD599-6865-419E-9475-932762D8F469",
+       {"734fd5996865419e9475932762d8f469", "734fd599-6865-419e-9475-932762d8f469",
+        "734FD5996865419E9475932762D8F469", NULL}},
+      {"734fd599-6865-419e-9475-932762d8f469",
+       {"734fd5996865419e9475932762d8f469", "734FD599-6865-419E-9475-932762D8F469",
+        "734FD5996865419E9475932762D8F469", NULL}},
+      {"5d5b5b5b000040008000000000000001",
+       {"5d5b5b5b-0000-4000-8000-000000000001", "5D5B5B5B-0000-4000-8000-000000000001",
+        "5D5B5B5B000040008000000000000001", NULL}},
+      /* no letters: the capitals are the lowercase forms */
+      {"01234567890123456789012345678901", {"01234567-8901-2345-6789-012345678901", NULL}},
+      {"01234567-8901-2345-6789-012345678901", {"01234567890123456789012345678901", NULL}},
+      {"0123456789abcdef0123456789abcdeg", {NULL}},     /* not hex */
+      {"734fd599-6865-419e-9475932762d8f4699", {NULL}}, /* a dash out of place */
+      {"734fd599-6865-419e-9475-932762d8f46-", {NULL}}, /* a dash for a digit */
+      {"734fd599686541", {NULL}},
+      {"", {NULL}},
+      {NULL, {NULL}},
   };
-  size_t i;
+  size_t i, k;
   (void)state;
   for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
-    char out[33];
-    int r = spaa_hex_id_fold(t[i].in, out);
-    assert_int_equal(r, t[i].out != NULL);
-    if (t[i].out)
-      assert_string_equal(out, t[i].out);
+    char out[SPAA_HEX_ID_FORMS][37];
+    int n = spaa_hex_id_forms(t[i].in, out);
+    for (k = 0; k < 4 && t[i].out[k]; k++) {
+      assert_true((size_t)n > k);
+      assert_string_equal(out[k], t[i].out[k]);
+    }
+    assert_int_equal(n, (int)k);
   }
 }
 
@@ -176,7 +192,7 @@ int main(void)
       cmocka_unit_test(test_digit_values),    cmocka_unit_test(test_encode),
       cmocka_unit_test(test_decode_table),    cmocka_unit_test(test_round_trip),
       cmocka_unit_test(test_parse_u64_table), cmocka_unit_test(test_u64_out),
-      cmocka_unit_test(test_id_fold),
+      cmocka_unit_test(test_id_forms),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
