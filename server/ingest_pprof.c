@@ -4,6 +4,7 @@
  * and stores. */
 #include "server/ingest_pprof.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -109,6 +110,10 @@ out:
 struct pyroscope_state {
   struct spaa_pprof_opts po;   /* name, from/until (and, for pprof, sampleRate, config) */
   struct spaa_folded_opts fo;  /* folded stacks: lines or not, sampleRate as read for them */
+  enum spaa_folded_sniff sniff; /* why a body sent without `format` was read as a pprof
+                                 * (SPAA_FOLDED_TEXT: it was not read so for that) */
+  size_t sniff_at;             /* the offset of the byte at fault, for CONTROL and NOT_UTF8 */
+  uint8_t sniff_byte;          /* that byte */
 };
 
 enum pyroscope_format { FMT_PPROF, FMT_FOLDED, FMT_LINES };
@@ -128,8 +133,10 @@ static int media_is(const char *v, const char *type)
 /* The format of the body, as Pyroscope's /ingest picks it: `format` when given (folded stacks
  * in a multipart body are its pprof form); else a multipart body is pprof, and any other is
  * folded stacks (Pyroscope's default), unless it is no text: then it is a pprof (gzip or
- * protobuf), as this server took bodies without `format` before it read folded stacks. */
+ * protobuf), as this server took bodies without `format` before it read folded stacks, and
+ * *sniff says why (else SPAA_FOLDED_TEXT). */
 static int pyroscope_format(const struct spaa_ingest *x, enum pyroscope_format *fmt,
+                            enum spaa_folded_sniff *sniff, size_t *sniff_at,
                             struct spaa_err *err)
 {
   const char *f = spaa_req_query(x->req, "format");
@@ -154,7 +161,12 @@ static int pyroscope_format(const struct spaa_ingest *x, enum pyroscope_format *
     return spaa_err_set(err, SPAA_E_UNSUPPORTED, 0, 0, "Content-Type binary/octet-stream+%s is "
                         "Pyroscope's %s format, which this server does not read; it accepts: "
                         "pprof, folded, lines", kind, kind);
-  *fmt = multipart || !spaa_folded_is_text(x->body, x->body_len) ? FMT_PPROF : FMT_FOLDED;
+  if (multipart) {
+    *fmt = FMT_PPROF;
+    return 0;
+  }
+  *sniff = spaa_folded_sniff(x->body, x->body_len, sniff_at);
+  *fmt = *sniff == SPAA_FOLDED_TEXT ? FMT_FOLDED : FMT_PPROF;
   return 0;
 }
 
@@ -166,13 +178,15 @@ static int pyroscope_parse(struct spaa_ingest *x, struct spaa_err *err)
   enum pyroscope_format fmt = FMT_PPROF;
   struct pyroscope_state *st;
   int rc;
-  if ((rc = pyroscope_format(x, &fmt, err)))
-    return rc;
-  if (fmt != FMT_PPROF) /* converted, stored and counted as folded stacks */
-    x->format = x->source = "folded";
   if (!(st = calloc(1, sizeof(*st))))
     return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
   x->state = st;
+  if ((rc = pyroscope_format(x, &fmt, &st->sniff, &st->sniff_at, err)))
+    return rc;
+  if (st->sniff == SPAA_FOLDED_CONTROL || st->sniff == SPAA_FOLDED_NOT_UTF8)
+    st->sniff_byte = x->body[st->sniff_at];
+  if (fmt != FMT_PPROF) /* converted, stored and counted as folded stacks */
+    x->format = x->source = "folded";
   x->opts.pprof = &st->po;
   if ((rc = spaa_pprof_opts_name(&st->po, spaa_req_query(req, "name"), err)) ||
       (rc = spaa_pprof_opts_range(&st->po, spaa_req_query(req, "from"),
@@ -197,6 +211,35 @@ static int pyroscope_parse(struct spaa_ingest *x, struct spaa_err *err)
                                           : FOLDED_BODY, err);
 }
 
+/* fail: a body sent without `format` that was read as a pprof because it is no text, and is
+ * no pprof either, was perhaps folded stacks that Pyroscope reads (it takes every such body
+ * as folded stacks): the answer says why it was not read so, and what would have it read so.
+ * Which bodies are accepted does not change. */
+static void pyroscope_fail(struct spaa_ingest *x, enum spaa_ingest_stage stage, int code,
+                           const char *detail)
+{
+  const struct pyroscope_state *st = x->state;
+  const char *msg = detail && detail[0] ? detail : spaa_err_default(code);
+  int status = spaa_err_status(code);
+  char full[512];
+  if (stage != SPAA_INGEST_CONVERT || !st || st->sniff == SPAA_FOLDED_TEXT ||
+      (status != 400 && status != 422)) {
+    pprof_fail(x, stage, code, detail);
+    return;
+  }
+  if (st->sniff == SPAA_FOLDED_GZIP)
+    snprintf(full, sizeof(full), "%s; the body was read as a pprof because it is "
+             "gzip-compressed and sent without Content-Encoding: send gzipped folded stacks "
+             "with the header Content-Encoding: gzip", msg);
+  else
+    snprintf(full, sizeof(full), "%s; the body was read as a pprof because it is no text (at "
+             "offset %zu, byte 0x%02x is %s): a body is read as folded stacks when it is UTF-8 "
+             "without control characters other than tab, CR and LF, or when format=folded is "
+             "given (which names the line at fault)", msg, st->sniff_at, st->sniff_byte,
+             st->sniff == SPAA_FOLDED_CONTROL ? "a control character" : "not UTF-8");
+  pprof_fail(x, stage, code, full);
+}
+
 static void pyroscope_answer(struct spaa_ingest *x)
 {
   x->resp->status = 200;
@@ -218,7 +261,7 @@ const struct spaa_dialect spaa_dialect_pyroscope = {
     .body_spent = SPAA_BODY_SPENT_CONVERTED,
     .parse = pyroscope_parse,
     .answer = pyroscope_answer,
-    .fail = pprof_fail,
+    .fail = pyroscope_fail,
     .done = pyroscope_done,
 };
 

@@ -31,10 +31,22 @@ void spaa_folded_opts_init(struct spaa_folded_opts *o);
 int spaa_folded_opts_sample_rate(struct spaa_folded_opts *o, const char *hz,
                                  struct spaa_err *err);
 
-/* 1 when buf looks like text (folded stacks, or lines), 0 when it looks like a binary profile:
- * the gzip magic, or within its first SPAA_FOLDED_SNIFF bytes a control byte other than tab,
- * CR and LF, DEL, or bytes that are not UTF-8. How /ingest reads a body sent without
- * `format` that is not multipart: text is folded (Pyroscope's default), the rest pprof. */
+/* What spaa_folded_sniff found in a body. */
+enum spaa_folded_sniff {
+  SPAA_FOLDED_TEXT = 0,  /* text: folded stacks, or lines */
+  SPAA_FOLDED_GZIP,      /* it starts with the gzip magic (1f 8b) */
+  SPAA_FOLDED_CONTROL,   /* a control byte other than tab, CR and LF, or DEL */
+  SPAA_FOLDED_NOT_UTF8,  /* bytes that are not UTF-8 */
+};
+
+/* Whether buf looks like text (folded stacks, or lines) or like a binary profile: the gzip
+ * magic, or within its first SPAA_FOLDED_SNIFF bytes a control byte other than tab, CR and
+ * LF, DEL, or bytes that are not UTF-8. *at (may be NULL) receives the offset of the byte at
+ * fault (0 for gzip and text). How /ingest reads a body sent without `format` that is not
+ * multipart: text is folded (Pyroscope's default), the rest pprof. Never fails. */
+enum spaa_folded_sniff spaa_folded_sniff(const uint8_t *buf, size_t len, size_t *at);
+
+/* 1 when spaa_folded_sniff finds buf to be text, else 0. */
 int spaa_folded_is_text(const uint8_t *buf, size_t len);
 
 /* The profile type a Pyroscope application name gives folded stacks: the text after the last

@@ -74,23 +74,31 @@ int spaa_folded_opts_sample_rate(struct spaa_folded_opts *o, const char *hz,
   return 0;
 }
 
-int spaa_folded_is_text(const uint8_t *buf, size_t len)
+enum spaa_folded_sniff spaa_folded_sniff(const uint8_t *buf, size_t len, size_t *at)
 {
-  size_t n = len < SPAA_FOLDED_SNIFF ? len : SPAA_FOLDED_SNIFF, i = 0;
+  size_t n = len < SPAA_FOLDED_SNIFF ? len : SPAA_FOLDED_SNIFF, i = 0, dummy;
+  if (!at)
+    at = &dummy;
+  *at = 0;
   if (len >= 2 && buf[0] == 0x1f && buf[1] == 0x8b)
-    return 0;
+    return SPAA_FOLDED_GZIP;
   while (i < n) {
     size_t l;
-    if (buf[i] < 0x20 && buf[i] != '\t' && buf[i] != '\n' && buf[i] != '\r')
-      return 0;
-    if (buf[i] == 0x7f)
-      return 0;
+    *at = i;
+    if ((buf[i] < 0x20 && buf[i] != '\t' && buf[i] != '\n' && buf[i] != '\r') || buf[i] == 0x7f)
+      return SPAA_FOLDED_CONTROL;
     /* a sequence cut by the end of the window is read whole */
     if (!(l = spaa_utf8_seq(buf + i, len - i)))
-      return 0;
+      return SPAA_FOLDED_NOT_UTF8;
     i += l;
   }
-  return 1;
+  *at = 0;
+  return SPAA_FOLDED_TEXT;
+}
+
+int spaa_folded_is_text(const uint8_t *buf, size_t len)
+{
+  return spaa_folded_sniff(buf, len, NULL) == SPAA_FOLDED_TEXT;
 }
 
 const struct spaa_folded_type *spaa_folded_type(const char *app, size_t *service_len,
@@ -102,14 +110,19 @@ const struct spaa_folded_type *spaa_folded_type(const char *app, size_t *service
     *service_len = strlen(app);
     return &types[0];
   }
-  if (dot == app)
-    goto bad;
   for (i = 0; i < N_TYPES; i++)
     if (strcmp(dot + 1, types[i].suffix) == 0) {
+      if (dot == app)
+        break;
       *service_len = (size_t)(dot - app);
       return &types[i];
     }
-bad:
+  if (dot == app && i < N_TYPES) {
+    spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "bad name: the application name before "
+                 "'.%s' (the profile type) is empty: name the application, e.g. "
+                 "myapp.%s", types[i].suffix, types[i].suffix);
+    return NULL;
+  }
   spaa_err_set(err, SPAA_E_BAD_REQUEST, 0, 0, "bad name: '%.64s' ends in no profile type "
                "known for folded stacks: give the application name a suffix such as .cpu, "
                ".wall, .alloc_space, .inuse_objects, .mutex_count, .block_duration, "
@@ -142,15 +155,19 @@ static int jset(json_t *o, const char *k, json_t *v)
   return v && json_object_set_new(o, k, v) == 0 ? 0 : SPAA_E_NOMEM;
 }
 
-/* Service, labels and attrs from the name. 0 or SPAA_E_NOMEM. */
+/* Service, labels and attrs from the name (its service_name label as Pyroscope's ingest
+ * adapter reads it: spaa_pprof_name_service). 0 or SPAA_E_NOMEM. */
 static int apply_name(const struct spaa_pprof_opts *po, const struct spaa_folded__meta *m,
                       struct spaa_converted *c)
 {
   const char *suffix = m->type->suffix; /* "cpu" for a name without one, as Pyroscope reads it */
-  if (!c->service && !(c->service = strndup(po->name.app, m->service_len)))
+  char *service;
+  if (spaa_pprof_name_service(&po->name, po->name.app, m->service_len, &service, &c->labels))
     return SPAA_E_NOMEM;
-  if (po->name.labels && !(c->labels = json_deep_copy(po->name.labels)))
-    return SPAA_E_NOMEM;
+  if (!c->service)
+    c->service = service;
+  else
+    free(service);
   if (!c->labels && !(c->labels = json_object()))
     return SPAA_E_NOMEM;
   if (jset(c->labels, "__name__", json_string(suffix)) ||

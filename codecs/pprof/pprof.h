@@ -68,6 +68,16 @@ int spaa_pprof_parse_name(const char *name, struct spaa_pprof_name *out, struct 
 /* Free the labels; NULL-safe, idempotent. */
 void spaa_pprof_name_clear(struct spaa_pprof_name *n);
 
+/* The service and labels Pyroscope's /ingest gives the profile of name n, whose application
+ * name without its type suffix is the app_len bytes at app (n->service for a pprof; folded
+ * stacks know more suffixes): with a `service_name` label, its value is the service and the
+ * label is not kept among the labels (as the push API stores it), and `app_name` = app is
+ * added unless the name has an `app_name` label; without one, app is the service. *service
+ * (malloc'd) and *labels (a new object, NULL when there are no labels) are the caller's.
+ * 0, or SPAA_E_NOMEM with nothing left to free. */
+int spaa_pprof_name_service(const struct spaa_pprof_name *n, const char *app, size_t app_len,
+                            char **service, json_t **labels);
+
 /* Parse a Pyroscope time: "now" (-> now_ns), or unix time as decimal digits, read by
  * magnitude: below 1e11 seconds, below 1e14 milliseconds, below 1e17 microseconds, else
  * nanoseconds. 0 with *ns set, -1 (empty, a sign, a non-digit, more than 19 digits) or -2 (a
@@ -117,8 +127,10 @@ void spaa_pprof_opts_clear(struct spaa_pprof_opts *o);
 /* The converter (spaa_convert_fn): decode, validate, convert; one entry appended to `out`.
  * Its attrs hold pprof_gzip; service is o->service (copied) when given. With o->pprof
  * (spaa_pprof_opts) the Pyroscope metadata is applied too:
- *   - service, when o->service is NULL: the name's service (type suffix taken off);
- *   - labels: the name's labels, plus `__name__` = its type suffix when it has one;
+ *   - service, when o->service is NULL: the name's `service_name` label, else the name's
+ *     service (type suffix taken off) (spaa_pprof_name_service);
+ *   - labels: the name's labels (`service_name` left out, `app_name` added with it), plus
+ *     `__name__` = its type suffix when it has one;
  *   - attrs: pyroscope_name, profile_type, from_ns, until_ns, sample_rate,
  *     sample_type_config, for what was set;
  *   - events: each sample_type_config entry onto the event of that name as

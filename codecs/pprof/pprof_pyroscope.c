@@ -154,6 +154,35 @@ int spaa_pprof_parse_name(const char *name, struct spaa_pprof_name *out, struct 
   return 0;
 }
 
+int spaa_pprof_name_service(const struct spaa_pprof_name *n, const char *app, size_t app_len,
+                            char **service, json_t **labels)
+{
+  json_t *sn = n->labels ? json_object_get(n->labels, "service_name") : NULL;
+  json_t *l = NULL;
+  char *svc;
+  *service = NULL;
+  *labels = NULL;
+  /* a label's value is never empty (parse_labels leaves those out) */
+  svc = sn ? strdup(json_string_value(sn)) : strndup(app, app_len);
+  if (!svc || (n->labels && !(l = json_deep_copy(n->labels))))
+    goto nomem;
+  if (sn && (json_object_del(l, "service_name") ||
+             (!json_object_get(l, "app_name") &&
+              json_object_set_new(l, "app_name", json_stringn(app, app_len)))))
+    goto nomem;
+  if (l && json_object_size(l) == 0) {
+    json_decref(l);
+    l = NULL;
+  }
+  *service = svc;
+  *labels = l;
+  return 0;
+nomem:
+  free(svc);
+  json_decref(l);
+  return SPAA_E_NOMEM;
+}
+
 int spaa_pprof_parse_time(const char *s, int64_t now_ns, int64_t *ns)
 {
   uint64_t v = 0;
@@ -411,10 +440,19 @@ static int apply_meta(const struct spaa_pprof_opts *o, struct spaa_converted *c)
 {
   json_t *a = c->attrs;
   if (o->name_raw) {
-    if (!c->service && !(c->service = strdup(o->name.service)))
+    char *service;
+    json_t *labels;
+    if (spaa_pprof_name_service(&o->name, o->name.service, strlen(o->name.service), &service,
+                                &labels))
       return SPAA_E_NOMEM;
-    if (o->name.labels && !c->labels && !(c->labels = json_deep_copy(o->name.labels)))
-      return SPAA_E_NOMEM;
+    if (!c->service)
+      c->service = service;
+    else
+      free(service);
+    if (!c->labels)
+      c->labels = labels;
+    else
+      json_decref(labels);
     if (jset(a, "pyroscope_name", json_string(o->name_raw)))
       return SPAA_E_NOMEM;
   }

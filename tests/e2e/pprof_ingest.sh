@@ -68,6 +68,24 @@ http GET "/api/v1/profiles/$(only_id timed)"
 assert_eq 1700000000000000000 "$(json_get "$HTTP_BODY" start)" "start from the query"
 assert_eq 1700000010000000000 "$(json_get "$HTTP_BODY" end)" "end from the query"
 
+# --- a service_name label is the service, as Pyroscope's ingest makes the series: the label
+# not kept, the application name (its type taken off) kept as app_name unless the name has one
+http POST "/ingest?name=legacyapp2.cpu%7Bservice_name%3Dbilling%2Cenv%3Dprod%7D" \
+  --data-binary @"$FIX/google-pprof_sample.cpu"
+assert_eq 200 "$HTTP_CODE" "/ingest with a service_name label: $HTTP_BODY"
+http GET "/api/v1/top?service=billing&limit=1"
+assert_eq 200 "$HTTP_CODE" "top of the service_name's service: $HTTP_BODY"
+http GET "/api/v1/profiles/$(only_id billing)"
+assert_eq '{"__name__":"cpu","app_name":"legacyapp2","env":"prod"}' "$(jq -cS .labels <<<"$HTTP_BODY")" \
+  "labels of a pprof pushed with service_name"
+http POST "/ingest?name=legacyapp3%7Bapp_name%3Dmine%2Cservice_name%3Dpayments%7D" \
+  -F "profile=@$FIX/google-pprof_sample.cpu"
+assert_eq 200 "$HTTP_CODE" "/ingest multipart with service_name and app_name: $HTTP_BODY"
+http GET "/api/v1/profiles/$(only_id payments)"
+assert_eq '{"app_name":"mine"}' "$(jq -cS .labels <<<"$HTTP_BODY")" "an app_name label given is kept"
+assert_eq "0 0" "$(curl -sS "$SERVER_URL/api/v1/profiles?service=legacyapp2" | jq '.profiles | length') $(curl -sS "$SERVER_URL/api/v1/profiles?service=legacyapp3" | jq '.profiles | length')" \
+  "nothing stored under the application names"
+
 # --- /v1/pprof: Content-Encoding, service from the query, no service name --------------
 gzip -dc "$FIX/google-pprof_sample.cpu" | gzip -c >"$E2E_TMP/sample.gz"
 http POST "/v1/pprof?service=ce" -H 'Content-Encoding: gzip' --data-binary @"$E2E_TMP/sample.gz"

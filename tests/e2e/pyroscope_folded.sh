@@ -87,6 +87,24 @@ assert_eq 200 "$HTTP_CODE" "gzip Content-Encoding ($HTTP_BODY)"
 http GET '/api/v1/top?service=memapp&limit=1'
 assert_eq "alloc_space bytes 5120" "$(jq -r '"\(.metric) \(.unit) \(.total)"' <<<"$HTTP_BODY")" "alloc_space in bytes"
 
+# --- a service_name label is the service (as Pyroscope's ingest adapter makes the series), the
+# application name without its type kept as app_name; with format=folded and without format ---
+printf 'main;charge 5\n' >"$E2E_TMP/billing.folded"
+http POST '/ingest?name=legacyapp2.cpu%7Bservice_name%3Dbilling%7D&format=folded' \
+  --data-binary @"$E2E_TMP/billing.folded"
+assert_eq 200 "$HTTP_CODE" "folded push with a service_name label ($HTTP_BODY)"
+http POST '/ingest?name=legacyapp2.cpu%7Bservice_name%3Dbilling%2Cenv%3Dprod%7D' \
+  --data-binary @"$E2E_TMP/billing.folded"
+assert_eq 200 "$HTTP_CODE" "the same without format ($HTTP_BODY)"
+http GET '/api/v1/top?service=billing&limit=1'
+assert_eq "200 cpu 100000000 charge" "$HTTP_CODE $(jq -r '"\(.metric) \(.total) \(.top[0].name)"' <<<"$HTTP_BODY")" \
+  "top of the service_name's service"
+assert_eq '__name__=cpu,app_name=legacyapp2,env=prod|__name__=cpu,app_name=legacyapp2' \
+  "$(curl -sS "$SERVER_URL/api/v1/profiles?service=billing" | jq -r '[.profiles[].labels | to_entries |
+     sort_by(.key) | map("\(.key)=\(.value)") | join(",")] | sort | reverse | join("|")')" \
+  "labels: service_name not kept, app_name added"
+assert_eq 0 "$(count_of legacyapp2)" "profiles stored under the application name"
+
 # --- refusals: a 4xx JSON that names the line or parameter; nothing stored --------------------
 bad() { # query body status error detail
   http POST "/ingest?$1" --data-binary "$2"
@@ -99,12 +117,27 @@ bad 'name=badapp.cpu' $'main;a 3\nmain;b\n' 422 invalid "line 2 has no count"
 bad 'name=badapp.cpu' $'main;a -3\n' 422 invalid "line 1: the count -3 is negative"
 bad 'name=badapp.cpu&format=folded' $'ok 1\nmain;\xff 2\n' 422 invalid "line 2: byte 6 is not valid UTF-8"
 bad 'name=badapp.app&format=folded' $'main 1\n' 400 bad_request "ends in no profile type known for folded stacks"
+bad 'name=.cpu&format=folded' $'main 1\n' 400 bad_request "bad name: the application name before '.cpu' (the profile type) is empty"
 bad 'name=badapp.cpu&format=folded&sampleRate=-100' $'main 1\n' 400 bad_request "bad sampleRate '-100'"
 bad 'name=badapp.cpu&format=jfr' $'main 1\n' 400 unsupported "this server accepts: pprof, folded (the default for text), lines"
 bad 'format=folded' $'main 1\n' 400 bad_request "'name' is required"
 http POST '/ingest?name=badapp.cpu&format=folded' --data-binary @"$E2E_TMP/alloc.gz"
 assert_eq 422 "$HTTP_CODE" "a gzip body without Content-Encoding ($HTTP_BODY)"
 assert_contains "$HTTP_BODY" "gzip-compressed" "gzip body detail"
+# without format, a body that is no text is read as a pprof (it is no folded stacks for this
+# server, whatever Pyroscope would make of it): refused as one, the answer saying why it was
+# not read as folded stacks and what would have it read so
+bad 'name=badapp.cpu' $'main;caf\xe9 3\n' 400 bad_protobuf "not a pprof profile: the bytes are neither gzip nor a protobuf Profile; the body was read as a pprof because it is no text (at offset 8, byte 0xe9 is not UTF-8): a body is read as folded stacks when it is UTF-8 without control characters other than tab, CR and LF, or when format=folded is given"
+bad 'name=badapp.cpu' $'main;a\x01b 3\n' 400 bad_protobuf "(at offset 6, byte 0x01 is a control character)"
+http POST '/ingest?name=badapp.cpu' --data-binary @"$E2E_TMP/alloc.gz"
+assert_eq 400 "$HTTP_CODE" "a gzip body without Content-Encoding nor format ($HTTP_BODY)"
+assert_contains "$HTTP_BODY" "not a pprof profile: the decompressed bytes are not a protobuf Profile; the body was read as a pprof because it is gzip-compressed and sent without Content-Encoding: send gzipped folded stacks with the header Content-Encoding: gzip" \
+  "gzip body without format: detail"
+# ... and a pprof sent without format that is broken says nothing of folded stacks
+http POST '/ingest?name=badapp.cpu&format=pprof' --data-binary $'main;caf\xe9 3\n'
+assert_eq 400 "$HTTP_CODE" "format=pprof, not a pprof ($HTTP_BODY)"
+assert_eq '{"error":"bad_protobuf","detail":"not a pprof profile: the bytes are neither gzip nor a protobuf Profile"}' \
+  "$HTTP_BODY" "format=pprof: no word of folded stacks"
 http POST '/ingest?name=badapp.cpu' -H 'Content-Type: binary/octet-stream+trie' --data-binary 'xx'
 assert_eq 400 "$HTTP_CODE" "trie ($HTTP_BODY)"
 assert_contains "$HTTP_BODY" "Pyroscope's trie format" "trie detail"

@@ -303,16 +303,62 @@ static void test_types(void **state)
 /* A suffix Pyroscope knows no type for is refused, as its ingest refuses it. */
 static void test_types_bad(void **state)
 {
-  static const char *const bad[] = {"my.app", "app.heap", "app.goroutine", "app.", ".cpu",
-                                    "app.alloc_samples{env=x}"};
+  static const struct {
+    const char *name, *msg;
+  } bad[] = {
+      {"my.app", "'my.app' ends in no profile type known for folded stacks"},
+      {"app.heap", "'app.heap' ends in no profile type known for folded stacks"},
+      {"app.goroutine", "'app.goroutine' ends in no profile type known for folded stacks"},
+      {"app.", "'app.' ends in no profile type known for folded stacks"},
+      {"app.alloc_samples{env=x}", "'app.alloc_samples' ends in no profile type known"},
+      {".foo", "'.foo' ends in no profile type known for folded stacks"},
+      /* a known type with nothing before it: the application name is what is missing */
+      {".cpu", "the application name before '.cpu' (the profile type) is empty"},
+      {".alloc_space{service_name=billing}",
+       "the application name before '.alloc_space' (the profile type) is empty"},
+  };
   size_t i;
   (void)state;
   for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
     struct spaa_conv_list l;
     struct spaa_err err;
-    if (convert("a 1\n", 4, bad[i], NULL, 0, &l, &err) != SPAA_E_BAD_REQUEST)
-      fail_msg("'%s' should be refused", bad[i]);
-    assert_non_null(strstr(err.msg, "ends in no profile type known for folded stacks"));
+    if (convert("a 1\n", 4, bad[i].name, NULL, 0, &l, &err) != SPAA_E_BAD_REQUEST)
+      fail_msg("'%s' should be refused", bad[i].name);
+    if (!strstr(err.msg, bad[i].msg))
+      fail_msg("'%s': got '%s'", bad[i].name, err.msg);
+  }
+}
+
+/* A service_name label is the service, as Pyroscope's ingest adapter makes the series: the
+ * label not kept, the application name (without its type) kept as app_name unless given. */
+static void test_service_name(void **state)
+{
+  static const struct {
+    const char *name, *service, *labels;
+  } t[] = {
+      {"legacyapp2.cpu{service_name=billing}", "billing",
+       "{\"__name__\":\"cpu\",\"app_name\":\"legacyapp2\"}"},
+      {"rs.app.seconds{env=prod,service_name=billing}", "billing",
+       "{\"__name__\":\"seconds\",\"app_name\":\"rs.app\",\"env\":\"prod\"}"},
+      {"legacy{service_name=billing,app_name=mine}", "billing",
+       "{\"__name__\":\"cpu\",\"app_name\":\"mine\"}"},
+      /* an empty value is no label: the application name is the service */
+      {"legacy.cpu{service_name=}", "legacy", "{\"__name__\":\"cpu\"}"},
+      {"legacy.cpu{app_name=x}", "legacy", "{\"__name__\":\"cpu\",\"app_name\":\"x\"}"},
+  };
+  size_t i;
+  (void)state;
+  for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+    struct spaa_conv_list l;
+    struct spaa_err err;
+    char *s;
+    if (convert("a 1\n", 4, t[i].name, NULL, 0, &l, &err))
+      fail_msg("'%s': %s", t[i].name, err.msg);
+    assert_string_equal(l.v[0].service, t[i].service);
+    s = json_dumps(l.v[0].labels, JSON_COMPACT | JSON_SORT_KEYS);
+    assert_string_equal(s, t[i].labels);
+    free(s);
+    spaa_conv_list_free(&l);
   }
 }
 
@@ -400,30 +446,38 @@ static void test_sample_rate(void **state)
   }
 }
 
-/* Text or not: what /ingest takes for folded stacks when no format is given. */
+/* Text or not: what /ingest takes for folded stacks when no format is given, and why not. */
 static void test_is_text(void **state)
 {
   static const struct {
     const char *in;
     size_t len;
-    int text;
+    enum spaa_folded_sniff sniff;
+    size_t at;
   } t[] = {
-      {"main;work 1\n", 0, 1},
-      {"caf\xc3\xa9;x 1\r\n\tz 2", 0, 1},
-      {"", 0, 1},
-      {"\x1f\x8b\x08", 3, 0},                /* gzip */
-      {"\x0a\x04\x08\x01\x10\x02", 6, 0},    /* a pprof's first bytes */
-      {"a\x7f", 0, 0},
-      {"a\xff b", 0, 0},
-      {"a\xc3", 0, 0},                       /* cut at the end of the body: not text */
+      {"main;work 1\n", 0, SPAA_FOLDED_TEXT, 0},
+      {"caf\xc3\xa9;x 1\r\n\tz 2", 0, SPAA_FOLDED_TEXT, 0},
+      {"", 0, SPAA_FOLDED_TEXT, 0},
+      {"\x1f\x8b\x08", 3, SPAA_FOLDED_GZIP, 0},
+      {"\x0a\x04\x08\x01\x10\x02", 6, SPAA_FOLDED_CONTROL, 1}, /* a pprof's first bytes */
+      {"a\x7f", 0, SPAA_FOLDED_CONTROL, 1},
+      {"main;a\x01" "b 3\n", 0, SPAA_FOLDED_CONTROL, 6},
+      {"a\xff b", 0, SPAA_FOLDED_NOT_UTF8, 1},
+      {"main;caf\xe9 3\n", 0, SPAA_FOLDED_NOT_UTF8, 8},      /* Latin-1 */
+      {"a\xc3", 0, SPAA_FOLDED_NOT_UTF8, 1}, /* cut at the end of the body: not text */
   };
   size_t i;
   char *big;
   (void)state;
-  for (i = 0; i < sizeof(t) / sizeof(t[0]); i++)
-    if (spaa_folded_is_text((const uint8_t *)t[i].in, t[i].len ? t[i].len : strlen(t[i].in)) !=
-        t[i].text)
-      fail_msg("case %zu: want %d", i, t[i].text);
+  for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+    size_t len = t[i].len ? t[i].len : strlen(t[i].in), at = 99;
+    enum spaa_folded_sniff got = spaa_folded_sniff((const uint8_t *)t[i].in, len, &at);
+    if (got != t[i].sniff || at != t[i].at)
+      fail_msg("case %zu: want %d at %zu, got %d at %zu", i, (int)t[i].sniff, t[i].at,
+               (int)got, at);
+    assert_int_equal(spaa_folded_is_text((const uint8_t *)t[i].in, len),
+                     t[i].sniff == SPAA_FOLDED_TEXT);
+  }
   /* only the first SPAA_FOLDED_SNIFF bytes are looked at; a sequence cut there is text */
   big = malloc(SPAA_FOLDED_SNIFF + 8);
   memset(big, 'a', SPAA_FOLDED_SNIFF + 8);
@@ -433,7 +487,8 @@ static void test_is_text(void **state)
   big[SPAA_FOLDED_SNIFF] = (char)0xa9;
   assert_int_equal(spaa_folded_is_text((const uint8_t *)big, SPAA_FOLDED_SNIFF + 8), 1);
   big[SPAA_FOLDED_SNIFF - 2] = 0x02;
-  assert_int_equal(spaa_folded_is_text((const uint8_t *)big, SPAA_FOLDED_SNIFF + 8), 0);
+  assert_int_equal(spaa_folded_sniff((const uint8_t *)big, SPAA_FOLDED_SNIFF + 8, NULL),
+                   SPAA_FOLDED_CONTROL);
   free(big);
 }
 
@@ -462,6 +517,7 @@ int main(void)
       cmocka_unit_test(test_parse),       cmocka_unit_test(test_bad),
       cmocka_unit_test(test_period_overflow), cmocka_unit_test(test_caps),
       cmocka_unit_test(test_types),       cmocka_unit_test(test_types_bad),
+      cmocka_unit_test(test_service_name),
       cmocka_unit_test(test_meta),        cmocka_unit_test(test_sample_rate),
       cmocka_unit_test(test_is_text),     cmocka_unit_test(test_prefixes),
   };

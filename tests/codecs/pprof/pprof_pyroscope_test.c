@@ -437,6 +437,59 @@ static void test_convert_pyroscope(void **state)
   free(buf);
 }
 
+/* A service_name label in the name is the service, for a pprof as for folded stacks: the
+ * label not kept, the application name (without its type) kept as app_name unless given. */
+static void test_convert_service_name(void **state)
+{
+  static const struct {
+    const char *name, *service, *labels;
+  } t[] = {
+      {"legacyapp2.cpu{service_name=billing}", "billing",
+       "{\"__name__\":\"cpu\",\"app_name\":\"legacyapp2\"}"},
+      {"my.app{service_name=billing,env=prod}", "billing",
+       "{\"app_name\":\"my.app\",\"env\":\"prod\"}"},
+      {"my.app.alloc_space{app_name=mine,service_name=billing}", "billing",
+       "{\"__name__\":\"alloc_space\",\"app_name\":\"mine\"}"},
+      {"my.app.cpu{service_name=}", "my.app", "{\"__name__\":\"cpu\"}"},
+      {"my.app.cpu{env=prod}", "my.app", "{\"__name__\":\"cpu\",\"env\":\"prod\"}"},
+  };
+  struct tb b;
+  size_t len, i;
+  uint8_t *buf;
+  (void)state;
+  tb_basic(&b);
+  buf = tb_pack(&b, &len);
+  for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+    struct spaa_pprof_opts po;
+    struct spaa_convert_opts o;
+    struct spaa_conv_list l;
+    struct spaa_converted c;
+    struct spaa_err err;
+    char *s;
+    memset(&po, 0, sizeof(po));
+    memset(&o, 0, sizeof(o));
+    assert_int_equal(spaa_pprof_opts_name(&po, t[i].name, &err), 0);
+    o.pprof = &po;
+    c = convert_one(buf, len, &o, &l);
+    assert_string_equal(c.service, t[i].service);
+    s = json_dumps(c.labels, JSON_COMPACT | JSON_SORT_KEYS);
+    assert_string_equal(s, t[i].labels);
+    free(s);
+    assert_string_equal(jstr_at(c.attrs, "pyroscope_name"), t[i].name);
+    spaa_conv_list_free(&l);
+    /* a given service still wins; the labels are the same */
+    o.service = "given";
+    c = convert_one(buf, len, &o, &l);
+    assert_string_equal(c.service, "given");
+    s = json_dumps(c.labels, JSON_COMPACT | JSON_SORT_KEYS);
+    assert_string_equal(s, t[i].labels);
+    free(s);
+    spaa_conv_list_free(&l);
+    spaa_pprof_opts_clear(&po);
+  }
+  free(buf);
+}
+
 /* The primary sample type (the event's name and primary metric, first on every stack):
  * default_sample_type when it names a type, else the Pyroscope name's type suffix when a
  * sample type has that name, else the last type (docs/pprof-mapping.md). */
@@ -584,6 +637,7 @@ int main(void)
       cmocka_unit_test(test_opts_rate_stc_name),
       cmocka_unit_test(test_convert_plain),
       cmocka_unit_test(test_convert_pyroscope),
+      cmocka_unit_test(test_convert_service_name),
       cmocka_unit_test(test_convert_name_type),
       cmocka_unit_test(test_convert_name_type_dotnet),
       cmocka_unit_test(test_duration_overflow),
