@@ -17,15 +17,18 @@ MIB=${2:-48}
 export SPAA_BIN=$build/spaa-relay SPAA_BUILD=$build
 source "$root/tests/e2e/lib.bash"
 
-# one upload into a fresh server: prints "idle_kib peak_kib status"
+# one upload into a fresh server (its own data directory: an empty store): sets MEASURED to
+# "idle_kib peak_kib status" (not run in a subshell, where start_server would give every
+# server the same data directory and log)
 measure() { # PATH FILE CONTENT_TYPE
   start_server --max-body 64m --max-decompressed 64m --log-level warn
   local idle code
   idle=$(vmhwm_kb "$SERVER_PID")
   code=$(curl -sS -o /dev/null -w '%{http_code}' -H "Content-Type: $3" --data-binary @"$2" \
     "$SERVER_URL$1")
-  echo "$idle $(vmhwm_kb "$SERVER_PID") $code"
+  MEASURED="$idle $(vmhwm_kb "$SERVER_PID") $code"
   stop_server
+  rm -rf "$SERVER_DATA"
 }
 
 report() { # NAME DECODED_BYTES "idle peak status"
@@ -44,15 +47,16 @@ echo "peak RSS of the server for one upload (VmHWM), against 2x the decompressed
 python3 "$root/tests/e2e/gen_pprof.py" "$E2E_TMP/big.pb" "$MIB"
 dec=$(stat -c %s "$E2E_TMP/big.pb")
 gzip -1 "$E2E_TMP/big.pb"
-report "pprof ${MIB} MiB (gzip)" "$dec" \
-  "$(measure "/ingest?name=big.cpu" "$E2E_TMP/big.pb.gz" application/octet-stream)"
+measure "/ingest?name=big.cpu" "$E2E_TMP/big.pb.gz" application/octet-stream
+report "pprof ${MIB} MiB (gzip)" "$dec" "$MEASURED"
 rm -f "$E2E_TMP/big.pb.gz"
 
 python3 "$root/tests/e2e/gen_otlp.py" "$E2E_TMP/big-otlp.pb" "$MIB" >/dev/null
-report "OTLP ${MIB} MiB (protobuf)" "$(stat -c %s "$E2E_TMP/big-otlp.pb")" \
-  "$(measure /v1development/profiles "$E2E_TMP/big-otlp.pb" application/x-protobuf)"
+measure /v1development/profiles "$E2E_TMP/big-otlp.pb" application/x-protobuf
+report "OTLP ${MIB} MiB (protobuf)" "$(stat -c %s "$E2E_TMP/big-otlp.pb")" "$MEASURED"
 rm -f "$E2E_TMP/big-otlp.pb"
 
 "$build/bench/bench_otlp_ingest" "${SPAA_SHARED:-$root/../shared}" write "$E2E_TMP/otlp.bin"
-report "OTLP synthetic (protobuf)" "$(stat -c %s "$E2E_TMP/otlp.bin")" \
-  "$(measure /v1development/profiles "$E2E_TMP/otlp.bin" application/x-protobuf)"
+measure /v1development/profiles "$E2E_TMP/otlp.bin" application/x-protobuf
+report "OTLP synthetic (protobuf)" "$(stat -c %s "$E2E_TMP/otlp.bin")" "$MEASURED"
+rm -f "$E2E_TMP/otlp.bin"
