@@ -8,7 +8,11 @@
 #      (tests/e2e/gen_otlp.py: the Collector's translation, one profile per sample type),
 #      posted to /v1development/profiles;
 #   3. OTLP: bench_otlp_ingest's synthetic ExportProfilesServiceRequest (20 MB protobuf, eight
-#      profiles of 60 k stacks each, half with timestamped samples), likewise.
+#      profiles of 60 k stacks each, half with timestamped samples), likewise;
+#   4. Sentry envelopes (tests/e2e/gen_sentry.py) posted to /api/7/envelope/ as SDKs post them:
+#      a continuous-profiling chunk (V2) of 120 k samples over 2 k stacks, a transaction
+#      profile (V1) of the same shape, and a chunk dense in stacks (130 k samples, 60 k stacks
+#      over 20 k frames: the shape of a tester's 17.7 MB chunk).
 # usage: bench/upload_memory.sh [BUILD_DIR] [PPROF_MIB]   (default: build, 48)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -60,3 +64,11 @@ rm -f "$E2E_TMP/big-otlp.pb"
 measure /v1development/profiles "$E2E_TMP/otlp.bin" application/x-protobuf
 report "OTLP synthetic (protobuf)" "$(stat -c %s "$E2E_TMP/otlp.bin")" "$MEASURED"
 rm -f "$E2E_TMP/otlp.bin"
+
+for shape in "v2 120000 2000 3000" "v1 120000 2000 3000" "v2 130000 60000 20000"; do
+  read -r v n_s n_st _ <<<"$shape"
+  python3 "$root/tests/e2e/gen_sentry.py" "$E2E_TMP/sentry.env" $shape >/dev/null
+  measure "/api/7/envelope/?sentry_key=k" "$E2E_TMP/sentry.env" application/x-sentry-envelope
+  report "Sentry $v ${n_s} smp ${n_st} stk" "$(stat -c %s "$E2E_TMP/sentry.env")" "$MEASURED"
+  rm -f "$E2E_TMP/sentry.env"
+done

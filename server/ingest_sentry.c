@@ -386,6 +386,9 @@ static void sentry_done(struct spaa_ingest *x)
 
 const struct spaa_dialect spaa_dialect_sentry = {
     .name = "sentry",
+    /* the answer reads what parse copied out of the envelope (event id, item count), not
+     * the items: the body goes before the profiles are stored */
+    .body_spent = SPAA_BODY_SPENT_CONVERTED,
     .parse = sentry_parse,
     .answer = sentry_answer,
     .fail = sentry_on_fail,

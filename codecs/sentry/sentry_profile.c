@@ -44,9 +44,7 @@ int sentry__reason_code(int reason)
                                                                             : SPAA_E_INTERNAL;
 }
 
-static int rej(struct sentry__profile *p, int reason, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int rej(struct sentry__profile *p, int reason, const char *fmt, ...)
+int sentry__rej(struct sentry__profile *p, int reason, const char *fmt, ...)
 {
   va_list ap;
   char msg[sizeof(p->err.msg)];
@@ -58,7 +56,7 @@ static int rej(struct sentry__profile *p, int reason, const char *fmt, ...)
   return reason;
 }
 
-#define BAD(p, ...) rej(p, SENTRY__R_INVALID_JSON, __VA_ARGS__)
+#define BAD(p, ...) sentry__rej(p, SENTRY__R_INVALID_JSON, __VA_ARGS__)
 
 /* ---- small parsers -------------------------------------------------------------------- */
 
@@ -109,8 +107,7 @@ int sentry__secs_to_ns(double d, int64_t *out)
   return 0;
 }
 
-/* Exactly `n` decimal digits (1 to 20) that fit in 64 bits: 0 with *out set, or -1. */
-static int parse_u64_str(const char *s, size_t n, uint64_t *out)
+int sentry__parse_u64_str(const char *s, size_t n, uint64_t *out)
 {
   uint64_t v = 0;
   size_t i;
@@ -128,6 +125,13 @@ static int parse_u64_str(const char *s, size_t n, uint64_t *out)
   return 0;
 }
 
+int sentry__parse_addr_str(const char *s, size_t n, uint64_t *out)
+{
+  if (n > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+    return spaa_hex_parse_u64(s + 2, n - 2, out);
+  return sentry__parse_u64_str(s, n, out);
+}
+
 int sentry__parse_addr(const json_t *v, uint64_t *out)
 {
   if (json_is_integer(v)) {
@@ -136,13 +140,8 @@ int sentry__parse_addr(const json_t *v, uint64_t *out)
     *out = (uint64_t)json_integer_value(v);
     return 0;
   }
-  if (json_is_string(v)) {
-    const char *s = json_string_value(v);
-    size_t n = json_string_length(v);
-    if (n > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
-      return spaa_hex_parse_u64(s + 2, n - 2, out);
-    return parse_u64_str(s, n, out);
-  }
+  if (json_is_string(v))
+    return sentry__parse_addr_str(json_string_value(v), json_string_length(v), out);
   return -1;
 }
 
@@ -156,7 +155,7 @@ static int num_or_str(const json_t *v, uint64_t *out)
     return 0;
   }
   if (json_is_string(v))
-    return parse_u64_str(json_string_value(v), json_string_length(v), out);
+    return sentry__parse_u64_str(json_string_value(v), json_string_length(v), out);
   return -1;
 }
 
@@ -220,77 +219,6 @@ static int req_uuid(struct sentry__profile *p, const json_t *o, const char *k, c
 
 static int is_nil(const char id[33]) { return strcmp(id, "00000000000000000000000000000000") == 0; }
 
-static int check_frame(struct sentry__profile *p, const json_t *f, size_t i)
-{
-  char path[64];
-  const json_t *a;
-  int rc;
-  if (!json_is_object(f))
-    return BAD(p, "profile.frames[%zu]: invalid type, expected an object", i);
-  snprintf(path, sizeof(path), "profile.frames[%zu].", i);
-  if ((rc = opt_str(p, f, "abs_path", path)) || (rc = opt_str(p, f, "filename", path)) ||
-      (rc = opt_str(p, f, "file", path)) || (rc = opt_str(p, f, "function", path)) ||
-      (rc = opt_str(p, f, "name", path)) || (rc = opt_str(p, f, "module", path)) ||
-      (rc = opt_str(p, f, "package", path)) || (rc = opt_str(p, f, "platform", path)) ||
-      (rc = opt_u32(p, f, "colno", path)) || (rc = opt_u32(p, f, "column", path)) ||
-      (rc = opt_u32(p, f, "lineno", path)) || (rc = opt_u32(p, f, "line", path)) ||
-      (rc = opt_bool(p, f, "in_app", path)))
-    return rc;
-  a = json_object_get(f, "instruction_addr");
-  if (a && !json_is_null(a)) {
-    if (sentry__parse_addr(a, &p->addr[i]))
-      return BAD(p, "%sinstruction_addr: invalid value, expected an address", path);
-    p->has_addr[i] = 1;
-  }
-  return 0;
-}
-
-/* profile.frames and profile.stacks into flat arrays. */
-static int load_frames_stacks(struct sentry__profile *p, const json_t *prof)
-{
-  const json_t *stacks = json_object_get(prof, "stacks"), *frames = json_object_get(prof, "frames");
-  size_t i, j, total = 0;
-  int rc;
-  if (!stacks)
-    return BAD(p, "profile: missing field `stacks`");
-  if (!frames)
-    return BAD(p, "profile: missing field `frames`");
-  if (!json_is_array(stacks))
-    return BAD(p, "profile.stacks: invalid type, expected a sequence");
-  if (!json_is_array(frames))
-    return BAD(p, "profile.frames: invalid type, expected a sequence");
-  p->frames = frames;
-  p->n_frames = json_array_size(frames);
-  p->n_stacks = json_array_size(stacks);
-  if (!(p->addr = calloc(p->n_frames + 1, sizeof(*p->addr))) ||
-      !(p->has_addr = calloc(p->n_frames + 1, 1)) ||
-      !(p->stack_off = malloc((p->n_stacks + 1) * sizeof(*p->stack_off))))
-    return SPAA_E_NOMEM;
-  for (i = 0; i < p->n_frames; i++)
-    if ((rc = check_frame(p, json_array_get(frames, i), i)))
-      return rc;
-  for (i = 0; i < p->n_stacks; i++) {
-    const json_t *s = json_array_get(stacks, i);
-    if (!json_is_array(s))
-      return BAD(p, "profile.stacks[%zu]: invalid type, expected a sequence", i);
-    total += json_array_size(s);
-  }
-  if (!(p->stack_frames = malloc((total + 1) * sizeof(*p->stack_frames))))
-    return SPAA_E_NOMEM;
-  for (i = 0, total = 0; i < p->n_stacks; i++) {
-    const json_t *s = json_array_get(stacks, i);
-    p->stack_off[i] = total;
-    for (j = 0; j < json_array_size(s); j++) {
-      const json_t *f = json_array_get(s, j);
-      if (!json_is_integer(f) || json_integer_value(f) < 0)
-        return BAD(p, "profile.stacks[%zu][%zu]: invalid value, expected a frame index", i, j);
-      p->stack_frames[total++] = (uint64_t)json_integer_value(f);
-    }
-  }
-  p->stack_off[p->n_stacks] = total;
-  return 0;
-}
-
 static int check_thread_meta(struct sentry__profile *p, const json_t *tm)
 {
   const char *k;
@@ -311,21 +239,20 @@ static int check_thread_meta(struct sentry__profile *p, const json_t *tm)
   return 0;
 }
 
-/* The part V1 and V2 share: the `profile` object, its `samples` array, frames and stacks,
- * and thread metadata. */
-static int profile_body(struct sentry__profile *p, const json_t *root, const json_t **prof,
-                        const json_t **samples)
+/* The part V1 and V2 share: the `profile` object (its maps in the slim root, its arrays
+ * read in place), its `samples` array, frames and stacks, and thread metadata. */
+static int profile_body(struct sentry__profile *p, const json_t *root, const json_t **prof)
 {
   int rc;
   if (!(*prof = json_object_get(root, "profile")))
     return BAD(p, ".: missing field `profile`");
   if (!json_is_object(*prof))
     return BAD(p, "profile: invalid type, expected an object");
-  if (!(*samples = json_object_get(*prof, "samples")))
+  if (!p->samples_v.v.p)
     return BAD(p, "profile: missing field `samples`");
-  if (!json_is_array(*samples))
+  if (sentry__kind(p->samples_v.v) != SENTRY__J_ARR)
     return BAD(p, "profile.samples: invalid type, expected a sequence");
-  if ((rc = load_frames_stacks(p, *prof)) ||
+  if ((rc = sentry__load_frames_stacks(p)) ||
       (rc = check_thread_meta(p, json_object_get(*prof, "thread_metadata"))))
     return rc;
   return 0;
@@ -352,48 +279,6 @@ static int check_debug_meta(struct sentry__profile *p, const json_t *root)
 
 /* ---- threads -------------------------------------------------------------------------- */
 
-static int thread_add(struct sentry__profile *p, uint64_t id, const char *sid, size_t sidlen,
-                      size_t *idx)
-{
-  struct sentry__thread *t;
-  int rc;
-  if (sid ? spaa_strmap_get(&p->tstr_map, sid, sidlen, idx) : spaa_idmap_get(&p->tid_map, id, idx))
-    return 0;
-  if (p->n_threads == p->cap_threads) {
-    size_t nc = p->cap_threads ? p->cap_threads * 2 : 8;
-    struct sentry__thread *nt = realloc(p->threads, nc * sizeof(*nt));
-    if (!nt)
-      return SPAA_E_NOMEM;
-    p->threads = nt;
-    p->cap_threads = nc;
-  }
-  t = &p->threads[p->n_threads];
-  memset(t, 0, sizeof(*t));
-  t->id_u64 = id;
-  t->id_str = sid;
-  if (sid) {
-    uint64_t v;
-    if (!parse_u64_str(sid, sidlen, &v) && v <= INT64_MAX && (sidlen == 1 || sid[0] != '0')) {
-      t->tid = (int64_t)v;
-      t->tid_exact = 1;
-    } else if (sidlen > 2 && sid[0] == '0' && (sid[1] | 32) == 'x' &&
-               !spaa_hex_parse_u64(sid + 2, sidlen - 2, &v) && v <= INT64_MAX) {
-      t->tid = (int64_t)v;
-    } else {
-      t->tid = (int64_t)(XXH3_64bits(sid, sidlen) & 0x3fffffffffffffffull);
-    }
-    rc = spaa_strmap_put(&p->tstr_map, sid, sidlen, p->n_threads, NULL);
-  } else {
-    t->tid = id <= INT64_MAX ? (int64_t)id : (int64_t)(id & 0x7fffffffffffffffull);
-    t->tid_exact = id <= INT64_MAX;
-    rc = spaa_idmap_put(&p->tid_map, id, p->n_threads, NULL);
-  }
-  if (rc < 0)
-    return SPAA_E_NOMEM;
-  *idx = p->n_threads++;
-  return 0;
-}
-
 static void attach_thread_meta(struct sentry__profile *p, const json_t *tm)
 {
   const char *k;
@@ -409,7 +294,7 @@ static void attach_thread_meta(struct sentry__profile *p, const json_t *tm)
     } else {
       uint64_t id;
       /* Relay compares the key with the thread id written in decimal */
-      if (!parse_u64_str(k, kl, &id) && (kl == 1 || k[0] != '0') &&
+      if (!sentry__parse_u64_str(k, kl, &id) && (kl == 1 || k[0] != '0') &&
           spaa_idmap_get(&p->tid_map, id, &idx))
         p->threads[idx].meta = v;
     }
@@ -463,13 +348,13 @@ static int check_refs(struct sentry__profile *p)
   size_t i, j;
   for (i = 0; i < p->n_samples; i++)
     if (p->samples[i].stack >= p->n_stacks)
-      return rej(p, SENTRY__R_MALFORMED_SAMPLES,
+      return sentry__rej(p, SENTRY__R_MALFORMED_SAMPLES,
                  "sample %zu references stack %" PRIu64 ", but there are %zu stacks",
                  p->samples[i].index, p->samples[i].stack, p->n_stacks);
   for (i = 0; i < p->n_stacks; i++)
     for (j = p->stack_off[i]; j < p->stack_off[i + 1]; j++)
       if (p->stack_frames[j] >= p->n_frames)
-        return rej(p, SENTRY__R_MALFORMED_STACKS,
+        return sentry__rej(p, SENTRY__R_MALFORMED_STACKS,
                    "stack %zu references frame %" PRIu64 ", but there are %zu frames", i,
                    p->stack_frames[j], p->n_frames);
   return 0;
@@ -523,12 +408,12 @@ static int v1_normalize(struct sentry__profile *p, uint64_t win_start, uint64_t 
   drop_single_threads(p, keep, detail, sizeof(detail));
   free(keep);
   if (p->n_samples == 0)
-    return rej(p, SENTRY__R_NOT_ENOUGH_SAMPLES, "no samples left after normalization%s%s",
+    return sentry__rej(p, SENTRY__R_NOT_ENOUGH_SAMPLES, "no samples left after normalization%s%s",
                detail[0] ? ": " : "", detail);
   if (check_refs(p))
     return p->reason;
   if (p->samples[p->n_samples - 1].elapsed > SENTRY_MAX_V1_DURATION_NS)
-    return rej(p, SENTRY__R_DURATION_TOO_LONG,
+    return sentry__rej(p, SENTRY__R_DURATION_TOO_LONG,
                "last sample at %" PRIu64 " ns, more than 30 s after the profile start",
                p->samples[p->n_samples - 1].elapsed);
   if (strcmp(p->platform, "cocoa") == 0 && (strcmp(arch, "arm64") == 0 || strcmp(arch, "arm64e") == 0))
@@ -536,7 +421,7 @@ static int v1_normalize(struct sentry__profile *p, uint64_t win_start, uint64_t 
   for (i = 0; i < p->n_samples; i++) {
     struct sentry__sample *s = &p->samples[i];
     if (s->elapsed > (uint64_t)(INT64_MAX - (p->anchor_ns > 0 ? p->anchor_ns : 0)))
-      return rej(p, SENTRY__R_MALFORMED_SAMPLES, "sample %zu: elapsed_since_start_ns %" PRIu64
+      return sentry__rej(p, SENTRY__R_MALFORMED_SAMPLES, "sample %zu: elapsed_since_start_ns %" PRIu64
                  " overflows the timestamp", s->index, s->elapsed);
     s->t_ns = p->anchor_ns + (int64_t)s->elapsed;
   }
@@ -560,13 +445,13 @@ static int v2_normalize(struct sentry__profile *p)
   drop_single_threads(p, keep, detail, sizeof(detail));
   free(keep);
   if (p->n_samples == 0)
-    return rej(p, SENTRY__R_NOT_ENOUGH_SAMPLES, "no samples left after normalization%s%s",
+    return sentry__rej(p, SENTRY__R_NOT_ENOUGH_SAMPLES, "no samples left after normalization%s%s",
                detail[0] ? ": " : "", detail);
   if (check_refs(p))
     return p->reason;
   qsort(p->samples, p->n_samples, sizeof(*p->samples), sample_time_cmp);
   if ((uint64_t)(p->samples[p->n_samples - 1].t_ns - p->samples[0].t_ns) > SENTRY_MAX_V2_DURATION_NS)
-    return rej(p, SENTRY__R_DURATION_TOO_LONG, "samples span %.3f s, more than 66 s",
+    return sentry__rej(p, SENTRY__R_DURATION_TOO_LONG, "samples span %.3f s, more than 66 s",
                (double)(p->samples[p->n_samples - 1].t_ns - p->samples[0].t_ns) / 1e9);
   if (strcmp(p->platform, "cocoa") == 0)
     strip_pac(p);
@@ -667,46 +552,6 @@ static int v1_check_schema(struct sentry__profile *p, const json_t **dev, const 
   return 0;
 }
 
-/* The V1 samples array into p->samples (stack, thread, elapsed time, queue), threads made
- * as they appear. 0, SPAA_E_NOMEM or a rejection. */
-static int v1_samples(struct sentry__profile *p, const json_t *samples)
-{
-  size_t i;
-  int rc;
-  p->n_samples = json_array_size(samples);
-  if (!(p->samples = calloc(p->n_samples + 1, sizeof(*p->samples))))
-    return SPAA_E_NOMEM;
-  for (i = 0; i < p->n_samples; i++) {
-    const json_t *s = json_array_get(samples, i), *v;
-    struct sentry__sample *o = &p->samples[i];
-    uint64_t tid;
-    if (!json_is_object(s))
-      return BAD(p, "profile.samples[%zu]: invalid type, expected an object", i);
-    v = json_object_get(s, "stack_id");
-    if (!v)
-      return BAD(p, "profile.samples[%zu]: missing field `stack_id`", i);
-    if (!json_is_integer(v) || json_integer_value(v) < 0)
-      return BAD(p, "profile.samples[%zu].stack_id: invalid value, expected a stack index", i);
-    o->stack = (uint64_t)json_integer_value(v);
-    if (!(v = json_object_get(s, "thread_id")))
-      return BAD(p, "profile.samples[%zu]: missing field `thread_id`", i);
-    if (num_or_str(v, &tid))
-      return BAD(p, "profile.samples[%zu].thread_id: invalid value, expected a u64", i);
-    if (!(v = json_object_get(s, "elapsed_since_start_ns")))
-      return BAD(p, "profile.samples[%zu]: missing field `elapsed_since_start_ns`", i);
-    if (num_or_str(v, &o->elapsed))
-      return BAD(p, "profile.samples[%zu].elapsed_since_start_ns: invalid value, expected a u64", i);
-    v = json_object_get(s, "queue_address");
-    if (v && !json_is_null(v) && !json_is_string(v))
-      return BAD(p, "profile.samples[%zu].queue_address: invalid type, expected a string", i);
-    o->queue = json_string_value(v);
-    o->index = i;
-    if ((rc = thread_add(p, tid, NULL, 0, &o->thread)))
-      return rc;
-  }
-  return 0;
-}
-
 /* Cocoa profiles need more metadata than the schema asks for. 0 or a rejection. */
 static int v1_cocoa_metadata(struct sentry__profile *p)
 {
@@ -719,7 +564,7 @@ static int v1_cocoa_metadata(struct sentry__profile *p)
   for (i = 0; i < sizeof(need) / sizeof(need[0]); i++) {
     const json_t *v = json_object_get(json_object_get(p->root, need[i][0]), need[i][1]);
     if (!v || json_is_null(v))
-      return rej(p, SENTRY__R_INVALID_PROFILE_METADATA, "cocoa profiles need %s.%s",
+      return sentry__rej(p, SENTRY__R_INVALID_PROFILE_METADATA, "cocoa profiles need %s.%s",
                  need[i][0], need[i][1]);
   }
   return 0;
@@ -733,12 +578,12 @@ static int v1_transaction(struct sentry__profile *p, const struct sentry_item_ct
 {
   char id[33], trace[33];
   if (ctx && ctx->in_envelope && !ctx->has_transaction)
-    return rej(p, SENTRY__R_NO_TRANSACTION,
+    return sentry__rej(p, SENTRY__R_NO_TRANSACTION,
                "a profile item needs a transaction item in the same envelope");
   if (!t || json_is_null(t))
     t = json_array_get(txs, 0);
   if (!t)
-    return rej(p, SENTRY__R_NO_TRANSACTION,
+    return sentry__rej(p, SENTRY__R_NO_TRANSACTION,
                "the profile has neither `transaction` nor `transactions[]`");
   p->txn = t;
   sentry_uuid_normalize(json_string_value(json_object_get(t, "id")),
@@ -750,21 +595,20 @@ static int v1_transaction(struct sentry__profile *p, const struct sentry_item_ct
   if (is_nil(id) || is_nil(trace) || json_string_length(json_object_get(t, "name")) == 0 ||
       (*we > 0 && *ws >= *we) ||
       txn_u64(t, "relative_cpu_start_ms") > txn_u64(t, "relative_cpu_end_ms"))
-    return rej(p, SENTRY__R_INVALID_TRANSACTION_METADATA,
+    return sentry__rej(p, SENTRY__R_INVALID_TRANSACTION_METADATA,
                "transaction needs a non-nil id and trace_id, a name, and start < end");
   return 0;
 }
 
 static int v1_decode(struct sentry__profile *p, const struct sentry_item_ctx *ctx)
 {
-  const json_t *dev = NULL, *t = NULL, *txs = NULL, *prof, *samples;
+  const json_t *dev = NULL, *t = NULL, *txs = NULL, *prof;
   uint64_t ws = 0, we = 0;
   int rc;
   /* the whole schema first: Relay's JSON errors come before any other rule */
-  if ((rc = v1_check_schema(p, &dev, &t, &txs)) ||
-      (rc = profile_body(p, p->root, &prof, &samples)) ||
+  if ((rc = v1_check_schema(p, &dev, &t, &txs)) || (rc = profile_body(p, p->root, &prof)) ||
       (rc = opt_type(p, prof, "queue_metadata", "profile.", JSON_OBJECT, "a map")) ||
-      (rc = v1_samples(p, samples)) || (rc = v1_cocoa_metadata(p)) ||
+      (rc = sentry__v1_samples(p)) || (rc = v1_cocoa_metadata(p)) ||
       (rc = v1_transaction(p, ctx, t, txs, &ws, &we)))
     return rc;
   attach_thread_meta(p, json_object_get(prof, "thread_metadata"));
@@ -775,8 +619,7 @@ static int v1_decode(struct sentry__profile *p, const struct sentry_item_ctx *ct
 
 static int v2_decode(struct sentry__profile *p)
 {
-  const json_t *root = p->root, *sdk, *prof, *samples;
-  size_t i;
+  const json_t *root = p->root, *sdk, *prof;
   int rc;
   if ((rc = req_uuid(p, root, "chunk_id", "", p->id)) ||
       (rc = req_uuid(p, root, "profiler_id", "", p->profiler_id)) ||
@@ -790,41 +633,8 @@ static int v2_decode(struct sentry__profile *p)
     return BAD(p, "client_sdk: invalid type, expected an object");
   if ((rc = req_str(p, sdk, "name", "client_sdk.")) || (rc = req_str(p, sdk, "version", "client_sdk.")))
     return rc;
-  if ((rc = profile_body(p, root, &prof, &samples)))
+  if ((rc = profile_body(p, root, &prof)) || (rc = sentry__v2_samples(p)))
     return rc;
-  p->n_samples = json_array_size(samples);
-  if (!(p->samples = calloc(p->n_samples + 1, sizeof(*p->samples))))
-    return SPAA_E_NOMEM;
-  for (i = 0; i < p->n_samples; i++) {
-    const json_t *s = json_array_get(samples, i), *v;
-    struct sentry__sample *o = &p->samples[i];
-    if (!json_is_object(s))
-      return BAD(p, "profile.samples[%zu]: invalid type, expected an object", i);
-    v = json_object_get(s, "timestamp");
-    if (!v)
-      return BAD(p, "profile.samples[%zu]: missing field `timestamp`", i);
-    if (!json_is_number(v) ||
-        (json_is_real(v) ? sentry__secs_to_ns(json_real_value(v), &o->t_ns)
-                         : sentry__secs_to_ns((double)json_integer_value(v), &o->t_ns)))
-      return BAD(p, "profile.samples[%zu].timestamp: invalid value, expected seconds as a number", i);
-    if (o->t_ns < 0)
-      return BAD(p, "profile.samples[%zu].timestamp: invalid value, expected seconds since "
-                 "1970, not a negative number", i);
-    v = json_object_get(s, "stack_id");
-    if (!v)
-      return BAD(p, "profile.samples[%zu]: missing field `stack_id`", i);
-    if (!json_is_integer(v) || json_integer_value(v) < 0)
-      return BAD(p, "profile.samples[%zu].stack_id: invalid value, expected a stack index", i);
-    o->stack = (uint64_t)json_integer_value(v);
-    v = json_object_get(s, "thread_id");
-    if (!v)
-      return BAD(p, "profile.samples[%zu]: missing field `thread_id`", i);
-    if (!json_is_string(v))
-      return BAD(p, "profile.samples[%zu].thread_id: invalid type, expected a string", i);
-    o->index = i;
-    if ((rc = thread_add(p, 0, json_string_value(v), json_string_length(v), &o->thread)))
-      return rc;
-  }
   attach_thread_meta(p, json_object_get(prof, "thread_metadata"));
   return v2_normalize(p);
 }
@@ -843,7 +653,7 @@ static int android_legacy(struct sentry__profile *p)
   for (i = 0; i < sizeof(need) / sizeof(need[0]); i++)
     if (!json_object_get(p->root, need[i]))
       return BAD(p, ".: missing field `%s`", need[i]);
-  return rej(p, SENTRY__R_PLATFORM_NOT_SUPPORTED,
+  return sentry__rej(p, SENTRY__R_PLATFORM_NOT_SUPPORTED,
              "android method-trace profiles are not supported (only Sample Format V1/V2)");
 }
 
@@ -852,17 +662,23 @@ static int is_ui_platform(const char *pl)
   return strcmp(pl, "cocoa") == 0 || strcmp(pl, "android") == 0 || strcmp(pl, "javascript") == 0;
 }
 
-int sentry__profile_decode(json_t *root, enum sentry_item_kind kind,
+int sentry__profile_decode(struct sentry__doc *d, enum sentry_item_kind kind,
                            const struct sentry_item_ctx *ctx, struct sentry__profile *p)
 {
-  const json_t *v, *ver;
+  const json_t *v, *ver, *root = d->root;
   const char *version;
   static const char *const id_keys[] = {"event_id", "profile_id", "chunk_id"};
   size_t i, n_ids = 0;
   memset(p, 0, sizeof(*p));
-  p->root = root;
+  p->root = d->root;
+  d->root = NULL;
+  p->samples_v = d->samples;
+  p->stacks_v = d->stacks;
+  p->frames_v = d->frames;
+  p->meter = ctx ? ctx->meter : NULL;
   spaa_idmap_init(&p->tid_map);
   spaa_strmap_init(&p->tstr_map);
+  spaa_strmap_init(&p->queue_map);
   if (!json_is_object(root))
     return BAD(p, ".: invalid type, expected a profile object");
   /* the minimal profile: id (event_id, alias profile_id or chunk_id), platform, version */
@@ -889,15 +705,15 @@ int sentry__profile_decode(json_t *root, enum sentry_item_kind kind,
   if (kind == SENTRY_ITEM_CHUNK) {
     if (ctx && ctx->item_platform && ctx->item_platform[0] &&
         is_ui_platform(ctx->item_platform) != is_ui_platform(p->platform))
-      return rej(p, SENTRY__R_INVALID_PROFILE_TYPE,
+      return sentry__rej(p, SENTRY__R_INVALID_PROFILE_TYPE,
                  "item header platform '%.32s' is a %s platform, the chunk's '%.32s' is a %s one",
                  ctx->item_platform, is_ui_platform(ctx->item_platform) ? "UI" : "backend",
                  p->platform, is_ui_platform(p->platform) ? "UI" : "backend");
     if (strcmp(p->platform, "android") == 0 && (!version || json_object_get(root, "sampled_profile")))
-      return rej(p, SENTRY__R_PLATFORM_NOT_SUPPORTED,
+      return sentry__rej(p, SENTRY__R_PLATFORM_NOT_SUPPORTED,
                  "android trace chunks are not supported (only Sample Format V2 chunks)");
     if (!version || strcmp(version, "2") != 0)
-      return rej(p, SENTRY__R_PLATFORM_NOT_SUPPORTED,
+      return sentry__rej(p, SENTRY__R_PLATFORM_NOT_SUPPORTED,
                  "profile chunks must be Sample Format version \"2\" (got %s%.16s%s)",
                  version ? "\"" : "", version ? version : "no version", version ? "\"" : "");
     p->version = 2;
@@ -909,24 +725,71 @@ int sentry__profile_decode(json_t *root, enum sentry_item_kind kind,
   }
   if (strcmp(p->platform, "android") == 0 && !version)
     return android_legacy(p);
-  return rej(p, SENTRY__R_PLATFORM_NOT_SUPPORTED,
+  return sentry__rej(p, SENTRY__R_PLATFORM_NOT_SUPPORTED,
              "profile items must be Sample Format version \"1\" (got %s%.16s%s, platform %.32s)",
              version ? "\"" : "", version ? version : "no version", version ? "\"" : "",
              p->platform);
+}
+
+void *sentry__calloc(struct sentry__profile *p, size_t count, size_t size)
+{
+  void *r;
+  if (count > SIZE_MAX / size || spaa_meter_take(p->meter, &p->metered, count * size))
+    return NULL;
+  if (!(r = calloc(count, size)))
+    spaa_meter_give(p->meter, &p->metered, count * size);
+  return r;
+}
+
+void *sentry__realloc(struct sentry__profile *p, void *old, size_t was, size_t count, size_t size)
+{
+  void *r;
+  if (count > SIZE_MAX / size || count * size < was ||
+      spaa_meter_take(p->meter, &p->metered, count * size - was))
+    return NULL;
+  if (!(r = realloc(old, count * size)))
+    spaa_meter_give(p->meter, &p->metered, count * size - was);
+  return r;
+}
+
+void sentry__profile_drop_tables(struct sentry__profile *p)
+{
+  free(p->samples);
+  free(p->stack_frames);
+  free(p->stack_off);
+  free(p->frame);
+  free(p->addr);
+  free(p->has_addr);
+  free(p->threads);
+  p->samples = NULL;
+  p->stack_frames = NULL;
+  p->stack_off = NULL;
+  p->frame = NULL;
+  p->addr = NULL;
+  p->has_addr = NULL;
+  p->threads = NULL;
+  p->n_samples = p->n_stacks = p->n_frames = p->n_threads = p->cap_threads = 0;
+  spaa_meter_give(p->meter, &p->metered, p->metered);
 }
 
 void sentry__profile_free(struct sentry__profile *p)
 {
   if (!p)
     return;
+  spaa_meter_give(p->meter, &p->metered, p->metered);
   json_decref(p->root);
   free(p->addr);
   free(p->has_addr);
+  free(p->frame);
   free(p->stack_off);
   free(p->stack_frames);
   free(p->samples);
   free(p->threads);
+  free(p->queue_names);
   spaa_idmap_free(&p->tid_map);
   spaa_strmap_free(&p->tstr_map);
+  spaa_strmap_free(&p->queue_map);
+  sentry__strs_free(&p->strs);
+  sentry__scratch_free(&p->sc);
   memset(p, 0, sizeof(*p));
 }

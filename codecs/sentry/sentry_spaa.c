@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <xxhash.h>
+
+#include "base/buf.h"
 #include "base/hex.h"
 #include "base/idmap.h"
 #include "base/limits.h"
@@ -152,10 +155,10 @@ static int find_image(const struct builder *b, uint64_t a, uint64_t *dso)
   return 1;
 }
 
-static int named_dso(struct builder *b, const json_t *name_v, uint64_t *dso)
+/* The dso named `name` (n bytes), made on first use. 0 or SPAA_E_NOMEM. */
+static int named_dso(struct builder *b, const char *name, size_t n, uint64_t *dso)
 {
-  const char *name = json_string_value(name_v);
-  size_t n = json_string_length(name_v), idx;
+  size_t idx;
   struct spaa_dso *d;
   if (spaa_strmap_get(&b->by_name, name, n, &idx)) {
     *dso = idx;
@@ -164,84 +167,216 @@ static int named_dso(struct builder *b, const json_t *name_v, uint64_t *dso)
   if (!(d = spaa_add_dso(b->p)) || !(d->name = spaa_strndup(b->p, name, n)))
     return SPAA_E_NOMEM;
   d->id = b->p->n_dsos - 1;
-  if (spaa_strmap_put(&b->by_name, name, n, d->id, NULL) < 0)
+  /* the key is the dso's own copy: name may be read in place or a scratch */
+  if (spaa_strmap_put(&b->by_name, d->name, n, d->id, NULL) < 0)
     return SPAA_E_NOMEM;
   *dso = d->id;
   return 0;
 }
 
-static const json_t *first_of(const json_t *o, const char *a, const char *b)
+/* Frames alike share one extra object: frames whose members other than those the frame's
+ * fields take are the same bytes get the same object, made once from the first of them. */
+struct extras {
+  struct spaa_buf sigs;      /* the members' bytes of every distinct set, one after another */
+  struct spaa_idmap by_hash; /* XXH3 of a set's bytes -> index in v */
+  struct {
+    size_t off, len;         /* its bytes in sigs */
+    json_t *extra;           /* its object (a reference), or NULL when it has no members */
+    size_t next;             /* the next set with the same hash + 1, or 0 */
+  } *v;
+  size_t n, cap;
+};
+
+static void extras_free(struct extras *x)
 {
-  const json_t *v = json_object_get(o, a);
-  return v && !json_is_null(v) ? v : json_object_get(o, b);
+  size_t i;
+  for (i = 0; i < x->n; i++)
+    json_decref(x->v[i].extra);
+  free(x->v);
+  spaa_buf_free(&x->sigs);
+  spaa_idmap_free(&x->by_hash);
 }
+
+/* The keys a frame's fields take (the others become x_sentry_* extras). */
+static const char *const frame_fields[] = {"function", "name", "filename", "file", "lineno",
+                                           "line", "instruction_addr", NULL};
+
+/* The extra object of the frame whose bytes are f: *out a new reference (shared with the
+ * frames alike), or NULL when it has no extras. 0 or SPAA_E_NOMEM. */
+static int frame_extra(struct extras *x, struct sentry__span f, json_t **out)
+{
+  struct sentry__iter it;
+  struct sentry__span k, v;
+  size_t start = x->sigs.len, len, idx, i;
+  uint64_t h;
+  json_t *o;
+  int rc, found;
+  *out = NULL;
+  sentry__iter_init(&it, f);
+  while (sentry__iter_member(&it, &k, &v)) {
+    if (sentry__key_index(k, frame_fields, sizeof(frame_fields) / sizeof(frame_fields[0]) - 1) >= 0)
+      continue;
+    /* key and value bytes: a set of members reads back one way (strings are quoted) */
+    if (spaa_buf_add(&x->sigs, k.p, k.n) || spaa_buf_add(&x->sigs, v.p, v.n))
+      return SPAA_E_NOMEM;
+  }
+  len = x->sigs.len - start;
+  if (!len)
+    return 0;
+  h = XXH3_64bits(x->sigs.p + start, len);
+  found = spaa_idmap_get(&x->by_hash, h, &idx);
+  for (i = idx + 1; found && i; i = x->v[i - 1].next)
+    if (x->v[i - 1].len == len && memcmp(x->sigs.p + x->v[i - 1].off, x->sigs.p + start, len) == 0) {
+      x->sigs.len = start; /* known: its bytes are not kept twice */
+      *out = json_incref(x->v[i - 1].extra);
+      return 0;
+    }
+  if (x->n == x->cap) {
+    size_t nc = x->cap ? x->cap * 2 : 64;
+    void *nv = realloc(x->v, nc * sizeof(*x->v));
+    if (!nv)
+      return SPAA_E_NOMEM;
+    x->v = nv;
+    x->cap = nc;
+  }
+  /* the first frame of its kind: read by jansson as it always was, extras copied from it */
+  if (!(o = json_loadb(f.p, f.n, 0, NULL)))
+    return SPAA_E_NOMEM;
+  x->v[x->n].extra = NULL;
+  rc = copy_extras(&x->v[x->n].extra, o, frame_fields);
+  json_decref(o);
+  if (rc)
+    return rc;
+  x->v[x->n].off = start;
+  x->v[x->n].len = len;
+  x->v[x->n].next = 0;
+  if (found) { /* a set of the same hash: chained after the first */
+    x->v[x->n].next = x->v[idx].next;
+    x->v[idx].next = x->n + 1;
+  } else if (spaa_idmap_put(&x->by_hash, h, x->n, NULL) < 0) {
+    json_decref(x->v[x->n].extra);
+    return SPAA_E_NOMEM;
+  }
+  *out = json_incref(x->v[x->n++].extra);
+  return 0;
+}
+
+/* A frame's member read in place: absent and null both read as absent here, as
+ * json_string_length and json_is_integer give nothing for them. */
+static int present(struct sentry__span v)
+{
+  enum sentry__jkind k = sentry__kind(v);
+  return k != SENTRY__J_ABSENT && k != SENTRY__J_NULL;
+}
+
+/* The first of two members that is present (first_of), else the second as it is. */
+static struct sentry__span first_span(struct sentry__span a, struct sentry__span b)
+{
+  return present(a) ? a : b;
+}
+
+/* The text of a string member, or "" (length 0) when it is anything else. */
+static int text_of(struct builder *b, struct sentry__span v, const char **s, size_t *n)
+{
+  *s = "";
+  *n = 0;
+  return sentry__kind(v) == SENTRY__J_STR ? sentry__str(v, &b->sp->sc, s, n) : 0;
+}
+
+enum { F_FUNCTION, F_NAME, F_FILENAME, F_FILE, F_ABS_PATH, F_LINENO, F_LINE, F_MODULE, F_PACKAGE,
+       F_N };
+static const char *const frame_read[F_N] = {"function", "name", "filename", "file", "abs_path",
+                                            "lineno", "line", "module", "package"};
 
 static int add_frames(struct builder *b)
 {
-  static const char *const skip[] = {"function", "name", "filename", "file", "lineno", "line",
-                                     "instruction_addr", NULL};
   struct sentry__profile *sp = b->sp;
+  struct extras x;
   size_t i;
-  int rc;
-  for (i = 0; i < sp->n_frames; i++) {
-    const json_t *o = json_array_get(sp->frames, i), *fn, *file, *line, *mod;
+  int rc = 0;
+  memset(&x, 0, sizeof(x));
+  spaa_buf_init(&x.sigs, 0);
+  spaa_idmap_init(&x.by_hash);
+  for (i = 0; i < sp->n_frames && !rc; i++) {
+    struct sentry__span v[F_N], fn, file, line, mod;
     struct spaa_frame *f = spaa_add_frame(b->p);
+    const char *s;
+    size_t n;
     uint64_t dso;
     char tmp[40];
-    if (!f)
-      return SPAA_E_NOMEM;
+    if (!f) {
+      rc = SPAA_E_NOMEM;
+      break;
+    }
+    sentry__fields(sp->frame[i], frame_read, F_N, v);
     f->id = i;
     f->kind = "user";
-    fn = first_of(o, "function", "name");
+    fn = first_span(v[F_FUNCTION], v[F_NAME]);
     if (sp->has_addr[i]) {
       f->has_ip = 1;
       f->ip = sp->addr[i];
     }
-    if (json_string_length(fn)) {
-      if (!(f->func = spaa_strndup(b->p, json_string_value(fn), json_string_length(fn))))
-        return SPAA_E_NOMEM;
+    if ((rc = text_of(b, fn, &s, &n)))
+      break;
+    if (n) {
+      if (!(f->func = spaa_strndup(b->p, s, n))) {
+        rc = SPAA_E_NOMEM;
+        break;
+      }
     } else {
       f->func_resolved = 0;
       if (f->has_ip) {
         spaa_hex_addr(tmp, f->ip);
-        if (!(f->func = spaa_strdup(b->p, tmp)))
-          return SPAA_E_NOMEM;
+        if (!(f->func = spaa_strdup(b->p, tmp))) {
+          rc = SPAA_E_NOMEM;
+          break;
+        }
       } else {
         f->func = "[unknown]";
       }
     }
-    file = first_of(o, "filename", "file");
-    if (!json_string_length(file))
-      file = json_object_get(o, "abs_path");
-    line = first_of(o, "lineno", "line");
-    if (json_string_length(file) || (json_is_integer(line) && json_integer_value(line) > 0)) {
+    file = first_span(v[F_FILENAME], v[F_FILE]);
+    if ((rc = text_of(b, file, &s, &n)))
+      break;
+    if (!n) {
+      file = v[F_ABS_PATH];
+      if ((rc = text_of(b, file, &s, &n)))
+        break;
+    }
+    line = first_span(v[F_LINENO], v[F_LINE]);
+    if (n || (sentry__kind(line) == SENTRY__J_INT && sentry__int(line) > 0)) {
       /* "file:line", "file" without a line, ":line" when only the line is known */
       char *sl;
-      size_t fl = json_string_length(file);
-      if (!(sl = spaa_alloc(b->p, fl + 24)))
-        return SPAA_E_NOMEM;
-      if (fl)
-        memcpy(sl, json_string_value(file), fl);
-      if (json_is_integer(line))
-        snprintf(sl + fl, 24, ":%" JSON_INTEGER_FORMAT, json_integer_value(line));
+      if (!(sl = spaa_alloc(b->p, n + 24))) {
+        rc = SPAA_E_NOMEM;
+        break;
+      }
+      if (n)
+        memcpy(sl, s, n);
+      if (sentry__kind(line) == SENTRY__J_INT)
+        snprintf(sl + n, 24, ":%" PRId64, sentry__int(line));
       else
-        sl[fl] = 0;
+        sl[n] = 0;
       f->srcline = sl;
     } else {
       f->srcline_resolved = 0;
     }
     /* the dso: the image holding the address, else the module or package, else [unknown] */
-    mod = first_of(o, "module", "package");
+    mod = first_span(v[F_MODULE], v[F_PACKAGE]);
+    if ((rc = text_of(b, mod, &s, &n)))
+      break;
     if (f->has_ip && find_image(b, f->ip, &dso)) {
       /* found */
-    } else if (json_string_length(mod)) {
-      if ((rc = named_dso(b, mod, &dso)))
-        return rc;
+    } else if (n) {
+      if ((rc = named_dso(b, s, n, &dso)))
+        break;
     } else {
       if (!b->has_unknown) {
         struct spaa_dso *d = spaa_add_dso(b->p);
-        if (!d)
-          return SPAA_E_NOMEM;
+        if (!d) {
+          rc = SPAA_E_NOMEM;
+          break;
+        }
         d->id = b->p->n_dsos - 1;
         d->name = "[unknown]";
         b->unknown_dso = d->id;
@@ -251,10 +386,10 @@ static int add_frames(struct builder *b)
     }
     f->has_dso = 1;
     f->dso = dso;
-    if ((rc = copy_extras(&f->extra, o, skip)))
-      return rc;
+    rc = frame_extra(&x, sp->frame[i], &f->extra);
   }
-  return 0;
+  extras_free(&x);
+  return rc;
 }
 
 static int add_threads(struct builder *b)
@@ -298,15 +433,30 @@ static int add_threads(struct builder *b)
   return 0;
 }
 
-/* One SPAA stack per Sentry stack used; every sample kept as a sample record. */
+/* One weight, "samples" = v (metric: the profile's one copy of the name), in one exact
+ * allocation. 0 or SPAA_E_NOMEM. */
+static int one_weight(struct spaa_profile *p, struct spaa_weights *w, const char *metric, size_t v)
+{
+  if (spaa_weights_alloc(p, w, 1))
+    return SPAA_E_NOMEM;
+  w->v[0].metric = metric;
+  w->v[0].value = spaa_int((int64_t)v);
+  return 0;
+}
+
+/* One SPAA stack per Sentry stack used; every sample kept as a sample record (the records
+ * reserved at their count; samples of one queue share one context object). */
 static int add_stacks_samples(struct builder *b)
 {
   struct sentry__profile *sp = b->sp;
   size_t *count = NULL, i;
-  const char **ids = NULL;
+  const char **ids = NULL, *metric;
+  json_t **queue_ctx = NULL;
   int rc = SPAA_E_NOMEM;
   if (!(count = calloc(sp->n_stacks + 1, sizeof(*count))) ||
-      !(ids = calloc(sp->n_stacks + 1, sizeof(*ids))))
+      !(ids = calloc(sp->n_stacks + 1, sizeof(*ids))) ||
+      !(queue_ctx = calloc(sp->n_queues + 1, sizeof(*queue_ctx))) ||
+      !(metric = spaa_strdup(b->p, "samples")))
     goto out;
   for (i = 0; i < sp->n_samples; i++)
     count[sp->samples[i].stack]++;
@@ -322,18 +472,21 @@ static int add_stacks_samples(struct builder *b)
       goto out;
     s->event = EVENT_NAME;
     if (spaa_stack_set_frames(b->p, s, sp->stack_frames + off, n) ||
-        spaa_weights_add(b->p, &s->weights, "samples", spaa_int((int64_t)count[i]), NULL))
+        one_weight(b->p, &s->weights, metric, count[i]))
       goto out;
     if (n) {
       s->has_exclusive = 1;
       s->excl_frame = sp->stack_frames[off];
-      if (spaa_weights_add(b->p, &s->excl_weights, "samples", spaa_int((int64_t)count[i]), NULL))
+      if (one_weight(b->p, &s->excl_weights, metric, count[i]))
         goto out;
     }
   }
+  if (spaa_reserve_samples(b->p, sp->n_samples))
+    goto out;
   for (i = 0; i < sp->n_samples; i++) {
     const struct sentry__sample *in = &sp->samples[i];
     struct spaa_sample *o = spaa_add_sample(b->p);
+    size_t q;
     if (!o)
       goto out;
     /* all six fields SPAA §5.1 shows and readers require; Sentry has no pid or cpu: 0 */
@@ -345,11 +498,17 @@ static int add_stacks_samples(struct builder *b)
     o->cpu = 0;
     o->event = EVENT_NAME;
     o->stack_id = ids[in->stack];
-    if (in->queue && set_new(&o->context, "x_sentry_queue_address", json_string(in->queue)))
-      goto out;
+    if (in->queue && spaa_strmap_get(&sp->queue_map, in->queue, strlen(in->queue), &q)) {
+      if (!queue_ctx[q] && set_new(&queue_ctx[q], "x_sentry_queue_address", json_string(in->queue)))
+        goto out;
+      o->context = json_incref(queue_ctx[q]);
+    }
   }
   rc = 0;
 out:
+  for (i = 0; queue_ctx && i < sp->n_queues; i++)
+    json_decref(queue_ctx[i]);
+  free(queue_ctx);
   free(count);
   free(ids);
   return rc;
@@ -615,8 +774,8 @@ static int add_header(struct builder *b, const struct sentry_item_ctx *ctx, stru
   return rc;
 }
 
-static int build(struct sentry__profile *sp, const struct sentry_item_ctx *ctx,
-                 struct spaa_converted *out)
+static int build(struct sentry__profile *sp, const uint8_t *payload, size_t len,
+                 const struct sentry_item_ctx *ctx, struct spaa_converted *out)
 {
   struct builder b;
   int rc;
@@ -627,9 +786,15 @@ static int build(struct sentry__profile *sp, const struct sentry_item_ctx *ctx,
     rc = SPAA_E_NOMEM;
     goto out;
   }
-  if ((rc = add_header(&b, ctx, out)) || (rc = add_images(&b)) || (rc = add_frames(&b)) ||
-      (rc = add_threads(&b)) || (rc = add_stacks_samples(&b)))
+  if ((rc = add_header(&b, ctx, out)) || (rc = add_images(&b)) || (rc = add_frames(&b)))
     goto out;
+  /* the frames were the last thing read from the payload: its pages go back now, before the
+   * records of the samples and stacks are made */
+  if (ctx && ctx->input_spent)
+    spaa_mem_discard(payload, len);
+  if ((rc = add_threads(&b)) || (rc = add_stacks_samples(&b)))
+    goto out;
+  sentry__profile_drop_tables(sp); /* read: given back before normalization */
   if ((rc = spaa_normalize(b.p, &out->err)))
     goto out;
   out->profile = b.p;
@@ -643,12 +808,13 @@ out:
   return rc;
 }
 
-/* Decode the parsed root (owned) into out. */
-static int convert_root(json_t *root, enum sentry_item_kind kind, const struct sentry_item_ctx *ctx,
-                        struct spaa_converted *out)
+/* Decode the payload read into d (its root taken) into out. */
+static int convert_doc(struct sentry__doc *d, const uint8_t *payload, size_t len,
+                       enum sentry_item_kind kind, const struct sentry_item_ctx *ctx,
+                       struct spaa_converted *out)
 {
   struct sentry__profile sp;
-  int rc = sentry__profile_decode(root, kind, ctx, &sp);
+  int rc = sentry__profile_decode(d, kind, ctx, &sp);
   if (sp.id[0])
     snprintf(out->id, sizeof(out->id), "%s", sp.id);
   if (rc > 0) {
@@ -658,7 +824,7 @@ static int convert_root(json_t *root, enum sentry_item_kind kind, const struct s
   } else if (rc < 0) {
     spaa_err_set(&out->err, rc, 0, 0, "decoding the Sentry profile: %s", spaa_err_default(rc));
   } else {
-    rc = build(&sp, ctx, out);
+    rc = build(&sp, payload, len, ctx, out);
   }
   sentry__profile_free(&sp);
   return rc;
@@ -667,15 +833,21 @@ static int convert_root(json_t *root, enum sentry_item_kind kind, const struct s
 int sentry_profile_convert(const uint8_t *payload, size_t len, enum sentry_item_kind kind,
                            const struct sentry_item_ctx *ctx, struct spaa_converted *out)
 {
+  struct sentry__doc d;
   json_error_t je;
-  json_t *root = json_loadb((const char *)payload, len, 0, &je);
-  if (!root) {
+  int rc = sentry__doc_load(payload, len, &d, &je);
+  if (rc == SPAA_E_BAD_JSON) {
     snprintf(out->reason, sizeof(out->reason), "%s", sentry__reason_name(SENTRY__R_INVALID_JSON));
     spaa_err_set(&out->err, SPAA_E_BAD_JSON, (size_t)(je.line > 0 ? je.line : 0),
                  (size_t)(je.position > 0 ? je.position : 0), "payload is not valid JSON: %s", je.text);
-    return 0;
+    rc = 0;
+  } else if (rc) {
+    spaa_err_set(&out->err, rc, 0, 0, "decoding the Sentry profile: %s", spaa_err_default(rc));
+  } else {
+    rc = convert_doc(&d, payload, len, kind, ctx, out);
   }
-  return convert_root(root, kind, ctx, out);
+  sentry__doc_free(&d);
+  return rc;
 }
 
 int sentry_envelope_convert(const struct sentry_envelope *env, const struct spaa_convert_opts *o,
@@ -732,6 +904,8 @@ int sentry_envelope_convert(const struct sentry_envelope *env, const struct spaa
     ctx.item_platform = it->platform;
     ctx.env_header = hdr;
     ctx.meter = o ? o->meter : NULL;
+    /* the body is freed unread once converted, and no original points into it */
+    ctx.input_spent = o && o->input_spent && !o->keep_original;
     if ((rc = sentry_profile_convert(it->payload ? it->payload : (const uint8_t *)"", it->payload_len,
                                      it->kind, &ctx, c))) {
       if (err)
@@ -753,53 +927,44 @@ int sentry_envelope_convert(const struct sentry_envelope *env, const struct spaa
   return rc;
 }
 
-/* Is this object an envelope header (only envelope header keys)? */
-static int is_env_header(const json_t *o)
-{
-  static const char *const keys[] = {"event_id", "dsn", "sdk", "sent_at", "trace"};
-  const char *k;
-  json_t *v;
-  json_object_foreach((json_t *)o, k, v) {
-    size_t i;
-    for (i = 0; i < sizeof(keys) / sizeof(keys[0]) && strcmp(keys[i], k) != 0; i++)
-      ;
-    if (i == sizeof(keys) / sizeof(keys[0]))
-      return 0;
-  }
-  return 1;
-}
-
 int spaa_convert_sentry(const uint8_t *buf, size_t len, const struct spaa_convert_opts *o,
                         struct spaa_conv_list *out, struct spaa_err *err)
 {
   struct sentry_envelope env;
-  json_t *root;
+  struct sentry__doc d;
   int rc;
   if (o && o->sentry_env)
     return sentry_envelope_convert(o->sentry_env, o, out, err);
   if (len > SENTRY_MAX_PROFILE_BYTES * 4u)
     return spaa_err_set(err, SPAA_E_TOO_LARGE, 0, 0, "input of %zu bytes is over the cap", len);
-  /* a bare profile or chunk: the whole input is one JSON object that is not a header */
-  root = json_loadb((const char *)buf, len, 0, NULL);
-  if (json_is_object(root) && !is_env_header(root)) {
+  /* a bare profile or chunk: the whole input is one JSON object that is not a header (only
+   * envelope header keys) */
+  rc = sentry__doc_load(buf, len, &d, NULL);
+  if (rc == SPAA_E_NOMEM)
+    return spaa_err_set(err, rc, 0, 0, NULL);
+  if (!rc && json_is_object(d.root) && !d.only_header_keys) {
     struct spaa_converted *c = spaa_conv_add(out);
-    const json_t *ver = json_object_get(root, "version");
+    struct sentry_item_ctx ctx; /* none: not in an envelope, no transaction, no meter */
+    const json_t *ver = json_object_get(d.root, "version");
     enum sentry_item_kind kind =
         (json_is_string(ver) && strcmp(json_string_value(ver), "2") == 0) ||
-                json_object_get(root, "chunk_id")
+                json_object_get(d.root, "chunk_id")
             ? SENTRY_ITEM_CHUNK
             : SENTRY_ITEM_PROFILE;
     if (!c) {
-      json_decref(root);
+      sentry__doc_free(&d);
       return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
     }
-    if ((rc = convert_root(root, kind, NULL, c)) && err)
+    memset(&ctx, 0, sizeof(ctx));
+    ctx.input_spent = o && o->input_spent && !o->keep_original;
+    if ((rc = convert_doc(&d, buf, len, kind, &ctx, c)) && err)
       *err = c->err;
+    sentry__doc_free(&d);
     if (!rc && o && o->service && !(c->service = strdup(o->service)))
       rc = spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
     return rc;
   }
-  json_decref(root);
+  sentry__doc_free(&d);
   if ((rc = sentry_envelope_parse(buf, len, &env, err)) == 0)
     rc = sentry_envelope_convert(&env, o, out, err);
   sentry_envelope_free(&env);

@@ -360,6 +360,131 @@ static void test_v2_base_mapping(void **state)
   free(env);
 }
 
+/* ---- read in place: what jansson would have read -----------------------------------------
+ * The payload is not parsed into a tree (sentry_json.c): duplicate members count by their
+ * last occurrence, escaped keys are keys, a NUL jansson skips is skipped, errors come in
+ * Relay's order whatever the members' order in the bytes. */
+
+static const char V2_FMT[] =
+    "{\"chunk_id\":\"0432a0a4c25f4697bf9f0a2fcbe6a814\",\"profiler_id\":"
+    "\"4d229f1d3807421ba62a5f8bc295d836\",\"version\":\"2\",\"platform\":\"python\","
+    "\"client_sdk\":{\"name\":\"sentry.python\",\"version\":\"2.0.0\"},"
+    "\"profile\":{\"samples\":[%s],\"stacks\":[[0,1],[1]],\"frames\":[%s]}}";
+#define SAMPLES3 "{\"stack_id\":0,\"thread_id\":\"7\",\"timestamp\":1.0}," \
+                 "{\"stack_id\":1,\"thread_id\":\"7\",\"timestamp\":1.5}," \
+                 "{\"stack_id\":0,\"thread_id\":\"7\",\"timestamp\":2.0}"
+#define FRAMES2 "{\"function\":\"leaf\"},{\"function\":\"main\"}"
+
+static void test_read_in_place(void **state)
+{
+  static const struct {
+    const char *name, *samples, *frames; /* the payload's arrays (NULL: the defaults) */
+    size_t len;                          /* bytes of samples when it holds NULs, else 0 */
+    const char *reason, *detail, *func;  /* outcome; a function the model must have */
+  } cases[] = {
+      {"a duplicate stack_id: the last", "{\"stack_id\":9,\"thread_id\":\"7\",\"timestamp\":1.0,"
+       "\"stack_id\":0}," SAMPLES3, NULL, 0, "", NULL, "leaf"},
+      {"a duplicate stack_id, the last out of range", "{\"stack_id\":0,\"thread_id\":\"7\","
+       "\"timestamp\":1.0,\"stack_id\":9}," SAMPLES3, NULL, 0, "malformed_samples",
+       "sample 0 references stack 9", NULL},
+      {"an escaped key", NULL, "{\"\\u0066unction\":\"le\\u0061f\"},{\"function\":\"main\"}",
+       0, "", NULL, "leaf"},
+      {"Relay's order, not the bytes'", NULL, "{\"lineno\":\"3\",\"abs_path\":1},{}", 0,
+       "invalid_json", "profile.frames[0].abs_path: invalid type, expected a string", NULL},
+      {"a frame member twice: the last", NULL, "{\"function\":7,\"function\":\"leaf\"},{}", 0,
+       "", NULL, "leaf"},
+      {"NULs jansson skips", "{\"stack_id\":0\0,\"thread_id\":\"7\",\"timestamp\":1.0\0},"
+       SAMPLES3, NULL, sizeof("{\"stack_id\":0\0,\"thread_id\":\"7\",\"timestamp\":1.0\0},"
+       SAMPLES3) - 1, "", NULL, "leaf"},
+      {"a number jansson refuses", "{\"stack_id\":99999999999999999999,\"thread_id\":\"7\","
+       "\"timestamp\":1.0}," SAMPLES3, NULL, 0, "invalid_json",
+       "payload is not valid JSON: too big integer", NULL},
+  };
+  size_t i, k;
+  (void)state;
+  for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    const char *sm = cases[i].samples ? cases[i].samples : SAMPLES3;
+    size_t sl = cases[i].len ? cases[i].len : strlen(sm), plen, elen;
+    const char *fr = cases[i].frames ? cases[i].frames : FRAMES2;
+    char *payload = malloc(sizeof(V2_FMT) + sl + strlen(fr)), *env, *at;
+    struct spaa_conv_list l;
+    assert_non_null(payload);
+    /* the samples go in as bytes (they may hold NULs) */
+    at = strstr(V2_FMT, "%s");
+    plen = (size_t)(at - V2_FMT);
+    memcpy(payload, V2_FMT, plen);
+    memcpy(payload + plen, sm, sl);
+    plen += sl;
+    plen += (size_t)sprintf(payload + plen, at + 2, fr);
+    env = wrap("profile_chunk", NULL, 0, payload, plen, &elen);
+    convert_env(env, elen, &l);
+    if (strcmp(l.v[0].reason, cases[i].reason) != 0)
+      fail_msg("%s: reason '%s' (%s), want '%s'", cases[i].name, l.v[0].reason, l.v[0].err.msg,
+               cases[i].reason);
+    if (cases[i].detail && !strstr(l.v[0].err.msg, cases[i].detail))
+      fail_msg("%s: detail '%s' lacks '%s'", cases[i].name, l.v[0].err.msg, cases[i].detail);
+    if (cases[i].func) {
+      assert_non_null(l.v[0].profile);
+      for (k = 0; k < l.v[0].profile->n_frames; k++)
+        if (strcmp(l.v[0].profile->frames[k].func, cases[i].func) == 0)
+          break;
+      if (k == l.v[0].profile->n_frames)
+        fail_msg("%s: no frame '%s'", cases[i].name, cases[i].func);
+    }
+    spaa_conv_list_free(&l);
+    free(env);
+    free(payload);
+  }
+}
+
+/* The decoder's tables count to the conversion's meter, as the tree did: a chunk of 300,000
+ * empty stacks no sample uses (2.4 MB of offsets, nothing in the model) is refused under a
+ * meter of 1 MiB, and gives back what it held. */
+static void test_tables_metered(void **state)
+{
+  struct spaa_meter m;
+  struct sentry_item_ctx ctx;
+  struct spaa_converted c;
+  size_t n = 300000, i, plen;
+  char *stacks = malloc(n * 3 + 16), *payload;
+  const char *fmt = "{\"chunk_id\":\"0432a0a4c25f4697bf9f0a2fcbe6a814\",\"profiler_id\":"
+                    "\"4d229f1d3807421ba62a5f8bc295d836\",\"version\":\"2\",\"platform\":"
+                    "\"python\",\"client_sdk\":{\"name\":\"s\",\"version\":\"1\"},"
+                    "\"profile\":{\"samples\":[" SAMPLES3 "],\"stacks\":[[0,1],[1]%s],"
+                    "\"frames\":[" FRAMES2 "]}}";
+  (void)state;
+  assert_non_null(stacks);
+  for (i = 0; i < n; i++)
+    memcpy(stacks + 3 * i, ",[]", 3);
+  stacks[3 * n] = 0;
+  payload = malloc(strlen(fmt) + 3 * n);
+  assert_non_null(payload);
+  plen = (size_t)sprintf(payload, fmt, stacks);
+  memset(&m, 0, sizeof(m));
+  m.room = (size_t)1 << 20;
+  memset(&ctx, 0, sizeof(ctx));
+  ctx.in_envelope = 1;
+  ctx.meter = &m;
+  memset(&c, 0, sizeof(c));
+  assert_true(sentry_profile_convert((const uint8_t *)payload, plen, SENTRY_ITEM_CHUNK, &ctx, &c) < 0);
+  assert_null(c.profile);
+  assert_int_equal(m.refused, SPAA_E_TOO_LARGE);
+  assert_int_equal(m.held, 0);
+  /* with room, it converts */
+  memset(&m, 0, sizeof(m));
+  m.room = (size_t)64 << 20;
+  memset(&c, 0, sizeof(c));
+  assert_int_equal(sentry_profile_convert((const uint8_t *)payload, plen, SENTRY_ITEM_CHUNK, &ctx, &c), 0);
+  assert_non_null(c.profile);
+  assert_int_equal(c.profile->n_stacks, 2);
+  spaa_profile_free(c.profile);
+  json_decref(c.attrs);
+  json_decref(c.labels);
+  assert_int_equal(m.held, 0);
+  free(payload);
+  free(stacks);
+}
+
 /* ---- the mapping of one fixture, field by field ----------------------------------------- */
 
 static const struct spaa_frame *frame_by_id(const struct spaa_profile *p, uint64_t id)
@@ -709,7 +834,8 @@ int main(void)
       cmocka_unit_test(test_v1_base_mapping),   cmocka_unit_test(test_v2_base_mapping),
       cmocka_unit_test(test_fixture_mapping),   cmocka_unit_test(test_conformance),
       cmocka_unit_test(test_java_fragment_wrapped), cmocka_unit_test(test_bare_file),
-      cmocka_unit_test(test_line_without_file),
+      cmocka_unit_test(test_line_without_file),  cmocka_unit_test(test_read_in_place),
+      cmocka_unit_test(test_tables_metered),
   };
   spaa_test_have_fixtures("sentry", "the Sentry fixture tests");
   return cmocka_run_group_tests(tests, NULL, NULL);
