@@ -68,7 +68,7 @@ const struct spaa_route spaa_routes[] = {
      * CORS headers on every answer). The POST row first: the others only answer browsers'
      * preflights and refuse the other methods in Relay's shape (405, Allow: POST, OPTIONS). */
     {"POST", "/api/{project_id}/envelope", INGEST("sentry", spaa_dialect_sentry),
-     .auth = SPAA_AUTH_NONE, .quick = spaa_sentry_quick},
+     .auth = SPAA_AUTH_NONE, .quick = spaa_sentry_quick, .model_factor = SPAA_HTTP_SENTRY_FACTOR},
     {"OPTIONS", "/api/{project_id}/envelope", SENTRY_OTHER(spaa_sentry_preflight)},
     {"GET", "/api/{project_id}/envelope", SENTRY_OTHER(spaa_sentry_method)}, /* and HEAD */
     {"PUT", "/api/{project_id}/envelope", SENTRY_OTHER(spaa_sentry_method)},
