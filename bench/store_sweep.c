@@ -5,7 +5,10 @@
  * references, then the space). The floor is the same putter with nothing else running, in
  * the same run: the longest and the 99th-percentile put latency of both are printed, with
  * their ratios, and every profile put during the delete is read back afterwards.
- * Usage: bench_store_sweep [DIR] [N_FILL] */
+ * Usage: bench_store_sweep [DIR] [N_FILL]
+ * Env: SPAA_BENCH_PG, a postgresql:// location (every profile in it is deleted first), or
+ * SPAA_TEST_STORE as tests/support/pg.sh sets it: the store is that database instead of a
+ * SQLite file in DIR, and the putter puts through a second store on it (another relay). */
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -188,6 +191,16 @@ static void fill(struct spaa_store *s, uint64_t n)
   }
 }
 
+/* The PostgreSQL location to run on (SPAA_BENCH_PG, else SPAA_TEST_STORE when it is one), or
+ * NULL for a SQLite file. */
+static const char *pg_location(void)
+{
+  const char *pg = getenv("SPAA_BENCH_PG");
+  if (!pg || !*pg)
+    pg = getenv("SPAA_TEST_STORE");
+  return pg && strncmp(pg, "postgres", 8) == 0 ? pg : NULL;
+}
+
 /* Read every profile the putter put back; the number that could not be read. */
 static uint64_t check_back(struct spaa_store *s, const struct putter *pt)
 {
@@ -213,7 +226,8 @@ int main(int argc, char **argv)
 {
   char dir[256], db[300];
   struct spaa_store_opts o = {0};
-  struct spaa_store *s = NULL;
+  struct spaa_store *s = NULL, *other = NULL;
+  const char *pg = pg_location();
   struct spaa_err err = {0};
   struct spaa_store_deleted d;
   struct spaa_list_query q;
@@ -226,19 +240,27 @@ int main(int argc, char **argv)
   if (!mkdtemp(dir))
     die("mkdtemp", dir);
   snprintf(db, sizeof(db), "%s/store.db", dir);
-  o.path = db;
+  o.path = pg ? pg : db;
   o.queue_depth = 64;
   o.batch_max = 32;
   o.readers = 2;
   if (spaa_store_open(&o, &s, &err))
     die("open", err.msg);
+  if (pg) { /* a database of earlier runs emptied; the putter is another relay */
+    memset(&q, 0, sizeof(q));
+    if (spaa_store_delete(s, &q, &d, &err))
+      die("emptying the database", err.msg);
+    if (spaa_store_open(&o, &other, &err))
+      die("open", err.msg);
+  }
+  printf("engine: %s\n", pg ? "PostgreSQL (the putter on a second store)" : "SQLite");
   t0 = now();
   fill(s, n_fill);
   t_fill = now() - t0;
 
   /* the floor: the putter alone, with the content of profiles that stay */
   memset(&base, 0, sizeof(base));
-  base.s = s;
+  base.s = other ? other : s;
   base.first = base.next = 10000000;
   base.reuse_base = n_fill / 2;
   base.reuse_mod = n_fill / 2;
@@ -289,12 +311,14 @@ int main(int argc, char **argv)
   {
     struct spaa_store_stats st;
     spaa_store_stats(s, &st);
-    printf("writer steps of the delete: %" PRIu64 ", %.2f ms on average, the longest %.2f ms\n",
+    printf("%s of the delete: %" PRIu64 ", %.2f ms on average, the longest %.2f ms\n",
+           pg ? "sweep steps holding the lock (asked to COMMIT)" : "writer steps",
            st.steps, st.steps ? (double)st.step_ns / (double)st.steps / 1e6 : 0,
            (double)st.step_max_ns / 1e6);
   }
   printf("ratio during/floor: p99 %.2f, max %.2f (1.0 = the delete costs puts nothing)\n",
          b99 > 0 ? d99 / b99 : 0, bmax > 0 ? dmax / bmax : 0);
+  spaa_store_close(other);
   spaa_store_close(s);
   free(base.lat);
   free(during.lat);

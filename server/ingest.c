@@ -101,9 +101,11 @@ static void log_outcome(const struct spaa_meta *m, const struct spaa_converted *
 {
   /* the service and the error text may come from the client (an id is [A-Za-z0-9_-]) */
   char svc[600], detail[600];
-  if (rc < 0) /* back-pressure (a full queue, a database away) is the store's to summarize */
+  /* back-pressure (a full queue, a database away) is not logged one by one: the store
+   * summarizes an outage (PostgreSQL's "still unavailable" lines), the metrics count them */
+  if (rc < 0)
     spaa_log(rc == SPAA_E_BUSY || rc == SPAA_E_UNAVAILABLE || rc == SPAA_E_SHUTDOWN
-                 ? SPAA_LOG_INFO : SPAA_LOG_WARN,
+                 ? SPAA_LOG_DEBUG : SPAA_LOG_WARN,
              "store failed", "id=%s source=%s code=%s detail=\"%s\"", m->id,
              m->source, spaa_err_name(rc), spaa_log_q(detail, sizeof(detail), err->msg));
   else

@@ -336,7 +336,12 @@ static void otlp_done(struct spaa_ingest *x)
   spaa_metrics_add(spaa_ingest_metrics(x->req), SPAA_METRIC_OTLP_REQUESTS,
                    st->t == CT_JSON ? "json" : st->t == CT_OTHER ? "other" : "protobuf", version,
                    1);
-  spaa_log(x->resp->status == 200 ? SPAA_LOG_INFO : SPAA_LOG_WARN, "otlp export",
+  /* a refusal for back-pressure (503, 429) at debug, as the core's request line: counted in
+   * the metrics and summarized where it comes from, not logged per request */
+  spaa_log(x->resp->status == 200                                ? SPAA_LOG_INFO
+           : x->resp->status == 503 || x->resp->status == 429 ? SPAA_LOG_DEBUG
+                                                                : SPAA_LOG_WARN,
+           "otlp export",
            "status=%d format=%s version=%s profiles=%zu stored=%zu duplicates=%zu "
            "rejected=%zu detail=\"%s\"",
            x->resp->status, st->t == CT_JSON ? "json" : st->t == CT_OTHER ? "-" : "protobuf",

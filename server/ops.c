@@ -74,7 +74,8 @@ static int store_families(struct spaa_store *s, struct spaa_buf *b)
   if (spaa_store_counts(s, &c, &err))
     return 0; /* the engine cannot count now: the gauges are left out of this scrape */
   if ((rc = family(b, "spaa_relay_store_bytes", "gauge",
-                   "Bytes the store takes on disk (database and log).", (double)c.bytes)))
+                   "Bytes the store takes on disk (SQLite: database and log; PostgreSQL: its "
+                   "tables, indexes and TOAST).", (double)c.bytes)))
     return rc;
   return spaa_buf_addf(b, "# HELP spaa_relay_store_rows Rows of the store, by kind.\n"
                          "# TYPE spaa_relay_store_rows gauge\n"

@@ -94,7 +94,9 @@ static int pass_size(struct spaa_retention *r, struct spaa_store *store,
   for (step = 0; step < RETENTION_MAX_STEPS; step++) {
     if ((rc = spaa_store_counts(store, &c, err)))
       break;
-    if (c.bytes <= 0 || (uint64_t)c.bytes <= o->max_bytes || c.profiles == 0)
+    /* a store whose size deleting does not lower (PostgreSQL) is not capped: its deletes
+     * would never bring it under, and would take every profile */
+    if (c.bytes <= 0 || c.keeps_size || (uint64_t)c.bytes <= o->max_bytes || c.profiles == 0)
       break;
     memset(&q, 0, sizeof(q));
     q.limit = (size_t)(c.profiles / 20 > RETENTION_MIN_STEP ? c.profiles / 20

@@ -42,6 +42,8 @@ struct spaa_store_backend {
   int (*counts)(struct spaa_store *s, struct spaa_store_counts *out, struct spaa_err *err);
   void (*stats)(struct spaa_store *s, struct spaa_store_stats *out);
   void (*pause)(struct spaa_store *s, int on); /* the test hook */
+  /* the test hook spaa_store__sweep_hook (NULL: the engine has none) */
+  void (*sweep_hook)(struct spaa_store *s, void (*fn)(void *ctx), void *ctx);
   /* retention leadership, as spaa_store_lead; NULL: this process always leads (an engine
    * only one process writes to) */
   int (*lead)(struct spaa_store *s, struct spaa_err *err);

@@ -264,7 +264,8 @@ struct spaa_store_deleted {
   uint64_t dsos, frames, stacks; /* shared rows that no remaining profile referenced */
   uint64_t dicts;                /* block dictionaries no remaining block used */
   int64_t bytes_before, bytes_after; /* the store on disk (as counts.bytes) before the
-                                        delete and after its space was given back */
+                                        delete and after its space was given back (on
+                                        PostgreSQL, where it is not, about the same) */
 };
 
 /* Delete the profiles `sel` selects (its filters as for spaa_store_list; sel->after must be
@@ -343,7 +344,12 @@ int spaa_store_label_values(struct spaa_store *s, const char *key,
 /* Row counts, for tests and /metrics. */
 struct spaa_store_counts {
   int64_t profiles, dsos, frames, stacks, profile_stacks, samples;
-  int64_t bytes;          /* what the store takes on disk now (database and its log) */
+  int64_t bytes;          /* what the store takes on disk now: SQLite's database and its
+                             log; PostgreSQL's tables with their indexes and TOAST */
+  int keeps_size;         /* 1 when deleting does not make `bytes` fall (PostgreSQL: the space
+                             of deleted rows is reused by later ones, its files keep their
+                             size), so a cap on `bytes` cannot be met by deleting; 0 (SQLite)
+                             when a delete gives its space back */
 };
 int spaa_store_counts(struct spaa_store *s, struct spaa_store_counts *out, struct spaa_err *err);
 
@@ -361,9 +367,9 @@ struct spaa_store_stats {
   uint64_t cache_hits;   /* dsos, frames and stacks found in the writer's content-id cache */
   uint64_t cache_misses; /* ... looked up or inserted in the database */
   uint64_t steps;        /* maintenance steps the writer ran between batches (a delete's
-                            profiles, its sweep, giving space back); 0 where the engine has
-                            none */
-  uint64_t step_ns;      /* time spent in them, in all */
+                            profiles, its sweep, giving space back); on PostgreSQL the steps
+                            of this store's sweeps that held the lock puts wait for */
+  uint64_t step_ns;      /* time spent in them, in all (PostgreSQL: from asking the lock) */
   uint64_t step_max_ns;  /* the longest one: what a put waited for it at most */
 };
 /* Fill *out. Never fails; NULL-safe on s (zeros). */
@@ -380,5 +386,10 @@ int spaa_store_lead(struct spaa_store *s, struct spaa_err *err);
 /* Test hook: while paused (on = 1) the writer takes nothing from the queue, so tests can
  * fill it deterministically; on = 0 resumes. Closing the store resumes it. */
 void spaa_store__pause(struct spaa_store *s, int on);
+/* Test hook: every sweep of s (spaa_store_delete) runs fn(ctx) on the deleting thread once it
+ * has read what the remaining profiles name and before it deletes anything, so that a test
+ * can put profiles there, as uploads racing the sweep do (from this store or another one on
+ * the same database). fn NULL: none. Set it while no delete runs. */
+void spaa_store__sweep_hook(struct spaa_store *s, void (*fn)(void *ctx), void *ctx);
 
 #endif

@@ -277,6 +277,12 @@ void spaa_store__pause(struct spaa_store *s, int on)
     s->be->pause(s, on);
 }
 
+void spaa_store__sweep_hook(struct spaa_store *s, void (*fn)(void *ctx), void *ctx)
+{
+  if (s && s->be->sweep_hook)
+    s->be->sweep_hook(s, fn, ctx);
+}
+
 /* ---- freeing ------------------------------------------------------------------------------ */
 
 static void event_free(struct spaa_store_event *e)

@@ -2,6 +2,7 @@
  * prepares once, errors classified (connection lost vs retryable vs other), and the schema
  * with its forward migrations, taken under an advisory lock so that relays starting
  * together migrate once. */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,12 @@ static const char MIGRATION_1[] =
 
 static const char *const MIGRATIONS[] = {MIGRATION_1};
 const size_t pg__n_migrations = sizeof(MIGRATIONS) / sizeof(MIGRATIONS[0]);
+
+/* What the store's tables take (heap, indexes, TOAST): every table a migration makes. */
+#define TABLE_BYTES                                                                          \
+  "SELECT coalesce(sum(pg_total_relation_size(t::regclass)), 0)::int8 FROM unnest(ARRAY["    \
+  "'spaa_schema', 'spaa_meta', 'dso', 'frame', 'stack', 'block_dict', 'profile',"            \
+  " 'profile_label', 'profile_event', 'profile_block']) t"
 
 static const char *const SQL[PS__N] = {
   /* the lock alone: a generation read in the same statement would come from the snapshot
@@ -90,7 +97,9 @@ static const char *const SQL[PS__N] = {
   [PS_COUNTS] = "SELECT (SELECT count(*) FROM profile), (SELECT count(*) FROM dso),"
                 " (SELECT count(*) FROM frame), (SELECT count(*) FROM stack),"
                 " (SELECT coalesce(sum(stacks), 0)::int8 FROM profile_block),"
-                " (SELECT coalesce(sum(samples), 0)::int8 FROM profile_block)",
+                " (SELECT coalesce(sum(samples), 0)::int8 FROM profile_block),"
+                " (" TABLE_BYTES ")",
+  [PS_BYTES] = TABLE_BYTES,
 };
 
 /* ---- parameters ----------------------------------------------------------------------------- */
@@ -136,6 +145,52 @@ void pg__p_text(struct pg__params *p, const char *s)
   p->v[i] = s;
   p->len[i] = 0;
   p->fmt[i] = 0;
+}
+
+void pg__ids_init(struct pg__ids *v)
+{
+  spaa_buf_init(&v->a, 0);
+  v->n = 0;
+}
+
+void pg__ids_free(struct pg__ids *v)
+{
+  spaa_buf_free(&v->a);
+  v->n = 0;
+}
+
+void pg__ids_reset(struct pg__ids *v)
+{
+  v->a.len = 0;
+  v->n = 0;
+}
+
+int pg__ids_add(struct pg__ids *v, int64_t id)
+{
+  v->n++;
+  return spaa_buf_addf(&v->a, "%s%" PRId64, v->n > 1 ? "," : "{", id) ? SPAA_E_NOMEM : 0;
+}
+
+PGresult *pg__ids_run(struct pg__conn *c, const char *sql, struct pg__ids *v, int *rc,
+                      struct spaa_err *err)
+{
+  struct pg__params p;
+  PGresult *r;
+  *rc = 0;
+  if (!v->n)
+    return NULL;
+  if (spaa_buf_add(&v->a, "}", 2)) {
+    pg__ids_reset(v);
+    *rc = spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
+    return NULL;
+  }
+  memset(&p, 0, sizeof(p));
+  pg__p_text(&p, v->a.p);
+  r = pg__sql(c, sql, &p, err);
+  pg__ids_reset(v);
+  if (!r)
+    *rc = c->lost ? SPAA_E_BUSY : SPAA_E_STORE;
+  return r;
 }
 
 int64_t pg__int(const PGresult *r, int row, int col)
@@ -187,6 +242,22 @@ static void scrub(struct pg__conn *c, struct spaa_err *err)
   memcpy(err->msg, out, len + k + 1);
 }
 
+/* s into out (size n) with every run of spaces, tabs and line breaks as one space (libpq's
+ * messages span lines: "...failed: No such file\n\tIs the server running...") */
+static void one_line(char *out, size_t n, const char *s)
+{
+  size_t o = 0;
+  for (; *s && o + 1 < n; s++) {
+    int space = *s == ' ' || *s == '\t' || *s == '\n' || *s == '\r';
+    if (space && (!o || out[o - 1] == ' '))
+      continue;
+    out[o++] = space ? ' ' : *s;
+  }
+  while (o && out[o - 1] == ' ')
+    o--;
+  out[o] = 0;
+}
+
 int pg__err(struct pg__conn *c, const PGresult *r, struct spaa_err *err, const char *what)
 {
   const char *state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
@@ -198,6 +269,7 @@ int pg__err(struct pg__conn *c, const PGresult *r, struct spaa_err *err, const c
   while (n && (msg[n - 1] == '\n' || msg[n - 1] == ' '))
     n--;
   c->retry = state && (strcmp(state, "40P01") == 0 || strcmp(state, "40001") == 0);
+  c->timeout = state && strcmp(state, "55P03") == 0;
   /* class 08 (connection), 57P0x (shutdown, crash), a dead connection, or an error libpq
    * made itself (no SQLSTATE: the server closed the connection, a timeout) */
   c->lost = !c->db || PQstatus(c->db) != CONNECTION_OK || !state ||
@@ -206,11 +278,11 @@ int pg__err(struct pg__conn *c, const PGresult *r, struct spaa_err *err, const c
                c->lost ? "the database is unavailable: " : "", (int)n, msg);
   if (err)
     scrub(c, err);
-  if (c->lost) { /* kept for the log line of an outage (pg__health) */
+  if (c->lost) { /* kept for the log line of an outage (pg__health) and /readyz */
     struct spaa_err w;
     spaa_err_set(&w, SPAA_E_BUSY, 0, 0, "%s: %.*s", what, (int)n, msg);
     scrub(c, &w);
-    snprintf(c->why, sizeof(c->why), "%s", w.msg);
+    one_line(c->why, sizeof(c->why), w.msg);
   }
   return c->lost ? SPAA_E_BUSY : SPAA_E_STORE;
 }
@@ -219,7 +291,7 @@ static PGresult *check(struct pg__conn *c, PGresult *r, struct spaa_err *err, co
 {
   ExecStatusType st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
   if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) {
-    c->lost = c->retry = 0;
+    c->lost = c->retry = c->timeout = 0;
     return r;
   }
   pg__err(c, r, err, what);
@@ -335,6 +407,45 @@ fail:
   return rc ? rc : SPAA_E_STORE;
 }
 
+/* libpq's notice receiver: a notice of the server (or of libpq) as a line of the store's log
+ * instead of libpq's default, a bare line on stderr. */
+static void on_notice(void *arg, const PGresult *r)
+{
+  struct pg__notices *n = arg;
+  const char *sev = PQresultErrorField(r, PG_DIAG_SEVERITY_NONLOCALIZED);
+  const char *msg = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
+  char text[sizeof(n->last)], q[2 * sizeof(n->last)];
+  int64_t now = (int64_t)storage__mono_ns();
+  uint64_t repeated = 0;
+  int say;
+  if (!n)
+    return;
+  if (!sev)
+    sev = PQresultErrorField(r, PG_DIAG_SEVERITY);
+  if (!msg)
+    msg = PQresultErrorMessage(r);
+  one_line(text, sizeof(text), msg ? msg : "");
+  pthread_mutex_lock(&n->mu);
+  say = strcmp(text, n->last) != 0 || now - n->last_ns >= PG_LOG_INTERVAL_S * 1000000000LL;
+  if (say) {
+    repeated = strcmp(text, n->last) == 0 ? n->repeated : 0;
+    memcpy(n->last, text, sizeof(text));
+    n->last_ns = now;
+    n->repeated = 0;
+  } else {
+    n->repeated++;
+  }
+  /* logged under mu: lines of two threads come out in the order they were counted */
+  if (say)
+    storage__log(n->log, sev && (strcmp(sev, "WARNING") == 0 || strcmp(sev, "ERROR") == 0 ||
+                                 strcmp(sev, "FATAL") == 0 || strcmp(sev, "PANIC") == 0)
+                             ? SPAA_STORE_LOG_WARN : SPAA_STORE_LOG_INFO,
+                 "PostgreSQL notice", "severity=%s message=\"%s\" repeated=%llu",
+                 sev ? sev : "NOTICE", storage__log_q(q, sizeof(q), text),
+                 (unsigned long long)repeated);
+  pthread_mutex_unlock(&n->mu);
+}
+
 void pg__disconnect(struct pg__conn *c)
 {
   if (c->db)
@@ -353,6 +464,7 @@ int pg__connect(struct pg__conn *c, const char *conninfo, int do_migrate,
   c->db = PQconnectdbParams(keys, vals, 1);
   if (!c->db)
     return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, "out of memory connecting to PostgreSQL");
+  PQsetNoticeReceiver(c->db, on_notice, c->notices);
   if (PQstatus(c->db) != CONNECTION_OK) {
     pg__err(c, NULL, err, "connecting to PostgreSQL");
     pg__disconnect(c);

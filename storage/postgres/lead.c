@@ -35,10 +35,12 @@ int pg__lead(struct storage__pg *s, struct spaa_err *err)
   int rc, ready;
   pthread_mutex_lock(&s->mu);
   ready = s->db_ready && !s->stopping;
+  if (!ready)
+    pg__not_ready(s, err);
   pthread_mutex_unlock(&s->mu);
   pthread_mutex_lock(&s->lead_mu);
   if (!ready) {
-    rc = pg__not_ready(s, err);
+    rc = SPAA_E_BUSY;
   } else if (s->leading && (r = pg__sql(&s->lead, "SELECT 1", NULL, NULL))) {
     /* the session is alive, so it still holds the lock */
     PQclear(r);

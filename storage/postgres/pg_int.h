@@ -22,13 +22,15 @@ enum pg__st {
   PS_LOCK_SHARED, PS_DSO_GET, PS_DSO_ADD, PS_FRAME_GET, PS_FRAME_ADD, PS_STACK_GET,
   PS_STACK_ADD, PS_PROFILE_ADD, PS_LABEL_ADD, PS_EVENT_ADD, PS_BLOCK_ADD, PS_DICT_GET,
   PS_DICT_ADD, PS_R_DICT, PS_R_PROFILE, PS_R_FRAMES, PS_R_STACKS, PS_R_META, PS_R_EVENTS,
-  PS_COUNTS, PS_SWEEP_GEN, PS__N
+  PS_COUNTS, PS_SWEEP_GEN, PS_BYTES, PS__N
 };
 
-/* The advisory lock keys: migrations, puts (shared) vs the sweep (exclusive), leadership. */
+/* The advisory lock keys: migrations, puts (shared) vs the sweep's steps (exclusive),
+ * leadership, deletes (one at a time over every relay, session-long while one runs). */
 #define PG_LOCK_MIGRATE 0x73706161001LL
 #define PG_LOCK_SWEEP 0x73706161002LL
 #define PG_LOCK_LEAD 0x73706161003LL /* held by the relay leading retention (session-long) */
+#define PG_LOCK_DELETE 0x73706161004LL
 #define PG_WRITERS 2 /* writer threads per store: 1 was ~2x slower than parallel per-call
                         transactions on bench/store_engines.c; 2 matched or beat them */
 #define PG_MAXP 192 /* parameters of one statement: 2 per label or attribute filter, and a few */
@@ -48,17 +50,32 @@ void pg__p_null(struct pg__params *p);
 /* Text format (for int8[] literals "{1,2}"). */
 void pg__p_text(struct pg__params *p, const char *s);
 
+/* Where libpq's notices go (a server's WARNING, such as the one it sends each client as it
+ * shuts down): the store's log, one line per distinct message and PG_LOG_INTERVAL_S, the
+ * same message again within it counted and said on its next line (repeated=N). */
+struct pg__notices {
+  pthread_mutex_t mu;          /* guards what follows (libpq calls the receiver on the thread
+                                  using the connection) */
+  const struct storage__log *log; /* NULL: dropped */
+  char last[256];              /* the last message logged */
+  int64_t last_ns;             /* when (storage__mono_ns) */
+  uint64_t repeated;           /* the same message since, not logged */
+};
+
 struct pg__conn {
   PGconn *db;                 /* NULL or broken until (re)connected */
+  struct pg__notices *notices; /* where its notices go (NULL: dropped, never to stderr) */
   uint64_t prepared;          /* bit per pg__st prepared on this connection */
   struct storage__cache cache; /* content id -> row, rows committed through this connection */
   int64_t gen;                /* the sweep generation the cache belongs to (-1: none) */
   int lost;                   /* the last failure was the connection (down, restarting) */
   int retry;                  /* the last failure was a deadlock or serialization failure */
+  int timeout;                /* the last failure was a lock wait past lock_timeout */
   unsigned seed;              /* rand_r state: the wait before a batch is re-run */
   int sync_off;               /* durability = normal: synchronous_commit off */
   int64_t connected_ns;       /* when it last connected (storage__mono_ns), 0: not now */
-  char why[256];              /* what the last lost connection said (pg__err), redacted */
+  char why[256];              /* what the last lost connection said (pg__err), redacted, on
+                                 one line */
 };
 
 /* Run a prepared statement / fixed text. The result (PGRES_COMMAND_OK or PGRES_TUPLES_OK,
@@ -75,6 +92,21 @@ int pg__err(struct pg__conn *c, const PGresult *r, struct spaa_err *err, const c
 /* An int8/int4 column in binary (0 for NULL). */
 int64_t pg__int(const PGresult *r, int row, int col);
 int pg__null(const PGresult *r, int row, int col);
+
+/* An int8[] literal being built ("{1,2,3}"), for `id = ANY($1::int8[])`. */
+struct pg__ids {
+  struct spaa_buf a;          /* the literal so far */
+  size_t n;                   /* ids in it */
+};
+void pg__ids_init(struct pg__ids *v);
+void pg__ids_free(struct pg__ids *v);
+void pg__ids_reset(struct pg__ids *v); /* empty again */
+int pg__ids_add(struct pg__ids *v, int64_t id); /* 0 or SPAA_E_NOMEM */
+/* Run sql with the ids as $1 (int8[]; nothing when there are none) and empty v: the result
+ * (its rows in binary; the caller PQclear()s it, NULL when v was empty, with *rc 0), or NULL
+ * with *rc SPAA_E_BUSY (connection lost), SPAA_E_STORE or SPAA_E_NOMEM and err filled. */
+PGresult *pg__ids_run(struct pg__conn *c, const char *sql, struct pg__ids *v, int *rc,
+                      struct spaa_err *err);
 
 /* Connect (or reconnect) c and migrate when `migrate`, a migration that ran logged to `log`
  * (may be NULL) in one info line "schema migrated" with the versions and the time it took.
@@ -123,7 +155,8 @@ struct storage__pg {
   int paused, stopping;
   int db_ready;                /* connected and migrated once: until then every call is BUSY */
   int healthy;                 /* the last use of a connection worked */
-  struct spaa_err last;        /* why the database could not be reached (not ready) */
+  char why[256];               /* why the database could not be reached when it last could not
+                                  (libpq's reason, for the not-ready message) */
   struct storage__log log;     /* where the store's messages go (opts.log) */
   int down;                    /* a connection was lost and none has worked since (logged) */
   int64_t down_ns;             /* when it was lost (storage__mono_ns) */
@@ -135,6 +168,10 @@ struct storage__pg {
   pthread_mutex_t lead_mu;     /* guards the two fields below (one asker at a time) */
   struct pg__conn lead;        /* its own session: holds PG_LOCK_LEAD while leading */
   int leading;                 /* 1 while that session holds the lock */
+  struct pg__notices notices;  /* libpq's notices of every connection, into log */
+  void (*sweep_hook)(void *ctx); /* test hook (spaa_store__sweep_hook): run by a sweep between
+                                    reading the blocks and its first delete */
+  void *sweep_hook_ctx;
 };
 
 /* Borrow a connected connection (waits for a free one; reconnects a broken one). NULL with
@@ -153,8 +190,12 @@ void pg__put(struct storage__pg *s, struct pg__conn *c);
 #define PG_LOG_INTERVAL_S 10
 void pg__health(struct storage__pg *s, const struct pg__conn *c, int ok, uint64_t failed);
 
-/* Fill err with SPAA_E_BUSY "the store is not ready" naming the (redacted) location. */
+/* Fill err with SPAA_E_BUSY "the store is not ready" naming the (redacted) location and
+ * s->why (under s->mu). Returns SPAA_E_BUSY. */
 int pg__not_ready(struct storage__pg *s, struct spaa_err *err);
+/* Note why the database could not be reached (c->why, else err's message) in s->why for the
+ * not-ready message (takes s->mu). */
+void pg__note_why(struct storage__pg *s, const struct pg__conn *c, const struct spaa_err *err);
 
 /* Insert one prepared profile inside the open transaction (writer.c). 0 stored, 1 already
  * stored, or an error with err filled. */
@@ -180,6 +221,15 @@ int pg__scan(struct storage__pg *s, const struct spaa_list_query *sel, struct sp
 int pg__delete(struct storage__pg *s, const struct spaa_list_query *sel,
                struct spaa_store_deleted *out, struct spaa_err *err);
 int pg__counts(struct storage__pg *s, struct spaa_store_counts *out, struct spaa_err *err);
+/* What the store's tables take in the database (heap, indexes and TOAST), on c: 0 with *bytes,
+ * or an error. */
+int pg__bytes(struct pg__conn *c, int64_t *bytes, struct spaa_err *err);
+
+/* The sweep after a delete (sweep.c), on c while it holds PG_LOCK_DELETE: the rows no
+ * remaining block names go, out's counts filled; puts of every relay wait only for its short
+ * steps. 0 or an error (the steps committed stay done: what is left is swept next time). */
+int pg__sweep(struct storage__pg *s, struct pg__conn *c, struct spaa_store_deleted *out,
+              struct spaa_err *err);
 
 /* Retention leadership (lead.c), as spaa_store_lead; pg__lead_end closes its session. */
 int pg__lead(struct storage__pg *s, struct spaa_err *err);

@@ -272,10 +272,23 @@ int pg__counts(struct storage__pg *s, struct spaa_store_counts *out, struct spaa
     out->stacks = pg__int(r, 0, 3);
     out->profile_stacks = pg__int(r, 0, 4);
     out->samples = pg__int(r, 0, 5);
+    out->bytes = pg__int(r, 0, 6);
+    out->keeps_size = 1;
   }
   PQclear(r);
   end_read(s, c);
   return rc;
+}
+
+int pg__bytes(struct pg__conn *c, int64_t *bytes, struct spaa_err *err)
+{
+  PGresult *r = pg__run(c, PS_BYTES, NULL, err);
+  *bytes = 0;
+  if (!r)
+    return c->lost ? SPAA_E_BUSY : SPAA_E_STORE;
+  *bytes = PQntuples(r) ? pg__int(r, 0, 0) : 0;
+  PQclear(r);
+  return 0;
 }
 
 /* ---- scanning ------------------------------------------------------------------------------ */

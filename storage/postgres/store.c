@@ -62,8 +62,19 @@ void pg__health(struct storage__pg *s, const struct pg__conn *c, int ok, uint64_
 
 int pg__not_ready(struct storage__pg *s, struct spaa_err *err)
 {
+  /* the same words before the first connection and after an outage */
   return spaa_err_set(err, SPAA_E_BUSY, 0, 0, "the store is not ready: PostgreSQL at '%.96s' "
-                      "cannot be reached yet (%.100s)", s->where, s->last.msg);
+                      "cannot be reached%s%.140s", s->where, s->why[0] ? ": " : "", s->why);
+}
+
+void pg__note_why(struct storage__pg *s, const struct pg__conn *c, const struct spaa_err *err)
+{
+  const char *why = c && c->why[0] ? c->why : err && err->msg[0] ? err->msg : NULL;
+  if (!why)
+    return;
+  pthread_mutex_lock(&s->mu);
+  snprintf(s->why, sizeof(s->why), "%s", why);
+  pthread_mutex_unlock(&s->mu);
 }
 
 /* Give c back to the pool, recording what its use told when `record` (a lost connection:
@@ -108,6 +119,7 @@ static struct pg__conn *get_conn(struct storage__pg *s, uint64_t failed, struct 
   pg__health(s, c, rc == 0, failed);
   if (!rc)
     return c;
+  pg__note_why(s, c, err);
   put_back(s, c, 0);
   return NULL;
 }
@@ -141,10 +153,11 @@ static void pg_close(struct spaa_store *base)
     pg__disconnect(&s->w[i].conn);
     storage__cache_free(&s->w[i].conn.cache);
   }
-  for (i = 0; i < s->n_conns; i++) {
+  for (i = 0; s->conns && i < s->n_conns; i++) {
     pg__disconnect(&s->conns[i]);
     storage__cache_free(&s->conns[i].cache);
   }
+  pthread_mutex_destroy(&s->notices.mu);
   pthread_mutex_destroy(&s->mu);
   pthread_mutex_destroy(&s->lead_mu);
   pthread_cond_destroy(&s->cv);
@@ -162,18 +175,22 @@ static int pg_ready(struct spaa_store *base, struct spaa_err *why)
 {
   struct storage__pg *s = (struct storage__pg *)base;
   struct pg__conn *c;
+  struct spaa_err e;
   PGresult *r = NULL;
   int ok, attempt;
+  memset(&e, 0, sizeof(e));
   pthread_mutex_lock(&s->mu);
   ok = !s->stopping && s->db_ready;
   pthread_mutex_unlock(&s->mu);
   for (attempt = 0; ok && attempt < 2 && !r; attempt++) {
-    if (!(c = get_conn(s, 0, NULL)))
+    if (!(c = get_conn(s, 0, &e))) /* (it noted why) */
       break;
-    r = pg__sql(c, "SELECT 1", NULL, NULL);
+    r = pg__sql(c, "SELECT 1", NULL, &e);
     /* recorded before the disconnect, which forgets when c connected: a probe, not a
      * failed operation */
     pg__health(s, c, r != NULL, 0);
+    if (!r)
+      pg__note_why(s, c->lost ? c : NULL, &e);
     if (!r && c->lost)
       pg__disconnect(c);
     put_back(s, c, 0);
@@ -300,18 +317,18 @@ static void store_batch(struct storage__pg *s, struct pg__conn *c, struct pg__jo
   }
 }
 
-/* Connect the writer and migrate: the store becomes ready, or s->last says why not. */
+/* Connect the writer and migrate: the store becomes ready, or s->why says why not. */
 static void try_connect(struct storage__pg *s)
 {
   struct spaa_err e;
   int rc;
   memset(&e, 0, sizeof(e));
   rc = pg__connect(&s->w[0].conn, s->conninfo, 1, &s->log, &e);
+  if (rc)
+    pg__note_why(s, s->w[0].conn.lost ? &s->w[0].conn : NULL, &e);
   pthread_mutex_lock(&s->mu);
   if (!rc)
     s->db_ready = s->healthy = 1;
-  else
-    s->last = e;
   pthread_mutex_unlock(&s->mu);
 }
 
@@ -376,12 +393,14 @@ static int pg_open(const struct spaa_store_opts *opts, struct spaa_store **out,
 {
   struct storage__pg *s = calloc(1, sizeof(*s));
   size_t n = (opts->readers ? opts->readers : 1) + PG_EXTRA_CONNS, i;
+  struct spaa_err e;
   int rc;
   if (!s)
     return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
   s->base.be = &storage__postgres_backend;
   pthread_mutex_init(&s->mu, NULL);
   pthread_mutex_init(&s->lead_mu, NULL);
+  pthread_mutex_init(&s->notices.mu, NULL);
   pthread_cond_init(&s->cv, NULL);
   pthread_cond_init(&s->cv_work, NULL);
   pthread_cond_init(&s->cv_done, NULL);
@@ -390,6 +409,8 @@ static int pg_open(const struct spaa_store_opts *opts, struct spaa_store **out,
   s->stats.synchronous = opts->durability == SPAA_DURABILITY_NORMAL ? 1 : 2;
   s->log.cb = opts->log;
   s->log.ctx = opts->log_ctx;
+  s->notices.log = &s->log;
+  s->lead.notices = &s->notices;
   /* the location lost its scheme in store.c: a URI again, which libpq parses */
   if ((s->conninfo = malloc(strlen(opts->path) + 16)))
     strcpy(s->conninfo, "postgresql:"), strcat(s->conninfo, opts->path);
@@ -404,21 +425,26 @@ static int pg_open(const struct spaa_store_opts *opts, struct spaa_store **out,
   for (i = 0; i < n; i++) {
     s->conns[i].gen = -1;
     s->conns[i].sync_off = opts->durability == SPAA_DURABILITY_NORMAL;
+    s->conns[i].notices = &s->notices;
   }
   for (i = 0; i < PG_WRITERS; i++) {
     s->w[i].s = s;
     s->w[i].idx = (int)i;
     s->w[i].conn.gen = -1;
     s->w[i].conn.sync_off = opts->durability == SPAA_DURABILITY_NORMAL;
+    s->w[i].conn.notices = &s->notices;
   }
   /* unreachable now: opened not ready, the writer thread connects (and migrates) later */
-  rc = pg__connect(&s->w[0].conn, s->conninfo, 1, &s->log, &s->last);
+  memset(&e, 0, sizeof(e));
+  rc = pg__connect(&s->w[0].conn, s->conninfo, 1, &s->log, &e);
   s->db_ready = s->healthy = rc == 0;
   if (rc && rc != SPAA_E_BUSY) {
-    *err = s->last;
+    *err = e;
     pg_close(&s->base);
     return rc;
   }
+  if (rc)
+    pg__note_why(s, s->w[0].conn.lost ? &s->w[0].conn : NULL, &e);
   for (i = 0; i < PG_WRITERS; i++) {
     if (pthread_create(&s->w[i].th, NULL, writer_main, &s->w[i])) {
       pg_close(&s->base);
@@ -619,12 +645,18 @@ static int pg_lead(struct spaa_store *s, struct spaa_err *err)
   return pg__lead((struct storage__pg *)s, err);
 }
 
+static void pg_sweep_hook(struct spaa_store *s, void (*fn)(void *ctx), void *ctx)
+{
+  ((struct storage__pg *)s)->sweep_hook = fn;
+  ((struct storage__pg *)s)->sweep_hook_ctx = ctx;
+}
+
 #define PG_OPS                                                                               \
   .open = pg_open, .close = pg_close, .ready = pg_ready, .put_many = pg_put_many,            \
   .get = pg_get, .meta = pg_meta, .list = pg_list, .scan = pg_scan, .remove = pg_remove,     \
   .counts = pg_counts, .stats = pg_stats, .pause = pg_pause, .stacks = pg_stacks,          \
   .stack_by_id = pg_stack_by_id, .services = pg_services, .label_keys = pg_label_keys,       \
-  .label_values = pg_label_values, .lead = pg_lead
+  .label_values = pg_label_values, .lead = pg_lead, .sweep_hook = pg_sweep_hook
 
 const struct spaa_store_backend storage__postgres_backend = {.name = "postgres", PG_OPS};
 const struct spaa_store_backend storage__postgresql_backend = {.name = "postgresql", PG_OPS};

@@ -105,6 +105,12 @@ static void be_pause(struct spaa_store *b, int on)
   storage__sq_pause(SQ(b), on);
 }
 
+static void be_sweep_hook(struct spaa_store *b, void (*fn)(void *ctx), void *ctx)
+{
+  SQ(b)->sweep_hook = fn;
+  SQ(b)->sweep_hook_ctx = ctx;
+}
+
 const struct spaa_store_backend storage__sqlite_backend = {
     .name = "sqlite",
     .open = be_open,
@@ -124,4 +130,5 @@ const struct spaa_store_backend storage__sqlite_backend = {
     .counts = be_counts,
     .stats = be_stats,
     .pause = be_pause,
+    .sweep_hook = be_sweep_hook,
 };

@@ -24,6 +24,8 @@ http GET /readyz
 assert_eq 503 "$HTTP_CODE" "/readyz before PostgreSQL is reachable"
 assert_contains "$HTTP_BODY" '"error":"unavailable"' "/readyz says why, not a shutdown"
 assert_contains "$HTTP_BODY" "PostgreSQL at" "/readyz names the database"
+assert_contains "$HTTP_BODY" "cannot be reached: connecting to PostgreSQL: connection to server" \
+  "/readyz gives libpq's reason"
 http POST "/api/v1/spaa?service=early" -H 'Authorization: Bearer it' \
   --data-binary @"$E2E_TMP/p.spaa"
 assert_eq 503 "$HTTP_CODE" "an upload before PostgreSQL is reachable ($HTTP_BODY)"
@@ -59,6 +61,10 @@ mig=$(grep 'msg="schema migrated"' "$SERVER_LOG" || true)
 pg_down fast
 outage_start=$SECONDS
 failed=0
+http GET /readyz # (a probe: not an operation the summary counts)
+assert_eq 503 "$HTTP_CODE" "/readyz while PostgreSQL is down"
+assert_contains "$HTTP_BODY" "cannot be reached: " "/readyz after an outage says why"
+[[ $HTTP_BODY != *"()"* && $HTTP_BODY != *" yet"* ]] || fail "/readyz after an outage: $HTTP_BODY"
 while ((SECONDS - outage_start < 12)); do
   http POST "/api/v1/spaa?service=outage" -H 'Authorization: Bearer it' \
     --data-binary @"$E2E_TMP/p.spaa"

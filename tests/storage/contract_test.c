@@ -1,5 +1,6 @@
 /* The storage contract, the same on every engine: put, get byte-identical, meta, list with
- * every filter and the keyset cursor, scan, delete and sweep, dedup counts, and, on an engine
+ * every filter and the keyset cursor, scan, delete and sweep (puts racing it included), dedup
+ * counts, and, on an engine
  * several stores share (PostgreSQL), stores putting the same new stacks at once and opening
  * (migrating) a database together; a SQLite file refuses a second store while one is open. The location comes from SPAA_TEST_STORE (CTest
  * runs this program a second time with a throwaway PostgreSQL, tests/support/pg.sh); without
@@ -360,6 +361,84 @@ static void test_dedup_delete_sweep(void **state)
   put_ok(s, p, "x3", "web", 40, NULL, 0);
   assert_same(s, "x3", want);
   assert_int_equal(counts(s).stacks, c1.stacks);
+  free(want);
+  spaa_profile_free(p);
+  spaa_profile_free(small);
+  spaa_store_close(s);
+}
+
+/* Uploads racing a sweep: put from inside it (spaa_store__sweep_hook), once it has read what
+ * the remaining profiles name and before it deletes anything. */
+struct racer {
+  struct spaa_store *s[2];  /* the deleting store, and another one on the same database */
+  size_t n;                 /* stores putting */
+  const struct spaa_profile *p;
+  int calls;
+};
+
+static void put_racing(void *arg)
+{
+  struct racer *r = arg;
+  char id[32];
+  size_t i;
+  r->calls++;
+  for (i = 0; i < r->n; i++) {
+    snprintf(id, sizeof(id), "race%zu", i);
+    put_ok(r->s[i], r->p, id, "live", 100 + (int64_t)i, NULL, 0);
+  }
+}
+
+/* A profile put while a sweep runs keeps every row it takes, on any store: here the rows of
+ * the deleted profile, which only it named when the sweep read the blocks. */
+static void test_put_during_sweep(void **state)
+{
+  struct spaa_store *s = open_empty(), *b = NULL;
+  struct spaa_profile *p = tp_rich(SPAA_LEAF_TO_ROOT, 0), *small = tp_small(5, 3);
+  struct spaa_store_counts before, after;
+  struct spaa_list_query q;
+  struct spaa_store_deleted del;
+  struct spaa_err err = {0};
+  struct racer r;
+  char *want = twrite(p);
+  (void)state;
+  put_ok(s, p, "old", "old", 10, NULL, 0);
+  put_ok(s, small, "keep", "keep", 20, NULL, 0);
+  before = counts(s);
+  memset(&r, 0, sizeof(r));
+  r.s[r.n++] = s;
+  if (shared_engine()) /* another relay's put too */
+    r.s[r.n++] = b = topen(g_loc, 64, 16);
+  r.p = p;
+  spaa_store__sweep_hook(s, put_racing, &r);
+  memset(&q, 0, sizeof(q));
+  q.service = "old";
+  assert_int_equal(spaa_store_delete(s, &q, &del, &err), 0);
+  spaa_store__sweep_hook(s, NULL, NULL);
+  assert_int_equal(r.calls, 1);
+  assert_int_equal(del.profiles, 1);
+  /* every stack, frame and dso of the deleted profile is a racing put's now */
+  assert_int_equal(del.stacks, 0);
+  assert_int_equal(del.frames, 0);
+  assert_int_equal(del.dsos, 0);
+  after = counts(s);
+  assert_int_equal(after.profiles, 1 + (int64_t)r.n);
+  assert_int_equal(after.stacks, before.stacks);
+  assert_int_equal(after.frames, before.frames);
+  assert_int_equal(after.dsos, before.dsos);
+  assert_same(s, "race0", want);
+  if (b) {
+    assert_same(s, "race1", want);
+    assert_same(b, "race0", want);
+  }
+  /* a delete once they are gone too sweeps those rows */
+  memset(&q, 0, sizeof(q));
+  q.service = "live";
+  assert_int_equal(spaa_store_delete(s, &q, &del, &err), 0);
+  assert_int_equal(del.profiles, (uint64_t)r.n);
+  after = counts(s);
+  assert_int_equal(after.stacks, (int64_t)small->n_stacks);
+  assert_true(del.stacks > 0);
+  spaa_store_close(b);
   free(want);
   spaa_profile_free(p);
   spaa_profile_free(small);
@@ -744,6 +823,7 @@ int main(void)
     cmocka_unit_test_setup_teardown(test_list_filters, setup, teardown),
     cmocka_unit_test_setup_teardown(test_scan, setup, teardown),
     cmocka_unit_test_setup_teardown(test_dedup_delete_sweep, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_put_during_sweep, setup, teardown),
     cmocka_unit_test_setup_teardown(test_concurrent_stores, setup, teardown),
     cmocka_unit_test_setup_teardown(test_grouped_puts, setup, teardown),
     cmocka_unit_test_setup_teardown(test_crossed_batches, setup, teardown),
