@@ -63,8 +63,8 @@ static const char *const event_msg[SPAA_CONNS__COUNT] = {
     "answered 503/429: over the memory budget for requests in flight",
     "answered 503: the worker queue is full",
     "libmicrohttpd reported connection errors (each at level debug)",
-    "requests answered at the edge: a head over libmicrohttpd's memory, a malformed "
-    "Content-Length or chunked body, an unknown HTTP version (each at level debug)",
+    ("requests answered at the edge: a head over libmicrohttpd's memory, a malformed "
+     "Content-Length or chunked body, an unknown HTTP version (each at level debug)"),
 };
 
 /* Where each event counts in the metrics (family and reason; SPAA_METRIC__COUNT: nowhere). */
