@@ -12,8 +12,11 @@
 
 #define BAD(p, ...) sentry__rej(p, SENTRY__R_INVALID_JSON, __VA_ARGS__)
 
-/* An address (sentry__parse_addr) read in place: 0, -1, or SPAA_E_NOMEM. */
-static int parse_addr_span(struct sentry__profile *p, struct sentry__span v, uint64_t *out)
+/* A u64 read in place: an integer, or a string that parse_str reads (an address for
+ * instruction_addr, a decimal number for Relay's number-from-string fields). 0, -1, or
+ * SPAA_E_NOMEM. */
+static int u64_span(struct sentry__profile *p, struct sentry__span v,
+                    int (*parse_str)(const char *s, size_t n, uint64_t *out), uint64_t *out)
 {
   const char *s;
   size_t n;
@@ -27,29 +30,7 @@ static int parse_addr_span(struct sentry__profile *p, struct sentry__span v, uin
   case SENTRY__J_STR:
     if (sentry__str(v, &p->sc, &s, &n))
       return SPAA_E_NOMEM;
-    return sentry__parse_addr_str(s, n, out);
-  default:
-    return -1;
-  }
-}
-
-/* A u64 given as an integer or a decimal string (Relay's number-from-string), read in
- * place: 0, -1, or SPAA_E_NOMEM. */
-static int num_or_str_span(struct sentry__profile *p, struct sentry__span v, uint64_t *out)
-{
-  const char *s;
-  size_t n;
-  int64_t i;
-  switch (sentry__kind(v)) {
-  case SENTRY__J_INT:
-    if ((i = sentry__int(v)) < 0)
-      return -1;
-    *out = (uint64_t)i;
-    return 0;
-  case SENTRY__J_STR:
-    if (sentry__str(v, &p->sc, &s, &n))
-      return SPAA_E_NOMEM;
-    return sentry__parse_u64_str(s, n, out);
+    return parse_str(s, n, out);
   default:
     return -1;
   }
@@ -85,7 +66,7 @@ static int check_frame(struct sentry__profile *p, struct sentry__span f, size_t 
       return BAD(p, "profile.frames[%zu].%s: invalid type, expected a boolean", i, frame_keys[k]);
   }
   if (v[FK_ADDR].p && sentry__kind(v[FK_ADDR]) != SENTRY__J_NULL) {
-    if ((rc = parse_addr_span(p, v[FK_ADDR], &p->addr[i])) < -1)
+    if ((rc = u64_span(p, v[FK_ADDR], sentry__parse_addr_str, &p->addr[i])) < -1)
       return rc;
     if (rc)
       return BAD(p, "profile.frames[%zu].instruction_addr: invalid value, expected an address", i);
@@ -247,13 +228,13 @@ int sentry__v1_samples(struct sentry__profile *p)
     o->stack = (uint64_t)sentry__int(v[0]);
     if (!v[1].p)
       return BAD(p, "profile.samples[%zu]: missing field `thread_id`", i);
-    if ((rc = num_or_str_span(p, v[1], &tid)) < -1)
+    if ((rc = u64_span(p, v[1], sentry__parse_u64_str, &tid)) < -1)
       return rc;
     if (rc)
       return BAD(p, "profile.samples[%zu].thread_id: invalid value, expected a u64", i);
     if (!v[2].p)
       return BAD(p, "profile.samples[%zu]: missing field `elapsed_since_start_ns`", i);
-    if ((rc = num_or_str_span(p, v[2], &o->elapsed)) < -1)
+    if ((rc = u64_span(p, v[2], sentry__parse_u64_str, &o->elapsed)) < -1)
       return rc;
     if (rc)
       return BAD(p, "profile.samples[%zu].elapsed_since_start_ns: invalid value, expected a u64", i);

@@ -8,6 +8,9 @@
 #   grpc_port [LOG]                 the gRPC listener's port of a server (its log)
 #   vmhwm_kb PID                    peak resident memory of a process, in KiB
 #   json_get JSON KEY               a top-level string/number value of a JSON object
+#   assert_read_back BASE DIR LIST... each "ID FIXTURE" line of the LIST files reads back
+#                                   from BASE as DIR/FIXTURE's offline pprof conversion;
+#                                   sets READ_BACK (how many)
 #   assert_eq WANT GOT WHAT / assert_contains HAYSTACK NEEDLE WHAT / fail MESSAGE
 # Everything started here is killed and removed on exit.
 set -euo pipefail
@@ -163,4 +166,24 @@ json_get() {
   v=${v#*:}
   v=${v#\"}
   printf '%s\n' "${v%\"}"
+}
+
+# Every "ID FIXTURE ..." line of the LIST files (uploads a client saw acknowledged): GET
+# BASE/api/v1/profiles/ID/spaa is DIR/FIXTURE converted offline as a pprof named live.cpu,
+# past the header line (which holds the id and the time received). Sets READ_BACK.
+assert_read_back() {
+  local base=$1 dir=$2 id f
+  shift 2
+  READ_BACK=0
+  while read -r id f _; do
+    [[ -f "$E2E_TMP/$f.offline.spaa" ]] ||
+      "$SPAA_BIN" convert --from pprof --name live.cpu "$dir/$f" -o "$E2E_TMP/$f.offline.spaa" ||
+      fail "offline convert $f"
+    curl -sS -o "$E2E_TMP/got.spaa" -w '%{http_code}' "$base/api/v1/profiles/$id/spaa" \
+      >"$E2E_TMP/code" || fail "download $id"
+    assert_eq 200 "$(cat "$E2E_TMP/code")" "GET spaa of $id ($f)"
+    cmp -s <(tail -n +2 "$E2E_TMP/got.spaa") <(tail -n +2 "$E2E_TMP/$f.offline.spaa") ||
+      fail "$id ($f) does not read back as its offline conversion"
+    READ_BACK=$((READ_BACK + 1))
+  done < <(cat "$@")
 }

@@ -118,19 +118,8 @@ done
 ((swept_during > 0)) || fail "no profile was put while a sweep ran, in 3 rounds"
 
 # every acknowledged live profile: its SPAA as the offline conversion
-for f in "${LIVE[@]}"; do
-  "$SPAA_BIN" convert --from pprof --name live.cpu "$FIX/$f" -o "$E2E_TMP/$f.spaa" ||
-    fail "offline convert $f"
-done
-n=0
-while read -r id f _; do
-  curl -sS -o "$E2E_TMP/got.spaa" -w '%{http_code}' "$URL_B/api/v1/profiles/$id/spaa" \
-    >"$E2E_TMP/code" || fail "download $id"
-  assert_eq 200 "$(cat "$E2E_TMP/code")" "GET spaa of $id ($f)"
-  cmp -s <(tail -n +2 "$E2E_TMP/got.spaa") <(tail -n +2 "$E2E_TMP/$f.spaa") ||
-    fail "$id ($f) does not read back as its offline conversion"
-  n=$((n + 1))
-done < <(cat "$E2E_TMP"/live[AB]*)
+assert_read_back "$URL_B" "$FIX" "$E2E_TMP"/live[AB]*
+n=$READ_BACK
 echo "$n profiles acknowledged by the live clients read back whole"
 assert_eq "$n" "$(pg_sql "SELECT count(*) FROM profile WHERE service = 'live'")" "live profiles stored"
 assert_eq "$KEEP_N" "$(pg_sql "SELECT count(*) FROM profile WHERE service = 'keep'")" "kept profiles"
