@@ -2,7 +2,8 @@
  * type per metric of the selection (in the order the newest profiles give them; metric=
  * keeps one). The merged stacks become a SPAA model (one event, frames from the store's
  * frame dictionary, each stack's stored context) written by the pprof exporter, so the
- * answer is what /pprof of one profile would be, labels included. */
+ * answer is what /pprof of one profile would be, labels included; its period is the newest
+ * selected profile's. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -212,6 +213,51 @@ static int build_model(struct spaa_store *store, struct mbuild *b, struct spaa_e
   return rc;
 }
 
+/* The period of the newest profile q selects (the last received), as Pyroscope's merge keeps
+ * the one of its first profile: that profile's pprof period (x_pprof_period), else its event's
+ * sampling (sample period, frequency, OTLP's period type), the event q names or its first
+ * one. A profile that cannot be read now (gone, or over the request's budget) leaves the
+ * merged pprof without a period. 0, or SPAA_E_NOMEM. */
+static int newest_period(struct spaa_store *store, const struct spaa_list_query *q,
+                         struct mbuild *b)
+{
+  struct spaa_list_query one = *q;
+  struct spaa_store_page pg;
+  struct spaa_profile *p = NULL;
+  struct spaa_event *to = &b->p->header.events[0];
+  const struct spaa_event *from = NULL;
+  const json_t *per;
+  struct spaa_err err;
+  size_t i;
+  int rc = 0;
+  one.limit = 1;
+  one.after = NULL;
+  memset(&pg, 0, sizeof(pg));
+  spaa_err_clear(&err);
+  if (spaa_store_list(store, &one, &pg, &err) || pg.n == 0 ||
+      spaa_store_get_metered(store, pg.profiles[0].id, b->meter, &p, &err)) {
+    spaa_store_page_free(&pg);
+    return 0;
+  }
+  spaa_store_page_free(&pg);
+  for (i = 0; i < p->header.n_events && !from; i++)
+    if (!q->event || strcmp(p->header.events[i].name, q->event) == 0)
+      from = &p->header.events[i];
+  if ((per = json_object_get(p->header.extra, "x_pprof_period")) &&
+      json_object_set_new(b->p->header.extra, "x_pprof_period", json_deep_copy(per)))
+    rc = SPAA_E_NOMEM;
+  if (from && !rc) {
+    to->has_sample_period = from->has_sample_period;
+    to->sample_period = from->sample_period;
+    to->has_frequency_hz = from->has_frequency_hz;
+    to->frequency_hz = from->frequency_hz;
+    if (from->sampling_extra && !(to->sampling_extra = json_deep_copy(from->sampling_extra)))
+      rc = SPAA_E_NOMEM;
+  }
+  spaa_profile_free(p);
+  return rc;
+}
+
 /* The distinct metric names of a selection's stacks, in the order met. */
 struct metric_names {
   char name[MERGED_MAX_METRICS][128];
@@ -287,7 +333,9 @@ void spaa_api_merged_pprof(const struct spaa_req *req, struct spaa_resp *resp)
   if (!(rc = merged_sets(req, &sel.q, v, &n, &err))) {
     b.v = v;
     b.n_v = n;
-    rc = build_model(req->app->store, &b, &err);
+    if (!(rc = build_model(req->app->store, &b, &err)) &&
+        (rc = newest_period(req->app->store, &sel.q, &b)))
+      spaa_err_set(&err, rc, 0, 0, NULL);
   }
   if (!rc && !(rc = spaa_api_out_open(req, &o, 0, &err))) {
     rc = spaa_exporter("pprof")->fn(b.p, NULL, o.sink, o.ctx, &err);

@@ -75,6 +75,11 @@ for f in v1dev_01_cpu_basic:checkout:cpu v1dev_04_attributes_links_payload:order
     fail "GET the pprof of $file"
   assert_eq $'PeriodType: '"$type"$' nanoseconds\nPeriod: 10000000' "$(period "$E2E_TMP/$file.pb.gz")" \
     "go tool pprof -raw of the export of $file"
+  # the merged pprof of the service: the period of its newest profile (here its only one)
+  curl -sS -o "$E2E_TMP/merged-$service.pb.gz" "$SERVER_URL/api/v1/pprof?service=$service" ||
+    fail "GET the merged pprof of $service"
+  assert_eq $'PeriodType: '"$type"$' nanoseconds\nPeriod: 10000000' \
+    "$(period "$E2E_TMP/merged-$service.pb.gz")" "go tool pprof -raw of the merged export of $service"
 done
 
 # pprof: its own period type and unit come back (wall microseconds; py-spy's empty type)
@@ -88,7 +93,22 @@ for file in pyroscope_nodejs-wall.pb.gz pyroscope_pyspy-1.pb.gz pyroscope_heap; 
   want=$(period "$FIX/pprof/$file")
   assert_contains "$want" "Period:" "go tool pprof -raw of $file"
   assert_eq "$want" "$(period "$E2E_TMP/export.pb.gz")" "the period of $file, original vs export"
+  curl -sS -o "$E2E_TMP/merged.pb.gz" "$SERVER_URL/api/v1/pprof?service=$service" ||
+    fail "GET the merged pprof of $service"
+  assert_eq "$want" "$(period "$E2E_TMP/merged.pb.gz")" "the period of $file, original vs merged export"
 done
 
+# two profiles of one service with different periods: the merged pprof takes the newest one's
+# (pyroscope_profile_java, then large.cpu's 10 ms cpu)
+for file in pyroscope_profile_java google-pprof_large.cpu; do
+  http POST "/v1/pprof?service=mixed" --data-binary @"$FIX/pprof/$file"
+  assert_eq 204 "$HTTP_CODE" "$file to /v1/pprof?service=mixed"
+  sleep 0.01 # received apart: the newest is the second
+done
+curl -sS -o "$E2E_TMP/merged.pb.gz" "$SERVER_URL/api/v1/pprof?service=mixed" ||
+  fail "GET the merged pprof of mixed"
+assert_eq "$(period "$FIX/pprof/google-pprof_large.cpu")" "$(period "$E2E_TMP/merged.pb.gz")" \
+  "the merged period of two profiles: the newest one's"
+
 stop_server || fail "the server did not exit cleanly"
-echo "ok [$E2E_NAME]: anonymous frames kept apart, periods as their sources gave them"
+echo "ok [$E2E_NAME]: anonymous frames kept apart, periods as their sources gave them, merged: the newest one's"
