@@ -52,6 +52,7 @@ static void spaa_fail(struct spaa_ingest *x, enum spaa_ingest_stage stage, int c
 
 const struct spaa_dialect spaa_dialect_spaa = {
     .name = "spaa",
+    .body_spent = SPAA_BODY_SPENT_CONVERTED, /* the reader copies what the model keeps */
     .parse = spaa_parse,
     .accept = spaa_accept,
     .answer = spaa_answer,

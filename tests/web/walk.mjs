@@ -208,8 +208,12 @@ async function previousPeriod(page) {
   assert.deepEqual(base.filter((x) => target.includes(x)), [], `no profile in both periods: ${sides}`);
 
   say('the time basis switched to received time, and its previous period');
+  // only the hash changes: the rows and strip of the range before stay until the new
+  // answers come, so the strip's last answer is forgotten and the new one awaited
+  await page.evaluate(() => { window.__spaaDebug.timeline = null; });
   await page.goto(`${BASE}/#/profiles?service=paged&from=now-1h`);
-  await page.waitForSelector('table.profiles tbody tr');
+  await page.waitForFunction(() => window.__spaaDebug.timeline !== null &&
+    !document.querySelector('[aria-busy="true"]'));
   assert.equal(await page.evaluate(() => window.__spaaDebug.timeline.profiles), 0, 'on profile time the last hour holds none');
   await page.selectOption('#f-time-basis', 'received');
   await page.waitForFunction(() => location.hash.includes('time=received') && window.__spaaDebug.timeline.profiles === 60);
