@@ -3,7 +3,8 @@
 # size (target: peak <= 2x that size + 32 MB). The floor is the idle server's own peak,
 # measured in the same run. Each input goes to a fresh server:
 #   1. pprof: a generated 48 MiB profile (tests/e2e/gen_pprof.py: 1.4 M samples, 60 k stacks),
-#      gzipped, pushed to /ingest as Pyroscope clients do;
+#      gzipped, pushed to /ingest as Pyroscope clients do; then converted offline to SPAA and
+#      uploaded to /api/v1/spaa;
 #   2. OTLP: the same kind of CPU profile as an ExportProfilesServiceRequest of as many MiB
 #      (tests/e2e/gen_otlp.py: the Collector's translation, one profile per sample type),
 #      posted to /v1development/profiles;
@@ -53,7 +54,10 @@ dec=$(stat -c %s "$E2E_TMP/big.pb")
 gzip -1 "$E2E_TMP/big.pb"
 measure "/ingest?name=big.cpu" "$E2E_TMP/big.pb.gz" application/octet-stream
 report "pprof ${MIB} MiB (gzip)" "$dec" "$MEASURED"
-rm -f "$E2E_TMP/big.pb.gz"
+"$SPAA_BIN" convert --from pprof --name big.cpu "$E2E_TMP/big.pb.gz" -o "$E2E_TMP/big.spaa"
+measure "/api/v1/spaa?service=big" "$E2E_TMP/big.spaa" application/x-ndjson
+report "the same as SPAA" "$(stat -c %s "$E2E_TMP/big.spaa")" "$MEASURED"
+rm -f "$E2E_TMP/big.pb.gz" "$E2E_TMP/big.spaa"
 
 python3 "$root/tests/e2e/gen_otlp.py" "$E2E_TMP/big-otlp.pb" "$MIB" >/dev/null
 measure /v1development/profiles "$E2E_TMP/big-otlp.pb" application/x-protobuf
