@@ -177,6 +177,7 @@ static void push_fail(struct spaa_ingest *x, enum spaa_ingest_stage stage, int c
 
 const struct spaa_dialect spaa_dialect_pyroscope_push = {
     .name = "pyroscope-push",
+    .body_spent = SPAA_BODY_SPENT_CONVERTED,
     .parse = push_parse,
     .answer = push_answer,
     .fail = push_fail,
@@ -184,6 +185,7 @@ const struct spaa_dialect spaa_dialect_pyroscope_push = {
 
 const struct spaa_dialect spaa_dialect_pyroscope_push_proto = {
     .name = "pyroscope-push",
+    .body_spent = SPAA_BODY_SPENT_CONVERTED,
     .parse = push_proto_parse,
     .answer = push_answer,
     .fail = push_fail,
@@ -191,6 +193,7 @@ const struct spaa_dialect spaa_dialect_pyroscope_push_proto = {
 
 const struct spaa_dialect spaa_dialect_pyroscope_push_json = {
     .name = "pyroscope-push",
+    .body_spent = SPAA_BODY_SPENT_CONVERTED,
     .parse = push_json_parse,
     .answer = push_answer,
     .fail = push_fail,
