@@ -3,7 +3,7 @@
  * keeps one). The merged stacks become a SPAA model (one event, frames from the store's
  * frame dictionary, each stack's stored context) written by the pprof exporter, so the
  * answer is what /pprof of one profile would be, labels included; its period is the newest
- * selected profile's. */
+ * selected profile's, its time and duration what the selection spans. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -258,6 +258,62 @@ static int newest_period(struct spaa_store *store, const struct spaa_list_query 
   return rc;
 }
 
+/* The time the profiles q selects span (the earliest start to the latest end of those with a
+ * known range), as the merged pprof's time and duration; listed a page at a time, metadata
+ * only. None known, or the store failing: no range, as before. 0, or SPAA_E_NOMEM. */
+static int selection_range(struct spaa_store *store, const struct spaa_list_query *q,
+                           struct mbuild *b)
+{
+  struct spaa_list_query page = *q;
+  struct spaa_store_cursor after;
+  struct spaa_store_page pg;
+  struct spaa_err err;
+  int64_t lo = 0, hi = 0;
+  char *last = NULL;
+  size_t i;
+  int rc = 0, more;
+  page.limit = 1000;
+  page.after = NULL;
+  do {
+    memset(&pg, 0, sizeof(pg));
+    spaa_err_clear(&err);
+    if (spaa_store_list(store, &page, &pg, &err)) {
+      lo = hi = 0; /* a part unknown: no range rather than a wrong one */
+      more = 0;
+    } else {
+      for (i = 0; i < pg.n; i++) {
+        const struct spaa_store_profile_info *pi = &pg.profiles[i];
+        if (pi->start_ns <= 0 || pi->end_ns < pi->start_ns)
+          continue;
+        if (!lo || pi->start_ns < lo)
+          lo = pi->start_ns;
+        if (pi->end_ns > hi)
+          hi = pi->end_ns;
+      }
+      if ((more = pg.has_next)) {
+        free(last);
+        if (!(last = strdup(pg.next.id))) {
+          rc = SPAA_E_NOMEM;
+          more = 0;
+        }
+        after.received_ns = pg.next.received_ns;
+        after.id = last;
+        page.after = &after;
+      }
+    }
+    spaa_store_page_free(&pg);
+  } while (more);
+  free(last);
+  if (!rc && lo > 0 && (b->p->header.time_unit = spaa_strdup(b->p, "nanoseconds"))) {
+    b->p->header.has_time_range = 1;
+    b->p->header.start = spaa_int(lo);
+    b->p->header.end = spaa_int(hi);
+  } else if (!rc && lo > 0) {
+    rc = SPAA_E_NOMEM;
+  }
+  return rc;
+}
+
 /* The distinct metric names of a selection's stacks, in the order met. */
 struct metric_names {
   char name[MERGED_MAX_METRICS][128];
@@ -334,7 +390,8 @@ void spaa_api_merged_pprof(const struct spaa_req *req, struct spaa_resp *resp)
     b.v = v;
     b.n_v = n;
     if (!(rc = build_model(req->app->store, &b, &err)) &&
-        (rc = newest_period(req->app->store, &sel.q, &b)))
+        ((rc = newest_period(req->app->store, &sel.q, &b)) ||
+         (rc = selection_range(req->app->store, &sel.q, &b))))
       spaa_err_set(&err, rc, 0, 0, NULL);
   }
   if (!rc && !(rc = spaa_api_out_open(req, &o, 0, &err))) {

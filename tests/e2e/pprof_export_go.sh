@@ -109,6 +109,13 @@ curl -sS -o "$E2E_TMP/merged.pb.gz" "$SERVER_URL/api/v1/pprof?service=mixed" ||
   fail "GET the merged pprof of mixed"
 assert_eq "$(period "$FIX/pprof/google-pprof_large.cpu")" "$(period "$E2E_TMP/merged.pb.gz")" \
   "the merged period of two profiles: the newest one's"
+# and its time and duration: what the two span, from large.cpu's start (2022-10-18) to the
+# Java profile's end (2022-11-21), a duration neither has
+timeline() { go tool pprof -raw "$1" 2>/dev/null | grep -E "^$2:" || true; }
+assert_eq "$(timeline "$FIX/pprof/google-pprof_large.cpu" Time)" "$(timeline "$E2E_TMP/merged.pb.gz" Time)" \
+  "the merged pprof's time: the earliest start"
+mdur=$(timeline "$E2E_TMP/merged.pb.gz" Duration)
+assert_eq "Duration: 810h" "$mdur" "the merged pprof's duration: 33.8 days, to the Java profile's end (-raw writes its first 4 characters)"
 
 stop_server || fail "the server did not exit cleanly"
 echo "ok [$E2E_NAME]: anonymous frames kept apart, periods as their sources gave them, merged: the newest one's"
