@@ -313,9 +313,10 @@ static void synth_strings_functions(void)
 {
   size_t i;
   sy.strs[0] = "";
-  for (i = 1; i < NSTR; i++) {
+  sy.strs[7] = "k7";
+  for (i = 8; i < NSTR; i++) { /* owned: synth frees them */
     char tmp[64];
-    snprintf(tmp, sizeof(tmp), i < 8 ? "k%zu" : "pkg%zu/module.(*Type).method_%zu", i % 97, i);
+    snprintf(tmp, sizeof(tmp), "pkg%zu/module.(*Type).method_%zu", i % 97, i);
     sy.strs[i] = strdup(tmp);
   }
   sy.strs[1] = "samples";
@@ -493,7 +494,7 @@ int main(int argc, char **argv)
   static const char ebpf_json[] = "pyroscope_otel-ebpf-profile.pb.json";
   const char *only = argc > 2 ? argv[2] : NULL;
   size_t len;
-  uint8_t *b;
+  uint8_t *b = NULL;
   if (argc > 1 && setenv("SPAA_SHARED", argv[1], 1) != 0) { /* where fixture.h looks */
     perror("setenv");
     return 1;
@@ -507,6 +508,7 @@ int main(int argc, char **argv)
   if (only && strcmp(only, "write") == 0) { /* the synthetic request into a file */
     FILE *f = argc > 3 ? fopen(argv[3], "wb") : NULL;
     int ok = f && (b = synth(&len)) && fwrite(b, 1, len, f) == len;
+    free(b);
     if (f && fclose(f))
       ok = 0;
     rmdir(g_dir);
