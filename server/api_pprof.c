@@ -213,16 +213,14 @@ static int build_model(struct spaa_store *store, struct mbuild *b, struct spaa_e
   return rc;
 }
 
-/* The period of the newest profile q selects (the last received), as Pyroscope's merge keeps
- * the one of its first profile: that profile's pprof period (x_pprof_period), else its event's
+/* The period of `newest`, the newest profile q selects (the last received; NULL: none), as
+ * Pyroscope's merge keeps the one of its first profile: that profile's pprof period (x_pprof_period), else its event's
  * sampling (sample period, frequency, OTLP's period type), the event q names or its first
  * one. A profile that cannot be read now (gone, or over the request's budget) leaves the
  * merged pprof without a period. 0, or SPAA_E_NOMEM. */
-static int newest_period(struct spaa_store *store, const struct spaa_list_query *q,
-                         struct mbuild *b)
+static int newest_period(struct spaa_store *store, const char *newest,
+                         const struct spaa_list_query *q, struct mbuild *b)
 {
-  struct spaa_list_query one = *q;
-  struct spaa_store_page pg;
   struct spaa_profile *p = NULL;
   struct spaa_event *to = &b->p->header.events[0];
   const struct spaa_event *from = NULL;
@@ -230,16 +228,9 @@ static int newest_period(struct spaa_store *store, const struct spaa_list_query 
   struct spaa_err err;
   size_t i;
   int rc = 0;
-  one.limit = 1;
-  one.after = NULL;
-  memset(&pg, 0, sizeof(pg));
   spaa_err_clear(&err);
-  if (spaa_store_list(store, &one, &pg, &err) || pg.n == 0 ||
-      spaa_store_get_metered(store, pg.profiles[0].id, b->meter, &p, &err)) {
-    spaa_store_page_free(&pg);
+  if (!newest || spaa_store_get_metered(store, newest, b->meter, &p, &err))
     return 0;
-  }
-  spaa_store_page_free(&pg);
   for (i = 0; i < p->header.n_events && !from; i++)
     if (!q->event || strcmp(p->header.events[i].name, q->event) == 0)
       from = &p->header.events[i];
@@ -260,9 +251,10 @@ static int newest_period(struct spaa_store *store, const struct spaa_list_query 
 
 /* The time the profiles q selects span (the earliest start to the latest end of those with a
  * known range), as the merged pprof's time and duration; listed a page at a time, metadata
- * only. None known, or the store failing: no range, as before. 0, or SPAA_E_NOMEM. */
+ * only. None known, or the store failing: no range. *newest: the newest one's id (owned by
+ * the caller), or NULL. 0, or SPAA_E_NOMEM. */
 static int selection_range(struct spaa_store *store, const struct spaa_list_query *q,
-                           struct mbuild *b)
+                           struct mbuild *b, char **newest)
 {
   struct spaa_list_query page = *q;
   struct spaa_store_cursor after;
@@ -281,6 +273,8 @@ static int selection_range(struct spaa_store *store, const struct spaa_list_quer
       lo = hi = 0; /* a part unknown: no range rather than a wrong one */
       more = 0;
     } else {
+      if (!*newest && pg.n > 0 && !(*newest = strdup(pg.profiles[0].id)))
+        rc = SPAA_E_NOMEM;
       for (i = 0; i < pg.n; i++) {
         const struct spaa_store_profile_info *pi = &pg.profiles[i];
         if (pi->start_ns <= 0 || pi->end_ns < pi->start_ns)
@@ -290,7 +284,7 @@ static int selection_range(struct spaa_store *store, const struct spaa_list_quer
         if (pi->end_ns > hi)
           hi = pi->end_ns;
       }
-      if ((more = pg.has_next)) {
+      if ((more = pg.has_next && !rc)) {
         free(last);
         if (!(last = strdup(pg.next.id))) {
           rc = SPAA_E_NOMEM;
@@ -367,6 +361,7 @@ void spaa_api_merged_pprof(const struct spaa_req *req, struct spaa_resp *resp)
   struct mbuild b;
   struct spaa_api_out o;
   struct spaa_err err;
+  char *newest = NULL;
   size_t i, n = 0;
   int rc;
   if (spaa_api_params_check(req, lists, NULL, resp))
@@ -390,8 +385,8 @@ void spaa_api_merged_pprof(const struct spaa_req *req, struct spaa_resp *resp)
     b.v = v;
     b.n_v = n;
     if (!(rc = build_model(req->app->store, &b, &err)) &&
-        ((rc = newest_period(req->app->store, &sel.q, &b)) ||
-         (rc = selection_range(req->app->store, &sel.q, &b))))
+        ((rc = selection_range(req->app->store, &sel.q, &b, &newest)) ||
+         (rc = newest_period(req->app->store, newest, &sel.q, &b))))
       spaa_err_set(&err, rc, 0, 0, NULL);
   }
   if (!rc && !(rc = spaa_api_out_open(req, &o, 0, &err))) {
@@ -413,4 +408,5 @@ void spaa_api_merged_pprof(const struct spaa_req *req, struct spaa_resp *resp)
   spaa_meter_give(b.meter, &b.metered, b.metered);
   spaa_profile_free(b.p);
   spaa_api_sel_free(&sel);
+  free(newest);
 }
