@@ -323,11 +323,34 @@ static size_t event_pos(const struct spaa_profile *p, const char *name, const ch
   return p->header.n_events;
 }
 
+/* Put a[idx[i]] at a[i] for every i < n, idx a permutation of 0..n-1, following its cycles
+ * in place: a copy of the stacks beside them would double their bytes at the conversion's
+ * peak (176 bytes a stack). `seen` is n bytes of scratch, overwritten. */
+static void permute(struct spaa_stack *a, const uint32_t *idx, char *seen, size_t n)
+{
+  size_t i, j, k;
+  memset(seen, 0, n);
+  for (i = 0; i < n; i++) {
+    struct spaa_stack held;
+    if (seen[i] || idx[i] == i)
+      continue;
+    held = a[i];
+    for (j = i;; j = k) {
+      seen[j] = 1;
+      k = idx[j];
+      if (k == i) {
+        a[j] = held;
+        break;
+      }
+      a[j] = a[k];
+    }
+  }
+}
+
 int spaa_normalize(struct spaa_profile *p, struct spaa_err *err)
 {
   struct spaa_cid *cids = NULL;
   struct stack_key *keys = NULL;
-  struct spaa_stack *sorted = NULL;
   uint32_t *idx = NULL;
   char *dead = NULL;
   struct sort_ctx sc;
@@ -346,8 +369,8 @@ int spaa_normalize(struct spaa_profile *p, struct spaa_err *err)
   SORT_BY_ID(p->threads, p->n_threads, thread_t, tid);
   if (!n)
     goto out;
-  if (!(keys = malloc(n * sizeof(*keys))) || !(sorted = malloc(n * sizeof(*sorted))) ||
-      !(idx = malloc(n * sizeof(*idx))) || !(dead = calloc(n, 1))) {
+  if (!(keys = malloc(n * sizeof(*keys))) || !(idx = malloc(n * sizeof(*idx))) ||
+      !(dead = calloc(n, 1))) {
     rc = spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
     goto out;
   }
@@ -393,9 +416,11 @@ int spaa_normalize(struct spaa_profile *p, struct spaa_err *err)
     idx[out_n++] = (uint32_t)i;
   }
   qsort_r(idx, out_n, sizeof(*idx), by_key, &sc);
-  for (i = 0; i < out_n; i++)
-    sorted[i] = p->stacks[idx[i]];
-  memcpy(p->stacks, sorted, out_n * sizeof(*sorted));
+  /* the merged-away stacks after the others make idx a whole permutation, applied in place */
+  for (i = 0, first_i = out_n; i < n; i++)
+    if (dead[i])
+      idx[first_i++] = (uint32_t)i;
+  permute(p->stacks, idx, dead, n);
   p->n_stacks = out_n;
   rc = 0;
 out:
@@ -403,7 +428,6 @@ out:
     spaa_profile_fit(p);
   free(cids);
   free(keys);
-  free(sorted);
   free(idx);
   free(dead);
   return rc;

@@ -178,12 +178,90 @@ static void test_failures_and_overflow(void **state)
   spaa_profile_free(p);
 }
 
+/* Many stacks in a scrambled order, a third of them twins of others (the same frames under
+ * another local id), so that the stacks are put in order in place through long cycles with
+ * merged-away stacks among them: every distinct stack is left once, with its twins' weights
+ * summed, in the canonical order (event, then heaviest first), and none is lost or doubled. */
+static void test_many_stacks_in_place(void **state)
+{
+  enum { N_FRAMES = 64, N_DISTINCT = 1500, N_STACKS = 2250 };
+  struct spaa_buf in;
+  struct spaa_profile *p = NULL;
+  struct spaa_err err;
+  int64_t want_total[2] = {0, 0}, got_total[2] = {0, 0}, prev = INT64_MAX;
+  size_t i, k, distinct_seen = 0;
+  unsigned rng = 12345;
+  char *seen;
+  (void)state;
+  spaa_buf_init(&in, 0);
+  assert_int_equal(spaa_buf_add(&in, HEADER, strlen(HEADER)), 0);
+  for (i = 0; i < N_FRAMES; i++)
+    assert_int_equal(spaa_buf_addf(&in, "{\"type\":\"frame\",\"id\":%zu,\"func\":\"f%zu\"}\n",
+                                     i + 1, i), 0);
+  for (i = 0; i < N_STACKS; i++) {
+    /* stack i has the frames of distinct stack d: d's index in base N_FRAMES, two digits;
+     * the event alternates with d; the weight is scrambled */
+    size_t d = i < N_DISTINCT ? (i * 7919) % N_DISTINCT : (i * 104729) % N_DISTINCT;
+    int ev = (int)(d % 2);
+    int64_t w;
+    rng = rng * 1103515245u + 12345u;
+    w = 1 + (int64_t)((rng >> 8) % 100000);
+    want_total[ev] += w;
+    assert_int_equal(spaa_buf_addf(&in, "{\"type\":\"stack\",\"id\":\"s%zu\",\"frames\":[%zu,%zu,%zu],"
+                                     "\"context\":{\"event\":\"%s\"},\"weights\":[{\"metric\":"
+                                     "\"%s\",\"value\":%lld}]}\n",
+                                     i, d % N_FRAMES + 1, d / N_FRAMES % N_FRAMES + 1,
+                                     d / (N_FRAMES * N_FRAMES) + 1, ev ? "malloc" : "cycles",
+                                     ev ? "alloc_bytes" : "period", (long long)w), 0);
+  }
+  assert_int_equal(spaa_read_buf(in.p, in.len, &p, &err), 0);
+  assert_int_equal(spaa_normalize(p, &err), 0);
+  assert_int_equal(p->n_stacks, N_DISTINCT);
+  seen = calloc(N_DISTINCT, 1);
+  assert_non_null(seen);
+  for (i = 0; i < p->n_stacks; i++) {
+    const struct spaa_stack *s = &p->stacks[i];
+    int ev = strcmp(s->event, "malloc") == 0;
+    const struct spaa_weight *w = spaa_weights_find(&s->weights, ev ? "alloc_bytes" : "period");
+    size_t d;
+    assert_non_null(w);
+    assert_int_equal(s->n_frames, 3);
+    /* frames back to the distinct stack's number: each is met once */
+    for (d = 0, k = s->n_frames; k-- > 0;) {
+      size_t f;
+      for (f = 0; f < p->n_frames && p->frames[f].id != s->frames[k]; f++)
+        ;
+      assert_true(f < p->n_frames);
+      d = d * N_FRAMES + (size_t)atoi(p->frames[f].func + 1);
+    }
+    assert_true(d < N_DISTINCT);
+    assert_int_equal(seen[d], 0);
+    seen[d] = 1;
+    distinct_seen++;
+    got_total[ev] += w->value.i;
+    /* cycles (the first event) before malloc, heaviest first within each */
+    if (i > 0 && strcmp(p->stacks[i - 1].event, s->event) != 0) {
+      assert_string_equal(p->stacks[i - 1].event, "cycles");
+      prev = INT64_MAX;
+    }
+    assert_true(w->value.i <= prev);
+    prev = w->value.i;
+  }
+  assert_int_equal(distinct_seen, N_DISTINCT);
+  assert_int_equal(got_total[0], want_total[0]);
+  assert_int_equal(got_total[1], want_total[1]);
+  free(seen);
+  spaa_buf_free(&in);
+  spaa_profile_free(p);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_merge_and_order),
       cmocka_unit_test(test_idempotent_and_order_free),
       cmocka_unit_test(test_failures_and_overflow),
+      cmocka_unit_test(test_many_stacks_in_place),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
