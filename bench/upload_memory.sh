@@ -4,7 +4,7 @@
 # measured in the same run. Each input goes to a fresh server:
 #   1. pprof: a generated 48 MiB profile (tests/e2e/gen_pprof.py: 1.4 M samples, 60 k stacks),
 #      gzipped, pushed to /ingest as Pyroscope clients do; then converted offline to SPAA and
-#      uploaded to /api/v1/spaa;
+#      uploaded to /api/v1/spaa; and one a third as large pushed uncompressed;
 #   2. OTLP: the same kind of CPU profile as an ExportProfilesServiceRequest of as many MiB
 #      (tests/e2e/gen_otlp.py: the Collector's translation, one profile per sample type),
 #      posted to /v1development/profiles;
@@ -58,6 +58,11 @@ report "pprof ${MIB} MiB (gzip)" "$dec" "$MEASURED"
 measure "/api/v1/spaa?service=big" "$E2E_TMP/big.spaa" application/x-ndjson
 report "the same as SPAA" "$(stat -c %s "$E2E_TMP/big.spaa")" "$MEASURED"
 rm -f "$E2E_TMP/big.pb.gz" "$E2E_TMP/big.spaa"
+# a third of that profile pushed as it is, uncompressed: the body is the decoded bytes
+python3 "$root/tests/e2e/gen_pprof.py" "$E2E_TMP/plain.pb" $((MIB / 3))
+measure "/ingest?name=plain.cpu" "$E2E_TMP/plain.pb" application/octet-stream
+report "pprof $((MIB / 3)) MiB (uncompressed)" "$(stat -c %s "$E2E_TMP/plain.pb")" "$MEASURED"
+rm -f "$E2E_TMP/plain.pb"
 
 python3 "$root/tests/e2e/gen_otlp.py" "$E2E_TMP/big-otlp.pb" "$MIB" >/dev/null
 measure /v1development/profiles "$E2E_TMP/big-otlp.pb" application/x-protobuf
