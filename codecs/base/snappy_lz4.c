@@ -229,17 +229,17 @@ int spaa__snappy_framed_decode(const uint8_t *in, size_t len, size_t max_out, co
   while (pos < len) {
     size_t data = pos + 4, clen, n, used;
     uint8_t type;
-    if (len - pos < 4)
-      return bad(err, name, pos, "the chunk header at byte %zu is truncated", pos);
     type = in[pos];
-    clen = le24(in + pos + 1);
-    if (clen > len - data)
-      return bad(err, name, pos, "the %zu-byte chunk at byte %zu is truncated (%zu bytes left)",
-                 clen, pos, len - data);
     if (!seen_id && type != 0xff)
       return bad(err, name, pos,
                  "the stream does not start with a stream identifier chunk (type 0x%02x at "
                  "byte %zu)", type, pos);
+    if (len - pos < 4)
+      return bad(err, name, pos, "the chunk header at byte %zu is truncated", pos);
+    clen = le24(in + pos + 1);
+    if (clen > len - data)
+      return bad(err, name, pos, "the %zu-byte chunk at byte %zu is truncated (%zu bytes left)",
+                 clen, pos, len - data);
     if (type == 0xff) { /* stream identifier: may repeat (concatenated streams) */
       if (clen != 6 || memcmp(in + data, "sNaPpY", 6) != 0)
         return bad(err, name, pos, "bad stream identifier chunk at byte %zu", pos);
