@@ -12,6 +12,7 @@ build_pkgs=(build-essential cmake pkg-config protobuf-c-compiler
   zlib1g-dev libxxhash-dev libpq-dev libnghttp2-dev libbrotli-dev)
 test_pkgs=(libcmocka-dev curl zstd gzip clang libclang-rt-14-dev procps jq golang-go sqlite3 postgresql
   python3-grpcio python3-h2 python3-prometheus-client python3-yaml
+  python3-snappy python3-lz4 python3-crcmod
   chromium fonts-dejavu-core)
 runtime_pkgs=(libmicrohttpd12 libjansson4 libprotobuf-c1 libzstd1 libsqlite3-0 zlib1g
   libxxhash0 libpq5 libnghttp2-14 libbrotli1)

@@ -44,10 +44,18 @@ static int parse_codings(const char *ce, enum spaa_coding *codings, struct spaa_
       codings[n++] = SPAA_CODING_ZSTD;
     } else if (l == 2 && strncasecmp(b, "br", 2) == 0) {
       codings[n++] = SPAA_CODING_BR;
+    } else if (l == 6 && strncasecmp(b, "snappy", 6) == 0) {
+      /* a Collector exporter's `compression: snappy`: the block format (or the framing
+       * format, told by its stream identifier, as a Collector reads it) */
+      codings[n++] = SPAA_CODING_SNAPPY;
+    } else if (l == 15 && strncasecmp(b, "x-snappy-framed", 15) == 0) {
+      codings[n++] = SPAA_CODING_SNAPPY_FRAMED;
+    } else if (l == 3 && strncasecmp(b, "lz4", 3) == 0) {
+      codings[n++] = SPAA_CODING_LZ4; /* the LZ4 frame format */
     } else {
       return spaa_err_set(err, SPAA_E_MEDIA_TYPE, 0, 0,
                           "unsupported Content-Encoding '%.*s': expected gzip, x-gzip, "
-                          "deflate, zlib, zstd, br or identity",
+                          "deflate, zlib, zstd, br, snappy, x-snappy-framed, lz4 or identity",
                           (int)(l > 40 ? 40 : l), b);
     }
     if (!e)

@@ -1,6 +1,6 @@
 /* gzip, deflate and zstd through zlib and libzstd, brotli (decoding only) through libbrotlidec
  * (see compress.h): one streaming decoder per coding, the capped one-buffer decoder driving
- * it, and the compressing sink. */
+ * it (snappy and lz4: base/snappy_lz4, one buffer only), and the compressing sink. */
 #include "base/compress.h"
 
 #include <stdlib.h>
@@ -11,6 +11,8 @@
 #define ZSTD_STATIC_LINKING_ONLY /* ZSTD_createDCtx_advanced: the decoder's allocator */
 #include <zstd.h>
 #include <zstd_errors.h>
+
+#include "base/snappy_lz4.h"
 
 #define CHUNK_MIN ((size_t)64 * 1024)  /* first output room when the size is not known */
 #define ZLIB_STEP ((size_t)1 << 30)    /* zlib counts in uInt: at most 1 GiB per call */
@@ -53,7 +55,21 @@ static BrotliDecoderState *br_new(void)
   return BrotliDecoderCreateInstance(dec_alloc, dec_release, NULL);
 }
 
-static const char *const coding_names[] = {"gzip", "deflate", "zstd", "br"};
+static const char *const coding_names[] = {"gzip",   "deflate",         "zstd", "br",
+                                           "snappy", "x-snappy-framed", "lz4"};
+
+/* snappy and lz4: decoded by spaa_decompress only, from one buffer into one buffer. */
+static int whole_only(enum spaa_coding c)
+{
+  return c == SPAA_CODING_SNAPPY || c == SPAA_CODING_SNAPPY_FRAMED || c == SPAA_CODING_LZ4;
+}
+
+static int no_stream(enum spaa_coding c, struct spaa_err *err)
+{
+  return spaa_err_set(err, SPAA_E_USAGE, 0, 0,
+                      "%s is decoded from one buffer at once (spaa_decompress), not as a stream",
+                      spaa_coding_name(c));
+}
 
 const char *spaa_coding_name(enum spaa_coding c)
 {
@@ -95,6 +111,8 @@ static int dstream_init(struct spaa_dstream *d, enum spaa_coding c, size_t max_w
   memset(d, 0, sizeof(*d));
   d->coding = c;
   d->noun = noun;
+  if (whole_only(c))
+    return no_stream(c, err);
   if (c == SPAA_CODING_BR) {
     /* no large windows (the default): at most 16 MiB of ring buffer, whatever the stream */
     if (!(d->bd = br_new()))
@@ -438,6 +456,20 @@ int spaa_dreader_read(struct spaa_dreader *r, void *out, size_t cap, size_t *mad
 
 /* ---- one buffer under a cap ------------------------------------------------------------ */
 
+/* snappy and lz4 (base/snappy_lz4) into out, which is empty and capped by limit. */
+static int decompress_whole(enum spaa_coding c, const uint8_t *in, size_t len, size_t max_out,
+                            struct spaa_buf *out, struct spaa_err *err)
+{
+  const char *name = spaa_coding_name(c);
+  if (c == SPAA_CODING_LZ4)
+    return spaa__lz4_frame_decode(in, len, max_out, name, out, err);
+  if (c == SPAA_CODING_SNAPPY_FRAMED ||
+      (len >= SPAA__SNAPPY_STREAM_ID_LEN &&
+       memcmp(in, SPAA__SNAPPY_STREAM_ID, SPAA__SNAPPY_STREAM_ID_LEN) == 0))
+    return spaa__snappy_framed_decode(in, len, max_out, name, out, err);
+  return spaa__snappy_block_decode(in, len, max_out, name, out, err);
+}
+
 int spaa_decompress(enum spaa_coding c, const void *in, size_t len, size_t max_out,
                     struct spaa_buf *out, struct spaa_err *err)
 {
@@ -447,6 +479,11 @@ int spaa_decompress(enum spaa_coding c, const void *in, size_t len, size_t max_o
   int rc;
   spaa_buf_free(out);
   spaa_buf_init(out, limit);
+  memset(&r, 0, sizeof(r));
+  if (whole_only(c)) {
+    rc = decompress_whole(c, in, len, max_out, out, err);
+    goto out;
+  }
   if ((rc = dreader_init(&r, c, in, len, max_out, err)))
     goto out;
   if (c == SPAA_CODING_GZIP && reserve_hint(in, len, max_out, out)) {
@@ -500,8 +537,9 @@ int spaa_csink_open(enum spaa_coding c, int level, spaa_sink_cb down, void *down
   s->coding = c;
   s->down = down;
   s->down_ctx = down_ctx;
-  if (c == SPAA_CODING_BR) {
-    rc = spaa_err_set(err, SPAA_E_USAGE, 0, 0, "no br encoder: br is decoded only");
+  if (c == SPAA_CODING_BR || whole_only(c)) {
+    rc = spaa_err_set(err, SPAA_E_USAGE, 0, 0, "no %s encoder: %s is decoded only",
+                      spaa_coding_name(c), spaa_coding_name(c));
   } else if (c == SPAA_CODING_ZSTD) {
     if (!(s->zc = ZSTD_createCCtx()))
       rc = spaa_err_set(err, SPAA_E_NOMEM, 0, 0, "cannot start the zstd encoder");

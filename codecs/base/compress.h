@@ -1,6 +1,7 @@
 /* Compression for every layer: gzip, deflate, zstd and brotli decoded under a cap on the
  * output (so that a small bomb cannot grow into gigabytes), one buffer at once or as a
- * stream; and a compressing sink that streams gzip or zstd into any spaa_sink_cb. Pure: bytes
+ * stream; snappy and lz4 (what OpenTelemetry Collector exporters may also send) one buffer at
+ * once; and a compressing sink that streams gzip or zstd into any spaa_sink_cb. Pure: bytes
  * in, bytes out, no I/O of its own. */
 #ifndef SPAA_BASE_COMPRESS_H
 #define SPAA_BASE_COMPRESS_H
@@ -15,10 +16,17 @@ enum spaa_coding {
   SPAA_CODING_GZIP,    /* RFC 1952: one member, or several concatenated (`cat a.gz b.gz`) */
   SPAA_CODING_DEFLATE, /* RFC 1950 (zlib wrapper) in; raw RFC 1951 accepted too */
   SPAA_CODING_ZSTD,    /* RFC 8878: one frame or several */
-  SPAA_CODING_BR       /* RFC 7932 (brotli): one stream; decoding only (no spaa_csink) */
+  SPAA_CODING_BR,      /* RFC 7932 (brotli): one stream; decoding only (no spaa_csink) */
+  /* decoding only, and only by spaa_decompress (no spaa_dstream, spaa_dreader, spaa_csink): */
+  SPAA_CODING_SNAPPY,        /* a snappy block, or the framing format when the input starts
+                              * with its stream identifier chunk (as a Collector reads it) */
+  SPAA_CODING_SNAPPY_FRAMED, /* the snappy framing format, every chunk's CRC-32C checked */
+  SPAA_CODING_LZ4            /* the LZ4 frame format: one frame or several, skippable frames
+                              * skipped, no dictionaries */
 };
 
-/* "gzip", "deflate", "zstd" or "br" (the Content-Encoding tokens). */
+/* "gzip", "deflate", "zstd", "br", "snappy", "x-snappy-framed" or "lz4" (the Content-Encoding
+ * tokens). */
 const char *spaa_coding_name(enum spaa_coding c);
 /* 1 when `buf` starts with the gzip magic (1f 8b) / the zstd frame magic (28 b5 2f fd). */
 int spaa_is_gzip(const void *buf, size_t len);
@@ -41,12 +49,15 @@ void spaa_decoder_alloc_set(spaa_alloc_fn alloc, spaa_release_fn release);
  * replaced by `max_out`. On success out holds the decoded bytes, NUL-terminated, owned by
  * the caller (spaa_buf_free or spaa_buf_steal). Errors, err naming the coding:
  *   SPAA_E_TOO_LARGE        the output would pass `max_out` bytes ("gzip body decodes to
- *                           more than the N-byte cap"), or a zstd frame asks for a window
- *                           larger than that;
- *   SPAA_E_BAD_COMPRESSION  corrupt or truncated data, an empty zstd input, or bytes after
- *                           the end that are not another gzip member or zstd frame (deflate
- *                           and brotli: any byte after the end; err's offset is the input
- *                           byte at fault);
+ *                           more than the N-byte cap"), a zstd frame asks for a window
+ *                           larger than that, or a snappy block or lz4 frame declares a
+ *                           larger size (refused before anything is allocated);
+ *   SPAA_E_BAD_COMPRESSION  corrupt or truncated data, an empty zstd, snappy or lz4 input, a
+ *                           checksum that does not match (snappy framed, lz4), an lz4 frame
+ *                           that needs a dictionary, or bytes after the end that are not
+ *                           another gzip member, zstd or lz4 frame, or snappy chunk (deflate,
+ *                           brotli, a snappy block: any byte after the end; err's offset is
+ *                           the input byte at fault);
  *   SPAA_E_NOMEM.
  * On error `out` is emptied. */
 int spaa_decompress(enum spaa_coding c, const void *in, size_t len, size_t max_out,
@@ -60,7 +71,7 @@ struct spaa_dstream;
 /* Start a decoder for `c`. `max_window` (zstd) refuses frames that ask for a larger window
  * (0: zstd's default limit, 128 MiB); brotli's window is at most 16 MiB (RFC 7932, no large
  * windows) whatever it says. *out is owned by the caller: spaa_dstream_free.
- * 0 or SPAA_E_NOMEM. */
+ * 0, SPAA_E_NOMEM, or SPAA_E_USAGE for snappy and lz4 (decoded by spaa_decompress only). */
 int spaa_dstream_new(enum spaa_coding c, size_t max_window, struct spaa_dstream **out,
                      struct spaa_err *err);
 /* NULL-safe. */
@@ -89,7 +100,8 @@ int spaa_dstream_finish(struct spaa_dstream *d, struct spaa_err *err);
 struct spaa_dreader;
 
 /* Start reading `len` bytes of `in` (borrowed: they must outlive the reader) encoded with
- * `c`, refusing more than `max_out` decoded bytes. 0 or an error as spaa_decompress. */
+ * `c`, refusing more than `max_out` decoded bytes. 0 or an error as spaa_decompress
+ * (SPAA_E_USAGE for snappy and lz4: spaa_decompress only). */
 int spaa_dreader_new(enum spaa_coding c, const void *in, size_t len, size_t max_out,
                      struct spaa_dreader **out, struct spaa_err *err);
 /* Decode up to `cap` bytes into out: 0 with *made set (less than cap only at the end of the
@@ -109,7 +121,8 @@ struct spaa_csink;
 /* Start compressing with `c` (gzip, deflate = zlib-wrapped, or zstd) at `level` (zstd: its
  * levels, 1 to 22 and the negative fast ones, 0 = its default; gzip and deflate: 0 to 9,
  * -1 = zlib's default) into `down(down_ctx, ...)`. *out is owned by the caller
- * (spaa_csink_free). 0, SPAA_E_NOMEM, or SPAA_E_USAGE for a bad level or br (no encoder). */
+ * (spaa_csink_free). 0, SPAA_E_NOMEM, or SPAA_E_USAGE for a bad level or a coding with no
+ * encoder (br, snappy, lz4). */
 int spaa_csink_open(enum spaa_coding c, int level, spaa_sink_cb down, void *down_ctx,
                     struct spaa_csink **out, struct spaa_err *err);
 /* A spaa_sink_cb: `ctx` is the struct spaa_csink. 0, the downstream sink's error, or

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <xxhash.h>
 #include <zlib.h>
 #include <zstd.h>
 
@@ -64,9 +65,18 @@ static void test_needed(void **state)
   assert_int_equal(spaa_decode_needed("gzip, zstd", &err), 1);
   assert_int_equal(spaa_decode_needed("br", &err), 1);
   assert_int_equal(spaa_decode_needed("gzip, BR", &err), 1);
+  /* what a Collector exporter set to `compression: snappy | x-snappy-framed | lz4` sends */
+  assert_int_equal(spaa_decode_needed("snappy", &err), 1);
+  assert_int_equal(spaa_decode_needed("SNAPPY", &err), 1);
+  assert_int_equal(spaa_decode_needed("x-snappy-framed", &err), 1);
+  assert_int_equal(spaa_decode_needed("X-Snappy-Framed", &err), 1);
+  assert_int_equal(spaa_decode_needed("lz4", &err), 1);
+  assert_int_equal(spaa_decode_needed(" LZ4 ", &err), 1);
+  assert_int_equal(spaa_decode_needed("snappy-framed", &err), SPAA_E_MEDIA_TYPE);
   assert_int_equal(spaa_decode_needed("compress", &err), SPAA_E_MEDIA_TYPE);
   assert_string_equal(err.msg, "unsupported Content-Encoding 'compress': expected gzip, "
-                               "x-gzip, deflate, zlib, zstd, br or identity");
+                               "x-gzip, deflate, zlib, zstd, br, snappy, x-snappy-framed, lz4 "
+                               "or identity");
   assert_int_equal(spaa_decode_needed("gzip, compress", &err), SPAA_E_MEDIA_TYPE);
   assert_non_null(strstr(err.msg, "'compress'"));
   assert_int_equal(spaa_decode_needed("gzip,gzip,gzip,gzip,gzip", &err), SPAA_E_MEDIA_TYPE);
@@ -222,6 +232,41 @@ static void test_corrupt(void **state)
   free(junk);
 }
 
+/* What a Collector exporter sends with `compression: snappy | x-snappy-framed | lz4` (the
+ * formats' own tests are tests/codecs/base/snappy_lz4_test.c). */
+static void test_snappy_lz4(void **state)
+{
+  static const uint8_t block[] = "\x05\x10hello";
+  static const uint8_t framed[] = "\xff\x06\x00\x00sNaPpY\x01\x09\x00\x00\xbb\x1f\x1c\x19hello";
+  uint8_t lz4[32], wrapped[64];
+  size_t n = 0, gl, wl = 0;
+  const uint8_t *hello = (const uint8_t *)"hello";
+  uint8_t *gz = spaa_test_zlib(hello, 5, 31, &gl);
+  expect_ok("snappy", block, 7, 5, hello, 5);
+  expect_ok("Snappy", framed, sizeof(framed) - 1, 5, hello, 5); /* peeked: framed */
+  expect_ok("x-snappy-framed", framed, sizeof(framed) - 1, 5, hello, 5);
+  expect_fail("x-snappy-framed", block, 7, 5, SPAA_E_BAD_COMPRESSION,
+              "corrupt x-snappy-framed body: the stream does not start with a stream identifier");
+  expect_fail("snappy", block, 7, 4, SPAA_E_TOO_LARGE,
+              "snappy body decodes to more than the 4-byte cap");
+  /* an lz4 frame: no options, one block stored as is */
+  memcpy(lz4, "\x04\x22\x4d\x18\x60\x40", 6);
+  lz4[6] = (uint8_t)(XXH32(lz4 + 4, 2, 0) >> 8);
+  n = 7;
+  memcpy(lz4 + n, "\x05\x00\x00\x80hello\x00\x00\x00\x00", 13);
+  n += 13;
+  expect_ok("lz4", lz4, n, 5, hello, 5);
+  expect_fail("LZ4", lz4, n - 1, 5, SPAA_E_BAD_COMPRESSION, "corrupt lz4 body");
+  /* "gzip, snappy": snappy undone first (the gzip bytes as one literal) */
+  wrapped[wl++] = (uint8_t)gl;
+  wrapped[wl++] = (uint8_t)((gl - 1) << 2);
+  memcpy(wrapped + wl, gz, gl);
+  wl += gl;
+  assert_true(gl < 60);
+  expect_ok("gzip, snappy", wrapped, wl, 100, hello, 5); /* the cap holds at each stage */
+  free(gz);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -229,6 +274,7 @@ int main(void)
       cmocka_unit_test(test_round_trips),     cmocka_unit_test(test_multi_member_and_frames),
       cmocka_unit_test(test_stacked),         cmocka_unit_test(test_bombs),
       cmocka_unit_test(test_zstd_window),     cmocka_unit_test(test_corrupt),
+      cmocka_unit_test(test_snappy_lz4),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
