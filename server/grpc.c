@@ -331,8 +331,9 @@ static int call_inflate(const struct spaa_config *cfg, const struct spaa_h2_req 
                         struct spaa_err *err, int *force)
 {
   static const enum spaa_coding codings[] = {SPAA_CODING_GZIP, SPAA_CODING_GZIP,
-                                             SPAA_CODING_DEFLATE, SPAA_CODING_ZSTD};
-  static const char *const names[] = {"identity", "gzip", "deflate", "zstd"};
+                                             SPAA_CODING_DEFLATE, SPAA_CODING_ZSTD,
+                                             SPAA_CODING_SNAPPY};
+  static const char *const names[] = {"identity", "gzip", "deflate", "zstd", "snappy"};
   int coding = spaa_grpc_coding(spaa_h2_header(h, "grpc-encoding"));
   char was[sizeof(err->msg)];
   int rc = spaa_decompress(codings[coding], m->data, m->len, cfg->grpc_max_message, dec, err);

@@ -93,6 +93,8 @@ int spaa_grpc_coding(const char *v)
     return SPAA_GRPC_DEFLATE;
   if (strcmp(v, "zstd") == 0)
     return SPAA_GRPC_ZSTD;
+  if (strcmp(v, "snappy") == 0)
+    return SPAA_GRPC_SNAPPY;
   return -1;
 }
 

@@ -77,12 +77,14 @@ enum spaa_grpc_coding {
   SPAA_GRPC_GZIP,
   SPAA_GRPC_DEFLATE,
   SPAA_GRPC_ZSTD,
+  SPAA_GRPC_SNAPPY, /* the Collector's gRPC exporter with `compression: snappy`: a framed
+                      snappy stream (a bare block is read too, as over HTTP) */
 };
 /* The coding named by a grpc-encoding value (NULL or "" = identity; case-sensitive as the
  * protocol says); -1 when it is none of those. */
 int spaa_grpc_coding(const char *v);
 /* What this server accepts, for grpc-accept-encoding. */
-#define SPAA_GRPC_ACCEPT_ENCODING "identity,gzip,deflate,zstd"
+#define SPAA_GRPC_ACCEPT_ENCODING "identity,gzip,deflate,zstd,snappy"
 
 /* Percent-encode `msg` for grpc-message (bytes outside 0x20..0x7e and '%' as %XX) into out
  * (size n, always NUL-terminated; a %XX is never cut). Returns the length written. */

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # OTLP over gRPC against the real server, with a real gRPC client (python3-grpcio): every
 # OTLP fixture stores the same profiles (totals, labels, SPAA) and gets the same
-# ExportProfilesServiceResponse as over OTLP/HTTP; gzip; a deadline the server enforces;
+# ExportProfilesServiceResponse as over OTLP/HTTP; gzip; snappy (framed); a deadline the server enforces;
 # bearer tokens; invalid protobuf; the message cap; unknown methods and encodings; 100
 # concurrent streams on one connection; garbage after the preface closes that connection only;
 # a client that does not acknowledge the server's SETTINGS gets GOAWAY SETTINGS_TIMEOUT; an
@@ -101,9 +101,46 @@ assert_eq "400 13" "$(field '":status"' "$out") $(field '"grpc-status"' "$out")"
 
 out=$(client raw "$G1" "$FIX/v1dev_06_minimal.bin" --path /no.Such/Method)
 assert_eq 12 "$(field '"grpc-status"' "$out")" "unknown method: UNIMPLEMENTED"
-out=$(client raw "$G1" "$FIX/v1dev_06_minimal.bin" --encoding snappy)
+out=$(client raw "$G1" "$FIX/v1dev_06_minimal.bin" --encoding lz4)
 assert_eq 12 "$(field '"grpc-status"' "$out")" "unknown grpc-encoding: UNIMPLEMENTED"
 assert_contains "$(field '"grpc-message"' "$out")" "gzip" "the encodings we take are named"
+assert_contains "$(field '"grpc-message"' "$out")" "snappy" "snappy named among them"
+
+# --- grpc-encoding snappy: the framed stream the Collector's gRPC exporter sends ------------------
+# (made by python3-snappy; its own CRC-32C fails on Python 3.11, python3-crcmod's stands in)
+"$PY" -c 'import snappy, crcmod' 2>/dev/null ||
+  fail "python3-snappy and python3-crcmod are needed (scripts/install-deps.sh)"
+"$PY" - "$FIX/v1dev_01_cpu_basic.bin" "$E2E_TMP/framed.sz" <<'EOF_PY'
+import sys
+import crcmod.predefined
+import snappy
+import snappy.snappy
+try:
+    snappy.snappy._masked_crc32c(b"")
+except SystemError:
+    snappy.snappy._crc32c = crcmod.predefined.mkCrcFun("crc-32c")
+open(sys.argv[2], "wb").write(snappy.StreamCompressor().add_chunk(open(sys.argv[1], "rb").read()))
+EOF_PY
+start_server
+G3=$(grpc_port)
+URL3=$SERVER_URL
+out=$(client raw "$G3" "$E2E_TMP/framed.sz" --flag 1 --encoding snappy)
+assert_eq "200 0" "$(field '":status"' "$out") $(field '"grpc-status"' "$out")" \
+  "a framed snappy message: OK"
+start_server
+curl -sS -o /dev/null -X POST -H 'Content-Type: application/x-protobuf' \
+  --data-binary @"$FIX/v1dev_01_cpu_basic.bin" "$SERVER_URL/v1development/profiles"
+a=$(canonical "$URL3")
+(($(jq length <<<"$a") >= 1)) || fail "nothing stored from the snappy message"
+# payload_bytes: what came on the wire (the compressed message; over HTTP, the plain body)
+assert_eq "$(stat -c %s "$E2E_TMP/framed.sz")" "$(jq '.[0].payload_bytes' <<<"$a")" \
+  "payload_bytes of the snappy message"
+assert_eq "$(canonical "$SERVER_URL" | jq -c 'map(del(.payload_bytes))')" \
+  "$(jq -c 'map(del(.payload_bytes))' <<<"$a")" "stored as the same request sent plain over HTTP"
+head -c 40 "$E2E_TMP/framed.sz" >"$E2E_TMP/cut.sz"
+out=$(client raw "$G3" "$E2E_TMP/cut.sz" --flag 1 --encoding snappy)
+assert_eq 13 "$(field '"grpc-status"' "$out")" "a cut snappy message: INTERNAL, as grpc-go"
+assert_contains "$(field '"grpc-message"' "$out")" "snappy" "the coding named"
 out=$(client raw "$G1" "$FIX/v1dev_06_minimal.bin" --ctype application/json)
 assert_eq 415 "$(field '":status"' "$out")" "not application/grpc: HTTP 415"
 

@@ -159,7 +159,8 @@ static void test_coding(void **state)
   assert_int_equal(spaa_grpc_coding("gzip"), SPAA_GRPC_GZIP);
   assert_int_equal(spaa_grpc_coding("deflate"), SPAA_GRPC_DEFLATE);
   assert_int_equal(spaa_grpc_coding("zstd"), SPAA_GRPC_ZSTD);
-  assert_int_equal(spaa_grpc_coding("snappy"), -1);
+  assert_int_equal(spaa_grpc_coding("snappy"), SPAA_GRPC_SNAPPY);
+  assert_int_equal(spaa_grpc_coding("lz4"), -1);
   assert_int_equal(spaa_grpc_coding("GZIP"), -1);
 }
 
