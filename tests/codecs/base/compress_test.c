@@ -25,37 +25,12 @@ static uint8_t *pack(enum spaa_coding c, int raw, const uint8_t *in, size_t len,
   return spaa_test_zlib(in, len, c == SPAA_CODING_GZIP ? 31 : raw ? -15 : 15, out_len);
 }
 
-/* spaa_decompress into a fresh buffer, the error cleared first. */
-static int run(enum spaa_coding c, const uint8_t *in, size_t len, size_t max,
-               struct spaa_buf *out, struct spaa_err *err)
-{
-  spaa_buf_init(out, 0);
-  spaa_err_clear(err);
-  return spaa_decompress(c, in, len, max, out, err);
-}
-
-static void expect_ok(enum spaa_coding c, const uint8_t *in, size_t len, size_t max,
-                      const uint8_t *want, size_t want_len)
-{
-  struct spaa_buf out;
-  struct spaa_err err;
-  int rc = run(c, in, len, max, &out, &err);
-  if (rc)
-    fail_msg("%s: rc=%d %s", spaa_coding_name(c), rc, err.msg);
-  assert_int_equal(out.len, want_len);
-  if (want_len)
-    assert_memory_equal(out.p, want, want_len);
-  assert_int_equal(out.p[out.len], 0); /* NUL-terminated */
-  assert_int_equal(out.max, max);      /* the caller's cap stays on the buffer */
-  spaa_buf_free(&out);
-}
-
 static void expect_fail(enum spaa_coding c, const uint8_t *in, size_t len, size_t max,
                         int code, const char *msg_part)
 {
   struct spaa_buf out;
   struct spaa_err err;
-  int rc = run(c, in, len, max, &out, &err);
+  int rc = spaa_test_decode(c, in, len, max, &out, &err);
   if (rc != code || !strstr(err.msg, msg_part))
     fail_msg("%s: rc=%d msg='%s', want %d '%s'", spaa_coding_name(c), rc, err.msg, code,
              msg_part);
@@ -96,10 +71,10 @@ static void test_round_trip_and_cap(void **state)
       size_t n = sizes[i], zl;
       uint8_t *data = spaa_test_sample(n), *z = pack(codings[k].c, codings[k].raw, data, n, &zl);
       char want[96];
-      expect_ok(codings[k].c, z, zl, n ? n : 1, data, n);
+      spaa_test_decodes_to(codings[k].c, z, zl, n ? n : 1, data, n);
       if (n) {
-        expect_ok(codings[k].c, z, zl, n, data, n);         /* exactly at the cap */
-        expect_ok(codings[k].c, z, zl, 4 * n, data, n);     /* well under it */
+        spaa_test_decodes_to(codings[k].c, z, zl, n, data, n);     /* exactly at the cap */
+        spaa_test_decodes_to(codings[k].c, z, zl, 4 * n, data, n); /* well under it */
         snprintf(want, sizeof(want), "%s body decodes to more than the %zu-byte cap",
                  spaa_coding_name(codings[k].c), n - 1);
         expect_fail(codings[k].c, z, zl, n - 1, SPAA_E_TOO_LARGE, want);
@@ -124,7 +99,7 @@ static void test_concatenated(void **state)
   memcpy(all + l1 + l2, c, l3);
   memcpy(want, data, n);
   memcpy(want + n, data + 1, n - 1);
-  expect_ok(SPAA_CODING_GZIP, all, l1 + l2 + l3, 2 * n - 1, want, 2 * n - 1);
+  spaa_test_decodes_to(SPAA_CODING_GZIP, all, l1 + l2 + l3, 2 * n - 1, want, 2 * n - 1);
   expect_fail(SPAA_CODING_GZIP, all, l1 + l2 + l3, 2 * n - 2, SPAA_E_TOO_LARGE, "cap");
   /* the second member cut short */
   for (i = l1 + 2; i < l1 + l2; i++) /* (one byte alone is not taken for a member) */
@@ -139,7 +114,7 @@ static void test_concatenated(void **state)
   all = malloc(l1 + l2);
   memcpy(all, a, l1);
   memcpy(all + l1, b, l2);
-  expect_ok(SPAA_CODING_ZSTD, all, l1 + l2, 2 * n - 1, want, 2 * n - 1);
+  spaa_test_decodes_to(SPAA_CODING_ZSTD, all, l1 + l2, 2 * n - 1, want, 2 * n - 1);
   expect_fail(SPAA_CODING_ZSTD, all, l1 + l2, 2 * n - 2, SPAA_E_TOO_LARGE, "cap");
   free(a);
   free(b);
@@ -328,18 +303,19 @@ static void test_br(void **state)
   (void)state;
   assert_string_equal(spaa_coding_name(SPAA_CODING_BR), "br");
   /* round trip, the cap exactly at the size, one byte under it */
-  expect_ok(SPAA_CODING_BR, BR_RT, sizeof(BR_RT), BR_PLAIN_LEN, plain, BR_PLAIN_LEN);
-  expect_ok(SPAA_CODING_BR, BR_RT, sizeof(BR_RT), 1u << 20, plain, BR_PLAIN_LEN);
+  spaa_test_decodes_to(SPAA_CODING_BR, BR_RT, sizeof(BR_RT), BR_PLAIN_LEN, plain, BR_PLAIN_LEN);
+  spaa_test_decodes_to(SPAA_CODING_BR, BR_RT, sizeof(BR_RT), 1u << 20, plain, BR_PLAIN_LEN);
   expect_fail(SPAA_CODING_BR, BR_RT, sizeof(BR_RT), BR_PLAIN_LEN - 1, SPAA_E_TOO_LARGE,
               "br body decodes to more than the 6999-byte cap");
-  expect_ok(SPAA_CODING_BR, BR_EMPTY, sizeof(BR_EMPTY), 1, plain, 0);
+  spaa_test_decodes_to(SPAA_CODING_BR, BR_EMPTY, sizeof(BR_EMPTY), 1, plain, 0);
   /* a bomb: stopped at the cap, whole under a cap that fits it */
   expect_fail(SPAA_CODING_BR, BR_BOMB, sizeof(BR_BOMB), 1u << 20, SPAA_E_TOO_LARGE,
               "br body decodes to more than the 1048576-byte cap");
   {
     struct spaa_buf out;
     size_t i;
-    assert_int_equal(run(SPAA_CODING_BR, BR_BOMB, sizeof(BR_BOMB), 8u << 20, &out, &err), 0);
+    assert_int_equal(
+        spaa_test_decode(SPAA_CODING_BR, BR_BOMB, sizeof(BR_BOMB), 8u << 20, &out, &err), 0);
     assert_int_equal(out.len, 8u << 20);
     for (i = 0; i < out.len && !out.p[i]; i++)
       ;
@@ -415,7 +391,8 @@ static void test_decoder_alloc(void **state)
   spaa_decoder_alloc_set(counting_alloc, counting_release);
   /* br: 14 bytes on the wire, a window of megabytes */
   dec_peak = 0;
-  assert_int_equal(run(SPAA_CODING_BR, BR_BOMB, sizeof(BR_BOMB), 8u << 20, &out, &err), 0);
+  assert_int_equal(
+      spaa_test_decode(SPAA_CODING_BR, BR_BOMB, sizeof(BR_BOMB), 8u << 20, &out, &err), 0);
   spaa_buf_free(&out);
   assert_true(dec_peak >= (size_t)1 << 20);
   assert_int_equal(dec_held, 0);
@@ -425,7 +402,7 @@ static void test_decoder_alloc(void **state)
     z = c == SPAA_CODING_ZSTD ? spaa_test_zstd(text, sizeof(text), &zl)
                               : spaa_test_zlib(text, sizeof(text), 16 + 15, &zl);
     dec_peak = 0;
-    assert_int_equal(run(c, z, zl, 1u << 20, &out, &err), 0);
+    assert_int_equal(spaa_test_decode(c, z, zl, 1u << 20, &out, &err), 0);
     assert_memory_equal(out.p, text, sizeof(text));
     spaa_buf_free(&out);
     assert_true(dec_peak > 0);
@@ -434,13 +411,15 @@ static void test_decoder_alloc(void **state)
   }
   /* refused: out of memory, nothing left held */
   dec_limit = 64 << 10;
-  assert_int_equal(run(SPAA_CODING_BR, BR_BOMB, sizeof(BR_BOMB), 8u << 20, &out, &err),
-                   SPAA_E_NOMEM);
+  assert_int_equal(
+      spaa_test_decode(SPAA_CODING_BR, BR_BOMB, sizeof(BR_BOMB), 8u << 20, &out, &err),
+      SPAA_E_NOMEM);
   assert_int_equal(dec_held, 0);
   dec_limit = 0;
   spaa_decoder_alloc_set(NULL, NULL);
   dec_peak = 0;
-  assert_int_equal(run(SPAA_CODING_BR, BR_BOMB, sizeof(BR_BOMB), 8u << 20, &out, &err), 0);
+  assert_int_equal(
+      spaa_test_decode(SPAA_CODING_BR, BR_BOMB, sizeof(BR_BOMB), 8u << 20, &out, &err), 0);
   spaa_buf_free(&out);
   assert_int_equal(dec_peak, 0);
 }
@@ -613,7 +592,7 @@ static void test_csink_round_trip(void **state)
         if (c == SPAA_CODING_ZSTD)
           assert_true(spaa_is_zstd(d.b.p, d.b.len));
         /* (a streamed zstd frame asks for the level's window, whatever the size) */
-        expect_ok(c, (const uint8_t *)d.b.p, d.b.len, n + (4u << 20), data, n);
+        spaa_test_decodes_to(c, (const uint8_t *)d.b.p, d.b.len, n + (4u << 20), data, n);
         spaa_buf_free(&d.b);
         free(data);
       }
@@ -676,7 +655,7 @@ static void test_zstd_one_shot(void **state)
   assert_int_equal(spaa_zstd_compress(data, n, 3, &z, &err), 0);
   assert_memory_equal(z.p, "pre", 3);
   assert_int_equal(ZSTD_getFrameContentSize(z.p + 3, z.len - 3), n);
-  expect_ok(SPAA_CODING_ZSTD, (const uint8_t *)z.p + 3, z.len - 3, n, data, n);
+  spaa_test_decodes_to(SPAA_CODING_ZSTD, (const uint8_t *)z.p + 3, z.len - 3, n, data, n);
   spaa_buf_free(&z);
   spaa_buf_init(&small, 16);
   assert_int_equal(spaa_zstd_compress(data, n, 3, &small, &err), SPAA_E_TOO_LARGE);

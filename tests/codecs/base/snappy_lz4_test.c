@@ -15,36 +15,12 @@
 #include <xxhash.h>
 
 #include "base/compress.h"
+#include "compress_testutil.h"
 
 #define SNAPPY SPAA_CODING_SNAPPY
 #define FRAMED SPAA_CODING_SNAPPY_FRAMED
 #define LZ4 SPAA_CODING_LZ4
 #define S(lit) (const uint8_t *)(lit), sizeof(lit) - 1 /* a string literal as bytes, length */
-
-static int run(enum spaa_coding c, const uint8_t *in, size_t len, size_t max,
-               struct spaa_buf *out, struct spaa_err *err)
-{
-  spaa_buf_init(out, 0);
-  spaa_err_clear(err);
-  return spaa_decompress(c, in, len, max, out, err);
-}
-
-static void expect_ok(enum spaa_coding c, const uint8_t *in, size_t len, size_t max,
-                      const uint8_t *want, size_t want_len)
-{
-  struct spaa_buf out;
-  struct spaa_err err;
-  int rc = run(c, in, len, max, &out, &err);
-  if (rc)
-    fail_msg("%s: rc=%d %s", spaa_coding_name(c), rc, err.msg);
-  assert_int_equal(out.len, want_len);
-  if (want_len)
-    assert_memory_equal(out.p, want, want_len);
-  assert_non_null(out.p);
-  assert_int_equal(out.p[out.len], 0); /* NUL-terminated, allocated even when empty */
-  assert_int_equal(out.max, max);
-  spaa_buf_free(&out);
-}
 
 /* Fails with `code`, a message naming the coding and holding `msg_part`, err's offset `at`
  * (SIZE_MAX: any). */
@@ -53,7 +29,7 @@ static void expect_fail(enum spaa_coding c, const uint8_t *in, size_t len, size_
 {
   struct spaa_buf out;
   struct spaa_err err;
-  int rc = run(c, in, len, max, &out, &err);
+  int rc = spaa_test_decode(c, in, len, max, &out, &err);
   if (rc != code || !strstr(err.msg, msg_part) || !strstr(err.msg, spaa_coding_name(c)))
     fail_msg("%s: rc=%d msg='%s', want %d '%s'", spaa_coding_name(c), rc, err.msg, code,
              msg_part);
@@ -181,28 +157,28 @@ static void test_snappy_literals(void **state)
   (void)state;
   for (i = 0; i < sizeof(big); i++)
     big[i] = (uint8_t)(i * 7 + 1);
-  expect_ok(SNAPPY, S("\x05\x10hello"), 100, S("hello"));
-  expect_ok(SNAPPY, S("\x00"), 100, S(""));
+  spaa_test_decodes_to(SNAPPY, S("\x05\x10hello"), 100, S("hello"));
+  spaa_test_decodes_to(SNAPPY, S("\x00"), 100, S(""));
   /* literal lengths in 1, 2, 3 and 4 following bytes (60..63): the longer forms too */
   o->n = 0;
   put(o, "\x64\xf0\x63", 3); /* 100 bytes, length - 1 in one byte */
   put(o, big, 100);
-  expect_ok(SNAPPY, o->b, o->n, 100, big, 100);
+  spaa_test_decodes_to(SNAPPY, o->b, o->n, 100, big, 100);
   every_prefix_fails(SNAPPY, o->b, o->n);
   o->n = 0;
   put(o, "\xac\x02\xf4\x2b\x01", 5); /* 300 bytes, two length bytes */
   put(o, big, 300);
-  expect_ok(SNAPPY, o->b, o->n, 300, big, 300);
+  spaa_test_decodes_to(SNAPPY, o->b, o->n, 300, big, 300);
   o->n = 0;
   put(o, "\x0a\xf8\x09\x00\x00", 5); /* 10 bytes, three length bytes */
   put(o, big, 10);
-  expect_ok(SNAPPY, o->b, o->n, 10, big, 10);
+  spaa_test_decodes_to(SNAPPY, o->b, o->n, 10, big, 10);
   o->n = 0;
   put(o, "\x0a\xfc\x09\x00\x00\x00", 6); /* four length bytes */
   put(o, big, 10);
-  expect_ok(SNAPPY, o->b, o->n, 10, big, 10);
+  spaa_test_decodes_to(SNAPPY, o->b, o->n, 10, big, 10);
   /* two literals */
-  expect_ok(SNAPPY, S("\x07\x08" "abc\x0c" "defg"), 7, S("abcdefg"));
+  spaa_test_decodes_to(SNAPPY, S("\x07\x08" "abc\x0c" "defg"), 7, S("abcdefg"));
   free(o);
 }
 
@@ -213,12 +189,12 @@ static void test_snappy_copies(void **state)
   size_t i;
   (void)state;
   /* copy with a 1-byte offset: 8 bytes from 4 back, overlapping itself */
-  expect_ok(SNAPPY, S("\x0c\x0c" "abcd\x11\x04"), 12, S("abcdabcdabcd"));
+  spaa_test_decodes_to(SNAPPY, S("\x0c\x0c" "abcd\x11\x04"), 12, S("abcdabcdabcd"));
   every_prefix_fails(SNAPPY, S("\x0c\x0c" "abcd\x11\x04"));
   /* a run: 20 bytes from 1 back, 2-byte offset */
-  expect_ok(SNAPPY, S("\x15\x00" "a\x4e\x01\x00"), 21, S("aaaaaaaaaaaaaaaaaaaaa"));
+  spaa_test_decodes_to(SNAPPY, S("\x15\x00" "a\x4e\x01\x00"), 21, S("aaaaaaaaaaaaaaaaaaaaa"));
   /* 4-byte offset: 3 bytes from 6 back, not overlapping */
-  expect_ok(SNAPPY, S("\x09\x14" "abcdef\x0b\x06\x00\x00\x00"), 9, S("abcdefabc"));
+  spaa_test_decodes_to(SNAPPY, S("\x09\x14" "abcdef\x0b\x06\x00\x00\x00"), 9, S("abcdefabc"));
   /* 1-byte offset with its high bits: 4 bytes from 300 back (0x12c: bits 1 in the tag) */
   for (i = 0; i < 300; i++)
     want[i] = (uint8_t)(i * 13 + 5);
@@ -227,14 +203,14 @@ static void test_snappy_copies(void **state)
   put(o, "\xb0\x02\xf4\x2b\x01", 5);
   put(o, want, 300);
   put(o, "\x21\x2c", 2);
-  expect_ok(SNAPPY, o->b, o->n, 304, want, 304);
+  spaa_test_decodes_to(SNAPPY, o->b, o->n, 304, want, 304);
   /* 2-byte offset, 64 bytes (the longest): from 300 back */
   memcpy(want + 300, want, 64);
   o->n = 0;
   put(o, "\xec\x02\xf4\x2b\x01", 5);
   put(o, want, 300);
   put(o, "\xfe\x2c\x01", 3);
-  expect_ok(SNAPPY, o->b, o->n, 364, want, 364);
+  spaa_test_decodes_to(SNAPPY, o->b, o->n, 364, want, 364);
   every_prefix_fails(SNAPPY, o->b, o->n);
   free(o);
 }
@@ -271,7 +247,7 @@ static void test_snappy_faults(void **state)
   expect_fail(SNAPPY, S("\xff\xff\xff\xff\x0f\x00"), SIZE_MAX - 2, SPAA_E_BAD_COMPRESSION,
               "declares 4294967295 decoded bytes, more than its 6 bytes can hold", 0);
   /* exactly at the cap: accepted */
-  expect_ok(SNAPPY, S("\x0c\x0c" "abcd\x11\x04"), 12, S("abcdabcdabcd"));
+  spaa_test_decodes_to(SNAPPY, S("\x0c\x0c" "abcd\x11\x04"), 12, S("abcdabcdabcd"));
 }
 
 /* ---- snappy framed ----------------------------------------------------------------------- */
@@ -303,9 +279,9 @@ static void test_framed(void **state)
   size_t i;
   (void)state;
   framed_sample(o);
-  expect_ok(FRAMED, o->b, o->n, 100, want, 22);
-  expect_ok(SNAPPY, o->b, o->n, 100, want, 22); /* "snappy" peeks: framed */
-  expect_ok(FRAMED, o->b, o->n, 22, want, 22);  /* exactly at the cap */
+  spaa_test_decodes_to(FRAMED, o->b, o->n, 100, want, 22);
+  spaa_test_decodes_to(SNAPPY, o->b, o->n, 100, want, 22); /* "snappy" peeks: framed */
+  spaa_test_decodes_to(FRAMED, o->b, o->n, 22, want, 22);  /* exactly at the cap */
   expect_fail(FRAMED, o->b, o->n, 21, SPAA_E_TOO_LARGE,
               "x-snappy-framed body decodes to more than the 21-byte cap", 0);
   expect_fail(SNAPPY, o->b, o->n, 21, SPAA_E_TOO_LARGE,
@@ -314,7 +290,7 @@ static void test_framed(void **state)
   for (i = 0; i < o->n; i++) {
     struct spaa_buf out;
     struct spaa_err err;
-    int rc = run(FRAMED, o->b, i, 100, &out, &err);
+    int rc = spaa_test_decode(FRAMED, o->b, i, 100, &out, &err);
     if (rc == 0)
       assert_memory_equal(out.p, want, out.len);
     else
@@ -325,12 +301,12 @@ static void test_framed(void **state)
   /* only the stream identifier: nothing */
   o->n = 0;
   stream_id(o);
-  expect_ok(FRAMED, o->b, o->n, 100, NULL, 0);
+  spaa_test_decodes_to(FRAMED, o->b, o->n, 100, NULL, 0);
   /* chunks of 65536 decoded bytes: the most */
   o->n = 0;
   stream_id(o);
   data_chunk(o, 0x01, CRC_ZERO64K, zeros, 65536);
-  expect_ok(FRAMED, o->b, o->n, 65536, zeros, 65536);
+  spaa_test_decodes_to(FRAMED, o->b, o->n, 65536, zeros, 65536);
   o->n = 0;
   stream_id(o);
   data_chunk(o, 0x01, CRC_ZERO64K1, zeros, 65537);
@@ -379,7 +355,7 @@ static void test_framed_faults(void **state)
   stream_id(o);
   chunk(o, 0x80, "", 0);
   chunk(o, 0xfd, "abc", 3);
-  expect_ok(FRAMED, o->b, o->n, 100, NULL, 0);
+  spaa_test_decodes_to(FRAMED, o->b, o->n, 100, NULL, 0);
   /* truncated: header, chunk, checksum */
   corrupt(FRAMED, S("\xff\x06\x00\x00sNaPpY\x01\x09\x00"), "chunk header at byte 10 is truncated",
           10);
@@ -401,7 +377,7 @@ static void test_framed_faults(void **state)
   stream_id(o);
   data_chunk(o, 0x01, CRC_HELLO, "hello", 5);
   data_chunk(o, 0x01, CRC_HELLO, "hello", 5);
-  expect_ok(FRAMED, o->b, o->n, 10, S("hellohello"));
+  spaa_test_decodes_to(FRAMED, o->b, o->n, 10, S("hellohello"));
   expect_fail(FRAMED, o->b, o->n, 9, SPAA_E_TOO_LARGE, "more than the 9-byte cap", SIZE_MAX);
   free(o);
 }
@@ -418,7 +394,7 @@ static void test_lz4_blocks(void **state)
   lz4_header(o, 1, 0, 0, 4, UINT64_MAX, 0);
   lz4_block(o, 0, "\x50hello", 6, 0);
   lz4_end(o, NULL, 0, 0);
-  expect_ok(LZ4, o->b, o->n, 100, S("hello"));
+  spaa_test_decodes_to(LZ4, o->b, o->n, 100, S("hello"));
   every_prefix_fails(LZ4, o->b, o->n);
   /* a match (12 bytes from 6 back, overlapping), then literals; an overlapping run of 2;
    * every checksum and the content size */
@@ -427,7 +403,7 @@ static void test_lz4_blocks(void **state)
   lz4_block(o, 0, "\x68hello \x06\x00\x24" "ab\x02\x00\x00", 15, 1);
   lz4_block(o, 1, "ab", 2, 1);
   lz4_end(o, want, 30, 1);
-  expect_ok(LZ4, o->b, o->n, 30, want, 30);
+  spaa_test_decodes_to(LZ4, o->b, o->n, 30, want, 30);
   every_prefix_fails(LZ4, o->b, o->n);
   expect_fail(LZ4, o->b, o->n, 29, SPAA_E_TOO_LARGE,
               "lz4 body decodes to more than the 29-byte cap (a frame declares 30 bytes)", 0);
@@ -447,7 +423,7 @@ static void test_lz4_blocks(void **state)
     put(o, lit, 271);
     put(o, "\x01\x00\xff\x00\x00", 5);
     lz4_end(o, run, 545, 1);
-    expect_ok(LZ4, o->b, o->n, 545, run, 545);
+    spaa_test_decodes_to(LZ4, o->b, o->n, 545, run, 545);
     every_prefix_fails(LZ4, o->b, o->n);
     expect_fail(LZ4, o->b, o->n, 544, SPAA_E_TOO_LARGE, "more than the 544-byte cap",
                 SIZE_MAX);
@@ -468,7 +444,7 @@ static void test_lz4_linked(void **state)
     lz4_block(o, 0, "\x04\x08\x00\x10!", 5, 0); /* 8 bytes from 8 back, then "!" */
     lz4_end(o, "abcdefghabcdefgh!", 17, 1);
     if (!independent)
-      expect_ok(LZ4, o->b, o->n, 100, S("abcdefghabcdefgh!"));
+      spaa_test_decodes_to(LZ4, o->b, o->n, 100, S("abcdefghabcdefgh!"));
     else
       corrupt(LZ4, o->b, o->n, "the match at byte 25 reaches back 8 bytes", 25);
   }
@@ -504,7 +480,7 @@ static void test_lz4_frames(void **state)
   put_le(o, 0x184D2A55u, 4);
   put_le(o, 1, 4);
   put(o, "!", 1);
-  expect_ok(LZ4, o->b, o->n, 10, S("helloworld"));
+  spaa_test_decodes_to(LZ4, o->b, o->n, 10, S("helloworld"));
   expect_fail(LZ4, o->b, o->n, 9, SPAA_E_TOO_LARGE, "lz4 body decodes to more than the 9-byte cap",
               SIZE_MAX);
   /* trailing garbage after a frame */
