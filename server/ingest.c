@@ -96,7 +96,7 @@ static int64_t sample_count(const struct spaa_profile *p)
   return n;
 }
 
-static void log_outcome(const struct spaa_meta *m, const struct spaa_converted *c, int rc,
+static void log_outcome(const struct spaa_meta *m, size_t stacks, int64_t samples, int rc,
                         const struct spaa_err *err)
 {
   /* the service and the error text may come from the client (an id is [A-Za-z0-9_-]) */
@@ -111,8 +111,7 @@ static void log_outcome(const struct spaa_meta *m, const struct spaa_converted *
   else
     spaa_log(SPAA_LOG_INFO, rc == 1 ? "profile already stored" : "profile stored",
              "id=%s source=%s service=\"%s\" stacks=%zu samples=%lld", m->id, m->source,
-             spaa_log_q(svc, sizeof(svc), m->service), c->profile->n_stacks,
-             (long long)sample_count(c->profile));
+             spaa_log_q(svc, sizeof(svc), m->service), stacks, (long long)samples);
 }
 
 /* The profiles of one upload on their way to the store, in spaa_store_put_many's arrays. */
@@ -124,6 +123,8 @@ struct batch {
   struct spaa_err *errs;           /* n */
   size_t *pos;                     /* n: index in the converted list */
   json_t **labels, **attrs;        /* n: merged (owned) */
+  size_t *stacks;                  /* n: stack records, for the log (counted before the put: */
+  int64_t *samples;                /* n: samples      the store may take the sample records) */
 };
 
 static void batch_free(struct batch *b)
@@ -140,6 +141,8 @@ static void batch_free(struct batch *b)
   free(b->pos);
   free(b->labels);
   free(b->attrs);
+  free(b->stacks);
+  free(b->samples);
 }
 
 static int batch_alloc(struct batch *b, size_t cap)
@@ -150,9 +153,27 @@ static int batch_alloc(struct batch *b, size_t cap)
                  (b->errs = calloc(cap, sizeof(*b->errs))) &&
                  (b->pos = calloc(cap, sizeof(*b->pos))) &&
                  (b->labels = calloc(cap, sizeof(*b->labels))) &&
-                 (b->attrs = calloc(cap, sizeof(*b->attrs)))
+                 (b->attrs = calloc(cap, sizeof(*b->attrs))) &&
+                 (b->stacks = calloc(cap, sizeof(*b->stacks))) &&
+                 (b->samples = calloc(cap, sizeof(*b->samples)))
              ? 0
              : SPAA_E_NOMEM;
+}
+
+/* 1 when the model of c, to be stored under id, may give its sample records to the store:
+ * a large one, under an id no profile holds yet. Once taken, the model cannot be stored again
+ * under a derived id (stored_elsewhere); an id held already keeps its model whole. */
+static int takes_samples(struct spaa_ingest *x, const struct spaa_converted *c, const char *id)
+{
+  struct spaa_store_profile_info pi;
+  struct spaa_err e;
+  int rc;
+  if (spaa_profile_bytes(c->profile) < SPAA_INGEST_TAKE_BYTES || !c->profile->n_samples)
+    return 0;
+  spaa_err_clear(&e);
+  rc = spaa_store_meta(x->req->app->store, id, &pi, &e);
+  spaa_store_profile_info_free(&pi);
+  return rc == SPAA_E_NOT_FOUND;
 }
 
 /* Count the rejected entries of [from, upto), and put the converted ones into b. */
@@ -170,7 +191,10 @@ static void batch_fill(struct spaa_ingest *x, struct batch *b, size_t from, size
       continue;
     }
     meta_build(x, c, x->ids[i], &b->meta[b->n], &b->labels[b->n], &b->attrs[b->n]);
+    b->meta[b->n].take_samples = takes_samples(x, c, x->ids[i]);
     b->p[b->n] = c->profile;
+    b->stacks[b->n] = c->profile->n_stacks;
+    b->samples[b->n] = sample_count(c->profile);
     b->pos[b->n++] = i;
   }
 }
@@ -239,6 +263,9 @@ static int stored_elsewhere(struct spaa_ingest *x, struct batch *b, size_t j)
   spaa_store_profile_info_free(&pi);
   if (same)
     return 1;
+  if (b->meta[j].take_samples) /* stored by another sender since takes_samples looked */
+    return spaa_err_set(&b->errs[j], SPAA_E_BUSY, 0, 0, "another profile was stored under id "
+                        "%s while this one was being stored: send it again", id);
   a = b->attrs[j] ? json_deep_copy(b->attrs[j]) : json_object(); /* it may be shared */
   if (!a || json_object_set_new(a, "source_profile_id", json_string(id))) {
     json_decref(a);
@@ -281,7 +308,7 @@ static int flush(struct spaa_ingest *x, size_t upto, int release, struct spaa_er
   for (j = 0; j < b.n; j++) {
     size_t i = b.pos[j];
     x->rcs[i] = b.rcs[j];
-    log_outcome(&b.meta[j], &x->list.v[i], b.rcs[j], &b.errs[j]);
+    log_outcome(&b.meta[j], b.stacks[j], b.samples[j], b.rcs[j], &b.errs[j]);
     if (b.rcs[j] == 0)
       stored++;
     else if (b.rcs[j] == 1)

@@ -608,12 +608,17 @@ int storage__blk_build(const struct storage__prep *pr, const int64_t *dso_rows,
                             pr->pstack_w[2 * i + 1] - pr->pstack_w[2 * i],
                             pr->blobs.p + pr->pstack_w[2 * i + 1],
                             pr->pstack_w[2 * i + 2] - pr->pstack_w[2 * i + 1]);
-  for (i = 0; i < p->n_samples && !rc; i++) {
-    const struct spaa_sample *s = &p->samples[i];
+  for (i = 0; i < pr->n_samples && !rc; i++) {
+    const struct storage__psample *s = &pr->psamples[i];
     struct storage__blk_sample sm;
     memset(&sm, 0, sizeof(sm));
-    sm.ts_kind = !s->has_timestamp ? BT_NONE : s->timestamp.is_float ? BT_FLOAT : BT_INT;
-    sm.ts = s->timestamp;
+    sm.ts_kind = s->ts_kind;
+    if (s->ts_kind == BT_FLOAT) {
+      sm.ts.is_float = 1;
+      memcpy(&sm.ts.f, &s->ts, sizeof(sm.ts.f));
+    } else {
+      sm.ts.i = s->ts;
+    }
     sm.has_tid = s->has_tid;
     sm.tid = s->tid;
     sm.has_stack = pr->sample_stack[i] != SIZE_MAX;

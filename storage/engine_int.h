@@ -50,7 +50,16 @@ char *storage__json_text(const json_t *v, size_t *len);
 
 /* ---- preparation (prep.c) -------------------------------------------------------------
  * Everything about a profile that does not depend on row ids, computed in the caller's
- * thread before it is queued, so that the writer thread only runs SQL. */
+ * thread before it is queued, so that the writer thread only runs SQL. The writer reads the
+ * profile's dsos, frames, threads and stacks, but not its samples: what the block keeps of
+ * them is here, and the store may drop them once prepared (spaa_meta.take_samples). */
+
+/* A sample's timestamp (BT_*; a double's bits when BT_FLOAT) and thread. */
+struct storage__psample {
+  int64_t ts, tid;
+  unsigned char ts_kind, has_tid;
+};
+
 struct storage__prep {
   const struct spaa_profile *p;   /* borrowed, as given to spaa_store_put */
   const struct spaa_meta *m;      /* borrowed */
@@ -60,6 +69,9 @@ struct storage__prep {
   struct spaa_cid *stack_cid;     /* n_stacks */
   uint32_t *stack_frames;         /* every stack's frames as indexes in p->frames, leaf first */
   size_t *stack_frames_off;       /* n_stacks + 1 offsets into stack_frames */
+  size_t n_samples;               /* p->n_samples as it was (m->take_samples drops them) */
+  struct storage__psample *psamples; /* n_samples: what the block keeps of each sample beside
+                                   * its packed rest */
   size_t *sample_stack;           /* n_samples: index in p->stacks, SIZE_MAX when unknown */
   struct spaa_buf blobs;          /* every packed blob below, back to back */
   size_t *dso_inst;               /* n_dsos + 1 offsets into blobs */

@@ -493,7 +493,9 @@ static int prep_samples(struct storage__prep *pr, struct strtab *t, struct spaa_
   size_t i, k;
   int rc = 0;
   spaa_strmap_init(&smap);
+  pr->n_samples = p->n_samples;
   if (!(pr->sample_stack = malloc((p->n_samples ? p->n_samples : 1) * sizeof(size_t))) ||
+      !(pr->psamples = malloc((p->n_samples ? p->n_samples : 1) * sizeof(*pr->psamples))) ||
       !(pr->sample_rest = malloc((p->n_samples + 1) * sizeof(size_t)))) {
     rc = SPAA_E_NOMEM;
     goto out;
@@ -504,7 +506,14 @@ static int prep_samples(struct storage__prep *pr, struct strtab *t, struct spaa_
   rc = 0;
   for (i = 0; i < p->n_samples; i++) {
     const struct spaa_sample *s = &p->samples[i];
+    struct storage__psample *ps = &pr->psamples[i];
     unsigned flags = 0;
+    ps->ts_kind = !s->has_timestamp ? BT_NONE : s->timestamp.is_float ? BT_FLOAT : BT_INT;
+    ps->ts = s->timestamp.i;
+    if (ps->ts_kind == BT_FLOAT)
+      memcpy(&ps->ts, &s->timestamp.f, sizeof(ps->ts));
+    ps->has_tid = s->has_tid != 0;
+    ps->tid = s->tid;
     pr->sample_stack[i] = SIZE_MAX;
     if (s->stack_id && spaa_strmap_get(&smap, s->stack_id, strlen(s->stack_id), &k))
       pr->sample_stack[i] = k;
@@ -684,8 +693,8 @@ static int prep_summary(struct storage__prep *pr, struct spaa_err *err)
     return prep_fail(err, rc);
   if ((rc = build_totals(pr, err)))
     return rc;
-  if (p->n_samples) {
-    pr->samples = (int64_t)p->n_samples;
+  if (pr->n_samples) {
+    pr->samples = (int64_t)pr->n_samples;
   } else {
     for (i = 0; i < p->n_stacks; i++) {
       const struct spaa_weight *w = spaa_weights_find(&p->stacks[i].weights, "samples");
@@ -724,8 +733,12 @@ int storage__prep_build(struct storage__prep *pr, const struct spaa_profile *p,
     goto out;
   }
   if ((rc = prep_dsos(pr, &dmap, err)) || (rc = prep_frames(pr, &dmap, &fmap, canon, err)) ||
-      (rc = prep_stacks(pr, &t, &fmap, canon, err)) || (rc = prep_samples(pr, &t, err)) ||
-      (rc = prep_tables(pr, &t, err)) || (rc = prep_summary(pr, err)))
+      (rc = prep_samples(pr, &t, err)))
+    goto out;
+  if (m->take_samples) /* read: the largest record array goes before the rest is prepared */
+    spaa_profile_drop_samples((struct spaa_profile *)p);
+  if ((rc = prep_stacks(pr, &t, &fmap, canon, err)) || (rc = prep_tables(pr, &t, err)) ||
+      (rc = prep_summary(pr, err)))
     goto out;
   rc = compress_original(pr, err);
 out:
@@ -759,6 +772,7 @@ void storage__prep_free(struct storage__prep *pr)
   free(pr->stack_frames);
   free(pr->stack_frames_off);
   free(pr->sample_stack);
+  free(pr->psamples);
   free(pr->pstack_w);
   free(pr->sample_rest);
   spaa_buf_free(&pr->blobs);

@@ -205,6 +205,10 @@ void sentry__profile_free(struct sentry__profile *p);
  * malloc fails, the old table then left as it was. */
 void *sentry__calloc(struct sentry__profile *p, size_t count, size_t size);
 void *sentry__realloc(struct sentry__profile *p, void *old, size_t was, size_t count, size_t size);
+/* Free the frame and stack tables alone (n_frames and n_stacks stay) and give back what was
+ * counted for them, once the model's frames and stacks are made: the model's sample records,
+ * the conversion's largest table, are made after. */
+void sentry__profile_drop_stacks(struct sentry__profile *p);
 /* Free the tables the builder has read (samples, stacks, frames, threads) and give back
  * every byte counted for p's tables. */
 void sentry__profile_drop_tables(struct sentry__profile *p);

@@ -752,6 +752,25 @@ void *sentry__realloc(struct sentry__profile *p, void *old, size_t was, size_t c
   return r;
 }
 
+void sentry__profile_drop_stacks(struct sentry__profile *p)
+{
+  size_t bytes = (p->n_frames + 1) * (sizeof(*p->addr) + 1 + sizeof(*p->frame)) +
+                 (p->n_stacks + 1) * sizeof(*p->stack_off);
+  if (p->stack_off)
+    bytes += (p->stack_off[p->n_stacks] + 1) * sizeof(*p->stack_frames);
+  free(p->stack_frames);
+  free(p->stack_off);
+  free(p->frame);
+  free(p->addr);
+  free(p->has_addr);
+  p->stack_frames = NULL;
+  p->stack_off = NULL;
+  p->frame = NULL;
+  p->addr = NULL;
+  p->has_addr = NULL;
+  spaa_meter_give(p->meter, &p->metered, bytes);
+}
+
 void sentry__profile_drop_tables(struct sentry__profile *p)
 {
   free(p->samples);

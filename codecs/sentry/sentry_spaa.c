@@ -481,6 +481,7 @@ static int add_stacks_samples(struct builder *b)
         goto out;
     }
   }
+  sentry__profile_drop_stacks(sp); /* made: given back before the samples are */
   if (spaa_reserve_samples(b->p, sp->n_samples))
     goto out;
   for (i = 0; i < sp->n_samples; i++) {

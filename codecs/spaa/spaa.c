@@ -252,6 +252,19 @@ void spaa_profile_fit(struct spaa_profile *p)
   FIT(p->windows, p->n_windows, p->cap_windows);
 }
 
+void spaa_profile_drop_samples(struct spaa_profile *p)
+{
+  size_t i;
+  for (i = 0; i < p->n_samples; i++) {
+    json_decref(p->samples[i].context);
+    json_decref(p->samples[i].extra);
+  }
+  free(p->samples);
+  meter_give(p, p->cap_samples * sizeof(*p->samples));
+  p->samples = NULL;
+  p->n_samples = p->cap_samples = 0;
+}
+
 int spaa_reserve_samples(struct spaa_profile *p, size_t n)
 {
   void *na;

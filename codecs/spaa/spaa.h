@@ -213,6 +213,9 @@ const char *spaa_strdup(struct spaa_profile *p, const char *s);
 /* Raw arena memory (8-byte aligned), zeroed; NULL on OOM. */
 void *spaa_alloc(struct spaa_profile *p, size_t size);
 
+/* Free the sample records (n_samples becomes 0) and their JSON values; what they point to in
+ * the arena stays. For a store that has read them (spaa_meta.take_samples). */
+void spaa_profile_drop_samples(struct spaa_profile *p);
 /* Room for n more sample records in one allocation, for a count the input gives in advance
  * (no doubling past it). 0 or SPAA_E_NOMEM (nothing changed). */
 int spaa_reserve_samples(struct spaa_profile *p, size_t n);

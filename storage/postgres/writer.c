@@ -319,7 +319,7 @@ static int add_block(struct pg__conn *c, const struct storage__prep *pr, int64_t
   else
     pg__p_null(&p);
   pg__p_int(&p, (int64_t)pr->p->n_stacks);
-  pg__p_int(&p, (int64_t)pr->p->n_samples);
+  pg__p_int(&p, (int64_t)pr->n_samples);
   pg__p_bytes(&p, z.p, z.len);
   if (!(r = pg__run(c, PS_BLOCK_ADD, &p, err)))
     rc = c->lost ? SPAA_E_BUSY : SPAA_E_STORE;

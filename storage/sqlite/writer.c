@@ -338,7 +338,7 @@ static int add_block(struct storage__conn *c, struct storage__cache *cache,
   if (d)
     sqlite3_bind_int64(st, 2, d->id);
   sqlite3_bind_int64(st, 3, (int64_t)pr->p->n_stacks);
-  sqlite3_bind_int64(st, 4, (int64_t)pr->p->n_samples);
+  sqlite3_bind_int64(st, 4, (int64_t)pr->n_samples);
   sqlite3_bind_blob(st, 5, z.p, (int)z.len, SQLITE_STATIC);
   rc = step_done(c, st, err, "inserting the profile's block");
 out:

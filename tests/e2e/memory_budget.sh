@@ -96,6 +96,19 @@ echo "one Sentry chunk ($sdec bytes): peak RSS ${shwm} KiB = $(awk -v h="$shwm" 
 assert_rss_below "$SERVER_PID" $(((sdec * 2 / 1024) + 32768)) "one Sentry chunk"
 http GET "/api/v1/profiles?source=sentry"
 assert_contains "$HTTP_BODY" "\"samples\":$s_samples" "the Sentry chunk: every sample stored"
+# a model this large gives its sample records to the store once prepared: that must not
+# cost the paths that store a model again or find it stored (another project: a fresh id
+# keeping the chunk's; the same project: a duplicate)
+http POST "/api/7/envelope/?sentry_key=k" --data-binary @"$SENTRY_ENV"
+assert_eq 200 "$HTTP_CODE" "the Sentry chunk sent again ($HTTP_BODY)"
+assert_eq "true true" "$(jq -r '.profiles[0] | "\(.stored) \(.duplicate)"' <<<"$HTTP_BODY")" \
+  "the Sentry chunk sent again: already stored"
+http POST "/api/8/envelope/?sentry_key=k" --data-binary @"$SENTRY_ENV"
+assert_eq 200 "$HTTP_CODE" "the Sentry chunk sent to project 8 ($HTTP_BODY)"
+id8=$(jq -r '.profiles[0].id' <<<"$HTTP_BODY")
+http GET "/api/v1/profiles/$id8"
+assert_eq "8 $s_samples true" "$(jq -r '"\(.service) \(.samples) \(.attrs.source_profile_id != null)"' \
+  <<<"$HTTP_BODY")" "project 8: its own profile, every sample stored"
 stop_server
 rm -f "$SENTRY_ENV"
 

@@ -72,6 +72,33 @@ static void round_trip(enum spaa_frame_order order)
   tdir_rm(&t);
 }
 
+/* A put allowed to take the sample records (spaa_meta.take_samples) frees them once prepared,
+ * before the writer runs, and stores the same profile: what the block keeps of a sample
+ * (timestamps, integer and not, threads) comes from the preparation. */
+static void test_take_samples(void **state)
+{
+  struct tdir t;
+  struct spaa_store *s;
+  struct spaa_profile *p = tp_rich(SPAA_LEAF_TO_ROOT, 0);
+  struct spaa_meta m = tmeta("taken");
+  struct spaa_err err = {0};
+  char *want = twrite(p);
+  size_t n = p->n_samples;
+  (void)state;
+  assert_true(n > 1);
+  tdir_make(&t);
+  s = topen(t.db, 8, 8);
+  m.take_samples = 1;
+  assert_int_equal(spaa_store_put(s, p, &m, &err), 0);
+  assert_int_equal(p->n_samples, 0);
+  assert_null(p->samples);
+  assert_round_trip(s, "taken", want);
+  spaa_store_close(s);
+  free(want);
+  spaa_profile_free(p);
+  tdir_rm(&t);
+}
+
 static void test_round_trip_leaf_to_root(void **state) { round_trip(SPAA_LEAF_TO_ROOT); }
 static void test_round_trip_root_to_leaf(void **state) { round_trip(SPAA_ROOT_TO_LEAF); }
 
@@ -615,6 +642,7 @@ int main(void)
     cmocka_unit_test(test_rich_profile_covers_fields),
     cmocka_unit_test(test_round_trip_leaf_to_root),
     cmocka_unit_test(test_round_trip_root_to_leaf),
+    cmocka_unit_test(test_take_samples),
     cmocka_unit_test(test_metered_read),
     cmocka_unit_test(test_dedup),
     cmocka_unit_test(test_already_stored),
