@@ -124,7 +124,7 @@ struct batch {
   size_t *pos;                     /* n: index in the converted list */
   json_t **labels, **attrs;        /* n: merged (owned) */
   size_t *stacks;                  /* n: stack records, for the log (counted before the put: */
-  int64_t *samples;                /* n: samples      the store may take the sample records) */
+  int64_t *samples;                /* n: samples      the store may take the records) */
 };
 
 static void batch_free(struct batch *b)
@@ -160,15 +160,15 @@ static int batch_alloc(struct batch *b, size_t cap)
              : SPAA_E_NOMEM;
 }
 
-/* 1 when the model of c, to be stored under id, may give its sample records to the store:
+/* 1 when the model of c, to be stored under id, may give its records to the store:
  * a large one, under an id no profile holds yet. Once taken, the model cannot be stored again
  * under a derived id (stored_elsewhere); an id held already keeps its model whole. */
-static int takes_samples(struct spaa_ingest *x, const struct spaa_converted *c, const char *id)
+static int takes_records(struct spaa_ingest *x, const struct spaa_converted *c, const char *id)
 {
   struct spaa_store_profile_info pi;
   struct spaa_err e;
   int rc;
-  if (spaa_profile_bytes(c->profile) < SPAA_INGEST_TAKE_BYTES || !c->profile->n_samples)
+  if (spaa_profile_bytes(c->profile) < SPAA_INGEST_TAKE_BYTES)
     return 0;
   spaa_err_clear(&e);
   rc = spaa_store_meta(x->req->app->store, id, &pi, &e);
@@ -191,7 +191,7 @@ static void batch_fill(struct spaa_ingest *x, struct batch *b, size_t from, size
       continue;
     }
     meta_build(x, c, x->ids[i], &b->meta[b->n], &b->labels[b->n], &b->attrs[b->n]);
-    b->meta[b->n].take_samples = takes_samples(x, c, x->ids[i]);
+    b->meta[b->n].take_records = takes_records(x, c, x->ids[i]);
     b->p[b->n] = c->profile;
     b->stacks[b->n] = c->profile->n_stacks;
     b->samples[b->n] = sample_count(c->profile);
@@ -263,7 +263,7 @@ static int stored_elsewhere(struct spaa_ingest *x, struct batch *b, size_t j)
   spaa_store_profile_info_free(&pi);
   if (same)
     return 1;
-  if (b->meta[j].take_samples) /* stored by another sender since takes_samples looked */
+  if (b->meta[j].take_records) /* stored by another sender since takes_records looked */
     return spaa_err_set(&b->errs[j], SPAA_E_BUSY, 0, 0, "another profile was stored under id "
                         "%s while this one was being stored: send it again", id);
   a = b->attrs[j] ? json_deep_copy(b->attrs[j]) : json_object(); /* it may be shared */

@@ -60,9 +60,9 @@ struct spaa_ingest {
  * freed) once they hold about this many bytes. Small uploads are stored in one go. */
 #define SPAA_INGEST_BATCH_BYTES (8u << 20)
 
-/* A model holding at least this many bytes, under an id not stored yet, gives its sample
- * records to the store (spaa_meta.take_samples): they go once prepared, before the writer
- * packs and compresses the profile, instead of staying beside what it builds from them. */
+/* A model holding at least this many bytes, under an id not stored yet, gives its sample and
+ * stack records to the store (spaa_meta.take_records): they go once prepared, before the
+ * writer packs and compresses the profile, instead of staying beside what it builds. */
 #define SPAA_INGEST_TAKE_BYTES (4u << 20)
 
 /* spaa_dialect.body_spent */

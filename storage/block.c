@@ -603,7 +603,7 @@ int storage__blk_build(const struct storage__prep *pr, const int64_t *dso_rows,
   for (i = 0; i < p->n_threads && !rc; i++)
     rc = storage__blk_thread(&b, p->threads[i].pid, p->threads[i].tid, p->threads[i].comm,
                              pr->thread_extra[i]);
-  for (i = 0; i < p->n_stacks && !rc; i++)
+  for (i = 0; i < pr->n_stacks && !rc; i++)
     rc = storage__blk_stack(&b, stack_rows[i], pr->blobs.p + pr->pstack_w[2 * i],
                             pr->pstack_w[2 * i + 1] - pr->pstack_w[2 * i],
                             pr->blobs.p + pr->pstack_w[2 * i + 1],

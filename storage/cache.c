@@ -141,8 +141,12 @@ static int cache_resize(struct storage__cache *c, size_t cap)
 
 void storage__cache_commit(struct storage__cache *c)
 {
-  size_t i;
-  if (!c->slots && cache_resize(c, CACHE_FIRST_SLOTS)) {
+  size_t i, cap = c->cap ? c->cap : CACHE_FIRST_SLOTS, want = c->n + c->n_pending;
+  /* the size the committed rows need, in one resize: doubling step by step would hold each
+   * smaller map beside the next, after a large profile's pending rows */
+  while (cap < cache_max_slots() && 2 * want > cap)
+    cap <<= 1;
+  if ((!c->slots || cap > c->cap) && cache_resize(c, cap) && !c->slots) {
     c->n_pending = 0;
     return;
   }

@@ -51,8 +51,13 @@ char *storage__json_text(const json_t *v, size_t *len);
 /* ---- preparation (prep.c) -------------------------------------------------------------
  * Everything about a profile that does not depend on row ids, computed in the caller's
  * thread before it is queued, so that the writer thread only runs SQL. The writer reads the
- * profile's dsos, frames, threads and stacks, but not its samples: what the block keeps of
- * them is here, and the store may drop them once prepared (spaa_meta.take_samples). */
+ * profile's header, dsos, frames and threads, but not its samples and stacks: what it needs
+ * of them is here, and the store may drop them once prepared (spaa_meta.take_records). */
+
+/* A stack's event and type (strings of the profile's arena, which stay). */
+struct storage__pstack {
+  const char *event, *type;
+};
 
 /* A sample's timestamp (BT_*; a double's bits when BT_FLOAT) and thread. */
 struct storage__psample {
@@ -66,10 +71,13 @@ struct storage__prep {
   struct spaa_cid *dso_cid;       /* n_dsos */
   struct spaa_cid *frame_cid;     /* n_frames */
   size_t *frame_dso;              /* n_frames: index in p->dsos, SIZE_MAX without a dso */
+  size_t n_stacks;                /* p->n_stacks as it was (m->take_records drops them) */
+  struct storage__pstack *pstacks; /* n_stacks */
+  int checked;                    /* 1: every stack's content id was checked here */
   struct spaa_cid *stack_cid;     /* n_stacks */
   uint32_t *stack_frames;         /* every stack's frames as indexes in p->frames, leaf first */
   size_t *stack_frames_off;       /* n_stacks + 1 offsets into stack_frames */
-  size_t n_samples;               /* p->n_samples as it was (m->take_samples drops them) */
+  size_t n_samples;               /* p->n_samples as it was (m->take_records drops them) */
   struct storage__psample *psamples; /* n_samples: what the block keeps of each sample beside
                                    * its packed rest */
   size_t *sample_stack;           /* n_samples: index in p->stacks, SIZE_MAX when unknown */
@@ -101,6 +109,9 @@ struct storage__prep {
 int storage__prep_build(struct storage__prep *pr, const struct spaa_profile *p,
                         const struct spaa_meta *m, struct spaa_err *err);
 void storage__prep_free(struct storage__prep *pr); /* NULL-safe */
+/* Free the stacks' frame lists (stack_frames, stack_frames_off) once the stacks are inserted:
+ * the block is built without them. For a writer that does not insert pr again after. */
+void storage__prep_drop_frames(struct storage__prep *pr);
 
 /* Flags of profile_frame.flags. */
 #define PF_UNRESOLVED 1u      /* func is not resolved: the raw text is in profile_frame.func */
@@ -331,7 +342,8 @@ int storage__blk_build(const struct storage__prep *pr, const int64_t *dso_rows,
                        const int64_t *frame_rows, const int64_t *stack_rows,
                        struct spaa_buf *raw);
 /* A new stack's id must be its content id (known stacks' ids are trusted): 0, or
- * SPAA_E_INVALID / SPAA_E_NOMEM with err filled. Stack i of pr (prep.c). */
+ * SPAA_E_INVALID / SPAA_E_NOMEM with err filled. Stack i of pr (prep.c); 0 at once when
+ * pr->checked (the preparation checked every stack before the records were taken). */
 int storage__prep_check_stack(const struct storage__prep *pr, size_t i, struct spaa_err *err);
 
 /* The identity columns of frame i of pr, as spaa_frame_identity reads them (prep.c). */

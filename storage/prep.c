@@ -401,6 +401,7 @@ static int prep_stacks(struct storage__prep *pr, struct strtab *t, const struct 
       !(pr->stack_frames_off = malloc((p->n_stacks + 1) * sizeof(size_t))) ||
       !(pr->stack_cid = malloc((p->n_stacks ? p->n_stacks : 1) * sizeof(struct spaa_cid))) ||
       !(pr->stack_ctx = calloc(p->n_stacks ? p->n_stacks : 1, sizeof(char *))) ||
+      !(pr->pstacks = malloc((p->n_stacks ? p->n_stacks : 1) * sizeof(*pr->pstacks))) ||
       !(pr->pstack_w = malloc((2 * p->n_stacks + 1) * sizeof(size_t)))) {
     rc = SPAA_E_NOMEM;
     goto out;
@@ -411,6 +412,8 @@ static int prep_stacks(struct storage__prep *pr, struct strtab *t, const struct 
     struct spaa_cid c;
     unsigned flags = 0;
     pr->stack_frames_off[i] = total;
+    pr->pstacks[i].event = s->event;
+    pr->pstacks[i].type = s->stack_type;
     for (j = 0; j < s->n_frames; j++) {
       size_t pos = p->header.frame_order == SPAA_ROOT_TO_LEAF ? s->n_frames - 1 - j : j;
       if (!spaa_idmap_get(fmap, s->frames[pos], &k)) {
@@ -478,6 +481,7 @@ static int prep_stacks(struct storage__prep *pr, struct strtab *t, const struct 
     }
   }
   pr->stack_frames_off[p->n_stacks] = total;
+  pr->n_stacks = p->n_stacks;
   pr->pstack_w[2 * p->n_stacks] = pr->blobs.len;
 out:
   spaa_idmap_free(&ctxmap);
@@ -500,6 +504,8 @@ static int prep_samples(struct storage__prep *pr, struct strtab *t, struct spaa_
     rc = SPAA_E_NOMEM;
     goto out;
   }
+  if ((rc = spaa_strmap_reserve(&smap, p->n_stacks)))
+    goto out;
   for (i = 0; i < p->n_stacks; i++)
     if ((rc = spaa_strmap_put(&smap, p->stacks[i].id, strlen(p->stacks[i].id), i, NULL)) < 0)
       goto out;
@@ -735,12 +741,23 @@ int storage__prep_build(struct storage__prep *pr, const struct spaa_profile *p,
   if ((rc = prep_dsos(pr, &dmap, err)) || (rc = prep_frames(pr, &dmap, &fmap, canon, err)) ||
       (rc = prep_samples(pr, &t, err)))
     goto out;
-  if (m->take_samples) /* read: the largest record array goes before the rest is prepared */
+  if (m->take_records) /* read: the largest record array goes before the rest is prepared */
     spaa_profile_drop_samples((struct spaa_profile *)p);
   if ((rc = prep_stacks(pr, &t, &fmap, canon, err)) || (rc = prep_tables(pr, &t, err)) ||
       (rc = prep_summary(pr, err)))
     goto out;
   rc = compress_original(pr, err);
+  if (!rc && m->take_records) {
+    /* the writer checks a new stack's id from its record: here, every stack's, before the
+     * records go (the cost of hashing the known ones too, for a large profile only) */
+    size_t i;
+    for (i = 0; i < p->n_stacks && !rc; i++)
+      rc = storage__prep_check_stack(pr, i, err);
+    if (!rc) {
+      pr->checked = 1;
+      spaa_profile_drop_stacks((struct spaa_profile *)p);
+    }
+  }
 out:
   spaa_idmap_free(&dmap);
   spaa_idmap_free(&fmap);
@@ -760,6 +777,14 @@ static void free_strs(char **v, size_t n)
   free(v);
 }
 
+void storage__prep_drop_frames(struct storage__prep *pr)
+{
+  free(pr->stack_frames);
+  free(pr->stack_frames_off);
+  pr->stack_frames = NULL;
+  pr->stack_frames_off = NULL;
+}
+
 void storage__prep_free(struct storage__prep *pr)
 {
   if (!pr)
@@ -769,6 +794,7 @@ void storage__prep_free(struct storage__prep *pr)
   free(pr->frame_cid);
   free(pr->frame_dso);
   free(pr->stack_cid);
+  free(pr->pstacks);
   free(pr->stack_frames);
   free(pr->stack_frames_off);
   free(pr->sample_stack);
@@ -790,10 +816,13 @@ void storage__prep_free(struct storage__prep *pr)
 
 int storage__prep_check_stack(const struct storage__prep *pr, size_t i, struct spaa_err *err)
 {
-  const struct spaa_stack *s = &pr->p->stacks[i];
+  const struct spaa_stack *s;
   size_t from = pr->stack_frames_off[i], n = pr->stack_frames_off[i + 1] - from, j;
   struct spaa_cid small[64] = {{{0}}}, *leaf = small, c;
   int rc;
+  if (pr->checked)
+    return 0;
+  s = &pr->p->stacks[i];
   if (n > 64 && !(leaf = malloc(n * sizeof(*leaf))))
     return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
   for (j = 0; j < n; j++)

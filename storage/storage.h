@@ -62,9 +62,10 @@ struct spaa_meta {
   const json_t *attrs;      /* other metadata (release, environment, platform...); may be NULL */
   const void *original;     /* the original payload, kept zstd-compressed; may be NULL */
   size_t original_len;
-  int take_samples;         /* 1: the store frees the profile's sample records once it has
-                               read them (spaa_profile_drop_samples), before it writes the
-                               profile: the model must not be stored again after */
+  int take_records;         /* 1: the store frees the profile's sample and stack records
+                               once it has read them (spaa_profile_drop_samples, _stacks),
+                               before it writes the profile: the model is then fit only to
+                               be freed, never to be stored again */
 };
 
 /* Open (creating and migrating forward as needed) and start the writer thread.

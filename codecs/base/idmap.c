@@ -111,9 +111,10 @@ void spaa_strmap_free(struct spaa_strmap *m)
   memset(m, 0, sizeof(*m));
 }
 
-static int strmap_grow(struct spaa_strmap *m)
+/* The map at ns slots (a power of two holding its entries). */
+static int strmap_resize(struct spaa_strmap *m, size_t ns)
 {
-  size_t ns = m->mask ? (m->mask + 1) * 2 : 64, i;
+  size_t i;
   const char **nk = calloc(ns, sizeof(*nk));
   size_t *nl = calloc(ns, sizeof(*nl));
   size_t *nv = calloc(ns, sizeof(*nv));
@@ -144,6 +145,22 @@ static int strmap_grow(struct spaa_strmap *m)
   m->vals = nv;
   m->mask = ns - 1;
   return 0;
+}
+
+static int strmap_grow(struct spaa_strmap *m)
+{
+  return strmap_resize(m, m->mask ? (m->mask + 1) * 2 : 64);
+}
+
+int spaa_strmap_reserve(struct spaa_strmap *m, size_t n)
+{
+  size_t ns = m->mask ? m->mask + 1 : 64;
+  while (n * 4 > ns * 3) {
+    if (ns > SIZE_MAX / 2 / sizeof(size_t))
+      return SPAA_E_NOMEM;
+    ns *= 2;
+  }
+  return ns > m->mask + 1 || !m->mask ? strmap_resize(m, ns) : 0;
 }
 
 int spaa_strmap_put(struct spaa_strmap *m, const char *key, size_t len, size_t val, size_t *old)

@@ -34,6 +34,8 @@ struct spaa_strmap {
 void spaa_strmap_init(struct spaa_strmap *m);
 void spaa_strmap_free(struct spaa_strmap *m); /* NULL-safe */
 int spaa_strmap_put(struct spaa_strmap *m, const char *key, size_t len, size_t val, size_t *old);
+/* Room for n entries in all, made at once (no doubling on the way): 0 or SPAA_E_NOMEM. */
+int spaa_strmap_reserve(struct spaa_strmap *m, size_t n);
 int spaa_strmap_get(const struct spaa_strmap *m, const char *key, size_t len, size_t *val);
 size_t spaa_strmap_bytes(const struct spaa_strmap *m); /* its slots, not the borrowed keys */
 

@@ -76,6 +76,8 @@ static void meter_give(struct spaa_profile *p, size_t n)
   spaa_meter_give(p->meter, &p->metered, n);
 }
 
+static void arena_free(struct spaa_profile *p, struct spaa_arena_block **head);
+
 struct spaa_profile *spaa_profile_new(void) { return spaa_profile_new_metered(NULL); }
 
 struct spaa_profile *spaa_profile_new_metered(struct spaa_meter *m)
@@ -100,13 +102,12 @@ size_t spaa_profile_bytes(const struct spaa_profile *p)
   return sizeof(*p) + p->cap_dsos * sizeof(*p->dsos) + p->cap_frames * sizeof(*p->frames) +
          p->cap_threads * sizeof(*p->threads) + p->cap_stacks * sizeof(*p->stacks) +
          p->cap_samples * sizeof(*p->samples) + p->cap_windows * sizeof(*p->windows) +
-         p->header.cap_events * sizeof(*p->header.events) + p->arena_bytes;
+         p->header.cap_events * sizeof(*p->header.events) + p->arena_bytes + p->bulk_bytes;
 }
 
 void spaa_profile_free(struct spaa_profile *p)
 {
   size_t i;
-  struct spaa_arena_block *b, *next;
   if (!p)
     return;
   for (i = 0; i < p->header.n_events; i++) {
@@ -125,33 +126,24 @@ void spaa_profile_free(struct spaa_profile *p)
   for (i = 0; i < p->n_threads; i++)
     json_decref(p->threads[i].extra);
   free(p->threads);
-  for (i = 0; i < p->n_stacks; i++) {
-    struct spaa_stack *s = &p->stacks[i];
-    json_decref(s->context);
-    json_decref(s->extra);
-  }
-  free(p->stacks);
-  for (i = 0; i < p->n_samples; i++) {
-    json_decref(p->samples[i].context);
-    json_decref(p->samples[i].extra);
-  }
-  free(p->samples);
+  spaa_profile_drop_samples(p);
+  spaa_profile_drop_stacks(p);
   for (i = 0; i < p->n_windows; i++) {
     json_decref(p->windows[i].by_stack);
     json_decref(p->windows[i].extra);
   }
   free(p->windows);
-  for (b = p->arena; b; b = next) {
-    next = b->next;
-    free(b);
-  }
+  arena_free(p, &p->arena);
+  arena_free(p, &p->bulk);
   meter_give(p, p->metered);
   free(p);
 }
 
-void *spaa_alloc(struct spaa_profile *p, size_t size)
+/* size zeroed bytes from the arena at *head (p->arena or p->bulk), counted in *bytes. */
+static void *arena_alloc(struct spaa_profile *p, struct spaa_arena_block **head, size_t *bytes,
+                         size_t size)
 {
-  struct spaa_arena_block *b = p->arena;
+  struct spaa_arena_block *b = *head;
   size_t need = (size + 15) & ~(size_t)15;
   void *r;
   if (need < size)
@@ -167,20 +159,44 @@ void *spaa_alloc(struct spaa_profile *p, size_t size)
     }
     b->size = bs;
     b->used = 0;
-    if (need > ARENA_BLOCK / 4 && p->arena) {
+    if (need > ARENA_BLOCK / 4 && *head) {
       /* big allocations get their own block behind the current one */
-      b->next = p->arena->next;
-      p->arena->next = b;
+      b->next = (*head)->next;
+      (*head)->next = b;
     } else {
-      b->next = p->arena;
-      p->arena = b;
+      b->next = *head;
+      *head = b;
     }
   }
   r = b->data + b->used;
   b->used += need;
-  p->arena_bytes += need;
+  *bytes += need;
   memset(r, 0, size);
   return r;
+}
+
+/* Free the blocks of an arena, giving their bytes back to the meter. */
+static void arena_free(struct spaa_profile *p, struct spaa_arena_block **head)
+{
+  struct spaa_arena_block *b, *next;
+  for (b = *head; b; b = next) {
+    next = b->next;
+    meter_give(p, sizeof(*b) + b->size);
+    free(b);
+  }
+  *head = NULL;
+}
+
+void *spaa_alloc(struct spaa_profile *p, size_t size)
+{
+  return arena_alloc(p, &p->arena, &p->arena_bytes, size);
+}
+
+/* Stack frame lists and weight arrays: the bulk arena, freed with the records that point
+ * into it (spaa_profile_drop_stacks). */
+static void *bulk_alloc(struct spaa_profile *p, size_t size)
+{
+  return arena_alloc(p, &p->bulk, &p->bulk_bytes, size);
 }
 
 const char *spaa_strndup(struct spaa_profile *p, const char *s, size_t len)
@@ -250,6 +266,23 @@ void spaa_profile_fit(struct spaa_profile *p)
   FIT(p->stacks, p->n_stacks, p->cap_stacks);
   FIT(p->samples, p->n_samples, p->cap_samples);
   FIT(p->windows, p->n_windows, p->cap_windows);
+}
+
+void spaa_profile_drop_stacks(struct spaa_profile *p)
+{
+  size_t i;
+  for (i = 0; i < p->n_stacks; i++) {
+    json_decref(p->stacks[i].context);
+    json_decref(p->stacks[i].extra);
+  }
+  free(p->stacks);
+  meter_give(p, p->cap_stacks * sizeof(*p->stacks));
+  p->stacks = NULL;
+  p->n_stacks = p->cap_stacks = 0;
+  if (!p->cap_samples) { /* the samples' weights are in the bulk arena too */
+    arena_free(p, &p->bulk);
+    p->bulk_bytes = 0;
+  }
 }
 
 void spaa_profile_drop_samples(struct spaa_profile *p)
@@ -339,14 +372,14 @@ int spaa_weights_add(struct spaa_profile *p, struct spaa_weights *w, const char 
   struct spaa_weight *e;
   if (w->n == w->cap) {
     /* grow inside the arena: the old array is left behind (weight lists are short) */
-    size_t nc = w->cap ? w->cap * 2 : 2;
-    struct spaa_weight *nv = spaa_alloc(p, nc * sizeof(*nv));
+    size_t nc = w->cap ? (size_t)w->cap * 2 : 2;
+    struct spaa_weight *nv = nc <= UINT32_MAX ? bulk_alloc(p, nc * sizeof(*nv)) : NULL;
     if (!nv)
       return SPAA_E_NOMEM;
     if (w->n)
       memcpy(nv, w->v, w->n * sizeof(*nv));
     w->v = nv;
-    w->cap = nc;
+    w->cap = (uint32_t)nc;
   }
   e = &w->v[w->n++];
   e->metric = spaa_strdup(p, metric);
@@ -360,10 +393,10 @@ int spaa_weights_add(struct spaa_profile *p, struct spaa_weights *w, const char 
 int spaa_weights_alloc(struct spaa_profile *p, struct spaa_weights *w, size_t n)
 {
   struct spaa_weight *v = NULL;
-  if (n && (n > SIZE_MAX / sizeof(*v) || !(v = spaa_alloc(p, n * sizeof(*v)))))
+  if (n && (n > UINT32_MAX || !(v = bulk_alloc(p, n * sizeof(*v)))))
     return SPAA_E_NOMEM;
   w->v = v;
-  w->n = w->cap = n;
+  w->n = w->cap = (uint32_t)n;
   return 0;
 }
 
@@ -372,7 +405,7 @@ int spaa_stack_set_frames(struct spaa_profile *p, struct spaa_stack *s, const ui
 {
   uint64_t *f = NULL;
   if (n) {
-    if (n > SIZE_MAX / sizeof(*f) || !(f = spaa_alloc(p, n * sizeof(*f))))
+    if (n > SIZE_MAX / sizeof(*f) || !(f = bulk_alloc(p, n * sizeof(*f))))
       return SPAA_E_NOMEM;
     memcpy(f, frames, n * sizeof(*f));
   }

@@ -30,8 +30,8 @@ struct spaa_weight {
 
 struct spaa_weights {
   struct spaa_weight *v; /* n entries, in the profile's arena (never free()d on its own) */
-  size_t n;
-  size_t cap;
+  uint32_t n;            /* 32 bits: a stack record holds two of these, a sample one */
+  uint32_t cap;
 };
 
 /* header.events[] */
@@ -120,19 +120,17 @@ struct spaa_stack {
   json_t *extra;            /* other keys, or NULL; owned */
 };
 
-/* "type":"sample" */
+/* "type":"sample"; the flags last, in bytes: an upload may hold millions of these. */
 struct spaa_sample {
-  int has_timestamp;
   struct spaa_num timestamp; /* same unit and epoch as the header time_range */
-  int has_pid, has_tid, has_cpu;
   int64_t pid, tid, cpu;
   const char *event;         /* NULL when absent */
-  int has_period;
   struct spaa_num period;
   const char *stack_id;      /* never NULL */
   struct spaa_weights weights; /* x_weights: per-sample values when a tool gives them */
   json_t *context;           /* object or NULL; owned */
   json_t *extra;             /* other keys, or NULL; owned */
+  unsigned char has_timestamp, has_pid, has_tid, has_cpu, has_period;
 };
 
 /* "type":"window"; kept whole: by_stack rarely matters to ingest. */
@@ -179,7 +177,9 @@ int spaa_meter_hold(struct spaa_meter *m, size_t *counted, size_t want);
 
 /* A whole profile. Create with spaa_profile_new, free with spaa_profile_free.
  * Strings, stack frame lists, related_stacks arrays and weight arrays live in the profile's
- * arena and go with it (allocate them with spaa_alloc / the helpers below, never malloc);
+ * arenas and go with it (allocate them with spaa_alloc / the helpers below, never malloc;
+ * the helpers put frame lists and weight arrays in an arena of their own, freed with the
+ * records by spaa_profile_drop_stacks);
  * the record arrays grow with the add functions, which return a zeroed element (pointers
  * into a record array are invalidated by the next add). JSON values are owned references. */
 struct spaa_profile {
@@ -192,6 +192,9 @@ struct spaa_profile {
   struct spaa_window *windows; size_t n_windows, cap_windows;
   struct spaa_arena_block *arena; /* string storage */
   size_t arena_bytes;             /* bytes handed out by the arena */
+  struct spaa_arena_block *bulk;  /* frame lists and weight arrays (spaa_stack_set_frames,
+                                     spaa_weights_add, spaa_weights_alloc) */
+  size_t bulk_bytes;
   struct spaa_meter *meter;       /* the meter it reports to, or NULL */
   size_t metered;                 /* bytes reported to it */
 };
@@ -214,8 +217,11 @@ const char *spaa_strdup(struct spaa_profile *p, const char *s);
 void *spaa_alloc(struct spaa_profile *p, size_t size);
 
 /* Free the sample records (n_samples becomes 0) and their JSON values; what they point to in
- * the arena stays. For a store that has read them (spaa_meta.take_samples). */
+ * the arenas stays. For a store that has read them (spaa_meta.take_records). */
 void spaa_profile_drop_samples(struct spaa_profile *p);
+/* Free the stack records (n_stacks becomes 0) and their JSON values; once no sample record
+ * is left either, the arena of frame lists and weight arrays too. Strings stay. */
+void spaa_profile_drop_stacks(struct spaa_profile *p);
 /* Room for n more sample records in one allocation, for a count the input gives in advance
  * (no doubling past it). 0 or SPAA_E_NOMEM (nothing changed). */
 int spaa_reserve_samples(struct spaa_profile *p, size_t n);

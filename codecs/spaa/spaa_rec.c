@@ -252,12 +252,12 @@ static int f_weights(struct spaa_rec *r, struct spaa_jscan *s, const char *field
     struct spaa_weight *e;
     int has_metric = 0, has_value = 0;
     if (w->n == w->cap) {
-      size_t nc = w->cap ? w->cap * 2 : 4;
-      struct spaa_weight *nv = realloc(w->v, nc * sizeof(*nv));
+      size_t nc = w->cap ? (size_t)w->cap * 2 : 4;
+      struct spaa_weight *nv = nc <= UINT32_MAX ? realloc(w->v, nc * sizeof(*nv)) : NULL;
       if (!nv)
         return SPAA_E_NOMEM;
       w->v = nv;
-      w->cap = nc;
+      w->cap = (uint32_t)nc;
     }
     e = &w->v[w->n];
     memset(e, 0, sizeof(*e));

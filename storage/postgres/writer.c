@@ -118,13 +118,12 @@ static int add_frames(struct pg__conn *c, const struct storage__prep *pr, const 
 static int add_stacks(struct pg__conn *c, const struct storage__prep *pr,
                       const int64_t *frame_rows, int64_t *rows, struct spaa_err *err)
 {
-  const struct spaa_profile *p = pr->p;
   struct spaa_buf fb;
   size_t i, j;
   int rc = 0;
   spaa_buf_init(&fb, 0);
-  for (i = 0; i < p->n_stacks && !rc; i++) {
-    const struct spaa_stack *s = &p->stacks[i];
+  for (i = 0; i < pr->n_stacks && !rc; i++) {
+    const struct storage__pstack *s = &pr->pstacks[i];
     struct pg__params ins;
     int64_t found;
     if (storage__cache_get(&c->cache, SK_STACK, &pr->stack_cid[i], &rows[i]))
@@ -151,7 +150,7 @@ static int add_stacks(struct pg__conn *c, const struct storage__prep *pr,
       break;
     }
     pg__p_str(&ins, s->event ? s->event : "");
-    pg__p_str(&ins, s->stack_type ? s->stack_type : "unified");
+    pg__p_str(&ins, s->type ? s->type : "unified");
     pg__p_bytes(&ins, fb.p, fb.len);
     pg__p_str(&ins, pr->stack_ctx[i]);
     rc = row_of(c, SK_STACK, &pr->stack_cid[i], &ins, 1, &rows[i], err);
@@ -318,7 +317,7 @@ static int add_block(struct pg__conn *c, const struct storage__prep *pr, int64_t
     pg__p_int(&p, d->id);
   else
     pg__p_null(&p);
-  pg__p_int(&p, (int64_t)pr->p->n_stacks);
+  pg__p_int(&p, (int64_t)pr->n_stacks);
   pg__p_int(&p, (int64_t)pr->n_samples);
   pg__p_bytes(&p, z.p, z.len);
   if (!(r = pg__run(c, PS_BLOCK_ADD, &p, err)))
@@ -339,7 +338,7 @@ int pg__insert(struct pg__conn *c, const struct storage__prep *pr, struct spaa_e
     return rc;
   if (!(dso_rows = malloc((p->n_dsos + 1) * sizeof(int64_t))) ||
       !(frame_rows = malloc((p->n_frames + 1) * sizeof(int64_t))) ||
-      !(stack_rows = malloc((p->n_stacks + 1) * sizeof(int64_t)))) {
+      !(stack_rows = malloc((pr->n_stacks + 1) * sizeof(int64_t)))) {
     rc = spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
     goto out;
   }

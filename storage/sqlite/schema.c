@@ -358,9 +358,9 @@ int storage__conn_open(struct storage__conn *c, const char *path, int writer,
   st = NULL;
   if ((rc = exec_text(c, durability == SPAA_DURABILITY_NORMAL ? "PRAGMA synchronous=NORMAL;"
                                                                 : "PRAGMA synchronous=FULL;", err)) ||
-      (rc = exec_text(c, "PRAGMA foreign_keys=ON;"
-                         " PRAGMA cache_size=-16384; PRAGMA temp_store=MEMORY;"
-                         " PRAGMA journal_size_limit=67108864;", err)))
+      (rc = exec_text(c, writer ? "PRAGMA foreign_keys=ON; PRAGMA cache_size=-8192;"
+                                : "PRAGMA foreign_keys=ON; PRAGMA cache_size=-16384;", err)) ||
+      (rc = exec_text(c, "PRAGMA temp_store=MEMORY; PRAGMA journal_size_limit=67108864;", err)))
     goto fail;
   if (writer && (rc = migrate(c, path, log, err)))
     goto fail;

@@ -85,9 +85,11 @@ void storage__sweep_off(struct storage__sweep *sw);
 
 /* ---- insertion (writer.c) ------------------------------------------------------------ */
 /* Insert one prepared profile on the writer connection inside the open transaction.
- * 0 stored, 1 already stored, or SPAA_E_STORE with err filled. */
+ * 0 stored, 1 already stored, or SPAA_E_STORE with err filled. A job is inserted once (a
+ * failed one is not run again): pr's stack frames are freed once its stacks are in
+ * (storage__prep_drop_frames), before its block is built and compressed. */
 int storage__insert(struct storage__conn *c, struct storage__cache *cache,
-                    struct storage__sweep *sw, const struct storage__prep *pr,
+                    struct storage__sweep *sw, struct storage__prep *pr,
                     struct spaa_err *err);
 
 /* Schema version 3's data step: version 2 rows into blocks (migrate.c). 0 or SPAA_E_STORE. */
@@ -114,8 +116,8 @@ struct storage__job;
 typedef int (*storage__step_cb)(struct storage__sqlite *s, struct storage__job *j);
 
 struct storage__job {
-  const struct storage__prep *prep; /* what to insert (owned by the waiting caller), or NULL
-                                       for a step: */
+  struct storage__prep *prep;       /* what to insert (owned by the waiting caller, which
+                                       only frees it after), or NULL for a step: */
   storage__step_cb step;            /* the step to run (never batched with puts) */
   void *arg;                        /* its argument (owned by the waiting caller) */
   int rc;                           /* 0, 1 or SPAA_E_* once done */

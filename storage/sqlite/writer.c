@@ -152,13 +152,12 @@ static int add_stacks(struct storage__conn *c, struct storage__cache *cache,
                       struct storage__sweep *sw, const struct storage__prep *pr, const int64_t *frame_rows, int64_t *rows,
                       struct spaa_err *err)
 {
-  const struct spaa_profile *p = pr->p;
   struct spaa_buf fb;
   size_t i, j;
   int rc = 0;
   spaa_buf_init(&fb, 0);
-  for (i = 0; i < p->n_stacks && !rc; i++) {
-    const struct spaa_stack *s = &p->stacks[i];
+  for (i = 0; i < pr->n_stacks && !rc; i++) {
+    const struct storage__pstack *s = &pr->pstacks[i];
     sqlite3_stmt *st;
     if ((rc = lookup(c, cache, sw, SK_STACK, &pr->stack_cid[i], &rows[i], err)) == 1) {
       rc = 0;
@@ -179,7 +178,7 @@ static int add_stacks(struct storage__conn *c, struct storage__cache *cache,
     }
     sqlite3_bind_blob(st, 1, pr->stack_cid[i].b, SPAA_CID_LEN, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, s->event ? s->event : "", -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 3, s->stack_type ? s->stack_type : "unified", -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, s->type ? s->type : "unified", -1, SQLITE_STATIC);
     sqlite3_bind_blob(st, 4, fb.p ? fb.p : "", (int)fb.len, SQLITE_STATIC);
     bind_text_or_null(st, 5, pr->stack_ctx[i]);
     if ((rc = step_done(c, st, err, "inserting a stack")))
@@ -337,7 +336,7 @@ static int add_block(struct storage__conn *c, struct storage__cache *cache,
   sqlite3_bind_int64(st, 1, num);
   if (d)
     sqlite3_bind_int64(st, 2, d->id);
-  sqlite3_bind_int64(st, 3, (int64_t)pr->p->n_stacks);
+  sqlite3_bind_int64(st, 3, (int64_t)pr->n_stacks);
   sqlite3_bind_int64(st, 4, (int64_t)pr->n_samples);
   sqlite3_bind_blob(st, 5, z.p, (int)z.len, SQLITE_STATIC);
   rc = step_done(c, st, err, "inserting the profile's block");
@@ -348,7 +347,7 @@ out:
 }
 
 int storage__insert(struct storage__conn *c, struct storage__cache *cache,
-                    struct storage__sweep *sw, const struct storage__prep *pr,
+                    struct storage__sweep *sw, struct storage__prep *pr,
                     struct spaa_err *err)
 {
   const struct spaa_profile *p = pr->p;
@@ -368,14 +367,16 @@ int storage__insert(struct storage__conn *c, struct storage__cache *cache,
 
   if (!(dso_rows = malloc((p->n_dsos + 1) * sizeof(int64_t))) ||
       !(frame_rows = malloc((p->n_frames + 1) * sizeof(int64_t))) ||
-      !(stack_rows = malloc((p->n_stacks + 1) * sizeof(int64_t)))) {
+      !(stack_rows = malloc((pr->n_stacks + 1) * sizeof(int64_t)))) {
     rc = spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
     goto out;
   }
   if ((rc = add_dsos(c, cache, sw, pr, dso_rows, err)) ||
       (rc = add_frames(c, cache, sw, pr, dso_rows, frame_rows, err)) ||
-      (rc = add_stacks(c, cache, sw, pr, frame_rows, stack_rows, err)) ||
-      (rc = add_profile_row(c, pr, &num, err)) || (rc = add_labels_events(c, pr, num, err)) ||
+      (rc = add_stacks(c, cache, sw, pr, frame_rows, stack_rows, err)))
+    goto out;
+  storage__prep_drop_frames(pr); /* inserted: the block is built without them */
+  if ((rc = add_profile_row(c, pr, &num, err)) || (rc = add_labels_events(c, pr, num, err)) ||
       (rc = add_block(c, cache, sw, pr, num, frame_rows, stack_rows, dso_rows, err)))
     goto out;
 out:

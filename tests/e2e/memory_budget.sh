@@ -4,7 +4,8 @@
 #    must stay under 2x that size + 32 MB;
 #  - so is that profile as SPAA uploaded to /api/v1/spaa, and a 48 MiB OTLP request of the
 #    same kind of profile, under the same bound;
-#  - and a Sentry profile chunk of several MB (tests/e2e/gen_sentry.py), under the same bound;
+#  - and a Sentry profile chunk of several MB (tests/e2e/gen_sentry.py), and one of 18 MB
+#    dense in stacks, under the same bound;
 #  - one large OTLP request is stored a profile at a time, and found already stored when sent
 #    again;
 #  - three at once under --memory-budget: each answered 200 or 503 with Retry-After (never
@@ -109,6 +110,23 @@ id8=$(jq -r '.profiles[0].id' <<<"$HTTP_BODY")
 http GET "/api/v1/profiles/$id8"
 assert_eq "8 $s_samples true" "$(jq -r '"\(.service) \(.samples) \(.attrs.source_profile_id != null)"' \
   <<<"$HTTP_BODY")" "project 8: its own profile, every sample stored"
+stop_server
+rm -f "$SENTRY_ENV"
+
+# a Sentry chunk dense in stacks (130 k samples over 60 k stacks of 20 k frames: the shape of
+# a tester's 17.7 MB chunk), under the same bound: its model (3x its JSON) lives beside the
+# body while it is converted, beside the preparation until the store takes its records, and
+# the block is built without the model's samples and stacks or the preparation's frame lists
+read -r d_samples _ < <(python3 "$(dirname "$0")/gen_sentry.py" "$SENTRY_ENV" v2 130000 60000 20000)
+ddec=$(stat -c %s "$SENTRY_ENV")
+start_server --max-body 64m --max-decompressed 64m --log-level warn
+http POST "/api/7/envelope/?sentry_key=k" --data-binary @"$SENTRY_ENV"
+assert_eq 200 "$HTTP_CODE" "a $ddec-byte Sentry chunk of 60 k stacks"
+dhwm=$(vmhwm_kb "$SERVER_PID")
+echo "one Sentry chunk of 60 k stacks ($ddec bytes): peak RSS ${dhwm} KiB = $(awk -v h="$dhwm" -v d="$ddec" 'BEGIN { printf "%.2f", h * 1024 / d }')x its size (target 2x + 32 MB = $(((ddec * 2 / 1024) + 32768)) KiB)"
+assert_rss_below "$SERVER_PID" $(((ddec * 2 / 1024) + 32768)) "one Sentry chunk of 60 k stacks"
+http GET "/api/v1/profiles?source=sentry"
+assert_contains "$HTTP_BODY" "\"samples\":$d_samples" "the dense chunk: every sample stored"
 stop_server
 rm -f "$SENTRY_ENV"
 

@@ -72,10 +72,11 @@ static void round_trip(enum spaa_frame_order order)
   tdir_rm(&t);
 }
 
-/* A put allowed to take the sample records (spaa_meta.take_samples) frees them once prepared,
- * before the writer runs, and stores the same profile: what the block keeps of a sample
- * (timestamps, integer and not, threads) comes from the preparation. */
-static void test_take_samples(void **state)
+/* A put allowed to take the records (spaa_meta.take_records) frees the samples and stacks once
+ * prepared, before the writer runs, and stores the same profile: what the writer needs of
+ * them (timestamps, integer and not, threads, stack events and types, checked content ids)
+ * comes from the preparation. */
+static void test_take_records(void **state)
 {
   struct tdir t;
   struct spaa_store *s;
@@ -88,10 +89,12 @@ static void test_take_samples(void **state)
   assert_true(n > 1);
   tdir_make(&t);
   s = topen(t.db, 8, 8);
-  m.take_samples = 1;
+  m.take_records = 1;
   assert_int_equal(spaa_store_put(s, p, &m, &err), 0);
   assert_int_equal(p->n_samples, 0);
   assert_null(p->samples);
+  assert_int_equal(p->n_stacks, 0);
+  assert_null(p->stacks);
   assert_round_trip(s, "taken", want);
   spaa_store_close(s);
   free(want);
@@ -642,7 +645,7 @@ int main(void)
     cmocka_unit_test(test_rich_profile_covers_fields),
     cmocka_unit_test(test_round_trip_leaf_to_root),
     cmocka_unit_test(test_round_trip_root_to_leaf),
-    cmocka_unit_test(test_take_samples),
+    cmocka_unit_test(test_take_records),
     cmocka_unit_test(test_metered_read),
     cmocka_unit_test(test_dedup),
     cmocka_unit_test(test_already_stored),
