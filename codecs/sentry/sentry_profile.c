@@ -754,10 +754,12 @@ void *sentry__realloc(struct sentry__profile *p, void *old, size_t was, size_t c
 
 void sentry__profile_drop_stacks(struct sentry__profile *p)
 {
-  size_t bytes = (p->n_frames + 1) * (sizeof(*p->addr) + 1 + sizeof(*p->frame)) +
-                 (p->n_stacks + 1) * sizeof(*p->stack_off);
+  size_t bytes = 0;
+  if (p->frame) /* the frame tables, as sentry_arrays.c sized them */
+    bytes += (p->n_frames + 1) * (sizeof(*p->addr) + 1 + sizeof(*p->frame));
   if (p->stack_off)
-    bytes += (p->stack_off[p->n_stacks] + 1) * sizeof(*p->stack_frames);
+    bytes += (p->n_stacks + 1) * sizeof(*p->stack_off) +
+             (p->stack_off[p->n_stacks] + 1) * sizeof(*p->stack_frames);
   free(p->stack_frames);
   free(p->stack_off);
   free(p->frame);
@@ -773,19 +775,10 @@ void sentry__profile_drop_stacks(struct sentry__profile *p)
 
 void sentry__profile_drop_tables(struct sentry__profile *p)
 {
+  sentry__profile_drop_stacks(p);
   free(p->samples);
-  free(p->stack_frames);
-  free(p->stack_off);
-  free(p->frame);
-  free(p->addr);
-  free(p->has_addr);
   free(p->threads);
   p->samples = NULL;
-  p->stack_frames = NULL;
-  p->stack_off = NULL;
-  p->frame = NULL;
-  p->addr = NULL;
-  p->has_addr = NULL;
   p->threads = NULL;
   p->n_samples = p->n_stacks = p->n_frames = p->n_threads = p->cap_threads = 0;
   spaa_meter_give(p->meter, &p->metered, p->metered);
