@@ -97,6 +97,7 @@ struct spaa_dstream {
   ZSTD_DCtx *zd;      /* zstd */
   BrotliDecoderState *bd; /* brotli */
   size_t window;      /* zstd: the cap frames' windows must respect, in bytes (messages) */
+  size_t window_max;  /* zstd: the largest window a frame may declare (1 << windowLogMax) */
   int whole;          /* the first step gets all the input (deflate: no waiting for 2 bytes) */
   int in_frame;       /* a member or frame began and has not ended */
   int ended;          /* the last step ended a member: the next one starts another */
@@ -133,6 +134,7 @@ static int dstream_init(struct spaa_dstream *d, enum spaa_coding c, size_t max_w
     wlog++;
   ZSTD_DCtx_setParameter(d->zd, ZSTD_d_windowLogMax, wlog);
   d->window = max_window;
+  d->window_max = (size_t)1 << wlog;
   return 0;
 }
 
@@ -224,20 +226,33 @@ static int step_zlib(struct spaa_dstream *d, const uint8_t *in, size_t in_len, s
                       d->zs.msg ? d->zs.msg : "invalid data", d->in_total);
 }
 
+static int window_too_large(const struct spaa_dstream *d, struct spaa_err *err)
+{
+  return spaa_err_set(err, SPAA_E_TOO_LARGE, 0, d->in_total,
+                      "zstd %s needs a window larger than the %zu-byte cap", d->noun, d->window);
+}
+
 static int step_zstd(struct spaa_dstream *d, const void *in, size_t in_len, size_t *in_used,
                      void *out, size_t out_cap, size_t *out_made, struct spaa_err *err)
 {
   ZSTD_inBuffer ib = {in, in_len, 0};
   ZSTD_outBuffer ob = {out, out_cap, 0};
-  size_t r = ZSTD_decompressStream(d->zd, &ob, &ib);
+  ZSTD_frameHeader fh;
+  size_t r;
+  *in_used = *out_made = 0;
+  /* A frame given whole with room for its content is decoded by libzstd in one pass, without
+   * its window check: the rule is checked here, so that a frame is refused or taken alike
+   * whatever the pieces it arrives in. */
+  if (!d->in_frame && ZSTD_getFrameHeader(&fh, in, in_len) == 0 && fh.frameType == ZSTD_frame &&
+      (fh.windowSize > d->window_max && fh.windowSize > 1024))
+    return window_too_large(d, err);
+  r = ZSTD_decompressStream(d->zd, &ob, &ib);
   *in_used = ib.pos;
   *out_made = ob.pos;
   d->in_total += ib.pos;
   if (ZSTD_isError(r)) {
     if (ZSTD_getErrorCode(r) == ZSTD_error_frameParameter_windowTooLarge)
-      return spaa_err_set(err, SPAA_E_TOO_LARGE, 0, d->in_total,
-                          "zstd %s needs a window larger than the %zu-byte cap", d->noun,
-                          d->window);
+      return window_too_large(d, err);
     return spaa_err_set(err, SPAA_E_BAD_COMPRESSION, 0, d->in_total,
                         "corrupt zstd %s: %s (near input byte %zu)", d->noun,
                         ZSTD_getErrorName(r), d->in_total);

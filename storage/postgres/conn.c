@@ -2,7 +2,9 @@
  * prepares once, errors classified (connection lost vs retryable vs other), and the schema
  * with its forward migrations, taken under an advisory lock so that relays starting
  * together migrate once. */
+#include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -455,16 +457,51 @@ void pg__disconnect(struct pg__conn *c)
   c->connected_ns = 0;
 }
 
+/* Drive a connection started with PQconnectStartParams to its end, or to the deadline.
+ * Returns 0 when libpq ended it (PQstatus says how), -1 when the deadline passed first. */
+static int connect_wait(PGconn *db, int64_t deadline_ns)
+{
+  PostgresPollingStatusType st = PGRES_POLLING_WRITING;
+  while (st != PGRES_POLLING_OK && st != PGRES_POLLING_FAILED) {
+    struct pollfd p = {PQsocket(db), st == PGRES_POLLING_READING ? POLLIN : POLLOUT, 0};
+    int64_t left = deadline_ns - (int64_t)storage__mono_ns();
+    int n;
+    if (p.fd < 0)
+      return 0;
+    if (left <= 0)
+      return -1;
+    n = poll(&p, 1, (int)((left + 999999) / 1000000));
+    if (n == 0)
+      return -1;
+    if (n > 0 || errno != EINTR)
+      st = PQconnectPoll(db);
+  }
+  return 0;
+}
+
 int pg__connect(struct pg__conn *c, const char *conninfo, int do_migrate,
                 const struct storage__log *log, struct spaa_err *err)
 {
-  static const char *const keys[] = {"dbname", "connect_timeout", "application_name", NULL};
-  const char *vals[] = {conninfo, "5", "spaa-relay", NULL};
+  static const char *const keys[] = {"dbname", "application_name", NULL};
+  const char *vals[] = {conninfo, "spaa-relay", NULL};
+  int64_t deadline = (int64_t)storage__mono_ns() + PG_CONNECT_TIMEOUT_S * 1000000000LL;
   pg__disconnect(c);
-  c->db = PQconnectdbParams(keys, vals, 1);
+  /* started, not made at once: the notice receiver is in place before the first byte, so a
+   * notice the server sends while the connection is made (a shutdown's WARNING) is logged
+   * as ours, not printed by libpq on stderr */
+  c->db = PQconnectStartParams(keys, vals, 1);
   if (!c->db)
     return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, "out of memory connecting to PostgreSQL");
   PQsetNoticeReceiver(c->db, on_notice, c->notices);
+  if (PQstatus(c->db) != CONNECTION_BAD && connect_wait(c->db, deadline) != 0) {
+    spaa_err_set(err, SPAA_E_BUSY, 0, 0, "connecting to PostgreSQL: the database is "
+                 "unavailable: no connection within %d s", PG_CONNECT_TIMEOUT_S);
+    snprintf(c->why, sizeof(c->why), "connecting to PostgreSQL: no connection within %d s",
+             PG_CONNECT_TIMEOUT_S);
+    pg__disconnect(c);
+    c->lost = 1;
+    return SPAA_E_BUSY;
+  }
   if (PQstatus(c->db) != CONNECTION_OK) {
     pg__err(c, NULL, err, "connecting to PostgreSQL");
     pg__disconnect(c);

@@ -188,6 +188,8 @@ void pg__put(struct storage__pg *s, struct pg__conn *c);
  * before the database last came back that fails is a stale leftover of that outage, not a
  * new one. */
 #define PG_LOG_INTERVAL_S 10
+/* how long making a connection may take before the database counts as unavailable */
+#define PG_CONNECT_TIMEOUT_S 5
 void pg__health(struct storage__pg *s, const struct pg__conn *c, int ok, uint64_t failed);
 
 /* Fill err with SPAA_E_BUSY "the store is not ready" naming the (redacted) location and

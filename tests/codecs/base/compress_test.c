@@ -247,6 +247,25 @@ static void test_zstd_window(void **state)
   free(data);
 }
 
+/* A frame of 760 bytes whose header asks for a 6 MiB window (not a single segment), whole in
+ * one buffer: libzstd would decode it in one pass and skip its window check; we refuse it
+ * here as in pieces (found by fuzz_decompress). */
+static const uint8_t ZSTD_WIDE_SMALL[] = {
+  0x28, 0xb5, 0x2f, 0xfd, 0x54, 0x64, 0xf8, 0x01, 0x7d, 0x01, 0x00, 0x64,
+  0x02, 0x7b, 0x22, 0x74, 0x79, 0x70, 0x65, 0x22, 0x3a, 0x22, 0x66, 0x72,
+  0x61, 0x6d, 0x65, 0x22, 0x2c, 0x22, 0x69, 0x64, 0x22, 0x3a, 0x31, 0x2c,
+  0x22, 0x66, 0x75, 0x6e, 0x63, 0x22, 0x3a, 0x22, 0x6d, 0x61, 0x69, 0x6e,
+  0x22, 0x7d, 0x0a, 0x01, 0x00, 0x7e, 0x96, 0x2a, 0xf5, 0x04, 0x5e, 0x44,
+  0xdf, 0x3f,
+};
+
+static void test_zstd_window_whole(void **state)
+{
+  (void)state;
+  expect_fail(SPAA_CODING_ZSTD, ZSTD_WIDE_SMALL, sizeof(ZSTD_WIDE_SMALL), 1u << 20,
+              SPAA_E_TOO_LARGE, "zstd body needs a window larger than the 1048576-byte cap");
+}
+
 /* ---- brotli (decoding only): streams made once with the brotli tool (Debian's `brotli`) --- */
 
 /* br_plain(): 200 lines "line NNNN of the brotli round trip\n", 7000 bytes; BR_RT is
@@ -669,7 +688,8 @@ int main(void)
       cmocka_unit_test(test_names_and_magic),    cmocka_unit_test(test_round_trip_and_cap),
       cmocka_unit_test(test_concatenated),       cmocka_unit_test(test_truncated),
       cmocka_unit_test(test_corrupt_and_trailing), cmocka_unit_test(test_bombs),
-      cmocka_unit_test(test_zstd_window),        cmocka_unit_test(test_streaming),
+      cmocka_unit_test(test_zstd_window),
+      cmocka_unit_test(test_zstd_window_whole),        cmocka_unit_test(test_streaming),
       cmocka_unit_test(test_csink_round_trip),   cmocka_unit_test(test_csink_failures),
       cmocka_unit_test(test_zstd_one_shot),
       cmocka_unit_test(test_br),                 cmocka_unit_test(test_br_streaming),
