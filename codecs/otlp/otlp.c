@@ -54,6 +54,8 @@ static int unpack_without_samples(struct otlp_request *r, const uint8_t *buf, si
   spaa_buf_init(&rest, 0);
   if ((rc = otlp__strip_samples(buf, len, &rest, &r->wire, &r->n_wire, err)))
     return rc;
+  r->body = buf;
+  r->body_len = len;
   r->msg = protobuf_c_message_unpack(&OT_REQUEST_DESC, NULL, rest.len,
                                      (const uint8_t *)(rest.p ? rest.p : ""));
   spaa_buf_free(&rest);

@@ -1199,6 +1199,25 @@ static int convert_unit(struct cv *c, const struct otlp_request *r, const struct
   return 0;
 }
 
+/* With samples left on the wire, only the Profiles' bytes are read once the request is
+ * unpacked: the pages of the rest (the dictionary, mostly) go back at once when the caller
+ * reads none of the body again. */
+static void discard_unpacked(const struct otlp_request *r)
+{
+  const uint8_t *at = r->body;
+  size_t i;
+  if (!r->wire || !r->body)
+    return;
+  for (i = 0; i < r->n_wire; i++) { /* in wire order */
+    if (r->wire[i].wire > at)
+      spaa_mem_discard(at, (size_t)(r->wire[i].wire - at));
+    if (r->wire[i].wire + r->wire[i].len > at)
+      at = r->wire[i].wire + r->wire[i].len;
+  }
+  if (r->body + r->body_len > at)
+    spaa_mem_discard(at, (size_t)(r->body + r->body_len - at));
+}
+
 int otlp_convert(const struct otlp_request *r, const struct spaa_convert_opts *o,
                  struct spaa_conv_list *out, struct spaa_err *err)
 {
@@ -1209,6 +1228,8 @@ int otlp_convert(const struct otlp_request *r, const struct spaa_convert_opts *o
   int rc = 0, have = 0;
   memset(&x, 0, sizeof(x));
   memset(&c, 0, sizeof(c));
+  if (o && o->input_spent)
+    discard_unpacked(r);
   for (i = 0; i < r->n_units; i++) {
     const struct otlp_unit *u = &r->units[i];
     struct spaa_converted *e;

@@ -104,6 +104,8 @@ struct otlp_request {
   struct otlp_wire_profile *wire; /* v1development protobuf: each Profile's bytes, whose
                                    * samples were left there (owned array), or NULL */
   size_t n_wire;
+  const uint8_t *body;            /* with wire: the request's bytes those point into */
+  size_t body_len;
 };
 
 /* Room in the array *arr (capacity *cap elements of `size` bytes) for `need` elements: grown
