@@ -45,6 +45,68 @@ static int v1dev_units(struct otlp_request *r)
   return 0;
 }
 
+/* ---- the unpacked request's memory -----------------------------------------------------
+ * A request unpacks to some 300 k small messages, strings and arrays, all freed together:
+ * they are carved from blocks instead of malloc'ed one by one, which saves malloc's header
+ * and rounding on each (a fifth of a dictionary's size) and the time of as many frees. */
+
+#define OTLP_BLOCK ((size_t)256 << 10) /* above the mmap threshold: freed back whole */
+
+struct otlp_block {
+  struct otlp_block *next;
+  size_t size, used;
+  _Alignas(16) unsigned char data[];
+};
+
+static void *block_alloc(void *arg, size_t size)
+{
+  struct otlp_block **head = arg, *b = *head;
+  size_t need = (size + 7) & ~(size_t)7; /* protobuf-c's structs hold nothing wider */
+  void *r;
+  if (need < size || need > SIZE_MAX - sizeof(*b))
+    return NULL;
+  if (!b || b->size - b->used < need) {
+    size_t bs = need > OTLP_BLOCK / 4 ? need : OTLP_BLOCK;
+    if (!(b = malloc(sizeof(*b) + bs)))
+      return NULL;
+    b->size = bs;
+    b->used = 0;
+    if (need > OTLP_BLOCK / 4 && *head) { /* a large array: its own block, behind */
+      b->next = (*head)->next;
+      (*head)->next = b;
+    } else {
+      b->next = *head;
+      *head = b;
+    }
+  }
+  r = b->data + b->used;
+  b->used += need;
+  return r;
+}
+
+static void block_release(void *arg, void *p) /* freed with the request */
+{
+  (void)arg;
+  (void)p;
+}
+
+static void blocks_free(struct otlp_block *b)
+{
+  while (b) {
+    struct otlp_block *next = b->next;
+    free(b);
+    b = next;
+  }
+}
+
+/* protobuf_c_message_unpack into r's blocks */
+static ProtobufCMessage *unpack(struct otlp_request *r, const ProtobufCMessageDescriptor *desc,
+                                size_t len, const uint8_t *buf)
+{
+  ProtobufCAllocator a = {block_alloc, block_release, &r->blocks};
+  return protobuf_c_message_unpack(desc, &a, len, buf);
+}
+
 /* A v1development protobuf request unpacked without its samples, which stay in buf. */
 static int unpack_without_samples(struct otlp_request *r, const uint8_t *buf, size_t len,
                                   struct spaa_err *err)
@@ -56,8 +118,7 @@ static int unpack_without_samples(struct otlp_request *r, const uint8_t *buf, si
     return rc;
   r->body = buf;
   r->body_len = len;
-  r->msg = protobuf_c_message_unpack(&OT_REQUEST_DESC, NULL, rest.len,
-                                     (const uint8_t *)(rest.p ? rest.p : ""));
+  r->msg = unpack(r, &OT_REQUEST_DESC, rest.len, (const uint8_t *)(rest.p ? rest.p : ""));
   spaa_buf_free(&rest);
   if (!r->msg)
     return spaa_err_set(err, SPAA_E_BAD_PROTOBUF, 0, 0,
@@ -141,7 +202,7 @@ int otlp_decode(const uint8_t *buf, size_t len, struct otlp_request **out, struc
     if ((rc = unpack_without_samples(r, buf, len, err)))
       goto fail;
   } else if (!r->msg) {
-    r->msg = protobuf_c_message_unpack(&OX_REQUEST_DESC, NULL, len, buf);
+    r->msg = unpack(r, &OX_REQUEST_DESC, len, buf);
     if (!r->msg) {
       rc = spaa_err_set(err, SPAA_E_BAD_PROTOBUF, 0, 0,
                         "cannot decode ExportProfilesServiceRequest (%s): malformed protobuf",
@@ -174,8 +235,9 @@ void otlp_request_free(struct otlp_request *r)
   free(r->owned);
   free(r->units);
   free(r->wire);
-  if (r->msg)
+  if (r->msg && !r->blocks) /* OTLP/JSON's, malloc'ed */
     protobuf_c_message_free_unpacked(r->msg, NULL);
+  blocks_free(r->blocks);
   free(r);
 }
 
