@@ -361,6 +361,16 @@ int storage__blk_next_stack(struct storage__blk_rd *r, int64_t *row, struct stor
   return s->bad || r->sec[BS_X].bad ? SPAA_E_STORE : 0;
 }
 
+size_t storage__blk_peek_weights(const struct storage__blk_rd *r)
+{
+  struct storage__rd shape = r->sec[BS_WSHAPE]; /* read ahead on a copy */
+  uint64_t k = storage__get_uv(&shape);
+  /* a weight takes 3 bytes of the section at least: a corrupt count allocates nothing */
+  if (shape.bad || k > (shape.len - shape.pos) / 3)
+    return SIZE_MAX;
+  return (size_t)k;
+}
+
 int storage__blk_next_weights(struct storage__blk_rd *r, struct storage__blk_weight *w,
                               size_t cap, size_t *n)
 {

@@ -252,6 +252,9 @@ int storage__blk_next_thread(struct storage__blk_rd *r, int64_t *pid, int64_t *t
 int storage__blk_next_stack(struct storage__blk_rd *r, int64_t *row, struct storage__rd *x);
 int storage__blk_next_weights(struct storage__blk_rd *r, struct storage__blk_weight *w,
                               size_t cap, size_t *n);
+/* How many weights the next storage__blk_next_weights gives (read ahead, not consumed), to
+ * size its array; SIZE_MAX when the section is corrupt there. */
+size_t storage__blk_peek_weights(const struct storage__blk_rd *r);
 int storage__blk_next_sample(struct storage__blk_rd *r, struct storage__blk_sample *sm);
 
 /* Compress a raw block (with the service dictionary `dict`, raw content, when dict_len > 0)

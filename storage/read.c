@@ -118,8 +118,10 @@ static const char *strref(struct rctx *x, uint64_t i, int *bad)
 static int block_weights(struct rctx *x, struct spaa_weights *w)
 {
   struct storage__blk_weight small[16], *v = small;
-  size_t n, i, cap = x->b.sec[BS_WSHAPE].len - x->b.sec[BS_WSHAPE].pos;
+  size_t n, i, cap = storage__blk_peek_weights(&x->b);
   int rc, bad = 0;
+  if (cap == SIZE_MAX)
+    return corrupt(x, "stack weights");
   if (cap > 16 && !(v = malloc(cap * sizeof(*v))))
     return nomem(x);
   if ((rc = storage__blk_next_weights(&x->b, v, cap > 16 ? cap : 16, &n))) {

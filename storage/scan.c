@@ -69,8 +69,9 @@ int storage__scan_block(struct storage__scan *x, int64_t num, const char *id)
   st.profile_id = id;
   for (i = 0; i < b.n[BN_STACKS]; i++) {
     struct storage__rd xr;
-    size_t cap = b.sec[BS_WSHAPE].len - b.sec[BS_WSHAPE].pos;
-    if (storage__blk_next_stack(&b, &st.stack, &xr))
+    size_t cap;
+    if (storage__blk_next_stack(&b, &st.stack, &xr) ||
+        (cap = storage__blk_peek_weights(&b)) == SIZE_MAX)
       return SPAA_E_STORE;
     if ((rc = weights_room(x, cap ? cap : 1)))
       return rc;
