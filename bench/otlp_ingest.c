@@ -90,6 +90,7 @@ static void run_store(void)
   req.body = g_buf;
   req.body_len = g_len;
   spaa_ingest_init(&x, &req, NULL, "otlp");
+  x.opts.input_spent = 0; /* the next round reads g_buf again: its pages must stay */
   if (otlp_decode(g_buf, g_len, &r, &e)) {
     fprintf(stderr, "decode failed: %s\n", e.msg);
     abort();
