@@ -1110,6 +1110,23 @@ static void ctx_reset(struct cv *c)
   spaa_idmap_init(&c->xmap);
 }
 
+/* Drop the per-stack state of the last profile (identities, their map, the thread map, the
+ * frame scratch): sized by a profile's stacks, it is rebuilt for the next one. */
+static void stacks_reset(struct cv *c)
+{
+  free(c->stk);
+  free(c->pool);
+  free(c->tmp);
+  c->stk = NULL;
+  c->pool = NULL;
+  c->tmp = NULL;
+  c->n_stk = c->cap_stk = c->n_pool = c->cap_pool = c->cap_tmp = 0;
+  spaa_idmap_free(&c->stackmap);
+  spaa_idmap_free(&c->threads);
+  spaa_idmap_init(&c->stackmap);
+  spaa_idmap_init(&c->threads);
+}
+
 static void cv_close(struct cv *c)
 {
   ctx_reset(c);
@@ -1119,12 +1136,8 @@ static void cv_close(struct cv *c)
   free(c->loc_nfr);
   free(c->map_gen);
   free(c->map_dso);
-  free(c->stk);
-  free(c->tmp);
-  free(c->pool);
   free(c->xs);
-  spaa_idmap_free(&c->stackmap);
-  spaa_idmap_free(&c->threads);
+  stacks_reset(c);
 }
 
 static void reject(struct spaa_converted *e, const struct otlp_unit *u, const char *reason,
@@ -1170,15 +1183,10 @@ static int convert_unit(struct cv *c, const struct otlp_request *r, const struct
   }
   c->next_frame = c->next_dso = 1;
   c->n_nodso = 0;
-  c->n_stk = 0;
-  c->n_pool = 0;
-  spaa_idmap_free(&c->stackmap);
-  spaa_idmap_free(&c->threads);
-  spaa_idmap_init(&c->stackmap);
-  spaa_idmap_init(&c->threads);
   c->err = &why;
   rc = build(c, r, u, e, n_warn, warn);
   ctx_reset(c);
+  stacks_reset(c); /* the model has its stacks: normalizing and storing it need room */
   if (!rc)
     rc = spaa_normalize(c->p, &why);
   if (rc == SPAA_E_NOMEM) {
