@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/blocks.h"
 #include "base/limits.h"
 #include "otlp/otlp_int.h"
 
@@ -52,51 +53,15 @@ static int v1dev_units(struct otlp_request *r)
 
 #define OTLP_BLOCK ((size_t)256 << 10) /* above the mmap threshold: freed back whole */
 
-struct otlp_block {
-  struct otlp_block *next;
-  size_t size, used;
-  _Alignas(16) unsigned char data[];
-};
-
 static void *block_alloc(void *arg, size_t size)
 {
-  struct otlp_block **head = arg, *b = *head;
-  size_t need = (size + 7) & ~(size_t)7; /* protobuf-c's structs hold nothing wider */
-  void *r;
-  if (need < size || need > SIZE_MAX - sizeof(*b))
-    return NULL;
-  if (!b || b->size - b->used < need) {
-    size_t bs = need > OTLP_BLOCK / 4 ? need : OTLP_BLOCK;
-    if (!(b = malloc(sizeof(*b) + bs)))
-      return NULL;
-    b->size = bs;
-    b->used = 0;
-    if (need > OTLP_BLOCK / 4 && *head) { /* a large array: its own block, behind */
-      b->next = (*head)->next;
-      (*head)->next = b;
-    } else {
-      b->next = *head;
-      *head = b;
-    }
-  }
-  r = b->data + b->used;
-  b->used += need;
-  return r;
+  return spaa_blocks_take(arg, size, 8, OTLP_BLOCK, NULL); /* nothing wider in the structs */
 }
 
 static void block_release(void *arg, void *p) /* freed with the request */
 {
   (void)arg;
   (void)p;
-}
-
-static void blocks_free(struct otlp_block *b)
-{
-  while (b) {
-    struct otlp_block *next = b->next;
-    free(b);
-    b = next;
-  }
 }
 
 /* protobuf_c_message_unpack into r's blocks */
@@ -237,7 +202,7 @@ void otlp_request_free(struct otlp_request *r)
   free(r->wire);
   if (r->msg && !r->blocks) /* OTLP/JSON's, malloc'ed */
     protobuf_c_message_free_unpacked(r->msg, NULL);
-  blocks_free(r->blocks);
+  spaa_blocks_free(&r->blocks, NULL);
   free(r);
 }
 

@@ -106,7 +106,7 @@ struct otlp_request {
   size_t n_wire;
   const uint8_t *body;            /* with wire: the request's bytes those point into */
   size_t body_len;
-  struct otlp_block *blocks;      /* msg unpacked from protobuf: its memory, freed whole */
+  struct spaa_block *blocks;      /* msg unpacked from protobuf: its memory, freed whole */
 };
 
 /* Room in the array *arr (capacity *cap elements of `size` bytes) for `need` elements: grown

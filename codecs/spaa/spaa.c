@@ -4,14 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ARENA_BLOCK (64 * 1024)
+#include "base/blocks.h"
 
-struct spaa_arena_block {
-  struct spaa_arena_block *next; /* older block */
-  size_t used;                   /* bytes used of data[] */
-  size_t size;                   /* bytes in data[] */
-  _Alignas(16) unsigned char data[];
-};
+#define ARENA_BLOCK (64 * 1024)
 
 int spaa_meter_add(struct spaa_meter *m, size_t n)
 {
@@ -76,7 +71,7 @@ static void meter_give(struct spaa_profile *p, size_t n)
   spaa_meter_give(p->meter, &p->metered, n);
 }
 
-static void arena_free(struct spaa_profile *p, struct spaa_arena_block **head);
+static void arena_free(struct spaa_profile *p, struct spaa_block **head);
 
 struct spaa_profile *spaa_profile_new(void) { return spaa_profile_new_metered(NULL); }
 
@@ -139,52 +134,42 @@ void spaa_profile_free(struct spaa_profile *p)
   free(p);
 }
 
+/* The arenas' blocks, counted by the profile's meter. */
+static void *meter_get(void *arg, size_t n)
+{
+  struct spaa_profile *p = arg;
+  void *b;
+  if (meter_take(p, n))
+    return NULL;
+  if (!(b = malloc(n)))
+    meter_give(p, n);
+  return b;
+}
+
+static void meter_put(void *arg, void *b, size_t n)
+{
+  meter_give(arg, n);
+  free(b);
+}
+
 /* size zeroed bytes from the arena at *head (p->arena or p->bulk), counted in *bytes. */
-static void *arena_alloc(struct spaa_profile *p, struct spaa_arena_block **head, size_t *bytes,
+static void *arena_alloc(struct spaa_profile *p, struct spaa_block **head, size_t *bytes,
                          size_t size)
 {
-  struct spaa_arena_block *b = *head;
-  size_t need = (size + 15) & ~(size_t)15;
-  void *r;
-  if (need < size)
+  struct spaa_block_src src = {meter_get, meter_put, p};
+  void *r = spaa_blocks_take(head, size, 16, ARENA_BLOCK, &src);
+  if (!r)
     return NULL;
-  if (!b || b->size - b->used < need) {
-    size_t bs = need > ARENA_BLOCK / 4 ? need : ARENA_BLOCK;
-    if (bs > SIZE_MAX - sizeof(*b) || meter_take(p, sizeof(*b) + bs))
-      return NULL;
-    b = malloc(sizeof(*b) + bs);
-    if (!b) {
-      meter_give(p, sizeof(*b) + bs);
-      return NULL;
-    }
-    b->size = bs;
-    b->used = 0;
-    if (need > ARENA_BLOCK / 4 && *head) {
-      /* big allocations get their own block behind the current one */
-      b->next = (*head)->next;
-      (*head)->next = b;
-    } else {
-      b->next = *head;
-      *head = b;
-    }
-  }
-  r = b->data + b->used;
-  b->used += need;
-  *bytes += need;
+  *bytes += (size + 15) & ~(size_t)15;
   memset(r, 0, size);
   return r;
 }
 
 /* Free the blocks of an arena, giving their bytes back to the meter. */
-static void arena_free(struct spaa_profile *p, struct spaa_arena_block **head)
+static void arena_free(struct spaa_profile *p, struct spaa_block **head)
 {
-  struct spaa_arena_block *b, *next;
-  for (b = *head; b; b = next) {
-    next = b->next;
-    meter_give(p, sizeof(*b) + b->size);
-    free(b);
-  }
-  *head = NULL;
+  struct spaa_block_src src = {meter_get, meter_put, p};
+  spaa_blocks_free(head, &src);
 }
 
 void *spaa_alloc(struct spaa_profile *p, size_t size)

@@ -142,7 +142,7 @@ struct spaa_window {
   json_t *extra;          /* other keys, or NULL; owned */
 };
 
-struct spaa_arena_block;
+struct spaa_block; /* base/blocks.h */
 
 /* A meter of the memory models hold: what a request's conversion may build. The input's
  * bytes do not bound the model (an OTLP request names one deep stack from many samples with
@@ -190,9 +190,9 @@ struct spaa_profile {
   struct spaa_stack *stacks;   size_t n_stacks, cap_stacks;
   struct spaa_sample *samples; size_t n_samples, cap_samples;
   struct spaa_window *windows; size_t n_windows, cap_windows;
-  struct spaa_arena_block *arena; /* string storage */
+  struct spaa_block *arena;       /* string storage */
   size_t arena_bytes;             /* bytes handed out by the arena */
-  struct spaa_arena_block *bulk;  /* frame lists and weight arrays (spaa_stack_set_frames,
+  struct spaa_block *bulk;        /* frame lists and weight arrays (spaa_stack_set_frames,
                                      spaa_weights_add, spaa_weights_alloc) */
   size_t bulk_bytes;
   struct spaa_meter *meter;       /* the meter it reports to, or NULL */
