@@ -256,8 +256,10 @@ static int stored_elsewhere(struct spaa_ingest *x, struct batch *b, size_t j)
   json_t *a;
   int same, rc = 1;
   spaa_err_clear(&e);
-  if (spaa_store_meta(store, id, &pi, &e))
+  if (spaa_store_meta(store, id, &pi, &e)) {
+    spaa_store_profile_info_free(&pi); /* a failure may leave part of it filled */
     return 1; /* deleted since, or not readable: it stays a duplicate */
+  }
   same = pi.service && pi.source && strcmp(pi.service, b->meta[j].service) == 0 &&
          strcmp(pi.source, b->meta[j].source) == 0;
   spaa_store_profile_info_free(&pi);

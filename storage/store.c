@@ -149,7 +149,7 @@ int spaa_store_meta(struct spaa_store *s, const char *id, struct spaa_store_prof
   n = spaa_hex_id_forms(id, forms);
   for (k = 0; k < n; k++) {
     spaa_err_clear(&again);
-    memset(out, 0, sizeof(*out));
+    spaa_store_profile_info_free(out);
     if ((rc2 = s->be->meta(s, forms[k], out, &again)) != SPAA_E_NOT_FOUND) {
       if (err)
         *err = again;
