@@ -34,9 +34,19 @@ static json_t *events_json(const struct spaa_store_profile_info *pi)
       json_object_set_new(tot, e->totals[j].metric,
                           e->totals[j].value.is_float ? json_real(e->totals[j].value.f)
                                                       : json_integer(e->totals[j].value.i));
-    if (!o || !tot || json_object_set_new(o, "name", json_string(e->name)) ||
-        json_object_set_new(o, "totals", tot) || json_array_append_new(arr, o)) {
+    /* the _new calls take their value's reference even when they fail */
+    if (!o || !tot || json_object_set_new(o, "name", json_string(e->name))) {
+      json_decref(tot);
       json_decref(o);
+      json_decref(arr);
+      return NULL;
+    }
+    if (json_object_set_new(o, "totals", tot)) {
+      json_decref(o);
+      json_decref(arr);
+      return NULL;
+    }
+    if (json_array_append_new(arr, o)) {
       json_decref(arr);
       return NULL;
     }
@@ -106,8 +116,12 @@ int spaa_api_page_json(const struct spaa_store_page *pg, json_t **out, struct sp
   size_t i;
   int rc = 0;
   *out = NULL;
-  if (!res || !arr || json_object_set_new(res, "profiles", arr)) {
+  if (!res || !arr) {
     json_decref(arr);
+    rc = spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
+    goto out;
+  }
+  if (json_object_set_new(res, "profiles", arr)) { /* arr went with the failure */
     rc = spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
     goto out;
   }

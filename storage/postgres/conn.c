@@ -376,7 +376,7 @@ static int migrate(struct pg__conn *c, const char *conninfo, const struct storag
                         " (SELECT 1 FROM spaa_schema)", err)))
     goto fail;
   if (!(r = pg__sql(c, "SELECT version::text FROM spaa_schema", NULL, err))) {
-    rc = SPAA_E_STORE;
+    rc = c->lost ? SPAA_E_BUSY : SPAA_E_STORE;
     goto fail;
   }
   v = PQntuples(r) ? strtoll(PQgetvalue(r, 0, 0), NULL, 10) : 0;
@@ -514,7 +514,12 @@ int pg__connect(struct pg__conn *c, const char *conninfo, int do_migrate,
   storage__cache_free(&c->cache);
   c->gen = -1;
   if (pg__exec(c, "SET client_min_messages = warning", err) ||
-      (c->sync_off && pg__exec(c, "SET synchronous_commit = off", err)))
-    return SPAA_E_STORE;
+      (c->sync_off && pg__exec(c, "SET synchronous_commit = off", err))) {
+    /* not handed out without its settings: the next borrower connects anew */
+    int lost = c->lost || PQstatus(c->db) != CONNECTION_OK;
+    pg__disconnect(c);
+    c->lost = lost;
+    return lost ? SPAA_E_BUSY : SPAA_E_STORE;
+  }
   return do_migrate ? migrate(c, conninfo, log, err) : 0;
 }

@@ -103,9 +103,11 @@ static int disc_frame(struct disc *d, int64_t row, const struct spaa_store_frame
     const char *k = (const char *)sqlite3_column_text(d->frame, 5);
     f->dso = strdup(k && strlen(k) > 2 ? k + 2 : "");
   }
-  if (!f->func || !f->kind || spaa_idmap_put(&d->frame_ix, (uint64_t)row, d->n_frames, NULL) < 0)
+  d->n_frames++; /* counted before the checks: disc_close frees what it holds */
+  if (!f->func || !f->kind ||
+      spaa_idmap_put(&d->frame_ix, (uint64_t)row, d->n_frames - 1, NULL) < 0)
     return spaa_err_set(d->err, SPAA_E_NOMEM, 0, 0, NULL);
-  *out = &d->frames[d->n_frames++];
+  *out = f;
   return 0;
 }
 

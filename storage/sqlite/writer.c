@@ -275,9 +275,11 @@ static int service_dict(struct storage__conn *c, struct storage__cache *cache,
     rc = storage__blk_decompress(sqlite3_column_blob(st, 1), (size_t)sqlite3_column_bytes(st, 1),
                                  NULL, 0, &dz);
     sqlite3_reset(st);
-    if (rc)
-      return spaa_err_set(err, SPAA_E_STORE, 0, 0, "the block dictionary of %.64s is corrupt",
-                          service);
+    if (rc) {
+      rc = spaa_err_set(err, SPAA_E_STORE, 0, 0, "the block dictionary of %.64s is corrupt",
+                        service);
+      goto out;
+    }
   } else {
     size_t len = raw->len < SPAA_STORE_MAX_DICT ? raw->len : SPAA_STORE_MAX_DICT;
     sqlite3_reset(st);
