@@ -40,6 +40,10 @@ struct cv {
   uint32_t *loc_gen;        /* per location: generation its frames were made in */
   uint64_t *loc_frame;      /* per location: id of its first (innermost) frame */
   uint32_t *loc_nfr;        /* per location: how many frames it made (no Location read) */
+  uint32_t *st_gen;         /* per stack entry: generation its frame list was made in */
+  uint64_t **st_frames;     /* per stack entry: that list (the model's, shared by the SPAA
+                             * stacks of this entry: one per distinct attributes) */
+  size_t *st_nfr;           /* per stack entry: its length */
   uint32_t *map_gen;        /* per mapping: generation its dso was made in */
   uint64_t *map_dso;        /* per mapping: dso id */
   uint64_t next_frame, next_dso;
@@ -588,8 +592,9 @@ static int new_stack(struct cv *c, const OT_Sample *s, size_t *out)
   size_t i, j, nf = 0, ce = 0;
   char idb[32];
   int rc;
-  /* frames, leaf first; each location expands to its lines, innermost first */
-  for (i = 0; st && i < st->n_location_indices; i++) {
+  /* frames, leaf first; each location expands to its lines, innermost first (made once
+   * per stack entry and profile: its other stacks share the list) */
+  for (i = 0; st && c->st_gen[s->stack_index] != c->gen && i < st->n_location_indices; i++) {
     int32_t li = st->location_indices[i];
     size_t n;
     if (li == 0)
@@ -642,8 +647,16 @@ static int new_stack(struct cv *c, const OT_Sample *s, size_t *out)
   sp->event = c->event;
   sp->context = ctx;
   ctx = NULL;
-  if (spaa_stack_set_frames(c->p, sp, c->tmp, nf))
+  if (st && c->st_gen[s->stack_index] == c->gen) {
+    sp->frames = c->st_frames[s->stack_index]; /* never written once set (spaa.h) */
+    sp->n_frames = c->st_nfr[s->stack_index];
+  } else if (spaa_stack_set_frames(c->p, sp, c->tmp, nf)) {
     goto nomem;
+  } else if (st) {
+    c->st_gen[s->stack_index] = c->gen;
+    c->st_frames[s->stack_index] = sp->frames;
+    c->st_nfr[s->stack_index] = nf;
+  }
   if (!(k->id = spaa_strdup(c->p, idb)))
     goto nomem;
   *out = c->n_stk++;
@@ -1087,7 +1100,10 @@ static int cv_open(struct cv *c, struct otlp_dictx *x, struct spaa_meter *meter,
                                !(c->loc_frame = malloc(d->n_location_table * sizeof(uint64_t))) ||
                                !(c->loc_nfr = malloc(d->n_location_table * sizeof(uint32_t))))) ||
       (d->n_mapping_table && (!(c->map_gen = calloc(d->n_mapping_table, sizeof(uint32_t))) ||
-                              !(c->map_dso = malloc(d->n_mapping_table * sizeof(uint64_t))))))
+                              !(c->map_dso = malloc(d->n_mapping_table * sizeof(uint64_t))))) ||
+      (d->n_stack_table && (!(c->st_gen = calloc(d->n_stack_table, sizeof(uint32_t))) ||
+                            !(c->st_frames = malloc(d->n_stack_table * sizeof(uint64_t *))) ||
+                            !(c->st_nfr = malloc(d->n_stack_table * sizeof(size_t))))))
     return nomem(c);
   c->k_frame_type = find_key(x, KEY_FRAME_TYPE);
   c->k_tid = find_key(x, "thread.id");
@@ -1136,6 +1152,9 @@ static void cv_close(struct cv *c)
   free(c->loc_nfr);
   free(c->map_gen);
   free(c->map_dso);
+  free(c->st_gen);
+  free(c->st_frames);
+  free(c->st_nfr);
   free(c->xs);
   stacks_reset(c);
 }
@@ -1179,6 +1198,8 @@ static int convert_unit(struct cv *c, const struct otlp_request *r, const struct
     memset(c->loc_gen, 0, c->d->n_location_table * sizeof(uint32_t));
     if (c->map_gen)
       memset(c->map_gen, 0, c->d->n_mapping_table * sizeof(uint32_t));
+    if (c->st_gen)
+      memset(c->st_gen, 0, c->d->n_stack_table * sizeof(uint32_t));
     c->gen = 1;
   }
   c->next_frame = c->next_dso = 1;

@@ -244,7 +244,9 @@ int spaa_weights_add(struct spaa_profile *p, struct spaa_weights *w, const char 
 /* Make `w` exactly n zeroed weights (w->n = n) whose metric, value and unit the caller
  * sets, e.g. to strings the profile already interned. 0 or SPAA_E_NOMEM. */
 int spaa_weights_alloc(struct spaa_profile *p, struct spaa_weights *w, size_t n);
-/* Set the stack's frames (copied into the arena); 0 or SPAA_E_NOMEM. */
+/* Set the stack's frames (copied into the arena); 0 or SPAA_E_NOMEM. A frame list is never
+ * written once set, so stacks of one profile may share one (a converter that makes several
+ * stacks of one list of frames points them at the first's). */
 int spaa_stack_set_frames(struct spaa_profile *p, struct spaa_stack *s, const uint64_t *frames,
                           size_t n);
 

@@ -245,6 +245,48 @@ static void test_valid_base(void **state)
   spaa_conv_list_free(&l);
 }
 
+/* Samples of one stack entry with different thread attributes are stacks of their own, with
+ * equal frames: one list, shared; the next profile makes its own (its model is another). */
+static void test_shared_frame_lists(void **state)
+{
+  struct req q;
+  struct spaa_conv_list l;
+  struct spaa_err e;
+  const struct spaa_profile *p, *p2;
+  (void)state;
+  req_init(&q);
+  q.vals[1] = 7;
+  q.s[1].stack_index = 1;
+  q.s[1].values = &q.vals[1];
+  q.s[1].n_values = 1;
+  q.sattr[0] = 1;
+  q.sattr[1] = 2;
+  q.s[0].attribute_indices = &q.sattr[0];
+  q.s[0].n_attribute_indices = 1;
+  q.s[1].attribute_indices = &q.sattr[1];
+  q.s[1].n_attribute_indices = 1;
+  q.prof[0].n_samples = 2;
+  q.prof[1] = q.prof[0];
+  q.sp.n_profiles = 2;
+  assert_int_equal(run(&q, &l, &e), 0);
+  assert_int_equal(l.n, 2);
+  p = l.v[0].profile;
+  p2 = l.v[1].profile;
+  assert_non_null(p);
+  assert_non_null(p2);
+  assert_int_equal(p->n_stacks, 2);
+  assert_int_equal(total(p), 12);
+  assert_string_not_equal(p->stacks[0].id, p->stacks[1].id);
+  assert_int_equal(p->stacks[0].n_frames, 1);
+  assert_int_equal(p->stacks[1].n_frames, 1);
+  assert_ptr_equal(p->stacks[0].frames, p->stacks[1].frames);
+  assert_int_equal(p2->n_stacks, 2);
+  assert_ptr_equal(p2->stacks[0].frames, p2->stacks[1].frames);
+  assert_ptr_not_equal(p2->stacks[0].frames, p->stacks[0].frames);
+  assert_int_equal(p2->stacks[0].frames[0], p->stacks[0].frames[0]);
+  spaa_conv_list_free(&l);
+}
+
 static void test_index_rules(void **state)
 {
   struct req q;
@@ -690,7 +732,8 @@ static void test_json_errors(void **state)
 int main(void)
 {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_valid_base),       cmocka_unit_test(test_index_rules),
+      cmocka_unit_test(test_valid_base),       cmocka_unit_test(test_shared_frame_lists),
+      cmocka_unit_test(test_index_rules),
       cmocka_unit_test(test_sample_rules),     cmocka_unit_test(test_dictionary_rules),
       cmocka_unit_test(test_zero_by_value),    cmocka_unit_test(test_partial_and_warning),
       cmocka_unit_test(test_sniff_v19),        cmocka_unit_test(test_sniff_v18_and_garbage),
