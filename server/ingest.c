@@ -85,8 +85,8 @@ static int64_t sample_count(const struct spaa_profile *p)
 {
   int64_t n = 0;
   size_t i, k;
-  if (p->n_samples)
-    return (int64_t)p->n_samples;
+  if (spaa_profile_n_samples(p))
+    return (int64_t)spaa_profile_n_samples(p);
   for (i = 0; i < p->n_stacks; i++)
     for (k = 0; k < p->stacks[i].weights.n; k++) {
       const struct spaa_weight *w = &p->stacks[i].weights.v[k];
@@ -376,6 +376,7 @@ void spaa_ingest_init(struct spaa_ingest *x, const struct spaa_req *req, struct 
                           req->app->cfg->keep_original == SPAA_KEEP_ALWAYS;
   x->opts.meter = req->meter;
   x->opts.input_spent = !x->opts.keep_original; /* the body is read once, part by part */
+  x->opts.compact_samples = 1; /* the store reads them with spaa_profile_sample */
   x->failed_at = SIZE_MAX;
 }
 

@@ -494,13 +494,14 @@ static int prep_samples(struct storage__prep *pr, struct strtab *t, struct spaa_
 {
   const struct spaa_profile *p = pr->p;
   struct spaa_strmap smap;
-  size_t i, k;
+  struct spaa_sample_buf sb;
+  size_t i, k, n = spaa_profile_n_samples(p);
   int rc = 0;
   spaa_strmap_init(&smap);
-  pr->n_samples = p->n_samples;
-  if (!(pr->sample_stack = malloc((p->n_samples ? p->n_samples : 1) * sizeof(size_t))) ||
-      !(pr->psamples = malloc((p->n_samples ? p->n_samples : 1) * sizeof(*pr->psamples))) ||
-      !(pr->sample_rest = malloc((p->n_samples + 1) * sizeof(size_t)))) {
+  pr->n_samples = n;
+  if (!(pr->sample_stack = malloc((n ? n : 1) * sizeof(size_t))) ||
+      !(pr->psamples = malloc((n ? n : 1) * sizeof(*pr->psamples))) ||
+      !(pr->sample_rest = malloc((n + 1) * sizeof(size_t)))) {
     rc = SPAA_E_NOMEM;
     goto out;
   }
@@ -510,8 +511,8 @@ static int prep_samples(struct storage__prep *pr, struct strtab *t, struct spaa_
     if ((rc = spaa_strmap_put(&smap, p->stacks[i].id, strlen(p->stacks[i].id), i, NULL)) < 0)
       goto out;
   rc = 0;
-  for (i = 0; i < p->n_samples; i++) {
-    const struct spaa_sample *s = &p->samples[i];
+  for (i = 0; i < n; i++) {
+    const struct spaa_sample *s = spaa_profile_sample(p, i, &sb);
     struct storage__psample *ps = &pr->psamples[i];
     unsigned flags = 0;
     ps->ts_kind = !s->has_timestamp ? BT_NONE : s->timestamp.is_float ? BT_FLOAT : BT_INT;
@@ -549,7 +550,7 @@ static int prep_samples(struct storage__prep *pr, struct strtab *t, struct spaa_
     if (flags & SR_STACK_ID)
       TRY(storage__put_str(&pr->blobs, s->stack_id));
   }
-  pr->sample_rest[p->n_samples] = pr->blobs.len;
+  pr->sample_rest[n] = pr->blobs.len;
 out:
   spaa_strmap_free(&smap);
   if (rc)

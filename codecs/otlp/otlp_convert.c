@@ -35,6 +35,7 @@ struct cv {
   struct otlp_dictx *x;
   const OT_Dict *d;
   struct spaa_meter *meter; /* the models' (opts), or NULL */
+  int compact;              /* samples as compact ones (opts.compact_samples) */
   struct spaa_profile *p;   /* the profile being built */
   uint32_t gen;             /* profile generation */
   uint32_t *loc_gen;        /* per location: generation its frames were made in */
@@ -963,7 +964,18 @@ static int add_sample(struct cv *c, const OT_Sample *s, int64_t *total)
       __builtin_add_overflow(*total, w, total))
     goto overflow;
   per_ts = s->n_values == nt;
-  for (j = 0; j < nt; j++) {
+  for (j = 0; c->compact && j < nt; j++) {
+    struct spaa_csample *cs = spaa_add_csample(p);
+    if (!cs)
+      return nomem(c);
+    cs->flags = SPAA_CS_TIMESTAMP | (per_ts ? SPAA_CS_WEIGHT : 0);
+    cs->timestamp = spaa_int((int64_t)s->timestamps_unix_nano[j]);
+    cs->stack_id = c->stk[si].id;
+    cs->tid = c->stk[si].has_tid ? c->stk[si].tid : 0;
+    cs->cpu = c->stk[si].has_cpu ? c->stk[si].cpu : 0;
+    cs->value = per_ts ? s->values[j] : 0;
+  }
+  for (j = 0; !c->compact && j < nt; j++) {
     struct spaa_sample *sm = spaa_add_sample(p);
     if (!sm)
       return nomem(c);
@@ -1074,8 +1086,14 @@ static int build(struct cv *c, const struct otlp_request *r, const struct otlp_u
   c->p->header.source_tool = "otlp";
   c->p->header.frame_order = SPAA_LEAF_TO_ROOT;
   if ((rc = build_event(c, u->profile, out)) ||
-      (rc = build_header(c, r, u, out, &service, &exe)) ||
-      (rc = add_samples(c, u, &total)) || (rc = stack_weights(c)) ||
+      (rc = build_header(c, r, u, out, &service, &exe)))
+    return rc;
+  /* what the compact samples share: as add_sample would set in each record */
+  c->p->cs.pid = c->has_pid ? c->pid : 0;
+  c->p->cs.event = c->event;
+  c->p->cs.metric = c->metric;
+  c->p->cs.unit = c->unit;
+  if ((rc = add_samples(c, u, &total)) || (rc = stack_weights(c)) ||
       (rc = mark_kernel_dsos(c)))
     return rc;
   return entry_meta(c, r, u, out, service, exe, total, n_warn, warn);
@@ -1189,7 +1207,9 @@ static int convert_unit(struct cv *c, const struct otlp_request *r, const struct
     return 0;
   }
   /* the sample records at their number: grown by doubling they held up to twice it */
-  if (!(c->p = spaa_profile_new_metered(c->meter)) || spaa_reserve_samples(c->p, n_stamps)) {
+  if (!(c->p = spaa_profile_new_metered(c->meter)) ||
+      (c->compact ? spaa_reserve_csamples(c->p, n_stamps)
+                  : spaa_reserve_samples(c->p, n_stamps))) {
     spaa_profile_free(c->p);
     c->p = NULL;
     return SPAA_E_NOMEM;
@@ -1291,6 +1311,7 @@ int otlp_convert(const struct otlp_request *r, const struct spaa_convert_opts *o
       have = 1;
       if ((rc = cv_open(&c, &x, o ? o->meter : NULL, err)))
         goto fail;
+      c.compact = o && o->compact_samples;
     }
     if (!(e = spaa_conv_add(out)))
       goto nomem;

@@ -128,6 +128,7 @@ struct sentry_item_ctx {
   const char *item_platform;  /* the item header's "platform", NULL or "" when absent */
   const json_t *env_header;   /* envelope header (for "sdk"), or NULL */
   struct spaa_meter *meter;   /* what the model may hold (spaa.h), or NULL */
+  int compact_samples;        /* 1: samples as compact ones (spaa_convert_opts) */
   int input_spent;            /* 1: the payload is not read after the conversion returns,
                                * so the pages of it that were read are given back
                                * (spaa_mem_discard) before the model's records are made */

@@ -25,6 +25,7 @@ struct image {
 struct builder {
   struct sentry__profile *sp;
   struct spaa_profile *p;
+  int compact;               /* samples as compact ones */
   struct image *images;      /* images with a known range, sorted by start */
   size_t n_images;
   struct spaa_strmap by_name;/* module/package name -> dso id (keys borrowed from the JSON) */
@@ -444,8 +445,22 @@ static int one_weight(struct spaa_profile *p, struct spaa_weights *w, const char
   return 0;
 }
 
-/* One SPAA stack per Sentry stack used; every sample kept as a sample record (the records
- * reserved at their count; samples of one queue share one context object). */
+/* The context of a sample on a queue: one object per queue, made on first use and shared
+ * (queue_ctx[q]); *out a new reference, or NULL off any queue. 0 or SPAA_E_NOMEM. */
+static int queue_context(const struct sentry__profile *sp, const struct sentry__sample *in,
+                         json_t **queue_ctx, json_t **out)
+{
+  size_t q;
+  if (!in->queue || !spaa_strmap_get(&sp->queue_map, in->queue, strlen(in->queue), &q))
+    return 0;
+  if (!queue_ctx[q] && set_new(&queue_ctx[q], "x_sentry_queue_address", json_string(in->queue)))
+    return SPAA_E_NOMEM;
+  *out = json_incref(queue_ctx[q]);
+  return 0;
+}
+
+/* One SPAA stack per Sentry stack used; every sample kept as a sample record, or a compact
+ * one when asked (reserved at their count; samples of one queue share one context object). */
 static int add_stacks_samples(struct builder *b)
 {
   struct sentry__profile *sp = b->sp;
@@ -482,12 +497,25 @@ static int add_stacks_samples(struct builder *b)
     }
   }
   sentry__profile_drop_stacks(sp); /* made: given back before the samples are */
-  if (spaa_reserve_samples(b->p, sp->n_samples))
+  if (b->compact ? spaa_reserve_csamples(b->p, sp->n_samples)
+                 : spaa_reserve_samples(b->p, sp->n_samples))
     goto out;
-  for (i = 0; i < sp->n_samples; i++) {
+  b->p->cs.event = EVENT_NAME; /* pid 0, no weights */
+  for (i = 0; b->compact && i < sp->n_samples; i++) {
+    const struct sentry__sample *in = &sp->samples[i];
+    struct spaa_csample *o = spaa_add_csample(b->p);
+    if (!o)
+      goto out;
+    o->flags = SPAA_CS_TIMESTAMP;
+    o->timestamp = spaa_int(in->t_ns);
+    o->tid = sp->threads[in->thread].tid;
+    o->stack_id = ids[in->stack];
+    if (queue_context(sp, in, queue_ctx, &o->context))
+      goto out;
+  }
+  for (i = 0; !b->compact && i < sp->n_samples; i++) {
     const struct sentry__sample *in = &sp->samples[i];
     struct spaa_sample *o = spaa_add_sample(b->p);
-    size_t q;
     if (!o)
       goto out;
     /* all six fields SPAA §5.1 shows and readers require; Sentry has no pid or cpu: 0 */
@@ -499,11 +527,8 @@ static int add_stacks_samples(struct builder *b)
     o->cpu = 0;
     o->event = EVENT_NAME;
     o->stack_id = ids[in->stack];
-    if (in->queue && spaa_strmap_get(&sp->queue_map, in->queue, strlen(in->queue), &q)) {
-      if (!queue_ctx[q] && set_new(&queue_ctx[q], "x_sentry_queue_address", json_string(in->queue)))
-        goto out;
-      o->context = json_incref(queue_ctx[q]);
-    }
+    if (queue_context(sp, in, queue_ctx, &o->context))
+      goto out;
   }
   rc = 0;
 out:
@@ -782,6 +807,7 @@ static int build(struct sentry__profile *sp, const uint8_t *payload, size_t len,
   int rc;
   memset(&b, 0, sizeof(b));
   b.sp = sp;
+  b.compact = ctx && ctx->compact_samples;
   spaa_strmap_init(&b.by_name);
   if (!(b.p = spaa_profile_new_metered(ctx ? ctx->meter : NULL))) {
     rc = SPAA_E_NOMEM;
@@ -907,6 +933,7 @@ int sentry_envelope_convert(const struct sentry_envelope *env, const struct spaa
     ctx.meter = o ? o->meter : NULL;
     /* the body is freed unread once converted, and no original points into it */
     ctx.input_spent = o && o->input_spent && !o->keep_original;
+    ctx.compact_samples = o && o->compact_samples;
     if ((rc = sentry_profile_convert(it->payload ? it->payload : (const uint8_t *)"", it->payload_len,
                                      it->kind, &ctx, c))) {
       if (err)
@@ -958,6 +985,7 @@ int spaa_convert_sentry(const uint8_t *buf, size_t len, const struct spaa_conver
     }
     memset(&ctx, 0, sizeof(ctx));
     ctx.input_spent = o && o->input_spent && !o->keep_original;
+    ctx.compact_samples = o && o->compact_samples;
     if ((rc = convert_doc(&d, buf, len, kind, &ctx, c)) && err)
       *err = c->err;
     sentry__doc_free(&d);

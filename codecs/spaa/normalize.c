@@ -98,7 +98,7 @@ static int rewrite_refs(struct spaa_profile *p, char (*old_ids)[48])
   const char **fresh = NULL; /* arena copy of each stack's new id, made on first use */
   size_t i, j, k;
   int rc = 0;
-  if (!p->n_samples && !p->n_windows) {
+  if (!spaa_profile_n_samples(p) && !p->n_windows) {
     for (i = 0; i < p->n_stacks && !p->stacks[i].n_related; i++)
       ;
     if (i == p->n_stacks)
@@ -115,6 +115,12 @@ static int rewrite_refs(struct spaa_profile *p, char (*old_ids)[48])
   for (i = 0; i < p->n_samples; i++) {
     struct spaa_sample *s = &p->samples[i];
     if (s->stack_id && spaa_strmap_get(&old, s->stack_id, strlen(s->stack_id), &k) &&
+        !(s->stack_id = NEW_ID(k)))
+      goto nomem;
+  }
+  for (i = 0; i < p->n_csamples; i++) {
+    struct spaa_csample *s = &p->csamples[i];
+    if (spaa_strmap_get(&old, s->stack_id, strlen(s->stack_id), &k) &&
         !(s->stack_id = NEW_ID(k)))
       goto nomem;
   }

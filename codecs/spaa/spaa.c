@@ -96,7 +96,8 @@ size_t spaa_profile_bytes(const struct spaa_profile *p)
     return 0;
   return sizeof(*p) + p->cap_dsos * sizeof(*p->dsos) + p->cap_frames * sizeof(*p->frames) +
          p->cap_threads * sizeof(*p->threads) + p->cap_stacks * sizeof(*p->stacks) +
-         p->cap_samples * sizeof(*p->samples) + p->cap_windows * sizeof(*p->windows) +
+         p->cap_samples * sizeof(*p->samples) + p->cap_csamples * sizeof(*p->csamples) +
+         p->cap_windows * sizeof(*p->windows) +
          p->header.cap_events * sizeof(*p->header.events) + p->arena_bytes + p->bulk_bytes;
 }
 
@@ -250,6 +251,7 @@ void spaa_profile_fit(struct spaa_profile *p)
   FIT(p->threads, p->n_threads, p->cap_threads);
   FIT(p->stacks, p->n_stacks, p->cap_stacks);
   FIT(p->samples, p->n_samples, p->cap_samples);
+  FIT(p->csamples, p->n_csamples, p->cap_csamples);
   FIT(p->windows, p->n_windows, p->cap_windows);
 }
 
@@ -281,26 +283,81 @@ void spaa_profile_drop_samples(struct spaa_profile *p)
   meter_give(p, p->cap_samples * sizeof(*p->samples));
   p->samples = NULL;
   p->n_samples = p->cap_samples = 0;
+  for (i = 0; i < p->n_csamples; i++)
+    json_decref(p->csamples[i].context);
+  free(p->csamples);
+  meter_give(p, p->cap_csamples * sizeof(*p->csamples));
+  p->csamples = NULL;
+  p->n_csamples = p->cap_csamples = 0;
+}
+
+/* Room for n more elements of `size` bytes in *arr (n_ used of cap_), in one allocation. */
+static int reserve(struct spaa_profile *p, void **arr, size_t n_, size_t *cap_, size_t size,
+                   size_t n)
+{
+  void *na;
+  size_t more;
+  if (n <= *cap_ - n_)
+    return 0;
+  if (n > SIZE_MAX / size - n_)
+    return SPAA_E_NOMEM;
+  more = (n_ + n - *cap_) * size;
+  if (meter_take(p, more))
+    return SPAA_E_NOMEM;
+  if (!(na = realloc(*arr, (n_ + n) * size))) {
+    meter_give(p, more);
+    return SPAA_E_NOMEM;
+  }
+  *arr = na;
+  *cap_ = n_ + n;
+  return 0;
 }
 
 int spaa_reserve_samples(struct spaa_profile *p, size_t n)
 {
-  void *na;
-  size_t more;
-  if (n <= p->cap_samples - p->n_samples)
-    return 0;
-  if (n > SIZE_MAX / sizeof(*p->samples) - p->n_samples)
-    return SPAA_E_NOMEM;
-  more = (p->n_samples + n - p->cap_samples) * sizeof(*p->samples);
-  if (meter_take(p, more))
-    return SPAA_E_NOMEM;
-  if (!(na = realloc(p->samples, (p->n_samples + n) * sizeof(*p->samples)))) {
-    meter_give(p, more);
-    return SPAA_E_NOMEM;
+  return reserve(p, (void **)&p->samples, p->n_samples, &p->cap_samples, sizeof(*p->samples),
+                 n);
+}
+
+int spaa_reserve_csamples(struct spaa_profile *p, size_t n)
+{
+  return reserve(p, (void **)&p->csamples, p->n_csamples, &p->cap_csamples,
+                 sizeof(*p->csamples), n);
+}
+
+struct spaa_csample *spaa_add_csample(struct spaa_profile *p)
+{
+  struct spaa_csample *s = ADD(p, p->csamples, p->n_csamples, p->cap_csamples);
+  if (s)
+    s->stack_id = "";
+  return s;
+}
+
+const struct spaa_sample *spaa_profile_sample(const struct spaa_profile *p, size_t i,
+                                              struct spaa_sample_buf *buf)
+{
+  const struct spaa_csample *c;
+  if (i < p->n_samples)
+    return &p->samples[i];
+  c = &p->csamples[i - p->n_samples];
+  memset(buf, 0, sizeof(*buf));
+  buf->s.has_timestamp = (c->flags & SPAA_CS_TIMESTAMP) != 0;
+  buf->s.timestamp = c->timestamp;
+  buf->s.has_pid = buf->s.has_tid = buf->s.has_cpu = 1;
+  buf->s.pid = p->cs.pid;
+  buf->s.tid = c->tid;
+  buf->s.cpu = c->cpu;
+  buf->s.event = p->cs.event;
+  buf->s.stack_id = c->stack_id;
+  buf->s.context = c->context;
+  if (c->flags & SPAA_CS_WEIGHT) {
+    buf->w.metric = p->cs.metric;
+    buf->w.unit = p->cs.unit;
+    buf->w.value = spaa_int(c->value);
+    buf->s.weights.v = &buf->w;
+    buf->s.weights.n = buf->s.weights.cap = 1;
   }
-  p->samples = na;
-  p->cap_samples = p->n_samples + n;
-  return 0;
+  return &buf->s;
 }
 
 struct spaa_event *spaa_add_event(struct spaa_profile *p)

@@ -133,6 +133,26 @@ struct spaa_sample {
   unsigned char has_timestamp, has_pid, has_tid, has_cpu, has_period;
 };
 
+/* A sample in compact form (spaa_profile.csamples), for an upload of many timed samples
+ * whose records differ only in these fields: 72 bytes, where a record takes 136 and its
+ * one-weight array 40 more. It is the record
+ *   {timestamp (when SPAA_CS_TIMESTAMP), pid = cs.pid, tid, cpu (the three present),
+ *    event = cs.event, stack_id, weights = [{cs.metric, value, cs.unit}] (when
+ *    SPAA_CS_WEIGHT), context}
+ * and comes after the profile's records: read both with spaa_profile_sample. Only a
+ * converter asked for them makes them (spaa_convert_opts.compact_samples): a reader that
+ * does not know them reads the records alone. */
+#define SPAA_CS_TIMESTAMP 1u
+#define SPAA_CS_WEIGHT 2u
+struct spaa_csample {
+  struct spaa_num timestamp;
+  int64_t tid, cpu;
+  int64_t value;
+  const char *stack_id; /* never NULL */
+  json_t *context;      /* object or NULL; owned */
+  unsigned flags;       /* SPAA_CS_* */
+};
+
 /* "type":"window"; kept whole: by_stack rarely matters to ingest. */
 struct spaa_window {
   const char *id;
@@ -189,6 +209,12 @@ struct spaa_profile {
   struct spaa_thread *threads; size_t n_threads, cap_threads;
   struct spaa_stack *stacks;   size_t n_stacks, cap_stacks;
   struct spaa_sample *samples; size_t n_samples, cap_samples;
+  struct spaa_csample *csamples; size_t n_csamples, cap_csamples; /* after samples */
+  struct {
+    int64_t pid;
+    const char *event, *metric, *unit; /* outliving the profile (arena, literal); metric
+                                        * and unit read only with SPAA_CS_WEIGHT */
+  } cs;                                /* what every compact sample shares */
   struct spaa_window *windows; size_t n_windows, cap_windows;
   struct spaa_block *arena;       /* string storage */
   size_t arena_bytes;             /* bytes handed out by the arena */
@@ -216,8 +242,9 @@ const char *spaa_strdup(struct spaa_profile *p, const char *s);
 /* Raw arena memory (8-byte aligned), zeroed; NULL on OOM. */
 void *spaa_alloc(struct spaa_profile *p, size_t size);
 
-/* Free the sample records (n_samples becomes 0) and their JSON values; what they point to in
- * the arenas stays. For a store that has read them (spaa_meta.take_records). */
+/* Free the sample records (n_samples becomes 0; the compact ones too) and their JSON
+ * values; what they point to in the arenas stays. For a store that has read them
+ * (spaa_meta.take_records). */
 void spaa_profile_drop_samples(struct spaa_profile *p);
 /* Free the stack records (n_stacks becomes 0) and their JSON values; once no sample record
  * is left either, the arena of frame lists and weight arrays too. Strings stay. */
@@ -225,6 +252,8 @@ void spaa_profile_drop_stacks(struct spaa_profile *p);
 /* Room for n more sample records in one allocation, for a count the input gives in advance
  * (no doubling past it). 0 or SPAA_E_NOMEM (nothing changed). */
 int spaa_reserve_samples(struct spaa_profile *p, size_t n);
+/* The same for compact samples (spaa_add_csample). */
+int spaa_reserve_csamples(struct spaa_profile *p, size_t n);
 /* Give back what the record arrays hold beyond their records (a doubling's slack), once a
  * profile is complete. Never fails: an array that cannot shrink stays as it was. */
 void spaa_profile_fit(struct spaa_profile *p);
@@ -238,6 +267,21 @@ struct spaa_thread *spaa_add_thread(struct spaa_profile *p);
 struct spaa_stack *spaa_add_stack(struct spaa_profile *p);
 struct spaa_sample *spaa_add_sample(struct spaa_profile *p);
 struct spaa_window *spaa_add_window(struct spaa_profile *p);
+/* A zeroed compact sample (stack_id ""); NULL on OOM. */
+struct spaa_csample *spaa_add_csample(struct spaa_profile *p);
+
+/* Every sample, records then compact ones: how many, and sample i as a record (a compact one
+ * written out into *buf, valid until buf is used again; the record itself otherwise). */
+struct spaa_sample_buf {
+  struct spaa_sample s;
+  struct spaa_weight w;
+};
+static inline size_t spaa_profile_n_samples(const struct spaa_profile *p)
+{
+  return p->n_samples + p->n_csamples;
+}
+const struct spaa_sample *spaa_profile_sample(const struct spaa_profile *p, size_t i,
+                                              struct spaa_sample_buf *buf);
 /* Append a weight to `w` (metric and unit are interned); 0 or SPAA_E_NOMEM. */
 int spaa_weights_add(struct spaa_profile *p, struct spaa_weights *w, const char *metric,
                      struct spaa_num value, const char *unit);
