@@ -287,6 +287,69 @@ static void test_shared_frame_lists(void **state)
   spaa_conv_list_free(&l);
 }
 
+/* The ingest flow asks for compact samples: the same profile, the same SPAA text, with 4
+ * compact samples (one with a weight per timestamp, one with none) and no sample record. */
+static void test_compact_samples(void **state)
+{
+  struct req q;
+  struct spaa_convert_opts o;
+  struct spaa_conv_list la, lb;
+  struct spaa_buf a, b;
+  struct spaa_err e;
+  size_t n;
+  uint8_t *buf;
+  (void)state;
+  req_init(&q);
+  q.vals[0] = 5;
+  q.vals[1] = 6;
+  q.ts[0] = 1010;
+  q.ts[1] = 1020;
+  q.ts[2] = 1030;
+  q.ts[3] = 1040;
+  q.s[0].values = q.vals;
+  q.s[0].n_values = 2;
+  q.s[0].timestamps_unix_nano = q.ts;
+  q.s[0].n_timestamps_unix_nano = 2;
+  q.s[1].stack_index = 1;
+  q.s[1].timestamps_unix_nano = &q.ts[2];
+  q.s[1].n_timestamps_unix_nano = 2;
+  q.sattr[0] = 1;
+  q.sattr[1] = 2;
+  q.s[0].attribute_indices = &q.sattr[0];
+  q.s[0].n_attribute_indices = 1;
+  q.s[1].attribute_indices = &q.sattr[1];
+  q.s[1].n_attribute_indices = 1;
+  q.prof[0].n_samples = 2;
+  n = protobuf_c_message_get_packed_size(&q.r.base);
+  buf = malloc(n);
+  assert_non_null(buf);
+  protobuf_c_message_pack(&q.r.base, buf);
+  memset(&o, 0, sizeof(o));
+  o.compact_samples = 1;
+  memset(&la, 0, sizeof(la));
+  memset(&lb, 0, sizeof(lb));
+  assert_int_equal(spaa_convert_otlp(buf, n, &o, &la, &e), 0);
+  assert_int_equal(spaa_convert_otlp(buf, n, NULL, &lb, &e), 0);
+  free(buf);
+  assert_non_null(la.v[0].profile);
+  assert_non_null(lb.v[0].profile);
+  assert_int_equal(la.v[0].profile->n_samples, 0);
+  assert_int_equal(la.v[0].profile->n_csamples, 4);
+  assert_int_equal(lb.v[0].profile->n_samples, 4);
+  assert_int_equal(lb.v[0].profile->n_csamples, 0);
+  spaa_buf_init(&a, 0);
+  spaa_buf_init(&b, 0);
+  assert_int_equal(spaa_write_buf(la.v[0].profile, 0, &a, &e), 0);
+  assert_int_equal(spaa_write_buf(lb.v[0].profile, 0, &b, &e), 0);
+  assert_int_equal(a.len, b.len);
+  assert_memory_equal(a.p, b.p, a.len);
+  assert_non_null(strstr((const char *)b.p, "\"timestamp\":1040"));
+  spaa_buf_free(&a);
+  spaa_buf_free(&b);
+  spaa_conv_list_free(&la);
+  spaa_conv_list_free(&lb);
+}
+
 static void test_index_rules(void **state)
 {
   struct req q;
@@ -733,7 +796,7 @@ int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_valid_base),       cmocka_unit_test(test_shared_frame_lists),
-      cmocka_unit_test(test_index_rules),
+      cmocka_unit_test(test_compact_samples),  cmocka_unit_test(test_index_rules),
       cmocka_unit_test(test_sample_rules),     cmocka_unit_test(test_dictionary_rules),
       cmocka_unit_test(test_zero_by_value),    cmocka_unit_test(test_partial_and_warning),
       cmocka_unit_test(test_sniff_v19),        cmocka_unit_test(test_sniff_v18_and_garbage),

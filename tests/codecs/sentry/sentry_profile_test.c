@@ -827,6 +827,55 @@ static void test_line_without_file(void **state)
   free(env);
 }
 
+/* The ingest flow asks for compact samples: the same SPAA text from the envelope fixtures (a
+ * V1 profile whose samples carry queue contexts, a V2 chunk), no sample record left. */
+static void test_compact_samples(void **state)
+{
+  static const char *const files[] = {"constructed_envelope_transaction_profile_v1.envelope",
+                                      "constructed_envelope_profile_chunk_v2.envelope"};
+  size_t k, i;
+  (void)state;
+  if (!spaa_test_have_fixtures("sentry", NULL))
+    skip();
+  for (k = 0; k < sizeof(files) / sizeof(files[0]); k++) {
+    struct spaa_convert_opts o;
+    struct spaa_conv_list la, lb;
+    struct spaa_buf a, b;
+    struct spaa_err err;
+    const struct spaa_profile *pa;
+    size_t len, with_ctx = 0;
+    uint8_t *in = spaa_test_fixture_in("sentry", files[k], &len);
+    assert_non_null(in);
+    memset(&o, 0, sizeof(o));
+    o.compact_samples = 1;
+    memset(&la, 0, sizeof(la));
+    memset(&lb, 0, sizeof(lb));
+    assert_int_equal(spaa_convert_sentry(in, len, &o, &la, &err), 0);
+    assert_int_equal(spaa_convert_sentry(in, len, NULL, &lb, &err), 0);
+    pa = la.v[0].profile;
+    assert_non_null(pa);
+    assert_non_null(lb.v[0].profile);
+    assert_int_equal(pa->n_samples, 0);
+    assert_true(pa->n_csamples > 0);
+    assert_int_equal(pa->n_csamples, lb.v[0].profile->n_samples);
+    for (i = 0; i < pa->n_csamples; i++)
+      with_ctx += pa->csamples[i].context != NULL;
+    if (k == 0)
+      assert_true(with_ctx > 0); /* the queue's */
+    spaa_buf_init(&a, 0);
+    spaa_buf_init(&b, 0);
+    assert_int_equal(spaa_write_buf(pa, 0, &a, &err), 0);
+    assert_int_equal(spaa_write_buf(lb.v[0].profile, 0, &b, &err), 0);
+    assert_int_equal(a.len, b.len);
+    assert_memory_equal(a.p, b.p, a.len);
+    spaa_buf_free(&a);
+    spaa_buf_free(&b);
+    spaa_conv_list_free(&la);
+    spaa_conv_list_free(&lb);
+    free(in);
+  }
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -835,6 +884,7 @@ int main(void)
       cmocka_unit_test(test_fixture_mapping),   cmocka_unit_test(test_conformance),
       cmocka_unit_test(test_java_fragment_wrapped), cmocka_unit_test(test_bare_file),
       cmocka_unit_test(test_line_without_file),  cmocka_unit_test(test_read_in_place),
+      cmocka_unit_test(test_compact_samples),
       cmocka_unit_test(test_tables_metered),
   };
   spaa_test_have_fixtures("sentry", "the Sentry fixture tests");
