@@ -75,11 +75,11 @@ struct cv {
   int32_t k_frame_type, k_tid, k_tname, k_cpu; /* canonical string index of keys, -1 if absent */
   int32_t *pool;            /* attribute indices of the identities (per profile) */
   size_t n_pool, cap_pool;
-  struct spaa_idmap xmap;   /* (function, frame type, column) hash -> index in xs */
-  struct xe {
-    int32_t fn;             /* function index (0: none) */
+  struct spaa_idmap xmap;   /* hash of an extra's content -> index in xs */
+  struct xe {               /* the content extra_new makes an object of */
     const char *ftype;      /* frame type (dictionary string) or NULL */
-    int64_t column;
+    const char *sys;        /* system name when it differs from the name, else NULL */
+    int64_t column, start_line;
     json_t *extra;          /* the frames' extra object (borrowed from its first frame) */
   } *xs;                    /* extras made in this profile, shared by frames alike */
   size_t n_xs, cap_xs;
@@ -335,31 +335,38 @@ static int extra_new(const OT_Function *fn, int64_t col, const char *ftype, cons
   return 0;
 }
 
-/* The extra object (extra_new) of a frame of function index fi, shared by the frames alike
- * (never changed once made; an eBPF profile's frames all carry their frame type): a new
- * reference in *out. 0 or SPAA_E_NOMEM. */
+/* The extra object (extra_new) of a frame of function index fi, shared by the frames whose
+ * extra holds the same (never changed once made; an eBPF profile's frames all carry their
+ * frame type, functions of one start line share it): a new reference in *out. 0 or
+ * SPAA_E_NOMEM. */
 static int frame_extra(struct cv *c, int32_t fi, int64_t col, const char *ftype,
                        const char *name, const char *sys, json_t **out)
 {
-  uint64_t h = mix(mix((uint64_t)(uint32_t)fi, (uint64_t)(uintptr_t)ftype), (uint64_t)col);
+  const OT_Function *fn = fi > 0 ? c->d->function_table[fi] : NULL;
+  const char *sysx = sys[0] && strcmp(sys, name) ? sys : NULL;
+  int64_t start = fn ? fn->start_line : 0;
+  uint64_t h = mix(mix(mix((uint64_t)(uintptr_t)ftype, (uint64_t)(uintptr_t)sysx), (uint64_t)col),
+                   (uint64_t)start);
   json_t *x = NULL;
   size_t k;
   for (;; h = mix(h, 1)) {
     if (!spaa_idmap_get(&c->xmap, h, &k))
       break;
-    if (c->xs[k].fn == fi && c->xs[k].ftype == ftype && c->xs[k].column == col) {
+    if (c->xs[k].ftype == ftype && c->xs[k].sys == sysx && c->xs[k].column == col &&
+        c->xs[k].start_line == start) {
       *out = json_incref(c->xs[k].extra);
       return 0;
     }
   }
-  if (extra_new(fi > 0 ? c->d->function_table[fi] : NULL, col, ftype, name, sys, &x))
+  if (extra_new(fn, col, ftype, name, sys, &x))
     return SPAA_E_NOMEM;
   if (otlp__room((void **)&c->xs, c->n_xs + 1, &c->cap_xs, sizeof(*c->xs)) ||
       spaa_idmap_put(&c->xmap, h, c->n_xs, NULL) < 0)
     goto nomem;
-  c->xs[c->n_xs].fn = fi;
   c->xs[c->n_xs].ftype = ftype;
+  c->xs[c->n_xs].sys = sysx;
   c->xs[c->n_xs].column = col;
+  c->xs[c->n_xs].start_line = start;
   c->xs[c->n_xs++].extra = x;
   *out = x;
   return 0;
