@@ -1034,8 +1034,7 @@ static int stack_weights(struct cv *c)
     if (st->n_frames) {
       st->has_exclusive = 1;
       st->excl_frame = st->frames[0];
-      if (weight1(c, &st->excl_weights, c->stk[i].sum))
-        return nomem(c);
+      st->excl_weights = st->weights; /* the same one weight: one array (spaa.h) */
     }
   }
   return 0;

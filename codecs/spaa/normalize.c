@@ -38,6 +38,19 @@ static int weights_merge(struct spaa_profile *p, struct spaa_weights *dst,
   return 0;
 }
 
+/* A stack whose exclusive weights share the array of its weights (a converter's one weight
+ * list for both) gets a copy of its own before either is merged into. 0 or SPAA_E_NOMEM. */
+static int excl_unshare(struct spaa_profile *p, struct spaa_stack *s)
+{
+  struct spaa_weights w = s->excl_weights;
+  if (!w.n || w.v != s->weights.v)
+    return 0;
+  if (spaa_weights_alloc(p, &s->excl_weights, w.n))
+    return SPAA_E_NOMEM;
+  memcpy(s->excl_weights.v, w.v, w.n * sizeof(*w.v));
+  return 0;
+}
+
 /* Id -> index lookups: direct when the ids are consecutive in array order (what converters
  * write), through a hash map otherwise. Never indexes by an unchecked id. */
 struct lookup {
@@ -394,7 +407,8 @@ int spaa_normalize(struct spaa_profile *p, struct spaa_err *err)
     }
     first = &p->stacks[idx[first_i]];
     dup = &p->stacks[idx[i]];
-    if ((rc = weights_merge(p, &first->weights, &dup->weights)) ||
+    if ((rc = excl_unshare(p, first)) ||
+        (rc = weights_merge(p, &first->weights, &dup->weights)) ||
         (rc = weights_merge(p, &first->excl_weights, &dup->excl_weights))) {
       spaa_err_set(err, rc, 0, 0, NULL);
       goto out;

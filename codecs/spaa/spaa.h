@@ -282,7 +282,9 @@ static inline size_t spaa_profile_n_samples(const struct spaa_profile *p)
 }
 const struct spaa_sample *spaa_profile_sample(const struct spaa_profile *p, size_t i,
                                               struct spaa_sample_buf *buf);
-/* Append a weight to `w` (metric and unit are interned); 0 or SPAA_E_NOMEM. */
+/* Append a weight to `w` (metric and unit are interned); 0 or SPAA_E_NOMEM. A stack's
+ * weights and exclusive weights may share one array (a converter's one list for both): a
+ * writer in place gives the exclusive ones their own first (normalize does). */
 int spaa_weights_add(struct spaa_profile *p, struct spaa_weights *w, const char *metric,
                      struct spaa_num value, const char *unit);
 /* Make `w` exactly n zeroed weights (w->n = n) whose metric, value and unit the caller

@@ -255,10 +255,41 @@ static void test_many_stacks_in_place(void **state)
   spaa_profile_free(p);
 }
 
+/* A converter may give a stack one weight array for its weights and its exclusive weights:
+ * merging twins sums each once (12 and 12), the array is not added into twice. */
+static void test_merge_shared_exclusive(void **state)
+{
+  static const char text[] =
+    HEADER "{\"type\":\"frame\",\"id\":1,\"func\":\"a\"}\n"
+           "{\"type\":\"stack\",\"id\":\"s1\",\"frames\":[1],\"context\":{\"event\":\"cycles\"},"
+           "\"weights\":[{\"metric\":\"period\",\"value\":5}]}\n"
+           "{\"type\":\"stack\",\"id\":\"s2\",\"frames\":[1],\"context\":{\"event\":\"cycles\"},"
+           "\"weights\":[{\"metric\":\"period\",\"value\":7}]}\n";
+  struct spaa_profile *p = NULL;
+  struct spaa_err err;
+  size_t i;
+  (void)state;
+  assert_int_equal(spaa_read_buf((const uint8_t *)text, strlen(text), &p, &err), 0);
+  assert_int_equal(p->n_stacks, 2);
+  for (i = 0; i < 2; i++) {
+    p->stacks[i].has_exclusive = 1;
+    p->stacks[i].excl_frame = p->stacks[i].frames[0];
+    p->stacks[i].excl_weights = p->stacks[i].weights;
+  }
+  assert_int_equal(spaa_normalize(p, &err), 0);
+  assert_int_equal(p->n_stacks, 1);
+  assert_int_equal(p->stacks[0].weights.n, 1);
+  assert_int_equal(p->stacks[0].excl_weights.n, 1);
+  assert_int_equal(p->stacks[0].weights.v[0].value.i, 12);
+  assert_int_equal(p->stacks[0].excl_weights.v[0].value.i, 12);
+  spaa_profile_free(p);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_merge_and_order),
+      cmocka_unit_test(test_merge_shared_exclusive),
       cmocka_unit_test(test_idempotent_and_order_free),
       cmocka_unit_test(test_failures_and_overflow),
       cmocka_unit_test(test_many_stacks_in_place),
