@@ -245,6 +245,19 @@ static void test_valid_base(void **state)
   spaa_conv_list_free(&l);
 }
 
+/* Two samples of stack 1 on two threads (thread.name t1 and t2): two SPAA stacks. */
+static void two_threads(struct req *q)
+{
+  q->s[1].stack_index = 1;
+  q->sattr[0] = 1;
+  q->sattr[1] = 2;
+  q->s[0].attribute_indices = &q->sattr[0];
+  q->s[0].n_attribute_indices = 1;
+  q->s[1].attribute_indices = &q->sattr[1];
+  q->s[1].n_attribute_indices = 1;
+  q->prof[0].n_samples = 2;
+}
+
 /* Samples of one stack entry with different thread attributes are stacks of their own, with
  * equal frames: one list, shared; the next profile makes its own (its model is another). */
 static void test_shared_frame_lists(void **state)
@@ -255,17 +268,10 @@ static void test_shared_frame_lists(void **state)
   const struct spaa_profile *p, *p2;
   (void)state;
   req_init(&q);
+  two_threads(&q);
   q.vals[1] = 7;
-  q.s[1].stack_index = 1;
   q.s[1].values = &q.vals[1];
   q.s[1].n_values = 1;
-  q.sattr[0] = 1;
-  q.sattr[1] = 2;
-  q.s[0].attribute_indices = &q.sattr[0];
-  q.s[0].n_attribute_indices = 1;
-  q.s[1].attribute_indices = &q.sattr[1];
-  q.s[1].n_attribute_indices = 1;
-  q.prof[0].n_samples = 2;
   q.prof[1] = q.prof[0];
   q.sp.n_profiles = 2;
   assert_int_equal(run(&q, &l, &e), 0);
@@ -310,16 +316,9 @@ static void test_compact_samples(void **state)
   q.s[0].n_values = 2;
   q.s[0].timestamps_unix_nano = q.ts;
   q.s[0].n_timestamps_unix_nano = 2;
-  q.s[1].stack_index = 1;
   q.s[1].timestamps_unix_nano = &q.ts[2];
   q.s[1].n_timestamps_unix_nano = 2;
-  q.sattr[0] = 1;
-  q.sattr[1] = 2;
-  q.s[0].attribute_indices = &q.sattr[0];
-  q.s[0].n_attribute_indices = 1;
-  q.s[1].attribute_indices = &q.sattr[1];
-  q.s[1].n_attribute_indices = 1;
-  q.prof[0].n_samples = 2;
+  two_threads(&q);
   n = protobuf_c_message_get_packed_size(&q.r.base);
   buf = malloc(n);
   assert_non_null(buf);
