@@ -656,8 +656,9 @@ static int new_stack(struct cv *c, const OT_Sample *s, size_t *out)
   sp->context = ctx;
   ctx = NULL;
   if (st && c->st_gen[s->stack_index] == c->gen) {
-    sp->frames = c->st_frames[s->stack_index]; /* never written once set (spaa.h) */
-    sp->n_frames = c->st_nfr[s->stack_index];
+    if (spaa_stack_share_frames(c->p, sp, c->st_frames[s->stack_index],
+                                c->st_nfr[s->stack_index]))
+      goto nomem;
   } else if (spaa_stack_set_frames(c->p, sp, c->tmp, nf)) {
     goto nomem;
   } else if (st) {

@@ -456,6 +456,16 @@ int spaa_stack_set_frames(struct spaa_profile *p, struct spaa_stack *s, const ui
   return 0;
 }
 
+int spaa_stack_share_frames(struct spaa_profile *p, struct spaa_stack *s, uint64_t *frames,
+                            size_t n)
+{
+  if (n > SIZE_MAX / sizeof(*frames) || meter_take(p, n * sizeof(*frames)))
+    return SPAA_E_NOMEM;
+  s->frames = frames;
+  s->n_frames = n;
+  return 0;
+}
+
 const struct spaa_event *spaa_find_event(const struct spaa_profile *p, const char *name)
 {
   size_t i;

@@ -291,10 +291,16 @@ int spaa_weights_add(struct spaa_profile *p, struct spaa_weights *w, const char 
  * sets, e.g. to strings the profile already interned. 0 or SPAA_E_NOMEM. */
 int spaa_weights_alloc(struct spaa_profile *p, struct spaa_weights *w, size_t n);
 /* Set the stack's frames (copied into the arena); 0 or SPAA_E_NOMEM. A frame list is never
- * written once set, so stacks of one profile may share one (a converter that makes several
- * stacks of one list of frames points them at the first's). */
+ * written once set, so stacks of one profile may share one: */
 int spaa_stack_set_frames(struct spaa_profile *p, struct spaa_stack *s, const uint64_t *frames,
                           size_t n);
+/* Point s at the frame list of another stack of p (set by spaa_stack_set_frames). The meter
+ * is charged as for a copy all the same: what the profile expands to downstream (the
+ * store's preparation, stack rows, SPAA text) grows with each stack's frames, shared or not,
+ * so a request naming one deep stack from many samples is refused as before. 0, or
+ * SPAA_E_NOMEM when the meter refuses (s unchanged). */
+int spaa_stack_share_frames(struct spaa_profile *p, struct spaa_stack *s, uint64_t *frames,
+                            size_t n);
 
 /* Lookups. Linear unless an index was built by spaa_profile_index(). NULL when absent. */
 const struct spaa_event *spaa_find_event(const struct spaa_profile *p, const char *name);

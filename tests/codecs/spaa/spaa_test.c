@@ -166,12 +166,48 @@ static void test_meter(void **state)
   assert_int_equal(m.held, 0);
 }
 
+/* Stacks sharing one frame list are charged as copies: a profile naming one deep list from
+ * many stacks is refused at the same point as one copying it, and all is given back. */
+static void test_meter_shared_frames(void **state)
+{
+  struct spaa_meter m;
+  struct spaa_profile *p;
+  struct spaa_stack *st;
+  uint64_t frames[512];
+  uint64_t *list;
+  size_t ceiling = (size_t)4 << 20, i, bulk;
+  (void)state;
+  memset(&m, 0, sizeof(m));
+  memset(frames, 0, sizeof(frames));
+  m.room = 4096;
+  m.ask = grant;
+  m.ctx = &ceiling;
+  p = spaa_profile_new_metered(&m);
+  assert_non_null(p);
+  assert_non_null(st = spaa_add_stack(p));
+  assert_int_equal(spaa_stack_set_frames(p, st, frames, 512), 0);
+  list = st->frames;
+  bulk = p->bulk_bytes;
+  for (i = 0; i < 20000 && !m.refused; i++) {
+    if (!(st = spaa_add_stack(p)) || spaa_stack_share_frames(p, st, list, 512))
+      break;
+    assert_ptr_equal(st->frames, list);
+    assert_int_equal(st->n_frames, 512);
+  }
+  assert_int_equal(m.refused, SPAA_E_TOO_LARGE);
+  assert_true(i > 100 && i < 1100); /* 4 MiB of 4 KiB lists, less the stack records */
+  assert_int_equal(p->bulk_bytes, bulk); /* nothing copied */
+  spaa_profile_free(p);
+  assert_int_equal(m.held, 0);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_header_range_ns),
       cmocka_unit_test(test_reserve_and_fit),
       cmocka_unit_test(test_meter),
+      cmocka_unit_test(test_meter_shared_frames),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
