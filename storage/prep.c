@@ -1,6 +1,7 @@
 /* Preparing a profile for the writer, in the caller's thread: content ids, the check that
  * the profile is in canonical form, packed per-profile blobs, event totals, compression. */
 #include <inttypes.h>
+#include <malloc.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -757,6 +758,10 @@ int storage__prep_build(struct storage__prep *pr, const struct spaa_profile *p,
     if (!rc) {
       pr->checked = 1;
       spaa_profile_drop_stacks((struct spaa_profile *)p);
+      /* the model's records and what was made on the way to them (a decoder's tables, JSON
+       * values, maps) are free now, much of it inside malloc's arenas: give those pages
+       * back before the writer builds the block beside the preparation */
+      malloc_trim(0);
     }
   }
 out:
