@@ -109,6 +109,15 @@ static int grant(struct spaa_meter *m, size_t need)
   return 0;
 }
 
+/* A meter that starts with 4 KiB of room and grants up to *ceiling (grant). */
+static void meter_init(struct spaa_meter *m, size_t *ceiling)
+{
+  memset(m, 0, sizeof(*m));
+  m->room = 4096;
+  m->ask = grant;
+  m->ctx = ceiling;
+}
+
 static void test_meter(void **state)
 {
   struct spaa_meter m;
@@ -117,11 +126,8 @@ static void test_meter(void **state)
   uint64_t frames[512];
   size_t ceiling = (size_t)4 << 20, i, held;
   (void)state;
-  memset(&m, 0, sizeof(m));
+  meter_init(&m, &ceiling);
   memset(frames, 0, sizeof(frames));
-  m.room = 4096;
-  m.ask = grant;
-  m.ctx = &ceiling;
   p = spaa_profile_new_metered(&m);
   q = spaa_profile_new_metered(&m);
   unmetered = spaa_profile_new();
@@ -177,11 +183,8 @@ static void test_meter_shared_frames(void **state)
   uint64_t *list;
   size_t ceiling = (size_t)4 << 20, i, bulk;
   (void)state;
-  memset(&m, 0, sizeof(m));
+  meter_init(&m, &ceiling);
   memset(frames, 0, sizeof(frames));
-  m.room = 4096;
-  m.ask = grant;
-  m.ctx = &ceiling;
   p = spaa_profile_new_metered(&m);
   assert_non_null(p);
   assert_non_null(st = spaa_add_stack(p));
