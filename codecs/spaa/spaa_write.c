@@ -341,10 +341,9 @@ int spaa_write(const struct spaa_profile *p, spaa_sink_cb sink, void *ctx, struc
   EACH(p->frames, p->n_frames, write_frame);
   EACH(p->threads, p->n_threads, write_thread);
   EACH(p->stacks, p->n_stacks, write_stack);
-  EACH(p->samples, p->n_samples, write_sample);
-  for (i = 0; i < p->n_csamples; i++) {
+  for (i = 0; i < spaa_profile_n_samples(p); i++) { /* records, then compact ones */
     struct spaa_sample_buf sb;
-    TRY(write_sample(&w.b, spaa_profile_sample(p, p->n_samples + i, &sb)));
+    TRY(write_sample(&w.b, spaa_profile_sample(p, i, &sb)));
     if (w.b.len >= FLUSH_AT)
       TRY(w_flush(&w));
   }
