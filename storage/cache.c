@@ -1,6 +1,6 @@
-/* The writer's content-id cache: committed content id -> row id of dsos, frames and stacks
- * in one open-addressing map, a pending list for the open transaction, and the service
- * dictionaries (engine_int.h). Used by one writer thread (or connection) at a time. */
+/* The writer's content-id cache: content id -> row id of dsos, frames and stacks in one
+ * array of entries (committed, then those of the open transaction) with an open-addressing
+ * table over the committed ones, and the service dictionaries (engine_int.h). Used by one writer thread (or connection) at a time. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,8 +19,8 @@ void storage__cache_free(struct storage__cache *c)
   size_t i;
   if (!c)
     return;
+  free(c->ents);
   free(c->slots);
-  free(c->pending);
   for (i = 0; i < c->n_dicts; i++)
     dict_free(&c->dicts[i]);
   for (i = 0; i < c->n_pdicts; i++)
@@ -28,16 +28,20 @@ void storage__cache_free(struct storage__cache *c)
   memset(c, 0, sizeof(*c));
 }
 
-/* The slot of (kind, cid): the entry holding it, or the empty slot where it would go. */
+/* The slot of (kind, cid): the one naming the entry that holds it, or the empty slot where
+ * it would go. */
 static size_t slot_of(const struct storage__cache *c, enum storage__kind kind, const uint8_t *cid)
 {
   uint64_t h;
   size_t i;
   memcpy(&h, cid, sizeof(h)); /* content ids are hashes: their bytes are spread already */
   i = (size_t)(h ^ (uint64_t)kind * 0x9e3779b97f4a7c15ull) & (c->cap - 1);
-  while (c->slots[i].kind &&
-         (c->slots[i].kind != kind + 1 || memcmp(c->slots[i].cid, cid, SPAA_CID_LEN) != 0))
+  while (c->slots[i]) {
+    const struct storage__cent *e = &c->ents[c->slots[i] - 1];
+    if ((e->rk & 3) == (uint64_t)kind && memcmp(e->cid, cid, SPAA_CID_LEN) == 0)
+      break;
     i = (i + 1) & (c->cap - 1);
+  }
   return i;
 }
 
@@ -48,30 +52,48 @@ int storage__cache_get(const struct storage__cache *c, enum storage__kind kind,
   if (!c->n)
     return 0;
   i = slot_of(c, kind, cid->b);
-  if (!c->slots[i].kind)
+  if (!c->slots[i])
     return 0;
-  *row = c->slots[i].row;
+  *row = (int64_t)(c->ents[c->slots[i] - 1].rk >> 2);
   return 1;
+}
+
+/* Forget the committed entries (the pending ones move to the front); the table stays at its
+ * size, empty. */
+static void drop_committed(struct storage__cache *c)
+{
+  if (!c->n)
+    return;
+  memmove(c->ents, c->ents + c->n, c->n_pending * sizeof(*c->ents));
+  c->n = 0;
+  if (c->slots)
+    memset(c->slots, 0, c->cap * sizeof(*c->slots));
 }
 
 int storage__cache_pending(struct storage__cache *c, enum storage__kind kind,
                            const struct spaa_cid *cid, int64_t row)
 {
   struct storage__cent *e;
-  if (c->n_pending == c->cap_pending) {
-    size_t nc = c->cap_pending ? 2 * c->cap_pending : 1024;
+  if (row < 0 || (uint64_t)row >= (uint64_t)1 << 61)
+    return 0;
+  if (c->n + c->n_pending >= SPAA_STORE_CID_CACHE) {
+    if (!c->n)
+      return 0; /* a huge transaction: the rest is simply not cached */
+    drop_committed(c);
+  }
+  if (c->n + c->n_pending == c->cap_ents) {
+    size_t nc = c->cap_ents ? 2 * c->cap_ents : 1024;
     struct storage__cent *nv;
     if (nc > SPAA_STORE_CID_CACHE)
-      return 0; /* a huge transaction: the rest is simply not cached */
-    if (!(nv = realloc(c->pending, nc * sizeof(*nv))))
+      nc = SPAA_STORE_CID_CACHE;
+    if (!(nv = realloc(c->ents, nc * sizeof(*nv))))
       return SPAA_E_NOMEM;
-    c->pending = nv;
-    c->cap_pending = nc;
+    c->ents = nv;
+    c->cap_ents = nc;
   }
-  e = &c->pending[c->n_pending++];
+  e = &c->ents[c->n + c->n_pending++];
   memcpy(e->cid, cid->b, SPAA_CID_LEN);
-  e->kind = (uint8_t)(kind + 1);
-  e->row = row;
+  e->rk = (uint64_t)row << 2 | (uint64_t)kind;
   return 0;
 }
 
@@ -110,63 +132,52 @@ static void dict_keep(struct storage__cache *c, struct storage__dict d)
   c->dicts[c->n_dicts++] = d;
 }
 
-/* The map starts small and doubles (at most half full) up to the slots SPAA_STORE_CID_CACHE
- * entries need; there, when full, it starts over empty. A writer that has seen few stacks
- * holds a small map: the whole one is 16 MiB. */
+/* The table starts small and doubles (at most half full) as committed entries come: a
+ * writer that has seen few stacks holds a small one; the whole cache is about 8 MiB (entries
+ * of 24 bytes, slots of 4). */
 #define CACHE_FIRST_SLOTS 4096
 
-static size_t cache_max_slots(void)
+/* The table at cap slots, filled from the committed entries: 0, or SPAA_E_NOMEM (no table:
+ * nothing committed is findable, which the caller turns into an empty cache). */
+static int table_build(struct storage__cache *c, size_t cap)
 {
-  size_t cap = CACHE_FIRST_SLOTS;
-  while (cap < 2 * (size_t)SPAA_STORE_CID_CACHE)
-    cap <<= 1;
-  return cap;
-}
-
-/* The map at cap slots with its entries moved over: 0, or SPAA_E_NOMEM (the map as it was). */
-static int cache_resize(struct storage__cache *c, size_t cap)
-{
-  struct storage__cent *old = c->slots, *nv = calloc(cap, sizeof(*nv));
-  size_t i, n = c->cap;
-  if (!nv)
+  size_t i;
+  free(c->slots); /* the entries are the truth: the old table is not needed to rebuild */
+  c->cap = 0;
+  if (!(c->slots = calloc(cap, sizeof(*c->slots))))
     return SPAA_E_NOMEM;
-  c->slots = nv;
   c->cap = cap;
-  for (i = 0; i < n; i++)
-    if (old[i].kind)
-      c->slots[slot_of(c, (enum storage__kind)(old[i].kind - 1), old[i].cid)] = old[i];
-  free(old);
+  for (i = 0; i < c->n; i++)
+    c->slots[slot_of(c, (enum storage__kind)(c->ents[i].rk & 3), c->ents[i].cid)] =
+        (uint32_t)(i + 1);
   return 0;
 }
 
 void storage__cache_commit(struct storage__cache *c)
 {
-  size_t i, cap = c->cap ? c->cap : CACHE_FIRST_SLOTS, want = c->n + c->n_pending;
-  /* the size the committed rows need, in one resize: doubling step by step would hold each
-   * smaller map beside the next, after a large profile's pending rows */
-  while (cap < cache_max_slots() && 2 * want > cap)
+  size_t i, w, cap = c->cap ? c->cap : CACHE_FIRST_SLOTS;
+  /* the size the committed rows need, in one rebuild */
+  while (2 * (c->n + c->n_pending) > cap)
     cap <<= 1;
-  if ((!c->slots || cap > c->cap) && cache_resize(c, cap) && !c->slots) {
-    c->n_pending = 0;
-    return;
+  if ((!c->slots || cap > c->cap) && table_build(c, cap)) {
+    c->n = c->n_pending = 0; /* out of memory: an empty cache */
+    free(c->slots);
+    c->slots = NULL;
+    goto dicts;
   }
-  for (i = 0; i < c->n_pending; i++) {
-    const struct storage__cent *e = &c->pending[i];
-    size_t at;
-    if (c->n >= SPAA_STORE_CID_CACHE) { /* full at its largest: start over */
-      memset(c->slots, 0, c->cap * sizeof(*c->slots));
-      c->n = 0;
-    } else if (2 * (c->n + 1) > c->cap && c->cap < cache_max_slots() &&
-               cache_resize(c, 2 * c->cap)) {
-      break; /* out of memory: the rest is simply not cached */
-    }
-    at = slot_of(c, (enum storage__kind)(e->kind - 1), e->cid);
-    if (!c->slots[at].kind) {
-      c->slots[at] = *e;
-      c->n++;
-    }
+  /* the pending entries join the committed ones in place, each once */
+  for (i = 0, w = c->n; i < c->n_pending; i++) {
+    const struct storage__cent e = c->ents[c->n + i];
+    size_t at = slot_of(c, (enum storage__kind)(e.rk & 3), e.cid);
+    if (c->slots[at])
+      continue;
+    c->ents[w] = e;
+    c->slots[at] = (uint32_t)(w + 1);
+    w++;
   }
+  c->n = w;
   c->n_pending = 0;
+dicts:
   for (i = 0; i < c->n_pdicts; i++)
     dict_keep(c, c->pdicts[i]);
   c->n_pdicts = 0;

@@ -276,9 +276,10 @@ int storage__blk_decompress(const void *z, size_t len, const void *dict, size_t 
 /* ---- the content-id cache (cache.c) -------------------------------------------------------
  * The writer's map content id -> row id of dsos, frames and stacks (and service -> block
  * dictionary), so that a known record costs no SQL lookup. Only committed rows enter it:
- * rows found or inserted inside the open transaction wait in a pending list, which a
- * rollback truncates and a COMMIT moves into the map. At most SPAA_STORE_CID_CACHE entries:
- * a full map is emptied and warms again from lookups. */
+ * rows found or inserted inside the open transaction wait as pending entries, which a
+ * rollback truncates and a COMMIT makes findable. At most SPAA_STORE_CID_CACHE entries,
+ * committed and pending together: a full cache drops its committed ones and warms again
+ * from lookups. */
 enum storage__kind { SK_DSO, SK_FRAME, SK_STACK };
 #define STORAGE_PENDING_DICTS 8 /* new service dictionaries cached per transaction */
 #define STORAGE_BLOCK_LEVEL 9   /* zstd level of blocks (docs/storage.md has the measurements) */
@@ -286,10 +287,11 @@ enum storage__kind { SK_DSO, SK_FRAME, SK_STACK };
 #define STORAGE_LEVEL_SWITCH ((size_t)1 << 20)
 #define STORAGE_DICT_TABLE_LOG 17 /* log2 of the match table entries of a digested dictionary */
 
+/* 24 bytes: the kind rides in the row's two low bits (row ids are positive and far below
+ * 2^61; a larger one is simply not cached). */
 struct storage__cent {
   uint8_t cid[SPAA_CID_LEN];
-  uint8_t kind;            /* storage__kind + 1; 0 = empty slot */
-  int64_t row;
+  uint64_t rk;             /* row << 2 | kind */
 };
 
 struct storage__dict {
@@ -302,10 +304,13 @@ struct storage__dict {
 };
 
 struct storage__cache {
-  struct storage__cent *slots; /* cap slots, open addressing */
-  size_t cap, n;
-  struct storage__cent *pending; /* found or inserted in the open transaction */
-  size_t n_pending, cap_pending;
+  /* entries in one array: [0, n) committed, then n_pending of the open transaction; the
+   * committed ones found through slots (open addressing: entry index + 1, 0 empty), a table
+   * of cap (a power of two, at least twice n) rebuilt from the array as it grows */
+  struct storage__cent *ents;
+  size_t n, n_pending, cap_ents;
+  uint32_t *slots;
+  size_t cap;
   struct storage__dict dicts[SPAA_STORE_DICT_CACHE]; /* committed dictionaries */
   size_t n_dicts;              /* oldest first */
   struct storage__dict pdicts[STORAGE_PENDING_DICTS]; /* added in the open transaction */

@@ -12,6 +12,11 @@
 #include "spaa/canon.h"
 #include "storage/engine_int.h"
 
+/* With spaa_meta.take_records, the records read go back in runs of this many while the
+ * rest are read (spaa_profile_release_*): a large profile is not held whole beside the
+ * preparation it becomes. */
+#define PREP_RELEASE_EVERY 16384 /* (whole pages of each array: at least 1 MiB) */
+
 #define TRY(x)                                                                                \
   do {                                                                                        \
     if ((rc = (x)))                                                                           \
@@ -209,64 +214,87 @@ static int total_add(json_t *tot, const char *metric, struct spaa_num v)
   return json_object_set_new(tot, metric, json_real(d)) ? SPAA_E_NOMEM : 0;
 }
 
-/* Totals per event over the stacks: header events first, then any other event named by a
- * stack, in order of appearance. */
-static int build_totals(struct storage__prep *pr, struct spaa_err *err)
+/* Totals per event over the stacks, summed as prep_stacks reads them: header events first,
+ * then any other event named by a stack, in order of appearance; and the stacks' "samples"
+ * weights, the meta answer's count when the profile has no sample records. */
+struct totals {
+  json_t **tot; /* cap objects (n made) */
+  size_t n, cap;
+  int64_t samples;
+};
+
+static int totals_init(struct storage__prep *pr, struct totals *tt)
 {
   const struct spaa_profile *p = pr->p;
-  json_t **tot = NULL;
-  size_t i, j, n = 0, cap = p->header.n_events + 4;
-  int rc = 0;
-  if (!(tot = calloc(cap, sizeof(*tot))) || !(pr->event_names = calloc(cap, sizeof(*pr->event_names))))
-    goto nomem;
+  size_t i;
+  memset(tt, 0, sizeof(*tt));
+  tt->cap = p->header.n_events + 4;
+  if (!(tt->tot = calloc(tt->cap, sizeof(*tt->tot))) ||
+      !(pr->event_names = calloc(tt->cap, sizeof(*pr->event_names))))
+    return SPAA_E_NOMEM;
   for (i = 0; i < p->header.n_events; i++) {
-    pr->event_names[n] = p->header.events[i].name ? p->header.events[i].name : "";
-    if (!(tot[n++] = json_object()))
-      goto nomem;
+    pr->event_names[tt->n] = p->header.events[i].name ? p->header.events[i].name : "";
+    if (!(tt->tot[tt->n++] = json_object()))
+      return SPAA_E_NOMEM;
   }
-  for (i = 0; i < p->n_stacks; i++) {
-    const struct spaa_stack *s = &p->stacks[i];
-    const char *ev = s->event ? s->event : "";
-    for (j = 0; j < n; j++)
-      if (strcmp(pr->event_names[j], ev) == 0)
-        break;
-    if (j == n) {
-      if (n == cap) {
-        size_t nc = cap * 2;
-        json_t **nt = realloc(tot, nc * sizeof(*nt));
-        const char **nn;
-        if (!nt)
-          goto nomem;
-        tot = nt;
-        memset(tot + cap, 0, (nc - cap) * sizeof(*tot));
-        if (!(nn = realloc(pr->event_names, nc * sizeof(*nn))))
-          goto nomem;
-        pr->event_names = nn;
-        cap = nc;
-      }
-      pr->event_names[n] = ev;
-      if (!(tot[n++] = json_object()))
-        goto nomem;
+  return 0;
+}
+
+static void totals_free(struct totals *tt)
+{
+  size_t i;
+  for (i = 0; tt->tot && i < tt->cap; i++)
+    json_decref(tt->tot[i]);
+  free(tt->tot);
+  memset(tt, 0, sizeof(*tt));
+}
+
+static int totals_add(struct storage__prep *pr, struct totals *tt, const struct spaa_stack *s)
+{
+  const char *ev = s->event ? s->event : "";
+  const struct spaa_weight *w;
+  size_t j, k;
+  int rc;
+  for (j = 0; j < tt->n; j++)
+    if (strcmp(pr->event_names[j], ev) == 0)
+      break;
+  if (j == tt->n) {
+    if (tt->n == tt->cap) {
+      size_t nc = tt->cap * 2;
+      json_t **nt = realloc(tt->tot, nc * sizeof(*nt));
+      const char **nn;
+      if (!nt)
+        return SPAA_E_NOMEM;
+      tt->tot = nt;
+      memset(tt->tot + tt->cap, 0, (nc - tt->cap) * sizeof(*tt->tot));
+      tt->cap = nc;
+      if (!(nn = realloc(pr->event_names, nc * sizeof(*nn))))
+        return SPAA_E_NOMEM;
+      pr->event_names = nn;
     }
-    for (size_t k = 0; k < s->weights.n; k++)
-      if ((rc = total_add(tot[j], s->weights.v[k].metric, s->weights.v[k].value)))
-        goto nomem;
+    pr->event_names[tt->n] = ev;
+    if (!(tt->tot[tt->n++] = json_object()))
+      return SPAA_E_NOMEM;
   }
-  if (!(pr->event_totals = calloc(n ? n : 1, sizeof(char *))))
-    goto nomem;
-  pr->n_events_out = n;
-  for (i = 0; i < n; i++)
-    if (!(pr->event_totals[i] = storage__json_text(tot[i], NULL)))
-      goto nomem;
-  goto out;
-nomem:
-  rc = spaa_err_set(err, SPAA_E_NOMEM, 0, 0, "out of memory summing event totals");
-out:
-  if (tot)
-    for (i = 0; i < cap; i++)
-      json_decref(tot[i]);
-  free(tot);
-  return rc;
+  for (k = 0; k < s->weights.n; k++)
+    if ((rc = total_add(tt->tot[j], s->weights.v[k].metric, s->weights.v[k].value)))
+      return rc;
+  if (!pr->n_samples && (w = spaa_weights_find(&s->weights, "samples")))
+    tt->samples += w->value.is_float ? (int64_t)w->value.f : w->value.i;
+  return 0;
+}
+
+/* The totals as canonical JSON texts, one per event name. */
+static int totals_finish(struct storage__prep *pr, const struct totals *tt)
+{
+  size_t i;
+  if (!(pr->event_totals = calloc(tt->n ? tt->n : 1, sizeof(char *))))
+    return SPAA_E_NOMEM;
+  pr->n_events_out = tt->n;
+  for (i = 0; i < tt->n; i++)
+    if (!(pr->event_totals[i] = storage__json_text(tt->tot[i], NULL)))
+      return SPAA_E_NOMEM;
+  return 0;
 }
 
 static int check_meta(const struct spaa_meta *m, struct spaa_err *err)
@@ -385,12 +413,12 @@ static int weights_same(const struct spaa_weights *a, const struct spaa_weights 
 
 /* Frames of every stack, stack ids, canonical order, the per-stack blobs. */
 static int prep_stacks(struct storage__prep *pr, struct strtab *t, const struct spaa_idmap *fmap,
-                       const size_t *canon, struct spaa_err *err)
+                       const size_t *canon, struct totals *tt, struct spaa_err *err)
 {
   const struct spaa_profile *p = pr->p;
   struct spaa_idmap ctxmap; /* context object -> its text in texts */
-  size_t i, j, k, total = 0;
-  int rc = 0;
+  size_t i, j, k, total = 0, released = 0;
+  int rc = 0, take = pr->m->take_records;
   spaa_idmap_init(&ctxmap);
   for (i = 0; i < p->n_stacks; i++)
     total += p->stacks[i].n_frames;
@@ -480,6 +508,19 @@ static int prep_stacks(struct storage__prep *pr, struct strtab *t, const struct 
       if (flags & PS_EXTRA)
         TRY(storage__put_json(&pr->blobs, s->extra));
     }
+    TRY(totals_add(pr, tt, s));
+    if (take) {
+      /* the writer checks a new stack's id from its record: here, every stack's, before
+       * the record goes (the cost of hashing the known ones too, for a large profile only);
+       * the one before stays for the order check of the next */
+      pr->stack_frames_off[i + 1] = total;
+      if ((rc = storage__prep_check_stack(pr, i, err)))
+        goto out;
+      if (i - released == PREP_RELEASE_EVERY) {
+        spaa_profile_release_stacks((struct spaa_profile *)p, released, i);
+        released = i;
+      }
+    }
   }
   pr->stack_frames_off[p->n_stacks] = total;
   pr->n_stacks = p->n_stacks;
@@ -496,8 +537,8 @@ static int prep_samples(struct storage__prep *pr, struct strtab *t, struct spaa_
   const struct spaa_profile *p = pr->p;
   struct spaa_strmap smap;
   struct spaa_sample_buf sb;
-  size_t i, k, n = spaa_profile_n_samples(p);
-  int rc = 0;
+  size_t i, k, n = spaa_profile_n_samples(p), released = 0;
+  int rc = 0, take = pr->m->take_records;
   spaa_strmap_init(&smap);
   pr->n_samples = n;
   if (!(pr->sample_stack = malloc((n ? n : 1) * sizeof(size_t))) ||
@@ -516,6 +557,10 @@ static int prep_samples(struct storage__prep *pr, struct strtab *t, struct spaa_
     const struct spaa_sample *s = spaa_profile_sample(p, i, &sb);
     struct storage__psample *ps = &pr->psamples[i];
     unsigned flags = 0;
+    if (take && i - released == PREP_RELEASE_EVERY) {
+      spaa_profile_release_samples((struct spaa_profile *)p, released, i);
+      released = i;
+    }
     ps->ts_kind = !s->has_timestamp ? BT_NONE : s->timestamp.is_float ? BT_FLOAT : BT_INT;
     ps->ts = s->timestamp.i;
     if (ps->ts_kind == BT_FLOAT)
@@ -688,28 +733,18 @@ static int prep_tables(struct storage__prep *pr, const struct strtab *t, struct 
 }
 
 /* What list and meta answer: labels and attrs as canonical JSON, event totals, samples. */
-static int prep_summary(struct storage__prep *pr, struct spaa_err *err)
+static int prep_summary(struct storage__prep *pr, const struct totals *tt, struct spaa_err *err)
 {
-  const struct spaa_profile *p = pr->p;
   const struct spaa_meta *m = pr->m;
-  size_t i;
   int rc = 0;
   if (m->labels && json_object_size(m->labels) &&
       !(pr->labels_text = json_text_or_null(m->labels, &rc)))
     return prep_fail(err, rc);
   if (m->attrs && !(pr->attrs_text = json_text_or_null(m->attrs, &rc)))
     return prep_fail(err, rc);
-  if ((rc = build_totals(pr, err)))
-    return rc;
-  if (pr->n_samples) {
-    pr->samples = (int64_t)pr->n_samples;
-  } else {
-    for (i = 0; i < p->n_stacks; i++) {
-      const struct spaa_weight *w = spaa_weights_find(&p->stacks[i].weights, "samples");
-      if (w)
-        pr->samples += w->value.is_float ? (int64_t)w->value.f : w->value.i;
-    }
-  }
+  if (totals_finish(pr, tt))
+    return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, "out of memory summing event totals");
+  pr->samples = pr->n_samples ? (int64_t)pr->n_samples : tt->samples;
   return 0;
 }
 
@@ -718,11 +753,13 @@ int storage__prep_build(struct storage__prep *pr, const struct spaa_profile *p,
 {
   struct spaa_idmap dmap, fmap;
   struct strtab t;
+  struct totals tt;
   size_t *canon = NULL;
   int rc;
 
   memset(pr, 0, sizeof(*pr));
   memset(&t, 0, sizeof(t));
+  memset(&tt, 0, sizeof(tt));
   spaa_strmap_init(&t.map);
   spaa_idmap_init(&dmap);
   spaa_idmap_init(&fmap);
@@ -745,26 +782,24 @@ int storage__prep_build(struct storage__prep *pr, const struct spaa_profile *p,
     goto out;
   if (m->take_records) /* read: the largest record array goes before the rest is prepared */
     spaa_profile_drop_samples((struct spaa_profile *)p);
-  if ((rc = prep_stacks(pr, &t, &fmap, canon, err)) || (rc = prep_tables(pr, &t, err)) ||
-      (rc = prep_summary(pr, err)))
+  if (totals_init(pr, &tt)) {
+    rc = spaa_err_set(err, SPAA_E_NOMEM, 0, 0, "out of memory summing event totals");
+    goto out;
+  }
+  if ((rc = prep_stacks(pr, &t, &fmap, canon, &tt, err)) || (rc = prep_tables(pr, &t, err)) ||
+      (rc = prep_summary(pr, &tt, err)))
     goto out;
   rc = compress_original(pr, err);
   if (!rc && m->take_records) {
-    /* the writer checks a new stack's id from its record: here, every stack's, before the
-     * records go (the cost of hashing the known ones too, for a large profile only) */
-    size_t i;
-    for (i = 0; i < p->n_stacks && !rc; i++)
-      rc = storage__prep_check_stack(pr, i, err);
-    if (!rc) {
-      pr->checked = 1;
-      spaa_profile_drop_stacks((struct spaa_profile *)p);
-      /* the model's records and what was made on the way to them (a decoder's tables, JSON
-       * values, maps) are free now, much of it inside malloc's arenas: give those pages
-       * back before the writer builds the block beside the preparation */
-      malloc_trim(0);
-    }
+    pr->checked = 1; /* every stack's id was checked as it was read */
+    spaa_profile_drop_stacks((struct spaa_profile *)p);
+    /* the model's records and what was made on the way to them (a decoder's tables, JSON
+     * values, maps) are free now, much of it inside malloc's arenas: give those pages
+     * back before the writer builds the block beside the preparation */
+    malloc_trim(0);
   }
 out:
+  totals_free(&tt);
   spaa_idmap_free(&dmap);
   spaa_idmap_free(&fmap);
   spaa_strmap_free(&t.map);

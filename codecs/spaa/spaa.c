@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/blocks.h"
+#include "base/buf.h"
 
 #define ARENA_BLOCK (64 * 1024)
 
@@ -289,6 +290,42 @@ void spaa_profile_drop_samples(struct spaa_profile *p)
   meter_give(p, p->cap_csamples * sizeof(*p->csamples));
   p->csamples = NULL;
   p->n_csamples = p->cap_csamples = 0;
+}
+
+void spaa_profile_release_samples(struct spaa_profile *p, size_t from, size_t to)
+{
+  size_t i, a, b;
+  if (to > spaa_profile_n_samples(p))
+    to = spaa_profile_n_samples(p);
+  for (a = i = from; i < to && i < p->n_samples; i++) {
+    json_decref(p->samples[i].context);
+    json_decref(p->samples[i].extra);
+    p->samples[i].context = p->samples[i].extra = NULL;
+  }
+  if (i > a)
+    spaa_mem_discard(p->samples + a, (i - a) * sizeof(*p->samples));
+  a = (from > p->n_samples ? from : p->n_samples) - p->n_samples;
+  b = to > p->n_samples ? to - p->n_samples : 0;
+  for (i = a; i < b; i++) {
+    json_decref(p->csamples[i].context);
+    p->csamples[i].context = NULL;
+  }
+  if (b > a)
+    spaa_mem_discard(p->csamples + a, (b - a) * sizeof(*p->csamples));
+}
+
+void spaa_profile_release_stacks(struct spaa_profile *p, size_t from, size_t to)
+{
+  size_t i;
+  if (to > p->n_stacks)
+    to = p->n_stacks;
+  for (i = from; i < to; i++) {
+    json_decref(p->stacks[i].context);
+    json_decref(p->stacks[i].extra);
+    p->stacks[i].context = p->stacks[i].extra = NULL;
+  }
+  if (to > from)
+    spaa_mem_discard(p->stacks + from, (to - from) * sizeof(*p->stacks));
 }
 
 /* Room for n more elements of `size` bytes in *arr (n_ used of cap_), in one allocation. */

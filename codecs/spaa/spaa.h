@@ -249,6 +249,13 @@ void spaa_profile_drop_samples(struct spaa_profile *p);
 /* Free the stack records (n_stacks becomes 0) and their JSON values; once no sample record
  * is left either, the arena of frame lists and weight arrays too. Strings stay. */
 void spaa_profile_drop_stacks(struct spaa_profile *p);
+/* For a reader that takes the records as it goes (spaa_meta.take_records): records
+ * [from, to) were read and will not be read again. Their JSON values are released and the
+ * whole pages they fill given back to the system (their bytes read as zeros after); the
+ * others are untouched. Samples are numbered as spaa_profile_sample numbers them. The
+ * profile is then fit only for spaa_profile_drop_* and spaa_profile_free. */
+void spaa_profile_release_samples(struct spaa_profile *p, size_t from, size_t to);
+void spaa_profile_release_stacks(struct spaa_profile *p, size_t from, size_t to);
 /* Room for n more sample records in one allocation, for a count the input gives in advance
  * (no doubling past it). 0 or SPAA_E_NOMEM (nothing changed). */
 int spaa_reserve_samples(struct spaa_profile *p, size_t n);

@@ -16,6 +16,8 @@
 #include "storage/engine_int.h"
 #include "storage/log_int.h"
 
+#define STORAGE_RELEASE_STACKS 10000 /* a batch of as many stacks gives the writer's page
+                                        cache back once committed */
 #define STORAGE_BUSY_MS 5000   /* how long a connection waits for a lock it needs */
 #define STORAGE_STEP_NS 2000000 /* how long one maintenance step (a delete's, a sweep's) may
                                  * hold the write lock before it commits and lets puts in */

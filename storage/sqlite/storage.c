@@ -2,6 +2,7 @@
  * whatever is queued in one transaction (a savepoint per profile), and the reader pool. */
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,7 @@ static void run_batch(struct storage__sqlite *s, struct storage__job *jobs)
   struct storage__conn *c = &s->wconn;
   struct storage__job *j;
   struct spaa_err err;
-  size_t mark;
+  size_t mark, stacks = 0;
   int rc, broken = 0;
   uint64_t t0 = storage__mono_ns();
 
@@ -42,6 +43,7 @@ static void run_batch(struct storage__sqlite *s, struct storage__job *jobs)
       continue;
     }
     mark = s->cache.n_pending;
+    stacks += j->prep->n_stacks;
     j->rc = storage__insert(c, &s->cache, &s->sweep, j->prep, &j->err);
     if (j->rc < 0) {
       /* undo this profile only; the others in the batch go on */
@@ -79,6 +81,14 @@ static void run_batch(struct storage__sqlite *s, struct storage__job *jobs)
     return;
   }
   storage__cache_commit(&s->cache);
+  /* A large profile filled the page cache with its own rows, of little use to the next
+   * batch (the content-id cache answers its lookups): the pages go back now instead of
+   * being held beside the next large conversion. A batch of small ones keeps the cache
+   * warm. */
+  if (stacks >= STORAGE_RELEASE_STACKS) {
+    sqlite3_db_release_memory(c->db);
+    malloc_trim(0); /* free pages amid malloc's arenas, which the next one may not reuse */
+  }
   __atomic_store_n(&c->full_ns, 0, __ATOMIC_RELAXED); /* written: there is room again */
   pthread_mutex_lock(&s->mu);
   s->stats.transactions++;

@@ -1,5 +1,6 @@
 /* storage/cache.c: the writer's content-id cache keeps what was committed (not what was rolled
- * back), starts small and doubles as it fills, and starts over empty at its largest; the
+ * back), starts small and doubles as it fills, and starts over empty at its largest (keeping
+ * the open transaction's entries); the
  * service dictionaries it keeps are bounded in count and bytes. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -75,7 +76,7 @@ static void test_grows_then_starts_over(void **state)
   memset(&c, 0, sizeof(c));
   commit_range(&c, SK_STACK, 0, 100);
   first = c.cap;
-  assert_true(first * sizeof(struct storage__cent) <= 256 * 1024); /* a few stacks, a small map */
+  assert_true(first * sizeof(*c.slots) + c.cap_ents * sizeof(*c.ents) <= 64 * 1024); /* small */
   for (i = 100; i < n; i += 10000) {
     commit_range(&c, SK_STACK, i, i + 10000 < n ? i + 10000 : n);
     assert_true(2 * c.n <= c.cap); /* never more than half full */
@@ -93,6 +94,42 @@ static void test_grows_then_starts_over(void **state)
   assert_int_equal(c.cap, last);
   assert_true(has(&c, SK_DSO, 4));
   assert_false(has(&c, SK_STACK, 0));
+  /* its whole size: about 8 MiB */
+  assert_true(c.cap * sizeof(*c.slots) + c.cap_ents * sizeof(*c.ents) <= (size_t)9 << 20);
+  storage__cache_free(&c);
+}
+
+/* Filling up inside a transaction drops the committed entries, not the transaction's: a
+ * rollback and a commit then see the pending ones where they were. */
+static void test_full_inside_a_transaction(void **state)
+{
+  struct storage__cache c;
+  uint64_t i, n = SPAA_STORE_CID_CACHE;
+  size_t mark;
+  memset(&c, 0, sizeof(c));
+  commit_range(&c, SK_FRAME, 0, n - 2);
+  assert_true(has(&c, SK_FRAME, 7));
+  mark = c.n_pending;
+  for (i = 0; i < 5; i++) {
+    struct spaa_cid k = cid_of(n + i);
+    assert_int_equal(storage__cache_pending(&c, SK_STACK, &k, (int64_t)(n + i) + 100), 0);
+    if (i == 2) /* the first entry past the bound: the committed ones went */
+      assert_false(has(&c, SK_FRAME, 7));
+  }
+  storage__cache_rollback(&c, mark + 3); /* the last two rolled back */
+  storage__cache_commit(&c);
+  assert_int_equal(c.n, 3);
+  for (i = 0; i < 3; i++)
+    assert_true(has(&c, SK_STACK, n + i));
+  assert_false(has(&c, SK_STACK, n + 3));
+  /* a row id too large to share its word with the kind is not cached, and that is fine */
+  {
+    struct spaa_cid k = cid_of(1);
+    int64_t row;
+    assert_int_equal(storage__cache_pending(&c, SK_DSO, &k, INT64_MAX), 0);
+    storage__cache_commit(&c);
+    assert_false(storage__cache_get(&c, SK_DSO, &k, &row));
+  }
   storage__cache_free(&c);
 }
 
@@ -133,6 +170,7 @@ int main(void)
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_commit_and_rollback),
       cmocka_unit_test(test_grows_then_starts_over),
+      cmocka_unit_test(test_full_inside_a_transaction),
       cmocka_unit_test(test_dictionaries_bounded),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -102,6 +102,105 @@ static void test_take_records(void **state)
   tdir_rm(&t);
 }
 
+/* A profile past a few of the preparation's release runs: n stacks of three frames, every
+ * third with a context of its own and every fifth with the shared one, records for half of
+ * them (with contexts and extras), then compact samples for all (some with contexts). */
+static struct spaa_profile *tp_large(size_t n)
+{
+  struct spaa_profile *p = tp_small(n, 0);
+  json_t *shared = tjson("{\"x_thread\":\"worker\"}");
+  struct spaa_err err = {0};
+  size_t i;
+  p->header.id_mode = SPAA_IDS_LOCAL;
+  for (i = 0; i < p->n_stacks; i++) {
+    struct spaa_stack *st = &p->stacks[i];
+    snprintf(st->id, sizeof(st->id), "t%zu", i); /* local again: normalize makes new ids */
+    if (i % 3 == 0)
+      st->context = json_pack("{s:I}", "x_n", (json_int_t)i);
+    else if (i % 5 == 0)
+      st->context = json_incref(shared);
+    if (i % 7 == 0)
+      st->extra = json_pack("{s:I}", "x_e", (json_int_t)i);
+  }
+  for (i = 0; i < n / 2; i++) {
+    struct spaa_sample *sm = spaa_add_sample(p);
+    char id[32];
+    snprintf(id, sizeof(id), "t%zu", i);
+    sm->stack_id = spaa_strdup(p, id);
+    sm->has_timestamp = 1;
+    sm->timestamp = spaa_int(1700000000 + (int64_t)i);
+    if (i % 4 == 0)
+      sm->context = json_pack("{s:I}", "x_s", (json_int_t)i);
+    if (i % 9 == 0)
+      sm->extra = json_incref(shared);
+  }
+  p->cs.event = "cpu";
+  p->cs.metric = "samples";
+  for (i = 0; i < n; i++) {
+    struct spaa_csample *c = spaa_add_csample(p);
+    char id[32];
+    assert_non_null(c);
+    snprintf(id, sizeof(id), "t%zu", (i * 7) % n);
+    c->stack_id = spaa_strdup(p, id);
+    c->timestamp = spaa_int(1700001000 + (int64_t)i);
+    c->tid = (int64_t)(i % 13);
+    c->value = 1;
+    c->flags = SPAA_CS_TIMESTAMP | SPAA_CS_WEIGHT;
+    if (i % 6 == 0)
+      c->context = json_pack("{s:I}", "x_c", (json_int_t)i);
+  }
+  json_decref(shared);
+  if (spaa_normalize(p, &err))
+    fail_msg("normalize: %s", err.msg);
+  return p;
+}
+
+/* The same for a profile large enough that the preparation gives back its records in runs
+ * while it reads them (spaa_profile_release_*): stored taken or not, it reads back as the
+ * same text, with the same event totals and sample count. */
+static void test_take_records_large(void **state)
+{
+  struct tdir t;
+  struct spaa_store *s;
+  struct spaa_profile *p = tp_large(40000), *q = tp_large(40000);
+  struct spaa_meta m = tmeta("big-taken");
+  struct spaa_store_profile_info a, b;
+  struct spaa_err err = {0};
+  char *want = twrite(p);
+  size_t i, j;
+  (void)state;
+  tdir_make(&t);
+  s = topen(t.db, 8, 8);
+  m.take_records = 1;
+  assert_int_equal(spaa_store_put(s, p, &m, &err), 0);
+  assert_null(p->stacks);
+  assert_int_equal(spaa_profile_n_samples(p), 0);
+  put_ok(s, q, "big-kept");
+  assert_round_trip(s, "big-taken", want);
+  assert_round_trip(s, "big-kept", want);
+  assert_int_equal(spaa_store_meta(s, "big-taken", &a, &err), 0);
+  assert_int_equal(spaa_store_meta(s, "big-kept", &b, &err), 0);
+  assert_int_equal(a.samples, 40000 + 20000);
+  assert_int_equal(a.samples, b.samples);
+  assert_int_equal(a.n_events, b.n_events);
+  for (i = 0; i < a.n_events; i++) {
+    assert_string_equal(a.events[i].name, b.events[i].name);
+    assert_int_equal(a.events[i].n_totals, b.events[i].n_totals);
+    for (j = 0; j < a.events[i].n_totals; j++) {
+      assert_string_equal(a.events[i].totals[j].metric, b.events[i].totals[j].metric);
+      assert_int_equal(a.events[i].totals[j].value.is_float, b.events[i].totals[j].value.is_float);
+      assert_int_equal(a.events[i].totals[j].value.i, b.events[i].totals[j].value.i);
+    }
+  }
+  spaa_store_profile_info_free(&a);
+  spaa_store_profile_info_free(&b);
+  spaa_store_close(s);
+  free(want);
+  spaa_profile_free(p);
+  spaa_profile_free(q);
+  tdir_rm(&t);
+}
+
 static void test_round_trip_leaf_to_root(void **state) { round_trip(SPAA_LEAF_TO_ROOT); }
 static void test_round_trip_root_to_leaf(void **state) { round_trip(SPAA_ROOT_TO_LEAF); }
 
@@ -646,6 +745,7 @@ int main(void)
     cmocka_unit_test(test_round_trip_leaf_to_root),
     cmocka_unit_test(test_round_trip_root_to_leaf),
     cmocka_unit_test(test_take_records),
+    cmocka_unit_test(test_take_records_large),
     cmocka_unit_test(test_metered_read),
     cmocka_unit_test(test_dedup),
     cmocka_unit_test(test_already_stored),

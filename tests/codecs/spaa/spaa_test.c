@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -204,6 +205,46 @@ static void test_meter_shared_frames(void **state)
   assert_int_equal(m.held, 0);
 }
 
+/* Releasing records read (spaa_profile_release_*) lets go of their JSON values once, leaves
+ * the others as they were, and the profile is then freed as usual. */
+static void test_release_records(void **state)
+{
+  struct spaa_profile *p = spaa_profile_new();
+  json_t *o = json_object();
+  size_t i, n = 20000; /* 3.4 MB of stack records: whole pages go back */
+  (void)state;
+  assert_non_null(p);
+  for (i = 0; i < n; i++) {
+    struct spaa_stack *s = spaa_add_stack(p);
+    struct spaa_sample *sm = spaa_add_sample(p);
+    struct spaa_csample *c = spaa_add_csample(p);
+    assert_true(s && sm && c);
+    snprintf(s->id, sizeof(s->id), "s%zu", i);
+    s->context = json_incref(o);
+    s->extra = json_incref(o);
+    sm->context = json_incref(o);
+    sm->extra = json_incref(o);
+    c->context = json_incref(o);
+  }
+  assert_int_equal(o->refcount, 1 + 5 * n);
+  spaa_profile_release_stacks(p, 0, n / 2);
+  assert_int_equal(o->refcount, 1 + 4 * n);
+  spaa_profile_release_stacks(p, n / 2, n / 2); /* an empty range */
+  assert_int_equal(o->refcount, 1 + 4 * n);
+  assert_string_equal(p->stacks[n / 2].id, "s10000"); /* the rest as they were */
+  assert_ptr_equal(p->stacks[n - 1].context, o);
+  /* samples are numbered records first, then compact ones: a run across both */
+  spaa_profile_release_samples(p, n - 100, n + 100);
+  assert_int_equal(o->refcount, 1 + 4 * n - 300);
+  spaa_profile_release_samples(p, 2 * n - 10, 3 * n); /* past the end: up to it */
+  assert_int_equal(o->refcount, 1 + 4 * n - 310);
+  assert_ptr_equal(p->samples[n - 101].context, o);
+  assert_ptr_equal(p->csamples[100].context, o);
+  spaa_profile_free(p); /* the released ones are not let go of twice */
+  assert_int_equal(o->refcount, 1);
+  json_decref(o);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -211,6 +252,7 @@ int main(void)
       cmocka_unit_test(test_reserve_and_fit),
       cmocka_unit_test(test_meter),
       cmocka_unit_test(test_meter_shared_frames),
+      cmocka_unit_test(test_release_records),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
