@@ -595,9 +595,18 @@ static int build_frames(struct storage__blk *b, const struct storage__prep *pr,
   return rc;
 }
 
-int storage__blk_build(const struct storage__prep *pr, const int64_t *dso_rows,
-                       const int64_t *frame_rows, const int64_t *stack_rows,
-                       struct spaa_buf *raw)
+/* An array of the preparation freed once packed, while the block's sections grow. */
+static void let_go(void *pp)
+{
+  void **p = pp;
+  free(*p);
+  *p = NULL;
+}
+
+/* consume: pr itself, whose arrays go once packed, or NULL */
+static int blk_build(const struct storage__prep *pr, struct storage__prep *consume,
+                     const int64_t *dso_rows, const int64_t *frame_rows,
+                     const int64_t *stack_rows, struct spaa_buf *raw)
 {
   const struct spaa_profile *p = pr->p;
   struct storage__blk_tables t;
@@ -618,6 +627,12 @@ int storage__blk_build(const struct storage__prep *pr, const int64_t *dso_rows,
                             pr->pstack_w[2 * i + 1] - pr->pstack_w[2 * i],
                             pr->blobs.p + pr->pstack_w[2 * i + 1],
                             pr->pstack_w[2 * i + 2] - pr->pstack_w[2 * i + 1]);
+  if (consume) {
+    let_go(&consume->pstacks);
+    let_go(&consume->pstack_w);
+    let_go(&consume->stack_cid);
+    let_go(&consume->stack_ctx);
+  }
   for (i = 0; i < pr->n_samples && !rc; i++) {
     const struct storage__psample *s = &pr->psamples[i];
     struct storage__blk_sample sm;
@@ -637,6 +652,11 @@ int storage__blk_build(const struct storage__prep *pr, const int64_t *dso_rows,
     sm.rest_len = pr->sample_rest[i + 1] - pr->sample_rest[i];
     rc = storage__blk_sample(&b, &sm);
   }
+  if (consume) {
+    let_go(&consume->psamples);
+    let_go(&consume->sample_stack);
+    let_go(&consume->sample_rest);
+  }
   memset(&t, 0, sizeof(t));
   t.header = pr->blobs.p + pr->header_off[0];
   t.header_len = pr->header_off[1] - pr->header_off[0];
@@ -649,4 +669,18 @@ int storage__blk_build(const struct storage__prep *pr, const int64_t *dso_rows,
     rc = storage__blk_finish(&b, &t, raw);
   storage__blk_free(&b);
   return rc;
+}
+
+int storage__blk_build(const struct storage__prep *pr, const int64_t *dso_rows,
+                       const int64_t *frame_rows, const int64_t *stack_rows,
+                       struct spaa_buf *raw)
+{
+  return blk_build(pr, NULL, dso_rows, frame_rows, stack_rows, raw);
+}
+
+int storage__blk_build_once(struct storage__prep *pr, const int64_t *dso_rows,
+                            const int64_t *frame_rows, const int64_t *stack_rows,
+                            struct spaa_buf *raw)
+{
+  return blk_build(pr, pr, dso_rows, frame_rows, stack_rows, raw);
 }

@@ -349,6 +349,12 @@ int storage__stack_order_cmp(const struct spaa_profile *p, const struct spaa_sta
 int storage__blk_build(const struct storage__prep *pr, const int64_t *dso_rows,
                        const int64_t *frame_rows, const int64_t *stack_rows,
                        struct spaa_buf *raw);
+/* The same for a writer that builds a prepared profile's block once: pr's per-stack and
+ * per-sample arrays are freed as soon as they are packed, and pr is then fit only to be
+ * freed. */
+int storage__blk_build_once(struct storage__prep *pr, const int64_t *dso_rows,
+                            const int64_t *frame_rows, const int64_t *stack_rows,
+                            struct spaa_buf *raw);
 /* A new stack's id must be its content id (known stacks' ids are trusted): 0, or
  * SPAA_E_INVALID / SPAA_E_NOMEM with err filled. Stack i of pr (prep.c); 0 at once when
  * pr->checked (the preparation checked every stack before the records were taken). */

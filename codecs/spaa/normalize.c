@@ -104,11 +104,13 @@ static void lookup_free(struct lookup *l)
     spaa_idmap_free(&l->map);
 }
 
-/* Rewrite stack ids used by samples, related_stacks and windows from old to new. */
-static int rewrite_refs(struct spaa_profile *p, char (*old_ids)[48])
+/* Rewrite the stack ids that samples, related_stacks and windows use, from each stack's id
+ * (still its old one) to the content id cids[k] of the stack it names. */
+static int rewrite_refs(struct spaa_profile *p, const struct spaa_cid *cids)
 {
-  struct spaa_strmap old;
+  struct spaa_strmap old; /* old id -> stack (keys: the stacks' own ids) */
   const char **fresh = NULL; /* arena copy of each stack's new id, made on first use */
+  char hex[SPAA_CID_HEXLEN + 1];
   size_t i, j, k;
   int rc = 0;
   if (!spaa_profile_n_samples(p) && !p->n_windows) {
@@ -118,13 +120,14 @@ static int rewrite_refs(struct spaa_profile *p, char (*old_ids)[48])
       return 0;
   }
   spaa_strmap_init(&old);
-  if (!(fresh = calloc(p->n_stacks ? p->n_stacks : 1, sizeof(*fresh))))
-    return SPAA_E_NOMEM;
+  if (!(fresh = calloc(p->n_stacks ? p->n_stacks : 1, sizeof(*fresh))) ||
+      spaa_strmap_reserve(&old, p->n_stacks))
+    goto nomem;
   for (i = 0; i < p->n_stacks; i++)
-    if (spaa_strmap_put(&old, old_ids[i], strlen(old_ids[i]), i, NULL) < 0)
+    if (spaa_strmap_put(&old, p->stacks[i].id, strlen(p->stacks[i].id), i, NULL) < 0)
       goto nomem;
 #define NEW_ID(k)                                                                             \
-  (fresh[k] ? fresh[k] : (fresh[k] = spaa_strdup(p, p->stacks[k].id)))
+  (fresh[k] ? fresh[k] : (spaa_cid_hex(&cids[k], hex), fresh[k] = spaa_strdup(p, hex)))
   for (i = 0; i < p->n_samples; i++) {
     struct spaa_sample *s = &p->samples[i];
     if (s->stack_id && spaa_strmap_get(&old, s->stack_id, strlen(s->stack_id), &k) &&
@@ -150,9 +153,11 @@ static int rewrite_refs(struct spaa_profile *p, char (*old_ids)[48])
     for (j = 0; j < json_array_size(arr); j++) {
       json_t *e = json_array_get(arr, j);
       const char *sid = json_string_value(json_object_get(e, "stack_id"));
-      if (sid && spaa_strmap_get(&old, sid, strlen(sid), &k) &&
-          json_object_set_new(e, "stack_id", json_string(p->stacks[k].id)))
-        goto nomem;
+      if (sid && spaa_strmap_get(&old, sid, strlen(sid), &k)) {
+        spaa_cid_hex(&cids[k], hex);
+        if (json_object_set_new(e, "stack_id", json_string(hex)))
+          goto nomem;
+      }
     }
   }
   goto out;
@@ -169,15 +174,15 @@ static int assign_ids(struct spaa_profile *p, struct spaa_cid *frame_cids,
                       struct spaa_cid *stack_cids, struct spaa_err *err)
 {
   struct lookup dsos, frames;
-  struct spaa_cid *fc = frame_cids, *leaf = NULL;
-  char (*old_ids)[48] = NULL;
+  struct spaa_cid *fc = frame_cids, *sc = stack_cids, *leaf = NULL;
   size_t i, j, k, maxf = 0;
   int rc = 0;
 
   memset(&dsos, 0, sizeof(dsos));
   memset(&frames, 0, sizeof(frames));
   dsos.dense = frames.dense = 1;
-  if (!fc && p->n_frames && !(fc = malloc(p->n_frames * sizeof(*fc))))
+  if ((!fc && p->n_frames && !(fc = malloc(p->n_frames * sizeof(*fc)))) ||
+      (!sc && p->n_stacks && !(sc = malloc(p->n_stacks * sizeof(*sc)))))
     goto nomem;
   if (lookup_build(&dsos, p->dsos, p->n_dsos, sizeof(*p->dsos), offsetof(struct spaa_dso, id)) ||
       lookup_build(&frames, p->frames, p->n_frames, sizeof(*p->frames),
@@ -200,12 +205,10 @@ static int assign_ids(struct spaa_profile *p, struct spaa_cid *frame_cids,
   for (i = 0; i < p->n_stacks; i++)
     if (p->stacks[i].n_frames > maxf)
       maxf = p->stacks[i].n_frames;
-  if ((maxf && !(leaf = malloc(maxf * sizeof(*leaf)))) ||
-      (p->n_stacks && !(old_ids = malloc(p->n_stacks * sizeof(*old_ids)))))
+  if (maxf && !(leaf = malloc(maxf * sizeof(*leaf))))
     goto nomem;
   for (i = 0; i < p->n_stacks; i++) {
     struct spaa_stack *s = &p->stacks[i];
-    struct spaa_cid sc;
     int rev = p->header.frame_order == SPAA_ROOT_TO_LEAF;
     for (j = 0; j < s->n_frames; j++) {
       uint64_t fid = s->frames[rev ? s->n_frames - 1 - j : j];
@@ -216,15 +219,14 @@ static int assign_ids(struct spaa_profile *p, struct spaa_cid *frame_cids,
       }
       leaf[j] = fc[k];
     }
-    if ((rc = spaa_stack_cid(s->event, s->stack_type, leaf, s->n_frames, s->context, &sc)))
+    if ((rc = spaa_stack_cid(s->event, s->stack_type, leaf, s->n_frames, s->context, &sc[i])))
       goto fail;
-    memcpy(old_ids[i], s->id, sizeof(s->id));
-    spaa_cid_hex(&sc, s->id);
-    if (stack_cids)
-      stack_cids[i] = sc;
   }
-  if ((rc = rewrite_refs(p, old_ids)))
+  /* the references first, found by the old ids the stacks still carry; then the stacks */
+  if ((rc = rewrite_refs(p, sc)))
     goto fail;
+  for (i = 0; i < p->n_stacks; i++)
+    spaa_cid_hex(&sc[i], p->stacks[i].id);
   p->header.id_mode = SPAA_IDS_CONTENT;
   goto out;
 nomem:
@@ -236,8 +238,9 @@ out:
   lookup_free(&frames);
   if (fc != frame_cids)
     free(fc);
+  if (sc != stack_cids)
+    free(sc);
   free(leaf);
-  free(old_ids);
   return rc;
 }
 

@@ -89,7 +89,8 @@ void storage__sweep_off(struct storage__sweep *sw);
 /* Insert one prepared profile on the writer connection inside the open transaction.
  * 0 stored, 1 already stored, or SPAA_E_STORE with err filled. A job is inserted once (a
  * failed one is not run again): pr's stack frames are freed once its stacks are in
- * (storage__prep_drop_frames), before its block is built and compressed. */
+ * (storage__prep_drop_frames), before its block is built and compressed, and its
+ * per-stack and per-sample arrays as the block is built (storage__blk_build_once). */
 int storage__insert(struct storage__conn *c, struct storage__cache *cache,
                     struct storage__sweep *sw, struct storage__prep *pr,
                     struct spaa_err *err);

@@ -311,7 +311,7 @@ out:
 
 /* The profile's block, compressed with its service's dictionary, into profile_block. */
 static int add_block(struct storage__conn *c, struct storage__cache *cache,
-                     struct storage__sweep *sw, const struct storage__prep *pr, int64_t num, const int64_t *frame_rows,
+                     struct storage__sweep *sw, struct storage__prep *pr, int64_t num, const int64_t *frame_rows,
                      const int64_t *stack_rows, const int64_t *dso_rows, struct spaa_err *err)
 {
   struct storage__dict *d = NULL;
@@ -320,7 +320,7 @@ static int add_block(struct storage__conn *c, struct storage__cache *cache,
   int rc;
   spaa_buf_init(&raw, 0);
   spaa_buf_init(&z, 0);
-  if ((rc = storage__blk_build(pr, dso_rows, frame_rows, stack_rows, &raw))) {
+  if ((rc = storage__blk_build_once(pr, dso_rows, frame_rows, stack_rows, &raw))) {
     rc = spaa_err_set(err, rc, 0, 0, "packing the profile's block failed");
     goto out;
   }
