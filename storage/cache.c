@@ -1,6 +1,7 @@
 /* The writer's content-id cache: content id -> row id of dsos, frames and stacks in one
  * array of entries (committed, then those of the open transaction) with an open-addressing
- * table over the committed ones, and the service dictionaries (engine_int.h). Used by one writer thread (or connection) at a time. */
+ * table over the committed ones, and the service dictionaries (engine_int.h). Used by one
+ * writer thread (or connection) at a time. */
 #include <stdlib.h>
 #include <string.h>
 
