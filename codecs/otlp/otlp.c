@@ -28,6 +28,7 @@ static int v1dev_units(struct otlp_request *r)
         struct otlp_unit *u = &r->units[r->n_units++];
         const OT_Profile *p = sp->profiles[pi];
         u->dict = d;
+        u->cdict = &r->cdict;
         u->shared_dict = 1;
         u->resource = rp->resource;
         u->resource_schema = rp->schema_url ? rp->schema_url : "";
@@ -76,14 +77,15 @@ static ProtobufCMessage *unpack(struct otlp_request *r, const ProtobufCMessageDe
   return protobuf_c_message_unpack(desc, &a, len, buf);
 }
 
-/* A v1development protobuf request unpacked without its samples, which stay in buf. */
+/* A v1development protobuf request unpacked without its samples, which stay in buf, and
+ * without its dictionary's location and stack tables, read into r->cdict. */
 static int unpack_without_samples(struct otlp_request *r, const uint8_t *buf, size_t len,
                                   struct spaa_err *err)
 {
   struct spaa_buf rest;
   int rc;
   spaa_buf_init(&rest, 0);
-  if ((rc = otlp__strip_samples(buf, len, &rest, &r->wire, &r->n_wire, err)))
+  if ((rc = otlp__strip_samples(buf, len, &rest, &r->wire, &r->n_wire, &r->cdict, err)))
     return rc;
   r->body = buf;
   r->body_len = len;
@@ -180,6 +182,13 @@ int otlp_decode(const uint8_t *buf, size_t len, struct otlp_request **out, struc
     }
   }
   r->version = (enum otlp_version)version;
+  if (r->is_json && version == OTLP_V1DEVELOPMENT) {
+    const OT_Request *req = (const OT_Request *)r->msg;
+    if ((rc = otlp__cdict_msgs(&r->cdict, req->dictionary ? req->dictionary : &r->empty_dict))) {
+      rc = spaa_err_set(err, rc, 0, 0, NULL);
+      goto fail;
+    }
+  }
   rc = version == OTLP_V1EXPERIMENTAL ? otlp__v1exp_units(r) : v1dev_units(r);
   if (rc) {
     rc = spaa_err_set(err, rc, 0, 0, NULL);
@@ -202,6 +211,12 @@ void otlp_request_free(struct otlp_request *r)
   for (i = 0; i < r->n_owned; i++)
     protobuf_c_message_free_unpacked(r->owned[i], NULL);
   free(r->owned);
+  for (i = 0; i < r->n_xcdicts; i++) {
+    otlp__cdict_free(r->xcdicts[i]);
+    free(r->xcdicts[i]);
+  }
+  free(r->xcdicts);
+  otlp__cdict_free(&r->cdict);
   free(r->units);
   free(r->wire);
   if (r->msg && !r->blocks) /* OTLP/JSON's, malloc'ed */

@@ -139,13 +139,15 @@ void otlp__dict_close(struct otlp_dictx *x)
   memset(x, 0, sizeof(*x));
 }
 
-int otlp__dict_open(struct otlp_dictx *x, const OT_Dict *d, struct spaa_err *err)
+int otlp__dict_open(struct otlp_dictx *x, const OT_Dict *d, const struct otlp_cdict *cd,
+                    struct spaa_err *err)
 {
   struct spaa_strmap sm;
   size_t i, j, ns = d->n_string_table;
   int rc = 0;
   memset(x, 0, sizeof(*x));
   x->d = d;
+  x->cd = cd;
   spaa_strmap_init(&sm);
   if (ns && (!(x->canon = malloc(ns * sizeof(*x->canon))) ||
              !(x->stamp = calloc(ns, sizeof(*x->stamp)))))
@@ -172,9 +174,8 @@ int otlp__dict_open(struct otlp_dictx *x, const OT_Dict *d, struct spaa_err *err
              d->mapping_table[0]->file_offset || d->mapping_table[0]->filename_strindex ||
              d->mapping_table[0]->n_attribute_indices),
         "mapping_table");
-  ZERO0(d->n_location_table &&
-            (d->location_table[0]->mapping_index || d->location_table[0]->address ||
-             d->location_table[0]->n_lines || d->location_table[0]->n_attribute_indices),
+  ZERO0(cd->n_locs && (cd->locs[0].mapping_index || cd->locs[0].address ||
+                       cd->locs[0].n_lines || cd->locs[0].n_attrs),
         "location_table");
   ZERO0(d->n_function_table &&
             (d->function_table[0]->name_strindex || d->function_table[0]->system_name_strindex ||
@@ -187,7 +188,7 @@ int otlp__dict_open(struct otlp_dictx *x, const OT_Dict *d, struct spaa_err *err
             (d->attribute_table[0]->key_strindex || d->attribute_table[0]->unit_strindex ||
              !any_is_zero(d->attribute_table[0]->value)),
         "attribute_table");
-  ZERO0(d->n_stack_table && d->stack_table[0]->n_location_indices, "stack_table");
+  ZERO0(cd->n_stacks && cd->stacks[0].n, "stack_table");
   /* references */
   for (i = 0; i < d->n_mapping_table; i++) {
     const OT_Mapping *m = d->mapping_table[i];
@@ -204,8 +205,8 @@ int otlp__dict_open(struct otlp_dictx *x, const OT_Dict *d, struct spaa_err *err
         (rc = check_str(d, f->filename_strindex, "function_table", i, "filename_strindex", err)))
       goto out;
   }
-  for (i = 0; i < d->n_location_table; i++) {
-    const OT_Location *l = d->location_table[i];
+  for (i = 0; i < cd->n_locs; i++) {
+    const struct otlp_cloc *l = &cd->locs[i];
     if (l->mapping_index < 0 ||
         (l->mapping_index && (size_t)l->mapping_index >= d->n_mapping_table)) {
       rc = BAD("dictionary: location_table[%zu] references mapping %" PRId32 ", but there are %zu "
@@ -213,15 +214,14 @@ int otlp__dict_open(struct otlp_dictx *x, const OT_Dict *d, struct spaa_err *err
       goto out;
     }
     for (j = 0; j < l->n_lines; j++) {
-      int32_t f = l->lines[j]->function_index;
+      int32_t f = otlp__loc_lines(cd, l)[j].function_index;
       if (f < 0 || (f && (size_t)f >= d->n_function_table)) {
         rc = BAD("dictionary: location_table[%zu].lines[%zu] references function %" PRId32
                  ", but there are %zu functions", i, j, f, d->n_function_table);
         goto out;
       }
     }
-    if ((rc = check_attr_list(x, l->attribute_indices, l->n_attribute_indices, "location_table",
-                              i, err)))
+    if ((rc = check_attr_list(x, otlp__loc_attrs(cd, l), l->n_attrs, "location_table", i, err)))
       goto out;
   }
   for (i = 0; i < d->n_link_table; i++) {
@@ -240,13 +240,13 @@ int otlp__dict_open(struct otlp_dictx *x, const OT_Dict *d, struct spaa_err *err
         (rc = check_any(d, a->value, "attribute_table", i, err)))
       goto out;
   }
-  for (i = 0; i < d->n_stack_table; i++) {
-    const OT_Stack *s = d->stack_table[i];
-    for (j = 0; j < s->n_location_indices; j++) {
-      int32_t l = s->location_indices[j];
-      if (l < 0 || (size_t)l >= d->n_location_table) {
+  for (i = 0; i < cd->n_stacks; i++) {
+    const int32_t *s = otlp__stack_locs(cd, i);
+    for (j = 0; j < cd->stacks[i].n; j++) {
+      int32_t l = s[j];
+      if (l < 0 || (size_t)l >= cd->n_locs) {
         rc = BAD("dictionary: stack_table[%zu] references location %" PRId32 ", but there are "
-                 "%zu locations", i, l, d->n_location_table);
+                 "%zu locations", i, l, cd->n_locs);
         goto out;
       }
     }
@@ -273,7 +273,7 @@ int otlp__check_profile(struct otlp_dictx *x, const struct otlp_unit *u, size_t 
 {
   const OT_Dict *d = x->d;
   const OT_Profile *p = u->profile;
-  size_t i, j, dup, ns = d->n_stack_table, na = d->n_attribute_table, nl = d->n_link_table;
+  size_t i, j, dup, ns = x->cd->n_stacks, na = d->n_attribute_table, nl = d->n_link_table;
   uint64_t t0 = p->time_unix_nano, t1;
   struct otlp_samples it;
   const OT_Sample *s;

@@ -34,6 +34,7 @@ struct stk {
 struct cv {
   struct otlp_dictx *x;
   const OT_Dict *d;
+  const struct otlp_cdict *cd; /* d's locations and stacks */
   struct spaa_meter *meter; /* the models' (opts), or NULL */
   int compact;              /* samples as compact ones (opts.compact_samples) */
   struct spaa_profile *p;   /* the profile being built */
@@ -378,14 +379,16 @@ nomem:
 /* Make the frames of location li (innermost inline first); *first receives the first id. */
 static int location_frames(struct cv *c, int32_t li)
 {
-  const OT_Location *l = c->d->location_table[li];
+  const struct otlp_cloc *l = &c->cd->locs[li];
+  const struct otlp_cline *lines = otlp__loc_lines(c->cd, l);
+  const int32_t *lattr = otlp__loc_attrs(c->cd, l);
   const char *ftype = NULL;
   json_t *attrs = NULL;
   uint64_t dso = 0;
   size_t i, n = l->n_lines ? l->n_lines : 1;
   int rc;
-  for (i = 0; i < l->n_attribute_indices; i++) {
-    const OT_KVU *a = c->d->attribute_table[l->attribute_indices[i]];
+  for (i = 0; i < l->n_attrs; i++) {
+    const OT_KVU *a = c->d->attribute_table[lattr[i]];
     if (canon_key(c->x, a->key_strindex) == c->k_frame_type && attr_str(c->d, a->value)) {
       ftype = attr_str(c->d, a->value);
     } else {
@@ -408,7 +411,7 @@ static int location_frames(struct cv *c, int32_t li)
   c->loc_nfr[li] = (uint32_t)n;
   for (i = 0; i < n; i++) {
     struct spaa_frame *f = spaa_add_frame(c->p);
-    const OT_Line *ln = l->n_lines ? l->lines[i] : NULL;
+    const struct otlp_cline *ln = lines ? &lines[i] : NULL;
     const OT_Function *fn =
         ln && ln->function_index > 0 ? c->d->function_table[ln->function_index] : NULL;
     const char *name = fn ? otlp__str(c->d, fn->name_strindex) : "";
@@ -593,7 +596,8 @@ nomem:
 /* Build the SPAA stack for sample s; *out = index in c->stk. */
 static int new_stack(struct cv *c, const OT_Sample *s, size_t *out)
 {
-  const OT_Stack *st = c->d->n_stack_table ? c->d->stack_table[s->stack_index] : NULL;
+  const struct otlp_cstack *st = c->cd->n_stacks ? &c->cd->stacks[s->stack_index] : NULL;
+  const int32_t *sl = st ? otlp__stack_locs(c->cd, (size_t)s->stack_index) : NULL;
   struct spaa_stack *sp;
   struct stk *k;
   json_t *ctx = NULL;
@@ -602,8 +606,8 @@ static int new_stack(struct cv *c, const OT_Sample *s, size_t *out)
   int rc;
   /* frames, leaf first; each location expands to its lines, innermost first (made once
    * per stack entry and profile: its other stacks share the list) */
-  for (i = 0; st && c->st_gen[s->stack_index] != c->gen && i < st->n_location_indices; i++) {
-    int32_t li = st->location_indices[i];
+  for (i = 0; st && c->st_gen[s->stack_index] != c->gen && i < st->n; i++) {
+    int32_t li = sl[i];
     size_t n;
     if (li == 0)
       continue;
@@ -1112,23 +1116,25 @@ static int cv_open(struct cv *c, struct otlp_dictx *x, struct spaa_meter *meter,
                    struct spaa_err *err)
 {
   const OT_Dict *d = x->d;
+  const struct otlp_cdict *cd = x->cd;
   memset(c, 0, sizeof(*c));
   c->x = x;
   c->meter = meter;
   c->d = d;
+  c->cd = cd;
   c->err = err;
   spaa_idmap_init(&c->stackmap);
   spaa_idmap_init(&c->threads);
   spaa_idmap_init(&c->ctxmap);
   spaa_idmap_init(&c->xmap);
-  if ((d->n_location_table && (!(c->loc_gen = calloc(d->n_location_table, sizeof(uint32_t))) ||
-                               !(c->loc_frame = malloc(d->n_location_table * sizeof(uint64_t))) ||
-                               !(c->loc_nfr = malloc(d->n_location_table * sizeof(uint32_t))))) ||
+  if ((cd->n_locs && (!(c->loc_gen = calloc(cd->n_locs, sizeof(uint32_t))) ||
+                      !(c->loc_frame = malloc(cd->n_locs * sizeof(uint64_t))) ||
+                      !(c->loc_nfr = malloc(cd->n_locs * sizeof(uint32_t))))) ||
       (d->n_mapping_table && (!(c->map_gen = calloc(d->n_mapping_table, sizeof(uint32_t))) ||
                               !(c->map_dso = malloc(d->n_mapping_table * sizeof(uint64_t))))) ||
-      (d->n_stack_table && (!(c->st_gen = calloc(d->n_stack_table, sizeof(uint32_t))) ||
-                            !(c->st_frames = malloc(d->n_stack_table * sizeof(uint64_t *))) ||
-                            !(c->st_nfr = malloc(d->n_stack_table * sizeof(size_t))))))
+      (cd->n_stacks && (!(c->st_gen = calloc(cd->n_stacks, sizeof(uint32_t))) ||
+                        !(c->st_frames = malloc(cd->n_stacks * sizeof(uint64_t *))) ||
+                        !(c->st_nfr = malloc(cd->n_stacks * sizeof(size_t))))))
     return nomem(c);
   c->k_frame_type = find_key(x, KEY_FRAME_TYPE);
   c->k_tid = find_key(x, "thread.id");
@@ -1222,11 +1228,12 @@ static int convert_unit(struct cv *c, const struct otlp_request *r, const struct
     return SPAA_E_NOMEM;
   }
   if (++c->gen == 0) {
-    memset(c->loc_gen, 0, c->d->n_location_table * sizeof(uint32_t));
+    if (c->loc_gen)
+      memset(c->loc_gen, 0, c->cd->n_locs * sizeof(uint32_t));
     if (c->map_gen)
       memset(c->map_gen, 0, c->d->n_mapping_table * sizeof(uint32_t));
     if (c->st_gen)
-      memset(c->st_gen, 0, c->d->n_stack_table * sizeof(uint32_t));
+      memset(c->st_gen, 0, c->cd->n_stacks * sizeof(uint32_t));
     c->gen = 1;
   }
   c->next_frame = c->next_dso = 1;
@@ -1298,7 +1305,7 @@ int otlp_convert(const struct otlp_request *r, const struct spaa_convert_opts *o
       }
       open_dict = u->dict;
       spaa_err_clear(&derr);
-      rc = otlp__dict_open(&x, u->dict, &derr);
+      rc = otlp__dict_open(&x, u->dict, u->cdict, &derr);
       if (rc == SPAA_E_NOMEM || (rc && u->shared_dict)) {
         *err = derr;
         goto fail;

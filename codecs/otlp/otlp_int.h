@@ -72,10 +72,58 @@ struct otlp_wire_profile {
   size_t len;
 };
 
+/* The location and stack tables of a dictionary in a compact form (protoc-c's takes about
+ * twice the room: a message header per entry, pointer arrays, size_t counts). Every reader
+ * goes through it; the OT_Dict's own location_table and stack_table are not read (a
+ * protobuf request's are never unpacked). Entry i is locs[i] or stacks[i]; its lists are
+ * runs [off, off + n) of the shared arrays. */
+struct otlp_cline {
+  int64_t line, column;
+  int32_t function_index;
+};
+struct otlp_cloc {
+  uint64_t address;
+  int32_t mapping_index;
+  uint32_t line_off, n_lines;   /* into otlp_cdict.lines */
+  uint32_t attr_off, n_attrs;   /* into otlp_cdict.loc_attrs */
+};
+struct otlp_cstack {
+  uint32_t off, n;              /* into otlp_cdict.stack_locs */
+};
+struct otlp_cdict {
+  struct otlp_cloc *locs;
+  size_t n_locs;
+  struct otlp_cline *lines;
+  size_t n_lines;
+  int32_t *loc_attrs;           /* the locations' attribute_indices */
+  size_t n_loc_attrs;
+  struct otlp_cstack *stacks;
+  size_t n_stacks;
+  int32_t *stack_locs;          /* the stacks' location_indices */
+  size_t n_stack_locs;
+};
+
+/* Location l's lines and attribute indices, stack i's location indices (NULL when none). */
+static inline const struct otlp_cline *otlp__loc_lines(const struct otlp_cdict *cd,
+                                                       const struct otlp_cloc *l)
+{
+  return l->n_lines ? cd->lines + l->line_off : NULL;
+}
+static inline const int32_t *otlp__loc_attrs(const struct otlp_cdict *cd,
+                                             const struct otlp_cloc *l)
+{
+  return l->n_attrs ? cd->loc_attrs + l->attr_off : NULL;
+}
+static inline const int32_t *otlp__stack_locs(const struct otlp_cdict *cd, size_t i)
+{
+  return cd->stacks[i].n ? cd->stack_locs + cd->stacks[i].off : NULL;
+}
+
 /* One profile to convert: the dictionary and messages it reads (borrowed from the request,
  * or owned by the request for v1experimental translations) and where it came from. */
 struct otlp_unit {
   const OT_Dict *dict;            /* the dictionary its indices point into */
+  const struct otlp_cdict *cdict; /* its locations and stacks */
   const OT_Resource *resource;    /* NULL when absent */
   const char *resource_schema;    /* "" when absent */
   const OT_Scope *scope;          /* NULL when absent */
@@ -101,6 +149,9 @@ struct otlp_request {
   ProtobufCMessage **owned;       /* translated dictionaries and profiles (owned) */
   size_t n_owned, cap_owned;
   OT_Dict empty_dict;             /* stands in for an absent dictionary */
+  struct otlp_cdict cdict;        /* the request's dictionary's locations and stacks */
+  struct otlp_cdict **xcdicts;    /* v1experimental: those of the translated dictionaries */
+  size_t n_xcdicts, cap_xcdicts;
   struct otlp_wire_profile *wire; /* v1development protobuf: each Profile's bytes, whose
                                    * samples were left there (owned array), or NULL */
   size_t n_wire;
@@ -116,11 +167,25 @@ int otlp__room(void **arr, size_t need, size_t *cap, size_t size);
 /* otlp_samples.c: samples left on the wire. A v1development protobuf request is unpacked
  * from a copy without the profiles' samples (otlp__strip_samples, which lists each Profile's
  * bytes in wire order); the samples are then read one at a time. */
-/* Copy the request [buf, buf + len) into rest (appending) without any Profile.samples, and
- * list the Profile messages in *profiles (malloc'ed, *n of them). 0, SPAA_E_BAD_PROTOBUF or
- * SPAA_E_NOMEM with err filled. */
+/* Copy the request [buf, buf + len) into rest (appending) without any Profile.samples and
+ * without the dictionary's location_table and stack_table, which are read into cd (freed
+ * with otlp__cdict_free, also on failure); list the Profile messages in *profiles
+ * (malloc'ed, *n of them). 0, SPAA_E_BAD_PROTOBUF, SPAA_E_TOO_LARGE or SPAA_E_NOMEM with err
+ * filled. */
 int otlp__strip_samples(const uint8_t *buf, size_t len, struct spaa_buf *rest,
-                        struct otlp_wire_profile **profiles, size_t *n, struct spaa_err *err);
+                        struct otlp_wire_profile **profiles, size_t *n, struct otlp_cdict *cd,
+                        struct spaa_err *err);
+
+/* otlp_cdict.c: the compact tables. */
+/* Read the location_table and stack_table fields of the ProfilesDictionary messages
+ * dicts[0..n) (in wire order: their tables concatenate) into cd, zeroed first. 0, -1 when
+ * the bytes are malformed as protoc-c would find them, SPAA_E_TOO_LARGE (a count past
+ * 2^32-1) or SPAA_E_NOMEM; cd is left for otlp__cdict_free. */
+int otlp__cdict_wire(struct otlp_cdict *cd, const struct otlp_wire_profile *dicts, size_t n);
+/* The same from an unpacked dictionary's tables (OTLP/JSON, v1experimental translations).
+ * 0, SPAA_E_TOO_LARGE or SPAA_E_NOMEM. */
+int otlp__cdict_msgs(struct otlp_cdict *cd, const OT_Dict *d);
+void otlp__cdict_free(struct otlp_cdict *cd); /* its arrays; NULL-safe */
 
 /* The samples of one unit, in order: off the wire into a scratch Sample (valid until the
  * next call), or the unpacked profile's. */
@@ -157,12 +222,14 @@ int otlp__v1exp_units(struct otlp_request *r);
  * the converter need. */
 struct otlp_dictx {
   const OT_Dict *d;   /* the dictionary (borrowed) */
+  const struct otlp_cdict *cd; /* its locations and stacks (borrowed) */
   int32_t *canon;     /* per string index: the first index holding an equal string */
   uint32_t *stamp;    /* per string index: generation mark, for key uniqueness */
   uint32_t gen;       /* current generation */
 };
 /* 0, SPAA_E_INVALID (err names the table, entry and fault) or SPAA_E_NOMEM. */
-int otlp__dict_open(struct otlp_dictx *x, const OT_Dict *d, struct spaa_err *err);
+int otlp__dict_open(struct otlp_dictx *x, const OT_Dict *d, const struct otlp_cdict *cd,
+                    struct spaa_err *err);
 void otlp__dict_close(struct otlp_dictx *x); /* NULL-safe */
 /* Check one profile against its dictionary: 0 or SPAA_E_INVALID with err filled (message
  * without the "profile P of ..." prefix) and a machine reason. *n_warn counts soft faults

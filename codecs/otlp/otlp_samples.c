@@ -1,7 +1,9 @@
 /* A v1development protobuf request's samples left on the wire (see otlp_int.h): the request
  * is unpacked without them, and each profile's samples are read from its bytes one at a
  * time into a reused scratch Sample. Samples are most of a large request's bytes, and
- * protoc-c's unpacked form of one takes several times its wire size. */
+ * protoc-c's unpacked form of one takes several times its wire size. The dictionary's
+ * location and stack tables are left out of the unpacked copy too, and read into their
+ * compact form (otlp_cdict.c). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,11 +16,16 @@
 enum { LV_REQUEST, LV_RESOURCE, LV_SCOPE, LV_PROFILE };
 #define F_DOWN 2u        /* ResourceProfiles.scope_profiles, ScopeProfiles.profiles */
 #define F_RESOURCES 1u   /* ExportProfilesServiceRequest.resource_profiles */
+#define F_DICT 2u        /* ExportProfilesServiceRequest.dictionary */
+#define F_LOCATIONS 2u   /* ProfilesDictionary.location_table */
+#define F_STACKS 7u      /* ProfilesDictionary.stack_table */
 #define F_SAMPLES 2u     /* Profile.samples */
 
 struct strip {
   struct otlp_wire_profile *v; /* the profiles in wire order */
   size_t n, cap;
+  struct otlp_wire_profile *d; /* the dictionaries in wire order */
+  size_t n_d, cap_d;
 };
 
 static int put_varint(struct spaa_buf *b, uint64_t v)
@@ -48,8 +55,41 @@ int otlp__room(void **arr, size_t need, size_t *cap, size_t size)
   return 0;
 }
 
-/* Copy message [p, p + n) at nesting `level` into out, without the samples of a profile;
- * each profile's bytes are noted in s. 0, -1 when malformed, or SPAA_E_NOMEM. */
+/* Write the dictionary field whose message is [p, p + n) into out without the message's
+ * location and stack tables (straight into out: a first walk sizes what stays); its bytes
+ * are noted in s. 0, -1 when malformed, or SPAA_E_NOMEM. */
+static int strip_dict(const uint8_t *p, size_t n, struct spaa_buf *out, struct strip *s)
+{
+  struct spaa_pb_field f;
+  size_t pos, start, at, keep = n; /* at: where the field read last began */
+  int r, pass;
+  if (otlp__room((void **)&s->d, s->n_d + 1, &s->cap_d, sizeof(*s->d)))
+    return SPAA_E_NOMEM;
+  s->d[s->n_d].wire = p;
+  s->d[s->n_d++].len = n;
+  for (pass = 0; pass < 2; pass++) {
+    if (pass && (put_varint(out, (uint64_t)F_DICT << 3 | SPAA_PB_LEN) || put_varint(out, keep)))
+      return SPAA_E_NOMEM;
+    pos = start = at = 0;
+    while ((r = spaa_pb_next(p, n, &pos, &f)) > 0) {
+      if ((f.num == F_LOCATIONS || f.num == F_STACKS) && f.wt == SPAA_PB_LEN) {
+        if (!pass)
+          keep -= pos - at;
+        else if (at > start && spaa_buf_add(out, p + start, at - start))
+          return SPAA_E_NOMEM;
+        start = pos;
+      }
+      at = pos;
+    }
+    if (r < 0)
+      return -1;
+  }
+  return n > start && spaa_buf_add(out, p + start, n - start) ? SPAA_E_NOMEM : 0;
+}
+
+/* Copy message [p, p + n) at nesting `level` into out, without the samples of a profile
+ * and the dictionary's location and stack tables; each profile's bytes are noted in s.
+ * 0, -1 when malformed, or SPAA_E_NOMEM. */
 static int strip_msg(const uint8_t *p, size_t n, int level, struct spaa_buf *out,
                      struct strip *s)
 {
@@ -65,9 +105,16 @@ static int strip_msg(const uint8_t *p, size_t n, int level, struct spaa_buf *out
   while ((r = spaa_pb_next(p, n, &pos, &f)) > 0) {
     int down = f.wt == SPAA_PB_LEN && level < LV_PROFILE &&
                f.num == (level == LV_REQUEST ? F_RESOURCES : F_DOWN);
+    int dict = f.wt == SPAA_PB_LEN && level == LV_REQUEST && f.num == F_DICT;
     struct spaa_buf child;
     int rc;
     if (level == LV_PROFILE && f.num == F_SAMPLES && f.wt == SPAA_PB_LEN) {
+      start = pos;
+      continue;
+    }
+    if (dict) {
+      if ((rc = strip_dict(f.data, f.len, out, s)))
+        return rc;
       start = pos;
       continue;
     }
@@ -92,17 +139,26 @@ static int strip_msg(const uint8_t *p, size_t n, int level, struct spaa_buf *out
 }
 
 int otlp__strip_samples(const uint8_t *buf, size_t len, struct spaa_buf *rest,
-                        struct otlp_wire_profile **profiles, size_t *n, struct spaa_err *err)
+                        struct otlp_wire_profile **profiles, size_t *n, struct otlp_cdict *cd,
+                        struct spaa_err *err)
 {
   struct strip s = {0};
   int rc = strip_msg(buf, len, LV_REQUEST, rest, &s);
   *profiles = NULL;
   *n = 0;
+  memset(cd, 0, sizeof(*cd));
+  if (!rc)
+    rc = otlp__cdict_wire(cd, s.d, s.n_d);
+  free(s.d);
   if (rc) {
     free(s.v);
     spaa_buf_free(rest);
     if (rc == SPAA_E_NOMEM)
       return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
+    if (rc == SPAA_E_TOO_LARGE)
+      return spaa_err_set(err, SPAA_E_TOO_LARGE, 0, 0,
+                          "cannot decode ExportProfilesServiceRequest (v1development): the "
+                          "dictionary holds more than 2^32-1 locations, lines or stack entries");
     return spaa_err_set(err, SPAA_E_BAD_PROTOBUF, 0, 0,
                         "cannot decode ExportProfilesServiceRequest (v1development): "
                         "malformed protobuf");

@@ -40,6 +40,22 @@ static int own(struct otlp_request *r, void *m)
   return 0;
 }
 
+/* The compact tables of dictionary d (also when its translation failed part way: the
+ * dictionary is still opened), owned by r. 0, SPAA_E_NOMEM or SPAA_E_TOO_LARGE. */
+static int own_cdict(struct otlp_request *r, const OT_Dict *d, struct otlp_cdict **out)
+{
+  struct otlp_cdict *cd;
+  int rc;
+  if (otlp__room((void **)&r->xcdicts, r->n_xcdicts + 1, &r->cap_xcdicts, sizeof(*r->xcdicts)) ||
+      !(cd = calloc(1, sizeof(*cd))))
+    return SPAA_E_NOMEM;
+  r->xcdicts[r->n_xcdicts++] = cd;
+  if ((rc = otlp__cdict_msgs(cd, d)))
+    return rc;
+  *out = cd;
+  return 0;
+}
+
 /* index of string s in the table, appending it when new; -1 on OOM */
 static int32_t intern(struct xb *b, const char *s)
 {
@@ -534,6 +550,7 @@ int otlp__v1exp_units(struct otlp_request *r)
         struct spaa_err e;
         struct xb b;
         OT_Dict *d = newmsg(&OT_DICT_DESC);
+        struct otlp_cdict *cd = NULL;
         int32_t ftk = 0;
         int rc, dict_rc;
         memset(&b, 0, sizeof(b));
@@ -547,10 +564,15 @@ int otlp__v1exp_units(struct otlp_request *r)
           return SPAA_E_NOMEM;
         }
         dict_rc = c->profile ? build_dict(&b, c->profile, &ftk) : (intern(&b, "") < 0 ? nomem(&b) : 0);
+        if (dict_rc != SPAA_E_NOMEM && (rc = own_cdict(r, d, &cd))) {
+          spaa_strmap_free(&b.strs);
+          return rc;
+        }
         for (t = 0; t < k; t++) {
           struct otlp_unit *u = &r->units[r->n_units++];
           OT_Profile *o = NULL;
           u->dict = d;
+          u->cdict = cd;
           u->resource = rp->resource;
           u->resource_schema = rp->schema_url ? rp->schema_url : "";
           u->scope = sp->scope;
