@@ -251,13 +251,13 @@ int otlp__cdict_msgs(struct otlp_cdict *cd, const OT_Dict *d)
   }
   for (i = 0; i < d->n_stack_table; i++) {
     const OT_Stack *s = d->stack_table[i];
-    cd->stacks[i].off = (uint32_t)cd->n_stack_locs;
-    cd->stacks[i].n = (uint32_t)s->n_location_indices;
+    struct otlp_cstack *o = &cd->stacks[cd->n_stacks++];
+    o->off = (uint32_t)cd->n_stack_locs;
+    o->n = (uint32_t)s->n_location_indices;
     if (s->n_location_indices)
       memcpy(&cd->stack_locs[cd->n_stack_locs], s->location_indices,
              s->n_location_indices * sizeof(int32_t));
     cd->n_stack_locs += s->n_location_indices;
   }
-  cd->n_stacks = d->n_stack_table;
   return 0;
 }
