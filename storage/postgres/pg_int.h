@@ -74,6 +74,7 @@ struct pg__conn {
   unsigned seed;              /* rand_r state: the wait before a batch is re-run */
   int sync_off;               /* durability = normal: synchronous_commit off */
   int64_t connected_ns;       /* when it last connected (storage__mono_ns), 0: not now */
+  int64_t began_ns;           /* when its current use began (storage__mono_ns) */
   char why[256];              /* what the last lost connection said (pg__err), redacted, on
                                  one line */
 };
@@ -186,7 +187,8 @@ void pg__put(struct storage__pg *s, struct pg__conn *c);
  * PG_LOG_INTERVAL_S ("PostgreSQL still unavailable"); the first use that works ends it
  * ("PostgreSQL reconnected", at info, with its length and failures). A connection made
  * before the database last came back that fails is a stale leftover of that outage, not a
- * new one. */
+ * new one; a use that began before the outage and worked (a commit that finished as the
+ * database went down) says nothing of the database now and does not end it. */
 #define PG_LOG_INTERVAL_S 10
 /* how long making a connection may take before the database counts as unavailable */
 #define PG_CONNECT_TIMEOUT_S 5

@@ -28,6 +28,10 @@ void pg__health(struct storage__pg *s, const struct pg__conn *c, int ok, uint64_
   char where[2 * sizeof(s->where)], q[2 * sizeof(c->why)], t[32], t2[32];
   const char *why = c && c->why[0] ? c->why : "the connection is down";
   pthread_mutex_lock(&s->mu);
+  if (ok && s->down && c && c->began_ns && c->began_ns < s->down_ns) {
+    pthread_mutex_unlock(&s->mu); /* it worked before the outage: no news of the database */
+    return;
+  }
   s->healthy = ok;
   storage__log_q(where, sizeof(where), s->where);
   if (ok && s->down) {
@@ -113,6 +117,7 @@ static struct pg__conn *get_conn(struct storage__pg *s, uint64_t failed, struct 
   s->cbusy[i] = 1;
   c = &s->conns[i];
   pthread_mutex_unlock(&s->mu);
+  c->began_ns = (int64_t)storage__mono_ns();
   if (c->db && PQstatus(c->db) == CONNECTION_OK)
     return c;
   rc = pg__connect(c, s->conninfo, 0, NULL, err);
@@ -279,6 +284,7 @@ static void store_batch(struct storage__pg *s, struct pg__conn *c, struct pg__jo
   size_t i;
   memset(&berr, 0, sizeof(berr));
   for (attempt = 0; attempt < PG_ATTEMPTS && rc; attempt++) {
+    c->began_ns = (int64_t)storage__mono_ns();
     if ((!c->db || PQstatus(c->db) != CONNECTION_OK) &&
         pg__connect(c, s->conninfo, 0, NULL, &berr))
       break;

@@ -84,7 +84,7 @@ for m in 'msg="store failed"' 'msg="otlp export" status=503'; do
   ((n == 0)) || fail "$n '$m' lines for $refused refusals: $(grep -m2 "$m" "$SERVER_LOG")"
 done
 lost=$(grep -c 'msg="PostgreSQL connection lost"' "$SERVER_LOG" || true)
-assert_eq 1 "$lost" "'PostgreSQL connection lost' lines"
+assert_eq 1 "$lost" "'PostgreSQL connection lost' lines ($(grep -E 'msg="PostgreSQL (connection lost|reconnected)"' "$SERVER_LOG"))"
 again=$(grep 'msg="PostgreSQL reconnected"' "$SERVER_LOG" || true)
 [[ $(grep -c . <<<"$again") == 1 ]] || fail "want one 'reconnected' line, got: $again"
 failed=$(sed -n 's/.* failed=\([0-9]*\).*/\1/p' <<<"$again")
