@@ -46,29 +46,49 @@ static size_t slot_of(const struct storage__cache *c, enum storage__kind kind, c
   return i;
 }
 
-int storage__cache_get(const struct storage__cache *c, enum storage__kind kind,
+int storage__cache_get(struct storage__cache *c, enum storage__kind kind,
                        const struct spaa_cid *cid, int64_t *row)
 {
   size_t i;
+  struct storage__cent *e;
   if (!c->n)
     return 0;
   i = slot_of(c, kind, cid->b);
   if (!c->slots[i])
     return 0;
-  *row = (int64_t)(c->ents[c->slots[i] - 1].rk >> 2);
+  e = &c->ents[c->slots[i] - 1];
+  e->rk |= CENT_FOUND;
+  *row = (int64_t)((e->rk & ~CENT_FOUND) >> 2);
   return 1;
 }
 
-/* Forget the committed entries (the pending ones move to the front); the table stays at its
- * size, empty. */
-static void drop_committed(struct storage__cache *c)
+static int table_build(struct storage__cache *c, size_t cap);
+
+/* Make room in a full cache: the committed entries found since the last time go on (their
+ * mark cleared), the others are forgotten; when those kept would still fill more than half
+ * the bound, the oldest of them go too. The pending ones follow those kept, in their order
+ * (a rollback's marks count them alone); the table is rebuilt at its size. */
+static void evict(struct storage__cache *c)
 {
+  size_t i, w = 0, keep = SPAA_STORE_CID_CACHE / 2, from = 0;
   if (!c->n)
     return;
-  memmove(c->ents, c->ents + c->n, c->n_pending * sizeof(*c->ents));
-  c->n = 0;
-  if (c->slots)
-    memset(c->slots, 0, c->cap * sizeof(*c->slots));
+  for (i = 0; i < c->n; i++)
+    w += (c->ents[i].rk & CENT_FOUND) != 0;
+  for (i = 0; w > keep && i < c->n; i++) /* the oldest found ones beyond half the bound */
+    if (c->ents[i].rk & CENT_FOUND) {
+      w--;
+      from = i + 1;
+    }
+  for (i = from, w = 0; i < c->n; i++)
+    if (c->ents[i].rk & CENT_FOUND) {
+      c->ents[w] = c->ents[i];
+      c->ents[w++].rk &= ~CENT_FOUND;
+    }
+  memmove(c->ents + w, c->ents + c->n, c->n_pending * sizeof(*c->ents));
+  c->n = w;
+  if (c->slots && table_build(c, c->cap))
+    c->n = 0; /* out of memory for the table: nothing committed is findable */
 }
 
 int storage__cache_pending(struct storage__cache *c, enum storage__kind kind,
@@ -80,7 +100,9 @@ int storage__cache_pending(struct storage__cache *c, enum storage__kind kind,
   if (c->n + c->n_pending >= SPAA_STORE_CID_CACHE) {
     if (!c->n)
       return 0; /* a huge transaction: the rest is simply not cached */
-    drop_committed(c);
+    evict(c);
+    if (c->n + c->n_pending >= SPAA_STORE_CID_CACHE)
+      return 0;
   }
   if (c->n + c->n_pending == c->cap_ents) {
     size_t nc = c->cap_ents ? 2 * c->cap_ents : 1024;

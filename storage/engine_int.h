@@ -278,8 +278,10 @@ int storage__blk_decompress(const void *z, size_t len, const void *dict, size_t 
  * dictionary), so that a known record costs no SQL lookup. Only committed rows enter it:
  * rows found or inserted inside the open transaction wait as pending entries, which a
  * rollback truncates and a COMMIT makes findable. At most SPAA_STORE_CID_CACHE entries,
- * committed and pending together: a full cache drops its committed ones and warms again
- * from lookups. */
+ * committed and pending together: a full cache keeps the committed ones found since it last
+ * made room (at most half the bound, the newest), forgets the rest, and warms again from
+ * lookups; a service's frames, found by each of its profiles, stay while stacks seen once
+ * go. */
 enum storage__kind { SK_DSO, SK_FRAME, SK_STACK };
 #define STORAGE_PENDING_DICTS 8 /* new service dictionaries cached per transaction */
 #define STORAGE_BLOCK_LEVEL 9   /* zstd level of blocks (docs/storage.md has the measurements) */
@@ -288,11 +290,13 @@ enum storage__kind { SK_DSO, SK_FRAME, SK_STACK };
 #define STORAGE_DICT_TABLE_LOG 17 /* log2 of the match table entries of a digested dictionary */
 
 /* 24 bytes: the kind rides in the row's two low bits (row ids are positive and far below
- * 2^61; a larger one is simply not cached). */
+ * 2^61; a larger one is simply not cached), and the top bit says the entry was found since
+ * the cache last made room (CENT_FOUND). */
 struct storage__cent {
   uint8_t cid[SPAA_CID_LEN];
-  uint64_t rk;             /* row << 2 | kind */
+  uint64_t rk;             /* CENT_FOUND | row << 2 | kind */
 };
+#define CENT_FOUND ((uint64_t)1 << 63)
 
 struct storage__dict {
   char *service;           /* owned */
@@ -320,8 +324,8 @@ struct storage__cache {
 };
 
 void storage__cache_free(struct storage__cache *c); /* NULL-safe; leaves it empty */
-/* 1 with *row when cid of kind is cached, else 0. */
-int storage__cache_get(const struct storage__cache *c, enum storage__kind kind,
+/* 1 with *row when cid of kind is cached (the entry marked found), else 0. */
+int storage__cache_get(struct storage__cache *c, enum storage__kind kind,
                        const struct spaa_cid *cid, int64_t *row);
 /* Remember a row of the open transaction. 0 or SPAA_E_NOMEM (nothing cached then: fine). */
 int storage__cache_pending(struct storage__cache *c, enum storage__kind kind,

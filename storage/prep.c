@@ -15,7 +15,9 @@
 /* With spaa_meta.take_records, the records read go back in runs of this many while the
  * rest are read (spaa_profile_release_*): a large profile is not held whole beside the
  * preparation it becomes. */
-#define PREP_RELEASE_EVERY 16384 /* (whole pages of each array: at least 1 MiB) */
+#define PREP_RELEASE_STACKS 16384  /* 2.6 MB of stack records */
+#define PREP_RELEASE_SAMPLES 32768 /* 1.5 MB of compact samples (48 bytes), 4.4 of records: a
+                                    * run must span at least spaa_mem_discard's 1 MiB */
 
 #define TRY(x)                                                                                \
   do {                                                                                        \
@@ -516,7 +518,7 @@ static int prep_stacks(struct storage__prep *pr, struct strtab *t, const struct 
       pr->stack_frames_off[i + 1] = total;
       if ((rc = storage__prep_check_stack(pr, i, err)))
         goto out;
-      if (i - released == PREP_RELEASE_EVERY) {
+      if (i - released == PREP_RELEASE_STACKS) {
         spaa_profile_release_stacks((struct spaa_profile *)p, released, i);
         released = i;
       }
@@ -547,9 +549,10 @@ static int prep_samples(struct storage__prep *pr, struct strtab *t, struct spaa_
     rc = SPAA_E_NOMEM;
     goto out;
   }
-  if ((rc = spaa_strmap_reserve(&smap, p->n_stacks)))
+  /* sample records name their stacks by id; compact samples by position, without a map */
+  if (p->n_samples && (rc = spaa_strmap_reserve(&smap, p->n_stacks)))
     goto out;
-  for (i = 0; i < p->n_stacks; i++)
+  for (i = 0; p->n_samples && i < p->n_stacks; i++)
     if ((rc = spaa_strmap_put(&smap, p->stacks[i].id, strlen(p->stacks[i].id), i, NULL)) < 0)
       goto out;
   rc = 0;
@@ -557,7 +560,7 @@ static int prep_samples(struct storage__prep *pr, struct strtab *t, struct spaa_
     const struct spaa_sample *s = spaa_profile_sample(p, i, &sb);
     struct storage__psample *ps = &pr->psamples[i];
     unsigned flags = 0;
-    if (take && i - released == PREP_RELEASE_EVERY) {
+    if (take && i - released == PREP_RELEASE_SAMPLES) {
       spaa_profile_release_samples((struct spaa_profile *)p, released, i);
       released = i;
     }
@@ -568,7 +571,9 @@ static int prep_samples(struct storage__prep *pr, struct strtab *t, struct spaa_
     ps->has_tid = s->has_tid != 0;
     ps->tid = s->tid;
     pr->sample_stack[i] = SIZE_MAX;
-    if (s->stack_id && spaa_strmap_get(&smap, s->stack_id, strlen(s->stack_id), &k))
+    if (i >= p->n_samples ? (k = p->csamples[i - p->n_samples].stack) < p->n_stacks
+                          : s->stack_id && spaa_strmap_get(&smap, s->stack_id,
+                                                           strlen(s->stack_id), &k))
       pr->sample_stack[i] = k;
     else
       flags |= SR_STACK_ID;

@@ -981,8 +981,8 @@ static int add_sample(struct cv *c, const OT_Sample *s, int64_t *total)
     if (!cs)
       return nomem(c);
     cs->flags = SPAA_CS_TIMESTAMP | (per_ts ? SPAA_CS_WEIGHT : 0);
-    cs->timestamp = spaa_int((int64_t)s->timestamps_unix_nano[j]);
-    cs->stack_id = c->stk[si].id;
+    cs->timestamp = (int64_t)s->timestamps_unix_nano[j];
+    cs->stack = (uint32_t)si; /* stk[si] and the model's stacks[si] are made together */
     cs->tid = c->stk[si].has_tid ? c->stk[si].tid : 0;
     cs->cpu = c->stk[si].has_cpu ? c->stk[si].cpu : 0;
     cs->value = per_ts ? s->values[j] : 0;

@@ -466,10 +466,12 @@ static int add_stacks_samples(struct builder *b)
   struct sentry__profile *sp = b->sp;
   size_t *count = NULL, i;
   const char **ids = NULL, *metric;
+  uint32_t *pos = NULL; /* per Sentry stack: its SPAA stack's position (compact samples) */
   json_t **queue_ctx = NULL;
   int rc = SPAA_E_NOMEM;
   if (!(count = calloc(sp->n_stacks + 1, sizeof(*count))) ||
       !(ids = calloc(sp->n_stacks + 1, sizeof(*ids))) ||
+      !(pos = calloc(sp->n_stacks + 1, sizeof(*pos))) ||
       !(queue_ctx = calloc(sp->n_queues + 1, sizeof(*queue_ctx))) ||
       !(metric = spaa_strdup(b->p, "samples")))
     goto out;
@@ -482,6 +484,7 @@ static int add_stacks_samples(struct builder *b)
       continue;
     if (!(s = spaa_add_stack(b->p)))
       goto out;
+    pos[i] = (uint32_t)(b->p->n_stacks - 1);
     snprintf(s->id, sizeof(s->id), "s%zu", i);
     if (!(ids[i] = spaa_strdup(b->p, s->id)))
       goto out;
@@ -507,9 +510,9 @@ static int add_stacks_samples(struct builder *b)
     if (!o)
       goto out;
     o->flags = SPAA_CS_TIMESTAMP;
-    o->timestamp = spaa_int(in->t_ns);
+    o->timestamp = in->t_ns;
     o->tid = sp->threads[in->thread].tid;
-    o->stack_id = ids[in->stack];
+    o->stack = pos[in->stack];
     if (queue_context(sp, in, queue_ctx, &o->context))
       goto out;
   }
@@ -537,6 +540,7 @@ out:
   free(queue_ctx);
   free(count);
   free(ids);
+  free(pos);
   return rc;
 }
 

@@ -104,8 +104,9 @@ static void lookup_free(struct lookup *l)
     spaa_idmap_free(&l->map);
 }
 
-/* Rewrite the stack ids that samples, related_stacks and windows use, from each stack's id
- * (still its old one) to the content id cids[k] of the stack it names. */
+/* Rewrite the stack ids that sample records, related_stacks and windows use, from each
+ * stack's id (still its old one) to the content id cids[k] of the stack it names. (Compact
+ * samples name their stack by position: spaa_normalize moves those.) */
 static int rewrite_refs(struct spaa_profile *p, const struct spaa_cid *cids)
 {
   struct spaa_strmap old; /* old id -> stack (keys: the stacks' own ids) */
@@ -113,7 +114,7 @@ static int rewrite_refs(struct spaa_profile *p, const struct spaa_cid *cids)
   char hex[SPAA_CID_HEXLEN + 1];
   size_t i, j, k;
   int rc = 0;
-  if (!spaa_profile_n_samples(p) && !p->n_windows) {
+  if (!p->n_samples && !p->n_windows) { /* compact samples name their stacks by position */
     for (i = 0; i < p->n_stacks && !p->stacks[i].n_related; i++)
       ;
     if (i == p->n_stacks)
@@ -131,12 +132,6 @@ static int rewrite_refs(struct spaa_profile *p, const struct spaa_cid *cids)
   for (i = 0; i < p->n_samples; i++) {
     struct spaa_sample *s = &p->samples[i];
     if (s->stack_id && spaa_strmap_get(&old, s->stack_id, strlen(s->stack_id), &k) &&
-        !(s->stack_id = NEW_ID(k)))
-      goto nomem;
-  }
-  for (i = 0; i < p->n_csamples; i++) {
-    struct spaa_csample *s = &p->csamples[i];
-    if (spaa_strmap_get(&old, s->stack_id, strlen(s->stack_id), &k) &&
         !(s->stack_id = NEW_ID(k)))
       goto nomem;
   }
@@ -373,7 +368,7 @@ int spaa_normalize(struct spaa_profile *p, struct spaa_err *err)
 {
   struct spaa_cid *cids = NULL;
   struct stack_key *keys = NULL;
-  uint32_t *idx = NULL;
+  uint32_t *idx = NULL, *to = NULL; /* to: a stack's old position -> its new one */
   char *dead = NULL;
   struct sort_ctx sc;
   const char *last_name = NULL;
@@ -392,7 +387,7 @@ int spaa_normalize(struct spaa_profile *p, struct spaa_err *err)
   if (!n)
     goto out;
   if (!(keys = malloc(n * sizeof(*keys))) || !(idx = malloc(n * sizeof(*idx))) ||
-      !(dead = calloc(n, 1))) {
+      !(dead = calloc(n, 1)) || (p->n_csamples && !(to = malloc(n * sizeof(*to))))) {
     rc = spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
     goto out;
   }
@@ -421,6 +416,8 @@ int spaa_normalize(struct spaa_profile *p, struct spaa_err *err)
       first->excl_frame = dup->excl_frame;
     }
     dead[idx[i]] = 1;
+    if (to)
+      to[idx[i]] = idx[first_i]; /* the old position of the stack it went into, for now */
   }
   out_n = 0;
   for (i = 0; i < n; i++) {
@@ -439,6 +436,17 @@ int spaa_normalize(struct spaa_profile *p, struct spaa_err *err)
     idx[out_n++] = (uint32_t)i;
   }
   qsort_r(idx, out_n, sizeof(*idx), by_key, &sc);
+  if (to) { /* compact samples follow their stacks: kept ones, then merged-away ones */
+    for (i = 0; i < out_n; i++)
+      to[idx[i]] = (uint32_t)i;
+    for (i = 0; i < n; i++)
+      if (dead[i])
+        to[i] = to[to[i]];
+    for (i = 0; i < p->n_csamples; i++) {
+      struct spaa_csample *s = &p->csamples[i];
+      s->stack = s->stack < n ? to[s->stack] : SPAA_CS_NO_STACK;
+    }
+  }
   /* the merged-away stacks after the others make idx a whole permutation, applied in place */
   for (i = 0, first_i = out_n; i < n; i++)
     if (dead[i])
@@ -452,6 +460,7 @@ out:
   free(cids);
   free(keys);
   free(idx);
+  free(to);
   free(dead);
   return rc;
 }

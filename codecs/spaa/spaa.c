@@ -366,7 +366,7 @@ struct spaa_csample *spaa_add_csample(struct spaa_profile *p)
 {
   struct spaa_csample *s = ADD(p, p->csamples, p->n_csamples, p->cap_csamples);
   if (s)
-    s->stack_id = "";
+    s->stack = SPAA_CS_NO_STACK;
   return s;
 }
 
@@ -379,13 +379,13 @@ const struct spaa_sample *spaa_profile_sample(const struct spaa_profile *p, size
   c = &p->csamples[i - p->n_samples];
   memset(buf, 0, sizeof(*buf));
   buf->s.has_timestamp = (c->flags & SPAA_CS_TIMESTAMP) != 0;
-  buf->s.timestamp = c->timestamp;
+  buf->s.timestamp = spaa_int(c->timestamp);
   buf->s.has_pid = buf->s.has_tid = buf->s.has_cpu = 1;
   buf->s.pid = p->cs.pid;
   buf->s.tid = c->tid;
   buf->s.cpu = c->cpu;
   buf->s.event = p->cs.event;
-  buf->s.stack_id = c->stack_id;
+  buf->s.stack_id = c->stack < p->n_stacks ? p->stacks[c->stack].id : "";
   buf->s.context = c->context;
   if (c->flags & SPAA_CS_WEIGHT) {
     buf->w.metric = p->cs.metric;

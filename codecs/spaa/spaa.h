@@ -134,22 +134,26 @@ struct spaa_sample {
 };
 
 /* A sample in compact form (spaa_profile.csamples), for an upload of many timed samples
- * whose records differ only in these fields: 72 bytes, where a record takes 136 and its
+ * whose records differ only in these fields: 48 bytes, where a record takes 136 and its
  * one-weight array 40 more. It is the record
- *   {timestamp (when SPAA_CS_TIMESTAMP), pid = cs.pid, tid, cpu (the three present),
- *    event = cs.event, stack_id, weights = [{cs.metric, value, cs.unit}] (when
- *    SPAA_CS_WEIGHT), context}
- * and comes after the profile's records: read both with spaa_profile_sample. Only a
- * converter asked for them makes them (spaa_convert_opts.compact_samples): a reader that
- * does not know them reads the records alone. */
+ *   {timestamp (an integer, when SPAA_CS_TIMESTAMP), pid = cs.pid, tid, cpu (the three
+ *    present), event = cs.event, stack_id = the id of stacks[stack] ("" when stack is not
+ *    a stack's index), weights = [{cs.metric, value, cs.unit}] (when SPAA_CS_WEIGHT),
+ *    context}
+ * and comes after the profile's records: read both with spaa_profile_sample. It names its
+ * stack by position, so that no map of stack ids is needed to read or normalize it (which
+ * moves the stacks and keeps the positions right). Only a converter asked for them makes
+ * them (spaa_convert_opts.compact_samples): a reader that does not know them reads the
+ * records alone. */
 #define SPAA_CS_TIMESTAMP 1u
 #define SPAA_CS_WEIGHT 2u
+#define SPAA_CS_NO_STACK UINT32_MAX
 struct spaa_csample {
-  struct spaa_num timestamp;
+  int64_t timestamp;
   int64_t tid, cpu;
   int64_t value;
-  const char *stack_id; /* never NULL */
   json_t *context;      /* object or NULL; owned */
+  uint32_t stack;       /* index in the profile's stacks, or SPAA_CS_NO_STACK */
   unsigned flags;       /* SPAA_CS_* */
 };
 

@@ -1,7 +1,7 @@
 /* storage/cache.c: the writer's content-id cache keeps what was committed (not what was rolled
- * back), starts small and doubles as it fills, and starts over empty at its largest (keeping
- * the open transaction's entries); the
- * service dictionaries it keeps are bounded in count and bytes. */
+ * back), starts small and doubles as it fills, and at its largest keeps the entries found
+ * since it last made room (at most half the bound, the newest) and the open transaction's;
+ * the service dictionaries it keeps are bounded in count and bytes. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -37,7 +37,7 @@ static void commit_range(struct storage__cache *c, enum storage__kind kind, uint
   storage__cache_commit(c);
 }
 
-static int has(const struct storage__cache *c, enum storage__kind kind, uint64_t n)
+static int has(struct storage__cache *c, enum storage__kind kind, uint64_t n)
 {
   struct spaa_cid k = cid_of(n);
   int64_t row = -1;
@@ -68,7 +68,7 @@ static void test_commit_and_rollback(void **state)
   storage__cache_free(&c);
 }
 
-static void test_grows_then_starts_over(void **state)
+static void test_grows_then_makes_room(void **state)
 {
   struct storage__cache c;
   size_t first, last = 0;
@@ -88,19 +88,24 @@ static void test_grows_then_starts_over(void **state)
   for (i = 0; i < n; i += 997) /* every entry still found after the moves */
     assert_true(has(&c, SK_STACK, i));
   assert_true(has(&c, SK_STACK, n - 1));
-  /* full at its largest: the next commit starts over with what it brings */
+  /* full at its largest: the next transaction keeps the entries found since (every 997th
+   * and the last) with what it brings, and forgets the others */
   commit_range(&c, SK_DSO, 0, 5);
-  assert_int_equal(c.n, 5);
+  assert_int_equal(c.n, (n - 1) / 997 + 1 + 1 + 5);
   assert_int_equal(c.cap, last);
   assert_true(has(&c, SK_DSO, 4));
-  assert_false(has(&c, SK_STACK, 0));
+  assert_true(has(&c, SK_STACK, 0));
+  assert_true(has(&c, SK_STACK, 997 * 100));
+  assert_true(has(&c, SK_STACK, n - 1));
+  assert_false(has(&c, SK_STACK, 1));
+  assert_false(has(&c, SK_STACK, 996));
   /* its whole size: about 8 MiB */
   assert_true(c.cap * sizeof(*c.slots) + c.cap_ents * sizeof(*c.ents) <= (size_t)9 << 20);
   storage__cache_free(&c);
 }
 
-/* Filling up inside a transaction drops the committed entries, not the transaction's: a
- * rollback and a commit then see the pending ones where they were. */
+/* Filling up inside a transaction forgets the committed entries not found since, never the
+ * transaction's: a rollback and a commit then see the pending ones where they were. */
 static void test_full_inside_a_transaction(void **state)
 {
   struct storage__cache c;
@@ -113,12 +118,15 @@ static void test_full_inside_a_transaction(void **state)
   for (i = 0; i < 5; i++) {
     struct spaa_cid k = cid_of(n + i);
     assert_int_equal(storage__cache_pending(&c, SK_STACK, &k, (int64_t)(n + i) + 100), 0);
-    if (i == 2) /* the first entry past the bound: the committed ones went */
-      assert_false(has(&c, SK_FRAME, 7));
+    if (i == 2) { /* the first entry past the bound: the committed ones went but the found */
+      assert_true(has(&c, SK_FRAME, 7));
+      assert_false(has(&c, SK_FRAME, 8));
+    }
   }
   storage__cache_rollback(&c, mark + 3); /* the last two rolled back */
   storage__cache_commit(&c);
-  assert_int_equal(c.n, 3);
+  assert_int_equal(c.n, 1 + 3);
+  assert_true(has(&c, SK_FRAME, 7));
   for (i = 0; i < 3; i++)
     assert_true(has(&c, SK_STACK, n + i));
   assert_false(has(&c, SK_STACK, n + 3));
@@ -130,6 +138,30 @@ static void test_full_inside_a_transaction(void **state)
     storage__cache_commit(&c);
     assert_false(storage__cache_get(&c, SK_DSO, &k, &row));
   }
+  storage__cache_free(&c);
+}
+
+/* Every committed entry found: making room keeps the newest half of the bound, forgets the
+ * older ones, and clears the marks, so that the next time only what is found again stays. */
+static void test_found_keeps_newest_half(void **state)
+{
+  struct storage__cache c;
+  uint64_t i, n = SPAA_STORE_CID_CACHE, half = SPAA_STORE_CID_CACHE / 2;
+  memset(&c, 0, sizeof(c));
+  commit_range(&c, SK_FRAME, 0, n);
+  for (i = 0; i < n; i++)
+    assert_true(has(&c, SK_FRAME, i));
+  commit_range(&c, SK_STACK, 0, 1); /* full: room is made */
+  assert_int_equal(c.n, half + 1);
+  assert_false(has(&c, SK_FRAME, n - half - 1));
+  assert_true(has(&c, SK_FRAME, n - half));
+  assert_true(has(&c, SK_FRAME, n - 1));
+  assert_true(has(&c, SK_STACK, 0));
+  commit_range(&c, SK_DSO, 0, n - half); /* full again: the three found since stay */
+  assert_int_equal(c.n, 3 + (n - half));
+  assert_true(has(&c, SK_DSO, 0));
+  assert_true(has(&c, SK_FRAME, n - 1));
+  assert_false(has(&c, SK_FRAME, n - 2));
   storage__cache_free(&c);
 }
 
@@ -169,8 +201,9 @@ int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_commit_and_rollback),
-      cmocka_unit_test(test_grows_then_starts_over),
+      cmocka_unit_test(test_grows_then_makes_room),
       cmocka_unit_test(test_full_inside_a_transaction),
+      cmocka_unit_test(test_found_keeps_newest_half),
       cmocka_unit_test(test_dictionaries_bounded),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

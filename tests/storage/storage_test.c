@@ -138,11 +138,9 @@ static struct spaa_profile *tp_large(size_t n)
   p->cs.metric = "samples";
   for (i = 0; i < n; i++) {
     struct spaa_csample *c = spaa_add_csample(p);
-    char id[32];
     assert_non_null(c);
-    snprintf(id, sizeof(id), "t%zu", (i * 7) % n);
-    c->stack_id = spaa_strdup(p, id);
-    c->timestamp = spaa_int(1700001000 + (int64_t)i);
+    c->stack = (uint32_t)((i * 7) % n); /* stack "t<that>" */
+    c->timestamp = 1700001000 + (int64_t)i;
     c->tid = (int64_t)(i % 13);
     c->value = 1;
     c->flags = SPAA_CS_TIMESTAMP | SPAA_CS_WEIGHT;

@@ -94,6 +94,47 @@ static void test_merge_and_order(void **state)
   spaa_profile_free(p);
 }
 
+/* Compact samples name their stacks by position: normalization moves them with their stacks,
+ * a merged-away stack's to the one it went into; a position that names no stack names none
+ * after. Read back, each carries the content id of its stack. */
+static void test_compact_samples_follow_stacks(void **state)
+{
+  static const uint32_t named[] = {0, 1, 2, 3, SPAA_CS_NO_STACK, 99}; /* m, light, s1, s2 */
+  struct spaa_profile *p = NULL;
+  struct spaa_err err;
+  struct spaa_sample_buf sb;
+  size_t i;
+  (void)state;
+  assert_int_equal(spaa_read_buf(input, strlen(input), &p, &err), 0);
+  assert_string_equal(p->stacks[0].id, "m");
+  assert_string_equal(p->stacks[3].id, "s2");
+  p->cs.event = "cycles";
+  for (i = 0; i < sizeof(named) / sizeof(named[0]); i++) {
+    struct spaa_csample *c = spaa_add_csample(p);
+    assert_non_null(c);
+    c->stack = named[i];
+    c->flags = SPAA_CS_TIMESTAMP;
+    c->timestamp = 1000 + (int64_t)i;
+  }
+  assert_string_equal(spaa_profile_sample(p, 2 + 3, &sb)->stack_id, "s2"); /* before */
+  assert_int_equal(spaa_normalize(p, &err), 0);
+  /* s1 and s2 merged into stacks[0], light at 1, the malloc stack m at 2 */
+  assert_int_equal(p->n_stacks, 3);
+  assert_int_equal(p->csamples[0].stack, 2);
+  assert_int_equal(p->csamples[1].stack, 1);
+  assert_int_equal(p->csamples[2].stack, 0);
+  assert_int_equal(p->csamples[3].stack, 0);
+  assert_int_equal(p->csamples[4].stack, SPAA_CS_NO_STACK);
+  assert_int_equal(p->csamples[5].stack, SPAA_CS_NO_STACK);
+  assert_string_equal(spaa_profile_sample(p, 2 + 0, &sb)->stack_id, p->stacks[2].id);
+  assert_string_equal(spaa_profile_sample(p, 2 + 3, &sb)->stack_id, p->stacks[0].id);
+  assert_int_equal(spaa_profile_sample(p, 2 + 3, &sb)->timestamp.i, 1003);
+  assert_string_equal(spaa_profile_sample(p, 2 + 4, &sb)->stack_id, "");
+  /* the records still follow their ids */
+  assert_string_equal(p->samples[0].stack_id, p->stacks[0].id);
+  spaa_profile_free(p);
+}
+
 /* Normalizing twice changes nothing; the written bytes do not depend on the input's order. */
 static void test_idempotent_and_order_free(void **state)
 {
@@ -289,6 +330,7 @@ int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_merge_and_order),
+      cmocka_unit_test(test_compact_samples_follow_stacks),
       cmocka_unit_test(test_merge_shared_exclusive),
       cmocka_unit_test(test_idempotent_and_order_free),
       cmocka_unit_test(test_failures_and_overflow),
