@@ -611,6 +611,7 @@ static int blk_build(const struct storage__prep *pr, struct storage__prep *consu
   const struct spaa_profile *p = pr->p;
   struct storage__blk_tables t;
   struct storage__blk b;
+  struct storage__psample_rd it;
   size_t i;
   int rc = 0;
   storage__blk_init(&b);
@@ -633,30 +634,32 @@ static int blk_build(const struct storage__prep *pr, struct storage__prep *consu
     let_go(&consume->stack_cid);
     let_go(&consume->stack_ctx);
   }
+  storage__prep_samples_open(pr, &it);
   for (i = 0; i < pr->n_samples && !rc; i++) {
-    const struct storage__psample *s = &pr->psamples[i];
+    struct storage__psample s;
     struct storage__blk_sample sm;
-    memset(&sm, 0, sizeof(sm));
-    sm.ts_kind = s->ts_kind;
-    if (s->ts_kind == BT_FLOAT) {
-      sm.ts.is_float = 1;
-      memcpy(&sm.ts.f, &s->ts, sizeof(sm.ts.f));
-    } else {
-      sm.ts.i = s->ts;
+    if (storage__prep_sample_next(&it, &s) || (s.stack != SIZE_MAX && s.stack >= pr->n_stacks)) {
+      rc = SPAA_E_STORE; /* not what the preparation wrote */
+      break;
     }
-    sm.has_tid = s->has_tid;
-    sm.tid = s->tid;
-    sm.has_stack = pr->sample_stack[i] != SIZE_MAX;
-    sm.stack_row = sm.has_stack ? stack_rows[pr->sample_stack[i]] : 0;
-    sm.rest = pr->blobs.p + pr->sample_rest[i];
-    sm.rest_len = pr->sample_rest[i + 1] - pr->sample_rest[i];
+    memset(&sm, 0, sizeof(sm));
+    sm.ts_kind = s.ts_kind;
+    if (s.ts_kind == BT_FLOAT) {
+      sm.ts.is_float = 1;
+      memcpy(&sm.ts.f, &s.ts, sizeof(sm.ts.f));
+    } else {
+      sm.ts.i = s.ts;
+    }
+    sm.has_tid = s.has_tid;
+    sm.tid = s.tid;
+    sm.has_stack = s.stack != SIZE_MAX;
+    sm.stack_row = sm.has_stack ? stack_rows[s.stack] : 0;
+    sm.rest = s.rest;
+    sm.rest_len = s.rest_len;
     rc = storage__blk_sample(&b, &sm);
   }
-  if (consume) {
-    let_go(&consume->psamples);
-    let_go(&consume->sample_stack);
-    let_go(&consume->sample_rest);
-  }
+  if (consume)
+    spaa_buf_free(&consume->psamples);
   memset(&t, 0, sizeof(t));
   t.header = pr->blobs.p + pr->header_off[0];
   t.header_len = pr->header_off[1] - pr->header_off[0];

@@ -59,9 +59,13 @@ struct storage__pstack {
   const char *event, *type;
 };
 
-/* A sample's timestamp (BT_*; a double's bits when BT_FLOAT) and thread. */
+/* A prepared sample, as storage__prep_sample_next reads it back: its timestamp (BT_*; a
+ * double's bits when BT_FLOAT), thread, stack and packed rest. */
 struct storage__psample {
   int64_t ts, tid;
+  size_t stack;          /* index in p->stacks, SIZE_MAX when unknown */
+  const uint8_t *rest;   /* rest_len bytes of the preparation's (borrowed) */
+  size_t rest_len;
   unsigned char ts_kind, has_tid;
 };
 
@@ -78,13 +82,13 @@ struct storage__prep {
   uint32_t *stack_frames;         /* every stack's frames as indexes in p->frames, leaf first */
   size_t *stack_frames_off;       /* n_stacks + 1 offsets into stack_frames */
   size_t n_samples;               /* p->n_samples as it was (m->take_records drops them) */
-  struct storage__psample *psamples; /* n_samples: what the block keeps of each sample beside
-                                   * its packed rest */
-  size_t *sample_stack;           /* n_samples: index in p->stacks, SIZE_MAX when unknown */
+  struct spaa_buf psamples;       /* n_samples samples one after another, about 20 bytes each:
+                                   * varint flags, the timestamp as a delta, the thread, the
+                                   * stack index as a delta, the packed rest (read them with
+                                   * storage__prep_sample_next) */
   struct spaa_buf blobs;          /* every packed blob below, back to back */
   size_t *dso_inst;               /* n_dsos + 1 offsets into blobs */
   size_t *pstack_w;               /* 2 * n_stacks + 1 offsets: weights, x, weights, x... */
-  size_t *sample_rest;            /* n_samples + 1 offsets */
   size_t header_off[2];           /* the packed header */
   size_t strings_off[2];          /* the string table */
   size_t windows_off[2];          /* the packed windows */
@@ -104,6 +108,15 @@ struct storage__prep {
   void *original;                 /* zstd-compressed original payload, or NULL */
   size_t original_len;
 };
+
+/* Reading pr->psamples from the first: storage__prep_samples_open, then
+ * storage__prep_sample_next n_samples times (0, or -1: the bytes are not what was written). */
+struct storage__psample_rd {
+  struct storage__rd r;
+  int64_t prev_ts, prev_stack;
+};
+void storage__prep_samples_open(const struct storage__prep *pr, struct storage__psample_rd *it);
+int storage__prep_sample_next(struct storage__psample_rd *it, struct storage__psample *out);
 
 /* 0, or SPAA_E_INVALID (not in canonical form, a dangling reference...) / SPAA_E_NOMEM. */
 int storage__prep_build(struct storage__prep *pr, const struct spaa_profile *p,

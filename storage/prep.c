@@ -534,21 +534,91 @@ out:
   return rc;
 }
 
+/* A prepared sample's flags in pr->psamples: its timestamp kind (BT_*) in the low bits. */
+#define PS_TID 4u
+#define PS_STACK 8u
+#define PS_REST 16u
+
+/* Append sample ps (rest: its packed rest) to pr->psamples; *prev_ts and *prev_stack are the
+ * last integer timestamp and stack index written (0 before the first). */
+static int put_psample(struct spaa_buf *b, const struct storage__psample *ps,
+                       const struct spaa_buf *rest, int64_t *prev_ts, int64_t *prev_stack)
+{
+  unsigned flags = ps->ts_kind | (ps->has_tid ? PS_TID : 0) |
+                   (ps->stack != SIZE_MAX ? PS_STACK : 0) | (rest->len ? PS_REST : 0);
+  int rc;
+  if ((rc = storage__put_uv(b, flags)))
+    return rc;
+  if (ps->ts_kind == BT_INT) {
+    if ((rc = storage__put_sv(b, (int64_t)((uint64_t)ps->ts - (uint64_t)*prev_ts))))
+      return rc;
+    *prev_ts = ps->ts;
+  } else if (ps->ts_kind == BT_FLOAT && (rc = spaa_buf_add(b, &ps->ts, sizeof(ps->ts)))) {
+    return rc;
+  }
+  if (ps->has_tid && (rc = storage__put_sv(b, ps->tid)))
+    return rc;
+  if (ps->stack != SIZE_MAX) {
+    if ((rc = storage__put_sv(b, (int64_t)((uint64_t)ps->stack - (uint64_t)*prev_stack))))
+      return rc;
+    *prev_stack = (int64_t)ps->stack;
+  }
+  if (rest->len && ((rc = storage__put_uv(b, rest->len)) || (rc = spaa_buf_add(b, rest->p, rest->len))))
+    return rc;
+  return 0;
+}
+
+void storage__prep_samples_open(const struct storage__prep *pr, struct storage__psample_rd *it)
+{
+  memset(it, 0, sizeof(*it));
+  storage__rd_init(&it->r, pr->psamples.p, pr->psamples.len);
+}
+
+int storage__prep_sample_next(struct storage__psample_rd *it, struct storage__psample *out)
+{
+  struct storage__rd *r = &it->r;
+  uint64_t flags = storage__get_uv(r), len;
+  memset(out, 0, sizeof(*out));
+  out->stack = SIZE_MAX;
+  out->ts_kind = (unsigned char)(flags & 3);
+  if (out->ts_kind == BT_INT) {
+    out->ts = it->prev_ts = (int64_t)((uint64_t)it->prev_ts + (uint64_t)storage__get_sv(r));
+  } else if (out->ts_kind == BT_FLOAT) {
+    if (r->len - r->pos < sizeof(out->ts))
+      return -1;
+    memcpy(&out->ts, r->p + r->pos, sizeof(out->ts));
+    r->pos += sizeof(out->ts);
+  }
+  out->has_tid = (flags & PS_TID) != 0;
+  if (out->has_tid)
+    out->tid = storage__get_sv(r);
+  if (flags & PS_STACK) {
+    it->prev_stack = (int64_t)((uint64_t)it->prev_stack + (uint64_t)storage__get_sv(r));
+    out->stack = (size_t)it->prev_stack;
+  }
+  if (flags & PS_REST) {
+    len = storage__get_uv(r);
+    if (r->bad || len > r->len - r->pos)
+      return -1;
+    out->rest = r->p + r->pos;
+    out->rest_len = (size_t)len;
+    r->pos += (size_t)len;
+  }
+  return r->bad || (flags & ~(uint64_t)(3 | PS_TID | PS_STACK | PS_REST)) ? -1 : 0;
+}
+
 static int prep_samples(struct storage__prep *pr, struct strtab *t, struct spaa_err *err)
 {
   const struct spaa_profile *p = pr->p;
   struct spaa_strmap smap;
   struct spaa_sample_buf sb;
+  struct spaa_buf rest;
   size_t i, k, n = spaa_profile_n_samples(p), released = 0;
+  int64_t prev_ts = 0, prev_stack = 0;
   int rc = 0, take = pr->m->take_records;
   spaa_strmap_init(&smap);
+  spaa_buf_init(&rest, 0);
   pr->n_samples = n;
-  if (!(pr->sample_stack = malloc((n ? n : 1) * sizeof(size_t))) ||
-      !(pr->psamples = malloc((n ? n : 1) * sizeof(*pr->psamples))) ||
-      !(pr->sample_rest = malloc((n + 1) * sizeof(size_t)))) {
-    rc = SPAA_E_NOMEM;
-    goto out;
-  }
   /* sample records name their stacks by id; compact samples by position, without a map */
   if (p->n_samples && (rc = spaa_strmap_reserve(&smap, p->n_stacks)))
     goto out;
@@ -558,52 +628,54 @@ static int prep_samples(struct storage__prep *pr, struct strtab *t, struct spaa_
   rc = 0;
   for (i = 0; i < n; i++) {
     const struct spaa_sample *s = spaa_profile_sample(p, i, &sb);
-    struct storage__psample *ps = &pr->psamples[i];
+    struct storage__psample ps;
     unsigned flags = 0;
     if (take && i - released == PREP_RELEASE_SAMPLES) {
       spaa_profile_release_samples((struct spaa_profile *)p, released, i);
       released = i;
     }
-    ps->ts_kind = !s->has_timestamp ? BT_NONE : s->timestamp.is_float ? BT_FLOAT : BT_INT;
-    ps->ts = s->timestamp.i;
-    if (ps->ts_kind == BT_FLOAT)
-      memcpy(&ps->ts, &s->timestamp.f, sizeof(ps->ts));
-    ps->has_tid = s->has_tid != 0;
-    ps->tid = s->tid;
-    pr->sample_stack[i] = SIZE_MAX;
+    memset(&ps, 0, sizeof(ps));
+    ps.ts_kind = !s->has_timestamp ? BT_NONE : s->timestamp.is_float ? BT_FLOAT : BT_INT;
+    ps.ts = s->timestamp.i;
+    if (ps.ts_kind == BT_FLOAT)
+      memcpy(&ps.ts, &s->timestamp.f, sizeof(ps.ts));
+    ps.has_tid = s->has_tid != 0;
+    ps.tid = s->tid;
+    ps.stack = SIZE_MAX;
     if (i >= p->n_samples ? (k = p->csamples[i - p->n_samples].stack) < p->n_stacks
                           : s->stack_id && spaa_strmap_get(&smap, s->stack_id,
                                                            strlen(s->stack_id), &k))
-      pr->sample_stack[i] = k;
+      ps.stack = k;
     else
       flags |= SR_STACK_ID;
     flags |= (s->has_pid ? SR_PID : 0) | (s->has_cpu ? SR_CPU : 0) | (s->event ? SR_EVENT : 0) |
              (s->has_period ? SR_PERIOD : 0) | (s->weights.n ? SR_WEIGHTS : 0) |
              (s->context ? SR_CONTEXT : 0) | (s->extra ? SR_EXTRA : 0);
-    pr->sample_rest[i] = pr->blobs.len;
-    if (!flags)
-      continue;
-    TRY(storage__put_uv(&pr->blobs, flags));
-    if (flags & SR_PID)
-      TRY(storage__put_sv(&pr->blobs, s->pid));
-    if (flags & SR_CPU)
-      TRY(storage__put_sv(&pr->blobs, s->cpu));
-    if (flags & SR_EVENT)
-      TRY(put_strref(&pr->blobs, t, s->event));
-    if (flags & SR_PERIOD)
-      TRY(storage__put_num(&pr->blobs, s->period));
-    if (flags & SR_WEIGHTS)
-      TRY(put_weights(&pr->blobs, t, &s->weights));
-    if (flags & SR_CONTEXT)
-      TRY(storage__put_json(&pr->blobs, s->context));
-    if (flags & SR_EXTRA)
-      TRY(storage__put_json(&pr->blobs, s->extra));
-    if (flags & SR_STACK_ID)
-      TRY(storage__put_str(&pr->blobs, s->stack_id));
+    rest.len = 0;
+    if (flags) {
+      TRY(storage__put_uv(&rest, flags));
+      if (flags & SR_PID)
+        TRY(storage__put_sv(&rest, s->pid));
+      if (flags & SR_CPU)
+        TRY(storage__put_sv(&rest, s->cpu));
+      if (flags & SR_EVENT)
+        TRY(put_strref(&rest, t, s->event));
+      if (flags & SR_PERIOD)
+        TRY(storage__put_num(&rest, s->period));
+      if (flags & SR_WEIGHTS)
+        TRY(put_weights(&rest, t, &s->weights));
+      if (flags & SR_CONTEXT)
+        TRY(storage__put_json(&rest, s->context));
+      if (flags & SR_EXTRA)
+        TRY(storage__put_json(&rest, s->extra));
+      if (flags & SR_STACK_ID)
+        TRY(storage__put_str(&rest, s->stack_id));
+    }
+    TRY(put_psample(&pr->psamples, &ps, &rest, &prev_ts, &prev_stack));
   }
-  pr->sample_rest[n] = pr->blobs.len;
 out:
   spaa_strmap_free(&smap);
+  spaa_buf_free(&rest);
   if (rc)
     spaa_err_set(err, rc, 0, 0, NULL);
   return rc;
@@ -769,6 +841,7 @@ int storage__prep_build(struct storage__prep *pr, const struct spaa_profile *p,
   spaa_idmap_init(&dmap);
   spaa_idmap_init(&fmap);
   spaa_buf_init(&pr->blobs, 0);
+  spaa_buf_init(&pr->psamples, 0);
   pr->p = p;
   pr->m = m;
   if ((rc = check_meta(m, err)))
@@ -843,10 +916,8 @@ void storage__prep_free(struct storage__prep *pr)
   free(pr->pstacks);
   free(pr->stack_frames);
   free(pr->stack_frames_off);
-  free(pr->sample_stack);
-  free(pr->psamples);
+  spaa_buf_free(&pr->psamples);
   free(pr->pstack_w);
-  free(pr->sample_rest);
   spaa_buf_free(&pr->blobs);
   free(pr->frame_extra);
   free_strs(pr->thread_extra, pr->p ? pr->p->n_threads : 0);
