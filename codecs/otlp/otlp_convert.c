@@ -18,16 +18,15 @@
  * and attribute indices (n_attr of them at cv.pool[attr_off]). */
 struct sid {
   int32_t stack_index, link_index;
-  size_t n_attr, attr_off;
+  uint32_t n_attr, attr_off; /* (a pool of more than 2^32 indices is refused) */
 };
 
-/* per SPAA stack built from OTLP samples */
+/* per SPAA stack built from OTLP samples: 40 bytes, one per distinct identity */
 struct stk {
   struct sid rep;       /* the identity of its samples */
   const char *id;       /* local stack id (arena) */
   int64_t sum;          /* total weight */
-  int has_tid, has_cpu; /* thread.id / cpu.logical_number attributes present */
-  int64_t tid, cpu;
+  uint32_t ctx;         /* its context's entry in cv.ctxs (thread.id, cpu.logical_number) */
 };
 
 /* conversion state for one dictionary; per-profile parts are reset by generation stamps */
@@ -46,6 +45,9 @@ struct cv {
   uint64_t **st_frames;     /* per stack entry: that list (the model's, shared by the SPAA
                              * stacks of this entry: one per distinct attributes) */
   size_t *st_nfr;           /* per stack entry: its length */
+  uint32_t *fn_gen;         /* per function: generation its name was copied in */
+  const char **fn_name;     /* per function: that copy (the model's arena), shared by the
+                             * frames of the function */
   uint32_t *map_gen;        /* per mapping: generation its dso was made in */
   uint64_t *map_dso;        /* per mapping: dso id */
   uint64_t next_frame, next_dso;
@@ -54,7 +56,9 @@ struct cv {
     uint64_t dso;
   } nodso[16];              /* synthetic dsos for mapping-less frames, per frame type */
   size_t n_nodso;
-  struct spaa_idmap stackmap; /* identity hash -> index in stk */
+  uint32_t *stk_slots;      /* open addressing over stk by identity (index + 1, 0 empty; at
+                             * most half full; 4 bytes a slot, where a map of hashes took 16) */
+  size_t cap_slots;         /* a power of two, or 0 */
   struct stk *stk;
   size_t n_stk, cap_stk;
   uint64_t *tmp;            /* frame ids of the stack being built */
@@ -428,7 +432,13 @@ static int location_frames(struct cv *c, int32_t li)
     f->ip = l->address;
     if (!name[0])
       name = sys;
-    if (name[0]) {
+    if (name[0] && fn && c->fn_gen && (size_t)ln->function_index < c->d->n_function_table) {
+      /* one copy per function: name is its name, else its system name, for every frame */
+      size_t fi = (size_t)ln->function_index;
+      if (c->fn_gen[fi] != c->gen && (c->fn_name[fi] = spaa_strdup(c->p, name)))
+        c->fn_gen[fi] = c->gen;
+      f->func = c->fn_gen[fi] == c->gen ? c->fn_name[fi] : NULL;
+    } else if (name[0]) {
       f->func = spaa_strdup(c->p, name);
     } else {
       spaa_hex_addr(buf, l->address);
@@ -439,18 +449,18 @@ static int location_frames(struct cv *c, int32_t li)
       goto out;
     if (file[0] || (ln && ln->line > 0)) {
       /* "file:line", "file" when the line is 0, ":line" when only the line is known */
-      char *sl;
-      size_t fl = strlen(file);
-      if (!(sl = spaa_alloc(c->p, fl + 24)))
-        goto out;
-      memcpy(sl, file, fl + 1);
-      if (ln && ln->line > 0) { /* without printf's cost per frame */
-        char dg[24];
-        size_t nd = 0;
+      char *sl, dg[24];
+      size_t fl = strlen(file), nd = 0;
+      if (ln && ln->line > 0) { /* the digits without printf's cost per frame */
         uint64_t v = (uint64_t)ln->line;
         do
           dg[nd++] = (char)('0' + v % 10);
         while ((v /= 10) && nd < sizeof(dg));
+      }
+      if (!(sl = spaa_alloc(c->p, fl + (nd ? nd + 2 : 1)))) /* exact: 66 k of them a profile */
+        goto out;
+      memcpy(sl, file, fl + 1);
+      if (nd) {
         sl[fl++] = ':';
         while (nd)
           sl[fl++] = dg[--nd];
@@ -489,12 +499,13 @@ out:
 static int sid_make(struct cv *c, const OT_Sample *s, struct sid *out)
 {
   size_t n = s->n_attribute_indices;
-  if (otlp__room((void **)&c->pool, c->n_pool + n, &c->cap_pool, sizeof(*c->pool)))
+  if (n > UINT32_MAX - c->n_pool ||
+      otlp__room((void **)&c->pool, c->n_pool + n, &c->cap_pool, sizeof(*c->pool)))
     return nomem(c);
   out->stack_index = s->stack_index;
   out->link_index = s->link_index;
-  out->n_attr = n;
-  out->attr_off = c->n_pool;
+  out->n_attr = (uint32_t)n;
+  out->attr_off = (uint32_t)c->n_pool;
   if (n)
     memcpy(c->pool + c->n_pool, s->attribute_indices, n * sizeof(int32_t));
   c->n_pool += n;
@@ -513,6 +524,53 @@ static int same_context(const struct cv *c, const struct sid *a, const OT_Sample
 static int same_identity(const struct cv *c, const struct sid *a, const OT_Sample *b)
 {
   return a->stack_index == b->stack_index && same_context(c, a, b);
+}
+
+/* The hash of an identity: its stack, link and attribute indices. */
+static uint64_t identity_hash(int32_t stack_index, int32_t link_index, const int32_t *attrs,
+                              size_t n_attrs)
+{
+  uint64_t h = mix(mix((uint64_t)(uint32_t)stack_index, (uint64_t)(uint32_t)link_index), n_attrs);
+  size_t j;
+  for (j = 0; j < n_attrs; j++)
+    h = mix(h, (uint64_t)(uint32_t)attrs[j]);
+  return h;
+}
+
+/* The slot of sample s's identity in c->stk_slots: the one naming its stack, or the empty
+ * one where it would go. */
+static size_t stk_slot(const struct cv *c, const OT_Sample *s, uint64_t h)
+{
+  size_t i = (size_t)h & (c->cap_slots - 1);
+  while (c->stk_slots[i] && !same_identity(c, &c->stk[c->stk_slots[i] - 1].rep, s))
+    i = (i + 1) & (c->cap_slots - 1);
+  return i;
+}
+
+/* Room in c->stk_slots for one more stack (the table doubled and refilled when it would be
+ * more than half full). 0 or SPAA_E_NOMEM. */
+static int stk_slots_room(struct cv *c)
+{
+  size_t cap = c->cap_slots ? c->cap_slots : 1024, i, k;
+  uint32_t *ns;
+  if (2 * (c->n_stk + 1) <= c->cap_slots)
+    return 0;
+  while (2 * (c->n_stk + 1) > cap)
+    cap <<= 1;
+  if (c->n_stk >= UINT32_MAX || !(ns = calloc(cap, sizeof(*ns))))
+    return nomem(c);
+  for (i = 0; i < c->n_stk; i++) {
+    const struct sid *r = &c->stk[i].rep;
+    k = (size_t)identity_hash(r->stack_index, r->link_index, c->pool + r->attr_off, r->n_attr) &
+        (cap - 1);
+    while (ns[k])
+      k = (k + 1) & (cap - 1);
+    ns[k] = (uint32_t)(i + 1);
+  }
+  free(c->stk_slots);
+  c->stk_slots = ns;
+  c->cap_slots = cap;
+  return 0;
 }
 
 static int zero_bin(const ProtobufCBinaryData *b)
@@ -629,20 +687,17 @@ static int new_stack(struct cv *c, const OT_Sample *s, size_t *out)
   if ((rc = stack_context(c, s, &ce)))
     return rc;
   ctx = json_incref(c->ctxs[ce].ctx);
-  k->has_tid = c->ctxs[ce].has_tid;
-  k->tid = c->ctxs[ce].tid;
-  k->has_cpu = c->ctxs[ce].has_cpu;
-  k->cpu = c->ctxs[ce].cpu;
+  k->ctx = (uint32_t)ce;
   /* a thread record per thread.id */
-  if (k->has_tid) {
-    int r = spaa_idmap_put(&c->threads, (uint64_t)k->tid, 0, NULL);
+  if (c->ctxs[ce].has_tid) {
+    int r = spaa_idmap_put(&c->threads, (uint64_t)c->ctxs[ce].tid, 0, NULL);
     if (r < 0)
       goto nomem;
     if (r == 0) {
       struct spaa_thread *t = spaa_add_thread(c->p);
       if (!t)
         goto nomem;
-      t->tid = k->tid;
+      t->tid = c->ctxs[ce].tid;
       t->pid = c->has_pid ? c->pid : 0;
       for (i = 0; i < s->n_attribute_indices; i++) {
         const OT_KVU *a = c->d->attribute_table[s->attribute_indices[i]];
@@ -670,8 +725,8 @@ static int new_stack(struct cv *c, const OT_Sample *s, size_t *out)
     c->st_frames[s->stack_index] = sp->frames;
     c->st_nfr[s->stack_index] = nf;
   }
-  if (!(k->id = spaa_strdup(c->p, idb)))
-    goto nomem;
+  if (!c->compact && !(k->id = spaa_strdup(c->p, idb))) /* compact samples name the */
+    goto nomem;                                          /* stack by position */
   *out = c->n_stk++;
   return 0;
 nomem:
@@ -952,19 +1007,23 @@ out:
 static int add_sample(struct cv *c, const OT_Sample *s, int64_t *total)
 {
   struct spaa_profile *p = c->p;
-  uint64_t h = mix(mix((uint64_t)(uint32_t)s->stack_index, (uint64_t)(uint32_t)s->link_index),
-                   s->n_attribute_indices);
-  size_t j, si, nt = s->n_timestamps_unix_nano;
+  uint64_t h = identity_hash(s->stack_index, s->link_index, s->attribute_indices,
+                             s->n_attribute_indices);
+  size_t j, si = 0, slot, nt = s->n_timestamps_unix_nano;
+  const struct ctxe *ctx;
   int64_t w = 0;
   int per_ts, rc;
-  for (j = 0; j < s->n_attribute_indices; j++)
-    h = mix(h, (uint64_t)(uint32_t)s->attribute_indices[j]);
-  if (!spaa_idmap_get(&c->stackmap, h, &si) || !same_identity(c, &c->stk[si].rep, s)) {
+  if ((rc = stk_slots_room(c)))
+    return rc;
+  slot = stk_slot(c, s, h);
+  if (c->stk_slots[slot]) {
+    si = c->stk_slots[slot] - 1;
+  } else {
     if ((rc = new_stack(c, s, &si)))
       return rc;
-    if (spaa_idmap_put(&c->stackmap, h, si, NULL) < 0)
-      return nomem(c);
+    c->stk_slots[slot] = (uint32_t)(si + 1);
   }
+  ctx = &c->ctxs[c->stk[si].ctx];
   if (s->n_values) {
     for (j = 0; j < s->n_values; j++)
       if (__builtin_add_overflow(w, s->values[j], &w))
@@ -983,8 +1042,8 @@ static int add_sample(struct cv *c, const OT_Sample *s, int64_t *total)
     cs->flags = SPAA_CS_TIMESTAMP | (per_ts ? SPAA_CS_WEIGHT : 0);
     cs->timestamp = (int64_t)s->timestamps_unix_nano[j];
     cs->stack = (uint32_t)si; /* stk[si] and the model's stacks[si] are made together */
-    cs->tid = c->stk[si].has_tid ? c->stk[si].tid : 0;
-    cs->cpu = c->stk[si].has_cpu ? c->stk[si].cpu : 0;
+    cs->tid = ctx->has_tid ? ctx->tid : 0;
+    cs->cpu = ctx->has_cpu ? ctx->cpu : 0;
     cs->value = per_ts ? s->values[j] : 0;
   }
   for (j = 0; !c->compact && j < nt; j++) {
@@ -998,8 +1057,8 @@ static int add_sample(struct cv *c, const OT_Sample *s, int64_t *total)
     /* all six fields SPAA §5.1 shows and readers require: 0 for what the source lacks */
     sm->has_pid = sm->has_tid = sm->has_cpu = 1;
     sm->pid = c->has_pid ? c->pid : 0;
-    sm->tid = c->stk[si].has_tid ? c->stk[si].tid : 0;
-    sm->cpu = c->stk[si].has_cpu ? c->stk[si].cpu : 0;
+    sm->tid = ctx->has_tid ? ctx->tid : 0;
+    sm->cpu = ctx->has_cpu ? ctx->cpu : 0;
     if (per_ts && weight1(c, &sm->weights, s->values[j]))
       return nomem(c);
   }
@@ -1123,13 +1182,15 @@ static int cv_open(struct cv *c, struct otlp_dictx *x, struct spaa_meter *meter,
   c->d = d;
   c->cd = cd;
   c->err = err;
-  spaa_idmap_init(&c->stackmap);
   spaa_idmap_init(&c->threads);
   spaa_idmap_init(&c->ctxmap);
   spaa_idmap_init(&c->xmap);
   if ((cd->n_locs && (!(c->loc_gen = calloc(cd->n_locs, sizeof(uint32_t))) ||
                       !(c->loc_frame = malloc(cd->n_locs * sizeof(uint64_t))) ||
                       !(c->loc_nfr = malloc(cd->n_locs * sizeof(uint32_t))))) ||
+      (d->n_function_table &&
+       (!(c->fn_gen = calloc(d->n_function_table, sizeof(uint32_t))) ||
+        !(c->fn_name = malloc(d->n_function_table * sizeof(const char *))))) ||
       (d->n_mapping_table && (!(c->map_gen = calloc(d->n_mapping_table, sizeof(uint32_t))) ||
                               !(c->map_dso = malloc(d->n_mapping_table * sizeof(uint64_t))))) ||
       (cd->n_stacks && (!(c->st_gen = calloc(cd->n_stacks, sizeof(uint32_t))) ||
@@ -1168,9 +1229,10 @@ static void stacks_reset(struct cv *c)
   c->pool = NULL;
   c->tmp = NULL;
   c->n_stk = c->cap_stk = c->n_pool = c->cap_pool = c->cap_tmp = 0;
-  spaa_idmap_free(&c->stackmap);
+  free(c->stk_slots);
+  c->stk_slots = NULL;
+  c->cap_slots = 0;
   spaa_idmap_free(&c->threads);
-  spaa_idmap_init(&c->stackmap);
   spaa_idmap_init(&c->threads);
 }
 
@@ -1181,6 +1243,8 @@ static void cv_close(struct cv *c)
   free(c->loc_gen);
   free(c->loc_frame);
   free(c->loc_nfr);
+  free(c->fn_gen);
+  free(c->fn_name);
   free(c->map_gen);
   free(c->map_dso);
   free(c->st_gen);
@@ -1232,6 +1296,8 @@ static int convert_unit(struct cv *c, const struct otlp_request *r, const struct
       memset(c->loc_gen, 0, c->cd->n_locs * sizeof(uint32_t));
     if (c->map_gen)
       memset(c->map_gen, 0, c->d->n_mapping_table * sizeof(uint32_t));
+    if (c->fn_gen)
+      memset(c->fn_gen, 0, c->d->n_function_table * sizeof(uint32_t));
     if (c->st_gen)
       memset(c->st_gen, 0, c->cd->n_stacks * sizeof(uint32_t));
     c->gen = 1;

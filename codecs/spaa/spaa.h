@@ -77,22 +77,23 @@ struct spaa_dso {
 };
 
 /* "type":"frame" */
+/* "type":"frame"; the flags last, in bytes: an upload may hold hundreds of thousands
+ * (80 bytes each). */
 struct spaa_frame {
   uint64_t id;            /* file-local id, unique */
   const char *func;       /* symbol, or the raw ip as hex when !func_resolved; never NULL */
-  int func_resolved;      /* default 1 */
-  int has_dso;
-  uint64_t dso;           /* the spaa_dso.id it belongs to */
-  int has_ip;
-  uint64_t ip;            /* instruction address, as recorded */
+  uint64_t dso;           /* the spaa_dso.id it belongs to (when has_dso) */
+  uint64_t ip;            /* instruction address, as recorded (when has_ip) */
   const char *symoff;     /* hex string or NULL */
   const char *srcline;    /* "file:line" or NULL */
-  int srcline_resolved;   /* default 1 */
-  int inlined;            /* default 0 */
-  int has_inline_depth;
-  uint32_t inline_depth;  /* 0 physical, 1+ inline nesting */
   const char *kind;       /* user|kernel|unknown; never NULL */
   json_t *extra;          /* other keys, or NULL; owned */
+  uint32_t inline_depth;  /* 0 physical, 1+ inline nesting (when has_inline_depth) */
+  unsigned char func_resolved;    /* default 1 */
+  unsigned char has_dso, has_ip;
+  unsigned char srcline_resolved; /* default 1 */
+  unsigned char inlined;          /* default 0 */
+  unsigned char has_inline_depth;
 };
 
 /* "type":"thread" */

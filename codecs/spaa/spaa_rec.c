@@ -116,6 +116,14 @@ static int f_bool(struct spaa_rec *r, struct spaa_jscan *s, const char *field, i
   return spaa_jscan_bool(s, v) ? jfault(r, s) : 0;
 }
 
+/* f_bool into a one-byte flag of a record */
+static int f_flag(struct spaa_rec *r, struct spaa_jscan *s, const char *field, unsigned char *v)
+{
+  int b = 0, rc = f_bool(r, s, field, &b);
+  *v = (unsigned char)(b != 0);
+  return rc;
+}
+
 static int f_num(struct spaa_rec *r, struct spaa_jscan *s, const char *field, struct spaa_num *v)
 {
   if (want(r, s, SPAA_J_NUM, field, "a number"))
@@ -421,7 +429,7 @@ static int frame_key(struct spaa_rec *r, struct spaa_jscan *s, const char *key, 
     if (KEY("srcline"))
       return f_str(r, s, "srcline", &f->srcline);
     if (KEY("inlined"))
-      return f_bool(r, s, "inlined", &f->inlined);
+      return f_flag(r, s, "inlined", &f->inlined);
     break;
   case 12:
     if (KEY("inline_depth")) {
@@ -437,11 +445,11 @@ static int frame_key(struct spaa_rec *r, struct spaa_jscan *s, const char *key, 
     break;
   case 13:
     if (KEY("func_resolved"))
-      return f_bool(r, s, "func_resolved", &f->func_resolved);
+      return f_flag(r, s, "func_resolved", &f->func_resolved);
     break;
   case 16:
     if (KEY("srcline_resolved"))
-      return f_bool(r, s, "srcline_resolved", &f->srcline_resolved);
+      return f_flag(r, s, "srcline_resolved", &f->srcline_resolved);
     break;
   }
   return f_extra(r, s, &f->extra, key);
