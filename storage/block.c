@@ -115,32 +115,39 @@ int storage__blk_stack(struct storage__blk *b, int64_t row, const void *w, size_
   return 0;
 }
 
-int storage__blk_sample(struct storage__blk *b, const struct storage__blk_sample *sm)
+int storage__put_sample(struct spaa_buf *s, int64_t *prev_ts, int64_t *prev_stack,
+                        const struct storage__blk_sample *sm)
 {
-  struct spaa_buf *s = &b->sec[BS_SAMPLES];
   unsigned flags = (unsigned)sm->ts_kind | (sm->has_tid ? 4u : 0) | (sm->has_stack ? 8u : 0) |
                    (sm->rest_len ? 16u : 0);
   int rc;
   if ((rc = storage__put_uv(s, flags)))
     return rc;
   if (sm->ts_kind == BT_INT) {
-    if ((rc = storage__put_sv(s, (int64_t)((uint64_t)sm->ts.i - (uint64_t)b->prev_ts))))
+    if ((rc = storage__put_sv(s, (int64_t)((uint64_t)sm->ts.i - (uint64_t)*prev_ts))))
       return rc;
-    b->prev_ts = sm->ts.i;
+    *prev_ts = sm->ts.i;
   } else if (sm->ts_kind == BT_FLOAT && (rc = storage__put_num(s, sm->ts))) {
     return rc;
   }
   if (sm->has_tid && (rc = storage__put_sv(s, sm->tid)))
     return rc;
   if (sm->has_stack) {
-    if ((rc = storage__put_sv(s, sm->stack_row - b->prev_sample_stack)))
+    if ((rc = storage__put_sv(s, sm->stack_row - *prev_stack)))
       return rc;
-    b->prev_sample_stack = sm->stack_row;
+    *prev_stack = sm->stack_row;
   }
   if (sm->rest_len && (rc = put_bytes(s, sm->rest, sm->rest_len)))
     return rc;
-  b->n[BN_SAMPLES]++;
   return 0;
+}
+
+int storage__blk_sample(struct storage__blk *b, const struct storage__blk_sample *sm)
+{
+  int rc = storage__put_sample(&b->sec[BS_SAMPLES], &b->prev_ts, &b->prev_sample_stack, sm);
+  if (!rc)
+    b->n[BN_SAMPLES]++;
+  return rc;
 }
 
 static int st_row_cmp(const void *a, const void *b)
@@ -399,15 +406,15 @@ int storage__blk_next_weights(struct storage__blk_rd *r, struct storage__blk_wei
   return shape->bad || vals->bad ? SPAA_E_STORE : 0;
 }
 
-int storage__blk_next_sample(struct storage__blk_rd *r, struct storage__blk_sample *sm)
+int storage__get_sample(struct storage__rd *s, int64_t *prev_ts, int64_t *prev_stack,
+                        struct storage__blk_sample *sm)
 {
-  struct storage__rd *s = &r->sec[BS_SAMPLES];
   unsigned flags = (unsigned)storage__get_uv(s);
   memset(sm, 0, sizeof(*sm));
   sm->ts_kind = (int)(flags & 3u);
   if (sm->ts_kind == BT_INT) {
-    r->prev_ts = (int64_t)((uint64_t)r->prev_ts + (uint64_t)storage__get_sv(s));
-    sm->ts = spaa_int(r->prev_ts);
+    *prev_ts = (int64_t)((uint64_t)*prev_ts + (uint64_t)storage__get_sv(s));
+    sm->ts = spaa_int(*prev_ts);
   } else if (sm->ts_kind == BT_FLOAT) {
     sm->ts = storage__get_num(s);
   } else if (sm->ts_kind != BT_NONE) {
@@ -416,8 +423,8 @@ int storage__blk_next_sample(struct storage__blk_rd *r, struct storage__blk_samp
   if ((sm->has_tid = (flags & 4u) != 0))
     sm->tid = storage__get_sv(s);
   if ((sm->has_stack = (flags & 8u) != 0)) {
-    r->prev_sample_stack += storage__get_sv(s);
-    sm->stack_row = r->prev_sample_stack;
+    *prev_stack += storage__get_sv(s);
+    sm->stack_row = *prev_stack;
   }
   if (flags & 16u) {
     struct storage__rd rest;
@@ -426,6 +433,11 @@ int storage__blk_next_sample(struct storage__blk_rd *r, struct storage__blk_samp
     sm->rest_len = rest.len;
   }
   return s->bad ? SPAA_E_STORE : 0;
+}
+
+int storage__blk_next_sample(struct storage__blk_rd *r, struct storage__blk_sample *sm)
+{
+  return storage__get_sample(&r->sec[BS_SAMPLES], &r->prev_ts, &r->prev_sample_stack, sm);
 }
 
 /* ---- compression ------------------------------------------------------------------------ */
@@ -611,7 +623,8 @@ static int blk_build(const struct storage__prep *pr, struct storage__prep *consu
   const struct spaa_profile *p = pr->p;
   struct storage__blk_tables t;
   struct storage__blk b;
-  struct storage__psample_rd it;
+  struct storage__rd rd;
+  int64_t prev_ts = 0, prev_stack = 0;
   size_t i;
   int rc = 0;
   storage__blk_init(&b);
@@ -634,28 +647,18 @@ static int blk_build(const struct storage__prep *pr, struct storage__prep *consu
     let_go(&consume->stack_cid);
     let_go(&consume->stack_ctx);
   }
-  storage__prep_samples_open(pr, &it);
+  storage__rd_init(&rd, pr->psamples.p, pr->psamples.len);
   for (i = 0; i < pr->n_samples && !rc; i++) {
-    struct storage__psample s;
-    struct storage__blk_sample sm;
-    if (storage__prep_sample_next(&it, &s) || (s.stack != SIZE_MAX && s.stack >= pr->n_stacks)) {
-      rc = SPAA_E_STORE; /* not what the preparation wrote */
-      break;
+    struct storage__blk_sample sm; /* its stack_row a stack's index until mapped */
+    if ((rc = storage__get_sample(&rd, &prev_ts, &prev_stack, &sm)))
+      break; /* not what the preparation wrote */
+    if (sm.has_stack) {
+      if (sm.stack_row < 0 || (uint64_t)sm.stack_row >= pr->n_stacks) {
+        rc = SPAA_E_STORE;
+        break;
+      }
+      sm.stack_row = stack_rows[sm.stack_row];
     }
-    memset(&sm, 0, sizeof(sm));
-    sm.ts_kind = s.ts_kind;
-    if (s.ts_kind == BT_FLOAT) {
-      sm.ts.is_float = 1;
-      memcpy(&sm.ts.f, &s.ts, sizeof(sm.ts.f));
-    } else {
-      sm.ts.i = s.ts;
-    }
-    sm.has_tid = s.has_tid;
-    sm.tid = s.tid;
-    sm.has_stack = s.stack != SIZE_MAX;
-    sm.stack_row = sm.has_stack ? stack_rows[s.stack] : 0;
-    sm.rest = s.rest;
-    sm.rest_len = s.rest_len;
     rc = storage__blk_sample(&b, &sm);
   }
   if (consume)

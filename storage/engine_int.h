@@ -59,16 +59,6 @@ struct storage__pstack {
   const char *event, *type;
 };
 
-/* A prepared sample, as storage__prep_sample_next reads it back: its timestamp (BT_*; a
- * double's bits when BT_FLOAT), thread, stack and packed rest. */
-struct storage__psample {
-  int64_t ts, tid;
-  size_t stack;          /* index in p->stacks, SIZE_MAX when unknown */
-  const uint8_t *rest;   /* rest_len bytes of the preparation's (borrowed) */
-  size_t rest_len;
-  unsigned char ts_kind, has_tid;
-};
-
 struct storage__prep {
   const struct spaa_profile *p;   /* borrowed, as given to spaa_store_put */
   const struct spaa_meta *m;      /* borrowed */
@@ -82,10 +72,9 @@ struct storage__prep {
   uint32_t *stack_frames;         /* every stack's frames as indexes in p->frames, leaf first */
   size_t *stack_frames_off;       /* n_stacks + 1 offsets into stack_frames */
   size_t n_samples;               /* p->n_samples as it was (m->take_records drops them) */
-  struct spaa_buf psamples;       /* n_samples samples one after another, about 20 bytes each:
-                                   * varint flags, the timestamp as a delta, the thread, the
-                                   * stack index as a delta, the packed rest (read them with
-                                   * storage__prep_sample_next) */
+  struct spaa_buf psamples;       /* n_samples samples one after another in the block's sample
+                                   * form (storage__put_sample), about 20 bytes each, their
+                                   * stack_row an index in p->stacks */
   struct spaa_buf blobs;          /* every packed blob below, back to back */
   size_t *dso_inst;               /* n_dsos + 1 offsets into blobs */
   size_t *pstack_w;               /* 2 * n_stacks + 1 offsets: weights, x, weights, x... */
@@ -108,15 +97,6 @@ struct storage__prep {
   void *original;                 /* zstd-compressed original payload, or NULL */
   size_t original_len;
 };
-
-/* Reading pr->psamples from the first: storage__prep_samples_open, then
- * storage__prep_sample_next n_samples times (0, or -1: the bytes are not what was written). */
-struct storage__psample_rd {
-  struct storage__rd r;
-  int64_t prev_ts, prev_stack;
-};
-void storage__prep_samples_open(const struct storage__prep *pr, struct storage__psample_rd *it);
-int storage__prep_sample_next(struct storage__psample_rd *it, struct storage__psample *out);
 
 /* 0, or SPAA_E_INVALID (not in canonical form, a dangling reference...) / SPAA_E_NOMEM. */
 int storage__prep_build(struct storage__prep *pr, const struct spaa_profile *p,
@@ -213,6 +193,16 @@ struct storage__blk_sample {
   const void *rest;        /* packed SR_* fields, or NULL */
   size_t rest_len;
 };
+
+/* One sample in the block's sample form (varint flags, the timestamp as a delta, the
+ * thread, the stack as a delta, the packed rest) into s, or read from r: *prev_ts and
+ * *prev_stack carry the deltas (0 before the first). The block's sample section and the
+ * preparation's packed samples (whose stack_row is an index in p->stacks) are this form.
+ * put: 0 or an SPAA_E_* code; get: 0 or SPAA_E_STORE (malformed). */
+int storage__put_sample(struct spaa_buf *s, int64_t *prev_ts, int64_t *prev_stack,
+                        const struct storage__blk_sample *sm);
+int storage__get_sample(struct storage__rd *r, int64_t *prev_ts, int64_t *prev_stack,
+                        struct storage__blk_sample *sm);
 
 /* The profile-wide tables kept in the block, and whether its stacks may be sorted. */
 struct storage__blk_tables {

@@ -534,79 +534,6 @@ out:
   return rc;
 }
 
-/* A prepared sample's flags in pr->psamples: its timestamp kind (BT_*) in the low bits. */
-#define PS_TID 4u
-#define PS_STACK 8u
-#define PS_REST 16u
-
-/* Append sample ps (rest: its packed rest) to pr->psamples; *prev_ts and *prev_stack are the
- * last integer timestamp and stack index written (0 before the first). */
-static int put_psample(struct spaa_buf *b, const struct storage__psample *ps,
-                       const struct spaa_buf *rest, int64_t *prev_ts, int64_t *prev_stack)
-{
-  unsigned flags = ps->ts_kind | (ps->has_tid ? PS_TID : 0) |
-                   (ps->stack != SIZE_MAX ? PS_STACK : 0) | (rest->len ? PS_REST : 0);
-  int rc;
-  if ((rc = storage__put_uv(b, flags)))
-    return rc;
-  if (ps->ts_kind == BT_INT) {
-    if ((rc = storage__put_sv(b, (int64_t)((uint64_t)ps->ts - (uint64_t)*prev_ts))))
-      return rc;
-    *prev_ts = ps->ts;
-  } else if (ps->ts_kind == BT_FLOAT && (rc = spaa_buf_add(b, &ps->ts, sizeof(ps->ts)))) {
-    return rc;
-  }
-  if (ps->has_tid && (rc = storage__put_sv(b, ps->tid)))
-    return rc;
-  if (ps->stack != SIZE_MAX) {
-    if ((rc = storage__put_sv(b, (int64_t)((uint64_t)ps->stack - (uint64_t)*prev_stack))))
-      return rc;
-    *prev_stack = (int64_t)ps->stack;
-  }
-  if (rest->len && ((rc = storage__put_uv(b, rest->len)) || (rc = spaa_buf_add(b, rest->p, rest->len))))
-    return rc;
-  return 0;
-}
-
-void storage__prep_samples_open(const struct storage__prep *pr, struct storage__psample_rd *it)
-{
-  memset(it, 0, sizeof(*it));
-  storage__rd_init(&it->r, pr->psamples.p, pr->psamples.len);
-}
-
-int storage__prep_sample_next(struct storage__psample_rd *it, struct storage__psample *out)
-{
-  struct storage__rd *r = &it->r;
-  uint64_t flags = storage__get_uv(r), len;
-  memset(out, 0, sizeof(*out));
-  out->stack = SIZE_MAX;
-  out->ts_kind = (unsigned char)(flags & 3);
-  if (out->ts_kind == BT_INT) {
-    out->ts = it->prev_ts = (int64_t)((uint64_t)it->prev_ts + (uint64_t)storage__get_sv(r));
-  } else if (out->ts_kind == BT_FLOAT) {
-    if (r->len - r->pos < sizeof(out->ts))
-      return -1;
-    memcpy(&out->ts, r->p + r->pos, sizeof(out->ts));
-    r->pos += sizeof(out->ts);
-  }
-  out->has_tid = (flags & PS_TID) != 0;
-  if (out->has_tid)
-    out->tid = storage__get_sv(r);
-  if (flags & PS_STACK) {
-    it->prev_stack = (int64_t)((uint64_t)it->prev_stack + (uint64_t)storage__get_sv(r));
-    out->stack = (size_t)it->prev_stack;
-  }
-  if (flags & PS_REST) {
-    len = storage__get_uv(r);
-    if (r->bad || len > r->len - r->pos)
-      return -1;
-    out->rest = r->p + r->pos;
-    out->rest_len = (size_t)len;
-    r->pos += (size_t)len;
-  }
-  return r->bad || (flags & ~(uint64_t)(3 | PS_TID | PS_STACK | PS_REST)) ? -1 : 0;
-}
-
 static int prep_samples(struct storage__prep *pr, struct strtab *t, struct spaa_err *err)
 {
   const struct spaa_profile *p = pr->p;
@@ -628,7 +555,7 @@ static int prep_samples(struct storage__prep *pr, struct strtab *t, struct spaa_
   rc = 0;
   for (i = 0; i < n; i++) {
     const struct spaa_sample *s = spaa_profile_sample(p, i, &sb);
-    struct storage__psample ps;
+    struct storage__blk_sample ps; /* stack_row: the stack's index in p->stacks */
     unsigned flags = 0;
     if (take && i - released == PREP_RELEASE_SAMPLES) {
       spaa_profile_release_samples((struct spaa_profile *)p, released, i);
@@ -636,18 +563,17 @@ static int prep_samples(struct storage__prep *pr, struct strtab *t, struct spaa_
     }
     memset(&ps, 0, sizeof(ps));
     ps.ts_kind = !s->has_timestamp ? BT_NONE : s->timestamp.is_float ? BT_FLOAT : BT_INT;
-    ps.ts = s->timestamp.i;
-    if (ps.ts_kind == BT_FLOAT)
-      memcpy(&ps.ts, &s->timestamp.f, sizeof(ps.ts));
+    ps.ts = s->timestamp;
     ps.has_tid = s->has_tid != 0;
     ps.tid = s->tid;
-    ps.stack = SIZE_MAX;
     if (i >= p->n_samples ? (k = p->csamples[i - p->n_samples].stack) < p->n_stacks
                           : s->stack_id && spaa_strmap_get(&smap, s->stack_id,
-                                                           strlen(s->stack_id), &k))
-      ps.stack = k;
-    else
+                                                           strlen(s->stack_id), &k)) {
+      ps.has_stack = 1;
+      ps.stack_row = (int64_t)k;
+    } else {
       flags |= SR_STACK_ID;
+    }
     flags |= (s->has_pid ? SR_PID : 0) | (s->has_cpu ? SR_CPU : 0) | (s->event ? SR_EVENT : 0) |
              (s->has_period ? SR_PERIOD : 0) | (s->weights.n ? SR_WEIGHTS : 0) |
              (s->context ? SR_CONTEXT : 0) | (s->extra ? SR_EXTRA : 0);
@@ -671,7 +597,9 @@ static int prep_samples(struct storage__prep *pr, struct strtab *t, struct spaa_
       if (flags & SR_STACK_ID)
         TRY(storage__put_str(&rest, s->stack_id));
     }
-    TRY(put_psample(&pr->psamples, &ps, &rest, &prev_ts, &prev_stack));
+    ps.rest = rest.p;
+    ps.rest_len = rest.len;
+    TRY(storage__put_sample(&pr->psamples, &prev_ts, &prev_stack, &ps));
   }
 out:
   spaa_strmap_free(&smap);

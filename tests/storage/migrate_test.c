@@ -118,7 +118,8 @@ static void v2_rows(sqlite3 *db, const struct storage__prep *pr, const int64_t *
                     const int64_t *frow, const int64_t *srow)
 {
   const struct spaa_profile *p = pr->p;
-  struct storage__psample_rd it;
+  struct storage__rd rd;
+  int64_t prev_ts = 0, prev_stack = 0;
   sqlite3_stmt *st;
   int64_t num;
   size_t i;
@@ -203,11 +204,11 @@ static void v2_rows(sqlite3 *db, const struct storage__prep *pr, const int64_t *
     blob_or_null(st, 5, pr, pr->pstack_w[2 * i + 1], pr->pstack_w[2 * i + 2]);
     step_ok(db, st);
   }
-  storage__prep_samples_open(pr, &it);
+  storage__rd_init(&rd, pr->psamples.p, pr->psamples.len);
   for (i = 0; i < p->n_samples; i++) {
     const struct spaa_sample *s = &p->samples[i];
-    struct storage__psample ps;
-    assert_int_equal(storage__prep_sample_next(&it, &ps), 0);
+    struct storage__blk_sample ps; /* stack_row: the stack's index */
+    assert_int_equal(storage__get_sample(&rd, &prev_ts, &prev_stack, &ps), 0);
     st = prep(db, "INSERT INTO sample VALUES(?1, ?2, ?3, ?4, ?5, ?6)");
     sqlite3_bind_int64(st, 1, num);
     sqlite3_bind_int64(st, 2, (int64_t)i);
@@ -217,8 +218,8 @@ static void v2_rows(sqlite3 *db, const struct storage__prep *pr, const int64_t *
       sqlite3_bind_int64(st, 3, s->timestamp.i);
     if (s->has_tid)
       sqlite3_bind_int64(st, 4, s->tid);
-    if (ps.stack != SIZE_MAX)
-      sqlite3_bind_int64(st, 5, srow[ps.stack]);
+    if (ps.has_stack)
+      sqlite3_bind_int64(st, 5, srow[ps.stack_row]);
     if (ps.rest_len)
       sqlite3_bind_blob(st, 6, ps.rest, (int)ps.rest_len, SQLITE_STATIC);
     step_ok(db, st);
