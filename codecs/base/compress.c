@@ -243,9 +243,15 @@ static int step_zstd(struct spaa_dstream *d, const void *in, size_t in_len, size
   /* A frame given whole with room for its content is decoded by libzstd in one pass, without
    * its window check: the rule is checked here, so that a frame is refused or taken alike
    * whatever the pieces it arrives in. */
-  if (!d->in_frame && ZSTD_getFrameHeader(&fh, in, in_len) == 0 && fh.frameType == ZSTD_frame &&
-      (fh.windowSize > d->window_max && fh.windowSize > 1024))
-    return window_too_large(d, err);
+  if (!d->in_frame && ZSTD_getFrameHeader(&fh, in, in_len) == 0 && fh.frameType == ZSTD_frame) {
+    if (fh.windowSize > d->window_max && fh.windowSize > 1024)
+      return window_too_large(d, err);
+    /* a frame of no content given whole would be decoded in that one pass, which takes
+     * blocks libzstd's streaming refuses for a window of 0 (an RLE block): its header alone
+     * first, so that it is streamed, and refused alike however it arrives */
+    if (fh.windowSize == 0 && in_len > fh.headerSize)
+      ib.size = fh.headerSize;
+  }
   r = ZSTD_decompressStream(d->zd, &ob, &ib);
   *in_used = ib.pos;
   *out_made = ob.pos;
