@@ -14,14 +14,18 @@
 #include "storage/sqlite/sqlite_int.h"
 
 /* Run one batch of jobs in one transaction. Jobs get rc 0/1/error; nothing is reported
- * as stored unless COMMIT succeeded. */
+ * as stored unless COMMIT succeeded. A savepoint per job lets one profile fail while the
+ * others of the batch go in; a job alone in its batch has none, as its failure rolls the
+ * whole transaction back. The savepoint is not free: with temp_store=MEMORY SQLite keeps the
+ * first image of every page the job changes in an in-memory sub-journal, about 12 MB for a
+ * profile of 62 k stacks, which is why a large profile is batched alone (writer_main). */
 static void run_batch(struct storage__sqlite *s, struct storage__job *jobs)
 {
   struct storage__conn *c = &s->wconn;
   struct storage__job *j;
   struct spaa_err err;
   size_t mark, stacks = 0;
-  int rc, broken = 0;
+  int rc, broken = 0, alone = !jobs->next;
   uint64_t t0 = storage__mono_ns();
 
   spaa_err_clear(&err);
@@ -37,7 +41,7 @@ static void run_batch(struct storage__sqlite *s, struct storage__job *jobs)
       j->rc = spaa_err_set(&j->err, SPAA_E_STORE, 0, 0, "the batch transaction was aborted");
       continue;
     }
-    if ((rc = storage__exec(c, ST_SAVEPOINT, &j->err))) {
+    if (!alone && (rc = storage__exec(c, ST_SAVEPOINT, &j->err))) {
       j->rc = rc;
       broken = 1;
       continue;
@@ -48,10 +52,10 @@ static void run_batch(struct storage__sqlite *s, struct storage__job *jobs)
     if (j->rc < 0) {
       /* undo this profile only; the others in the batch go on */
       storage__cache_rollback(&s->cache, mark);
-      if (sqlite3_get_autocommit(c->db) || storage__exec(c, ST_ROLLBACK_TO, NULL) ||
+      if (alone || sqlite3_get_autocommit(c->db) || storage__exec(c, ST_ROLLBACK_TO, NULL) ||
           storage__exec(c, ST_RELEASE, NULL))
         broken = 1;
-    } else if ((rc = storage__exec(c, ST_RELEASE, &j->err))) {
+    } else if (!alone && (rc = storage__exec(c, ST_RELEASE, &j->err))) {
       j->rc = rc;
       broken = 1;
     }
@@ -97,6 +101,13 @@ static void run_batch(struct storage__sqlite *s, struct storage__job *jobs)
   pthread_mutex_unlock(&s->mu);
 }
 
+/* A put large enough to go alone in its batch: its savepoint would cost more than batching
+ * it with others saves */
+static int big_put(const struct storage__job *j)
+{
+  return j->prep && j->prep->n_stacks >= STORAGE_RELEASE_STACKS;
+}
+
 static void *writer_main(void *arg)
 {
   struct storage__sqlite *s = arg;
@@ -109,9 +120,11 @@ static void *writer_main(void *arg)
       pthread_cond_wait(&s->cv_work, &s->mu);
     if (!s->head)
       break; /* stopping and drained */
-    /* take up to batch_max puts, or one step alone */
+    /* take up to batch_max puts, or one step alone, or one large put alone (no savepoint) */
     batch = last = s->head;
-    for (n = 1; !batch->step && n < s->batch_max && last->next && !last->next->step; n++)
+    for (n = 1; !batch->step && !big_put(batch) && n < s->batch_max && last->next &&
+                !last->next->step && !big_put(last->next);
+         n++)
       last = last->next;
     s->head = last->next;
     if (!s->head)

@@ -1,6 +1,6 @@
 /* storage/ writer thread: concurrent puts grouped into few transactions, SPAA_E_BUSY on a
  * full queue, close draining the queue, one failing profile not poisoning its batch,
- * batches put at once (spaa_store_put_many). */
+ * batches put at once (spaa_store_put_many), a large put batched alone. */
 #include "tprofiles.h"
 
 #include <pthread.h>
@@ -223,6 +223,72 @@ static void test_failure_does_not_poison_batch(void **state)
   tdir_rm(&t);
 }
 
+/* A put of 10,000 stacks or more goes alone in its batch, without a savepoint (whose
+ * in-memory sub-journal would hold a copy of every page it changes): queued between two small
+ * puts it makes three transactions, and when the database refuses it, the transaction rolls
+ * back whole: none of its rows stays, in the store or in the content-id cache (the same
+ * profile stored again afterwards reads back whole). */
+static void test_large_put_alone(void **state)
+{
+  struct tdir t;
+  struct spaa_store *s;
+  struct spaa_profile *small = tp_small(3, 2), *big = tp_small(10000, 4), *q = NULL;
+  struct putter w[3];
+  struct spaa_store_stats st0, st;
+  struct spaa_store_counts c;
+  struct spaa_err err = {0};
+  sqlite3 *db;
+  char *want = twrite(big);
+  (void)state;
+  tdir_make(&t);
+  s = topen(t.db, 8, 8);
+  assert_int_equal(sqlite3_open(t.db, &db), SQLITE_OK);
+  assert_int_equal(sqlite3_exec(db, "CREATE TRIGGER poison BEFORE INSERT ON profile_block"
+                                    " WHEN (SELECT id FROM profile WHERE num = NEW.profile) = 'b0'"
+                                    " BEGIN SELECT RAISE(ABORT, 'poisoned'); END;",
+                                NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(db);
+  spaa_store_stats(s, &st0);
+  spaa_store__pause(s, 1);
+  start_putters(w, 1, s, small, "a");
+  wait_queued(s, 1);
+  start_putters(w + 1, 1, s, big, "b");
+  wait_queued(s, 2);
+  start_putters(w + 2, 1, s, small, "c");
+  wait_queued(s, 3);
+  spaa_store__pause(s, 0);
+  for (size_t i = 0; i < 3; i++)
+    pthread_join(w[i].th, NULL);
+  assert_int_equal(w[0].rc, 0);
+  assert_int_equal(w[1].rc, SPAA_E_STORE);
+  assert_non_null(strstr(w[1].err.msg, "poisoned"));
+  assert_int_equal(w[2].rc, 0);
+  spaa_store_stats(s, &st);
+  assert_int_equal(st.transactions - st0.transactions, 2); /* a0, c0: b0's rolled back */
+  assert_int_equal(spaa_store_counts(s, &c, &err), 0);
+  assert_int_equal(c.profiles, 2);
+  assert_int_equal(c.stacks, 3);
+  assert_int_equal(spaa_store_get(s, "b0", &q, &err), SPAA_E_NOT_FOUND);
+  /* the rows b0 made were rolled back: the cache must not name them */
+  start_putters(w, 1, s, big, "d");
+  pthread_join(w[0].th, NULL);
+  assert_int_equal(w[0].rc, 0);
+  assert_int_equal(spaa_store_get(s, "d0", &q, &err), 0);
+  {
+    char *got = twrite(q);
+    assert_string_equal(got, want);
+    free(got);
+  }
+  assert_int_equal(spaa_store_counts(s, &c, &err), 0);
+  assert_int_equal(c.stacks, 10000); /* small's three stacks are among big's */
+  spaa_profile_free(q);
+  spaa_store_close(s);
+  free(want);
+  spaa_profile_free(small);
+  spaa_profile_free(big);
+  tdir_rm(&t);
+}
+
 /* spaa_store_put_many: a batch shares one transaction, each profile gets its own outcome
  * (stored, already stored, refused in preparation), and a batch larger than half the queue
  * goes in pieces without BUSY. */
@@ -292,6 +358,7 @@ int main(void)
     cmocka_unit_test(test_close_drains),
     cmocka_unit_test(test_failure_does_not_poison_batch),
     cmocka_unit_test(test_put_many),
+    cmocka_unit_test(test_large_put_alone),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
