@@ -16,8 +16,9 @@
  * rest are read (spaa_profile_release_*): a large profile is not held whole beside the
  * preparation it becomes. */
 #define PREP_RELEASE_STACKS 16384  /* 2.6 MB of stack records */
-#define PREP_RELEASE_SAMPLES 32768 /* 1.5 MB of compact samples (48 bytes), 4.4 of records: a
-                                    * run must span at least spaa_mem_discard's 1 MiB */
+#define PREP_RELEASE_SAMPLE_BYTES ((size_t)2 << 20) /* of samples, records or compact ones
+                                                     * (24 bytes): a run must span at least
+                                                     * spaa_mem_discard's 1 MiB */
 
 #define TRY(x)                                                                                \
   do {                                                                                        \
@@ -414,7 +415,7 @@ static int weights_same(const struct spaa_weights *a, const struct spaa_weights 
 }
 
 /* Frames of every stack, stack ids, canonical order, the per-stack blobs. */
-static int prep_stacks(struct storage__prep *pr, struct strtab *t, const struct spaa_idmap *fmap,
+static int prep_stacks(struct storage__prep *pr, struct strtab *t, const struct spaa_idlookup *fmap,
                        const size_t *canon, struct totals *tt, struct spaa_err *err)
 {
   const struct spaa_profile *p = pr->p;
@@ -447,7 +448,7 @@ static int prep_stacks(struct storage__prep *pr, struct strtab *t, const struct 
     pr->pstacks[i].type = s->stack_type;
     for (j = 0; j < s->n_frames; j++) {
       size_t pos = p->header.frame_order == SPAA_ROOT_TO_LEAF ? s->n_frames - 1 - j : j;
-      if (!spaa_idmap_get(fmap, s->frames[pos], &k)) {
+      if (!spaa_idlookup_get(fmap, s->frames[pos], &k)) {
         rc = spaa_err_set(err, SPAA_E_INVALID, 0, 0, "stack %s references frame %" PRIu64
                           ", which does not exist", s->id, s->frames[pos]);
         goto out;
@@ -557,7 +558,9 @@ static int prep_samples(struct storage__prep *pr, struct strtab *t, struct spaa_
     const struct spaa_sample *s = spaa_profile_sample(p, i, &sb);
     struct storage__blk_sample ps; /* stack_row: the stack's index in p->stacks */
     unsigned flags = 0;
-    if (take && i - released == PREP_RELEASE_SAMPLES) {
+    if (take && (i - released) * (i < p->n_samples ? sizeof(*p->samples)
+                                                   : sizeof(*p->csamples)) >=
+                    PREP_RELEASE_SAMPLE_BYTES) {
       spaa_profile_release_samples((struct spaa_profile *)p, released, i);
       released = i;
     }
@@ -672,23 +675,24 @@ static int prep_dsos(struct storage__prep *pr, struct spaa_idmap *dmap, struct s
   return 0;
 }
 
-/* Content ids, dsos and extras of the frames (fmap gets frame id -> index), canon[k] the
+/* Content ids, dsos and extras of the frames (fmap: frame id -> index), canon[k] the
  * rank of frame k among the frames with its content id, and the threads' extras. */
 static int prep_frames(struct storage__prep *pr, const struct spaa_idmap *dmap,
-                       struct spaa_idmap *fmap, size_t *canon, struct spaa_err *err)
+                       struct spaa_idlookup *fmap, size_t *canon, struct spaa_err *err)
 {
   const struct spaa_profile *p = pr->p;
   struct spaa_idmap xmap; /* extra object -> its text in texts */
   size_t i, k = 0;
-  int rc = 0;
+  uint64_t dup = 0;
+  int rc;
+  if ((rc = spaa_idlookup_build(fmap, p->frames, p->n_frames, sizeof(*p->frames),
+                                offsetof(struct spaa_frame, id), &dup)) == 1)
+    return spaa_err_set(err, SPAA_E_INVALID, 0, 0, "frame id %" PRIu64 " is used twice", dup);
+  if (rc)
+    return prep_fail(err, rc);
   spaa_idmap_init(&xmap);
   for (i = 0; i < p->n_frames && !rc; i++) {
     const struct spaa_frame *f = &p->frames[i];
-    rc = spaa_idmap_put(fmap, f->id, i, NULL);
-    if (rc == 1) {
-      rc = spaa_err_set(err, SPAA_E_INVALID, 0, 0, "frame id %" PRIu64 " is used twice", f->id);
-      break;
-    }
     pr->frame_dso[i] = SIZE_MAX;
     if (!rc && f->has_dso) {
       if (!spaa_idmap_get(dmap, f->dso, &k)) {
@@ -756,7 +760,8 @@ static int prep_summary(struct storage__prep *pr, const struct totals *tt, struc
 int storage__prep_build(struct storage__prep *pr, const struct spaa_profile *p,
                         const struct spaa_meta *m, struct spaa_err *err)
 {
-  struct spaa_idmap dmap, fmap;
+  struct spaa_idmap dmap;
+  struct spaa_idlookup fmap; /* frame id -> index */
   struct strtab t;
   struct totals tt;
   size_t *canon = NULL;
@@ -767,7 +772,7 @@ int storage__prep_build(struct storage__prep *pr, const struct spaa_profile *p,
   memset(&tt, 0, sizeof(tt));
   spaa_strmap_init(&t.map);
   spaa_idmap_init(&dmap);
-  spaa_idmap_init(&fmap);
+  memset(&fmap, 0, sizeof(fmap));
   spaa_buf_init(&pr->blobs, 0);
   spaa_buf_init(&pr->psamples, 0);
   pr->p = p;
@@ -807,7 +812,7 @@ int storage__prep_build(struct storage__prep *pr, const struct spaa_profile *p,
 out:
   totals_free(&tt);
   spaa_idmap_free(&dmap);
-  spaa_idmap_free(&fmap);
+  spaa_idlookup_free(&fmap);
   spaa_strmap_free(&t.map);
   free(t.v);
   free(canon);

@@ -213,3 +213,51 @@ size_t spaa_strmap_bytes(const struct spaa_strmap *m)
 {
   return m->mask ? (m->mask + 1) * (sizeof(*m->keys) + sizeof(*m->lens) + sizeof(*m->vals)) : 0;
 }
+
+int spaa_idlookup_build(struct spaa_idlookup *l, const void *arr, size_t n, size_t stride,
+                        size_t off, uint64_t *dup)
+{
+  const char *a = arr;
+  size_t i;
+  int twice = 0;
+  memset(l, 0, sizeof(*l));
+  spaa_idmap_init(&l->map);
+  l->n = n;
+  l->dense = 1;
+  if (n)
+    memcpy(&l->base, a + off, sizeof(uint64_t));
+  for (i = 0; i < n && l->dense; i++) {
+    uint64_t id;
+    memcpy(&id, a + i * stride + off, sizeof(id));
+    if (id != l->base + i || l->base + i < l->base) /* (no wrapping past 2^64 - 1) */
+      l->dense = 0;
+  }
+  for (i = 0; !l->dense && i < n; i++) {
+    uint64_t id;
+    int rc;
+    memcpy(&id, a + i * stride + off, sizeof(id));
+    if ((rc = spaa_idmap_put(&l->map, id, i, NULL)) < 0)
+      return rc;
+    if (rc == 1 && !twice++ && dup)
+      *dup = id;
+  }
+  return twice ? 1 : 0;
+}
+
+int spaa_idlookup_get(const struct spaa_idlookup *l, uint64_t id, size_t *idx)
+{
+  if (l->dense) {
+    if (id < l->base || id - l->base >= l->n)
+      return 0;
+    *idx = (size_t)(id - l->base);
+    return 1;
+  }
+  return spaa_idmap_get(&l->map, id, idx);
+}
+
+void spaa_idlookup_free(struct spaa_idlookup *l)
+{
+  spaa_idmap_free(&l->map);
+  l->dense = 0;
+  l->n = 0;
+}

@@ -70,6 +70,7 @@ struct cv {
     json_t *ctx;            /* the stack context made for them (owned by a stack), or NULL */
     int has_tid, has_cpu;   /* thread.id / cpu.logical_number found */
     int64_t tid, cpu;
+    uint32_t cc;            /* its entry in the model's cs.ctxs + 1 (compact samples), or 0 */
   } *ctxs;                  /* contexts made in this profile, shared by their stacks */
   size_t n_ctxs, cap_ctxs;
   int has_pid;
@@ -1010,7 +1011,7 @@ static int add_sample(struct cv *c, const OT_Sample *s, int64_t *total)
   uint64_t h = identity_hash(s->stack_index, s->link_index, s->attribute_indices,
                              s->n_attribute_indices);
   size_t j, si = 0, slot, nt = s->n_timestamps_unix_nano;
-  const struct ctxe *ctx;
+  struct ctxe *ctx;
   int64_t w = 0;
   int per_ts, rc;
   if ((rc = stk_slots_room(c)))
@@ -1035,6 +1036,15 @@ static int add_sample(struct cv *c, const OT_Sample *s, int64_t *total)
       __builtin_add_overflow(*total, w, total))
     goto overflow;
   per_ts = s->n_values == nt;
+  if (c->compact && nt && !ctx->cc) { /* the first timed sample of this context */
+    uint32_t k;
+    struct spaa_cctx *x = spaa_add_cctx(p, &k);
+    if (!x)
+      return nomem(c);
+    x->tid = ctx->has_tid ? ctx->tid : 0;
+    x->cpu = ctx->has_cpu ? ctx->cpu : 0;
+    ctx->cc = k + 1;
+  }
   for (j = 0; c->compact && j < nt; j++) {
     struct spaa_csample *cs = spaa_add_csample(p);
     if (!cs)
@@ -1042,8 +1052,7 @@ static int add_sample(struct cv *c, const OT_Sample *s, int64_t *total)
     cs->flags = SPAA_CS_TIMESTAMP | (per_ts ? SPAA_CS_WEIGHT : 0);
     cs->timestamp = (int64_t)s->timestamps_unix_nano[j];
     cs->stack = (uint32_t)si; /* stk[si] and the model's stacks[si] are made together */
-    cs->tid = ctx->has_tid ? ctx->tid : 0;
-    cs->cpu = ctx->has_cpu ? ctx->cpu : 0;
+    cs->ctx = ctx->cc - 1;
     cs->value = per_ts ? s->values[j] : 0;
   }
   for (j = 0; !c->compact && j < nt; j++) {

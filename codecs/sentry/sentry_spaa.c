@@ -459,8 +459,33 @@ static int queue_context(const struct sentry__profile *sp, const struct sentry__
   return 0;
 }
 
+/* A compact sample's entry in the model's cs.ctxs: one per thread and queue, made on first
+ * use (cmap: thread index and queue position + 1 -> entry). 0 or SPAA_E_NOMEM. */
+static int sample_cctx(struct spaa_profile *p, const struct sentry__profile *sp,
+                       const struct sentry__sample *in, json_t **queue_ctx,
+                       struct spaa_idmap *cmap, uint32_t *out)
+{
+  size_t q = 0, k;
+  uint64_t key;
+  struct spaa_cctx *x;
+  if (in->queue && spaa_strmap_get(&sp->queue_map, in->queue, strlen(in->queue), &q))
+    q++;
+  if (in->thread > UINT32_MAX || q > UINT32_MAX)
+    return SPAA_E_NOMEM; /* beyond what the input caps allow */
+  key = (uint64_t)in->thread << 32 | q;
+  if (spaa_idmap_get(cmap, key, &k)) {
+    *out = (uint32_t)k;
+    return 0;
+  }
+  if (!(x = spaa_add_cctx(p, out)) || spaa_idmap_put(cmap, key, *out, NULL) < 0)
+    return SPAA_E_NOMEM;
+  x->tid = sp->threads[in->thread].tid;
+  return queue_context(sp, in, queue_ctx, &x->context);
+}
+
 /* One SPAA stack per Sentry stack used; every sample kept as a sample record, or a compact
- * one when asked (reserved at their count; samples of one queue share one context object). */
+ * one when asked (reserved at their count; samples of one queue share one context object,
+ * compact ones of one thread and queue one entry of cs.ctxs). */
 static int add_stacks_samples(struct builder *b)
 {
   struct sentry__profile *sp = b->sp;
@@ -468,7 +493,9 @@ static int add_stacks_samples(struct builder *b)
   const char **ids = NULL, *metric;
   uint32_t *pos = NULL; /* per Sentry stack: its SPAA stack's position (compact samples) */
   json_t **queue_ctx = NULL;
+  struct spaa_idmap cmap;
   int rc = SPAA_E_NOMEM;
+  spaa_idmap_init(&cmap);
   if (!(count = calloc(sp->n_stacks + 1, sizeof(*count))) ||
       !(ids = calloc(sp->n_stacks + 1, sizeof(*ids))) ||
       !(pos = calloc(sp->n_stacks + 1, sizeof(*pos))) ||
@@ -507,14 +534,15 @@ static int add_stacks_samples(struct builder *b)
   for (i = 0; b->compact && i < sp->n_samples; i++) {
     const struct sentry__sample *in = &sp->samples[i];
     struct spaa_csample *o = spaa_add_csample(b->p);
+    uint32_t k;
     if (!o)
       goto out;
     o->flags = SPAA_CS_TIMESTAMP;
     o->timestamp = in->t_ns;
-    o->tid = sp->threads[in->thread].tid;
     o->stack = pos[in->stack];
-    if (queue_context(sp, in, queue_ctx, &o->context))
+    if (sample_cctx(b->p, sp, in, queue_ctx, &cmap, &k))
       goto out;
+    o->ctx = k;
   }
   for (i = 0; !b->compact && i < sp->n_samples; i++) {
     const struct sentry__sample *in = &sp->samples[i];
@@ -535,6 +563,7 @@ static int add_stacks_samples(struct builder *b)
   }
   rc = 0;
 out:
+  spaa_idmap_free(&cmap);
   for (i = 0; queue_ctx && i < sp->n_queues; i++)
     json_decref(queue_ctx[i]);
   free(queue_ctx);

@@ -51,59 +51,6 @@ static int excl_unshare(struct spaa_profile *p, struct spaa_stack *s)
   return 0;
 }
 
-/* Id -> index lookups: direct when the ids are consecutive in array order (what converters
- * write), through a hash map otherwise. Never indexes by an unchecked id. */
-struct lookup {
-  int dense;              /* ids are base, base+1, ... in array order */
-  uint64_t base;
-  size_t n;
-  struct spaa_idmap map;  /* when !dense */
-};
-
-static int lookup_build(struct lookup *l, const void *arr, size_t n, size_t stride, size_t off)
-{
-  size_t i;
-  const char *a = arr;
-  memset(l, 0, sizeof(*l));
-  l->n = n;
-  l->dense = 1;
-  if (n)
-    memcpy(&l->base, a + off, sizeof(uint64_t));
-  for (i = 0; i < n && l->dense; i++) {
-    uint64_t id;
-    memcpy(&id, a + i * stride + off, sizeof(id));
-    if (id != l->base + i)
-      l->dense = 0;
-  }
-  if (l->dense)
-    return 0;
-  spaa_idmap_init(&l->map);
-  for (i = 0; i < n; i++) {
-    uint64_t id;
-    memcpy(&id, a + i * stride + off, sizeof(id));
-    if (spaa_idmap_put(&l->map, id, i, NULL) < 0)
-      return SPAA_E_NOMEM;
-  }
-  return 0;
-}
-
-static int lookup_get(const struct lookup *l, uint64_t id, size_t *idx)
-{
-  if (l->dense) {
-    if (id < l->base || id - l->base >= l->n)
-      return 0;
-    *idx = (size_t)(id - l->base);
-    return 1;
-  }
-  return spaa_idmap_get(&l->map, id, idx);
-}
-
-static void lookup_free(struct lookup *l)
-{
-  if (!l->dense)
-    spaa_idmap_free(&l->map);
-}
-
 /* Rewrite the stack ids that sample records, related_stacks and windows use, from each
  * stack's id (still its old one) to the content id cids[k] of the stack it names. (Compact
  * samples name their stack by position: spaa_normalize moves those.) */
@@ -168,26 +115,27 @@ out:
 static int assign_ids(struct spaa_profile *p, struct spaa_cid *frame_cids,
                       struct spaa_cid *stack_cids, struct spaa_err *err)
 {
-  struct lookup dsos, frames;
+  struct spaa_idlookup dsos, frames;
   struct spaa_cid *fc = frame_cids, *sc = stack_cids, *leaf = NULL;
   size_t i, j, k, maxf = 0;
   int rc = 0;
 
   memset(&dsos, 0, sizeof(dsos));
   memset(&frames, 0, sizeof(frames));
-  dsos.dense = frames.dense = 1;
   if ((!fc && p->n_frames && !(fc = malloc(p->n_frames * sizeof(*fc)))) ||
       (!sc && p->n_stacks && !(sc = malloc(p->n_stacks * sizeof(*sc)))))
     goto nomem;
-  if (lookup_build(&dsos, p->dsos, p->n_dsos, sizeof(*p->dsos), offsetof(struct spaa_dso, id)) ||
-      lookup_build(&frames, p->frames, p->n_frames, sizeof(*p->frames),
-                   offsetof(struct spaa_frame, id)))
+  /* (an id there twice is the validator's to refuse: the first of them is found) */
+  if (spaa_idlookup_build(&dsos, p->dsos, p->n_dsos, sizeof(*p->dsos),
+                          offsetof(struct spaa_dso, id), NULL) < 0 ||
+      spaa_idlookup_build(&frames, p->frames, p->n_frames, sizeof(*p->frames),
+                          offsetof(struct spaa_frame, id), NULL) < 0)
     goto nomem;
   for (i = 0; i < p->n_frames; i++) {
     const struct spaa_frame *f = &p->frames[i];
     const struct spaa_dso *d = NULL;
     if (f->has_dso) {
-      if (!lookup_get(&dsos, f->dso, &k)) {
+      if (!spaa_idlookup_get(&dsos, f->dso, &k)) {
         rc = spaa_err_set(err, SPAA_E_INVALID, 0, 0, "frame %" PRIu64 " references dso %" PRIu64
                           ", which does not exist", f->id, f->dso);
         goto out;
@@ -207,7 +155,7 @@ static int assign_ids(struct spaa_profile *p, struct spaa_cid *frame_cids,
     int rev = p->header.frame_order == SPAA_ROOT_TO_LEAF;
     for (j = 0; j < s->n_frames; j++) {
       uint64_t fid = s->frames[rev ? s->n_frames - 1 - j : j];
-      if (!lookup_get(&frames, fid, &k)) {
+      if (!spaa_idlookup_get(&frames, fid, &k)) {
         rc = spaa_err_set(err, SPAA_E_INVALID, 0, 0, "stack %s references frame %" PRIu64
                           ", which does not exist", s->id, fid);
         goto out;
@@ -229,8 +177,8 @@ nomem:
 fail:
   spaa_err_set(err, rc, 0, 0, "computing content ids: %s", spaa_err_default(rc));
 out:
-  lookup_free(&dsos);
-  lookup_free(&frames);
+  spaa_idlookup_free(&dsos);
+  spaa_idlookup_free(&frames);
   if (fc != frame_cids)
     free(fc);
   if (sc != stack_cids)

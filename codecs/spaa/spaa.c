@@ -98,6 +98,7 @@ size_t spaa_profile_bytes(const struct spaa_profile *p)
   return sizeof(*p) + p->cap_dsos * sizeof(*p->dsos) + p->cap_frames * sizeof(*p->frames) +
          p->cap_threads * sizeof(*p->threads) + p->cap_stacks * sizeof(*p->stacks) +
          p->cap_samples * sizeof(*p->samples) + p->cap_csamples * sizeof(*p->csamples) +
+         p->cs.cap_ctxs * sizeof(*p->cs.ctxs) +
          p->cap_windows * sizeof(*p->windows) +
          p->header.cap_events * sizeof(*p->header.events) + p->arena_bytes + p->bulk_bytes;
 }
@@ -253,6 +254,7 @@ void spaa_profile_fit(struct spaa_profile *p)
   FIT(p->stacks, p->n_stacks, p->cap_stacks);
   FIT(p->samples, p->n_samples, p->cap_samples);
   FIT(p->csamples, p->n_csamples, p->cap_csamples);
+  FIT(p->cs.ctxs, p->cs.n_ctxs, p->cs.cap_ctxs);
   FIT(p->windows, p->n_windows, p->cap_windows);
 }
 
@@ -284,12 +286,16 @@ void spaa_profile_drop_samples(struct spaa_profile *p)
   meter_give(p, p->cap_samples * sizeof(*p->samples));
   p->samples = NULL;
   p->n_samples = p->cap_samples = 0;
-  for (i = 0; i < p->n_csamples; i++)
-    json_decref(p->csamples[i].context);
   free(p->csamples);
   meter_give(p, p->cap_csamples * sizeof(*p->csamples));
   p->csamples = NULL;
   p->n_csamples = p->cap_csamples = 0;
+  for (i = 0; i < p->cs.n_ctxs; i++)
+    json_decref(p->cs.ctxs[i].context);
+  free(p->cs.ctxs);
+  meter_give(p, p->cs.cap_ctxs * sizeof(*p->cs.ctxs));
+  p->cs.ctxs = NULL;
+  p->cs.n_ctxs = p->cs.cap_ctxs = 0;
 }
 
 void spaa_profile_release_samples(struct spaa_profile *p, size_t from, size_t to)
@@ -306,11 +312,7 @@ void spaa_profile_release_samples(struct spaa_profile *p, size_t from, size_t to
     spaa_mem_discard(p->samples + a, (i - a) * sizeof(*p->samples));
   a = (from > p->n_samples ? from : p->n_samples) - p->n_samples;
   b = to > p->n_samples ? to - p->n_samples : 0;
-  for (i = a; i < b; i++) {
-    json_decref(p->csamples[i].context);
-    p->csamples[i].context = NULL;
-  }
-  if (b > a)
+  if (b > a) /* their contexts are cs.ctxs', which stay until the samples are dropped */
     spaa_mem_discard(p->csamples + a, (b - a) * sizeof(*p->csamples));
 }
 
@@ -370,23 +372,34 @@ struct spaa_csample *spaa_add_csample(struct spaa_profile *p)
   return s;
 }
 
+struct spaa_cctx *spaa_add_cctx(struct spaa_profile *p, uint32_t *index)
+{
+  struct spaa_cctx *c;
+  if (p->cs.n_ctxs > SPAA_CS_MAX_CTX || !(c = ADD(p, p->cs.ctxs, p->cs.n_ctxs, p->cs.cap_ctxs)))
+    return NULL;
+  *index = (uint32_t)(p->cs.n_ctxs - 1);
+  return c;
+}
+
 const struct spaa_sample *spaa_profile_sample(const struct spaa_profile *p, size_t i,
                                               struct spaa_sample_buf *buf)
 {
   const struct spaa_csample *c;
+  const struct spaa_cctx *x;
   if (i < p->n_samples)
     return &p->samples[i];
   c = &p->csamples[i - p->n_samples];
+  x = c->ctx < p->cs.n_ctxs ? &p->cs.ctxs[c->ctx] : NULL;
   memset(buf, 0, sizeof(*buf));
   buf->s.has_timestamp = (c->flags & SPAA_CS_TIMESTAMP) != 0;
   buf->s.timestamp = spaa_int(c->timestamp);
   buf->s.has_pid = buf->s.has_tid = buf->s.has_cpu = 1;
   buf->s.pid = p->cs.pid;
-  buf->s.tid = c->tid;
-  buf->s.cpu = c->cpu;
+  buf->s.tid = x ? x->tid : 0;
+  buf->s.cpu = x ? x->cpu : 0;
   buf->s.event = p->cs.event;
   buf->s.stack_id = c->stack < p->n_stacks ? p->stacks[c->stack].id : "";
-  buf->s.context = c->context;
+  buf->s.context = x ? x->context : NULL;
   if (c->flags & SPAA_CS_WEIGHT) {
     buf->w.metric = p->cs.metric;
     buf->w.unit = p->cs.unit;

@@ -135,13 +135,16 @@ struct spaa_sample {
 };
 
 /* A sample in compact form (spaa_profile.csamples), for an upload of many timed samples
- * whose records differ only in these fields: 48 bytes, where a record takes 136 and its
+ * whose records differ only in these fields: 24 bytes, where a record takes 136 and its
  * one-weight array 40 more. It is the record
  *   {timestamp (an integer, when SPAA_CS_TIMESTAMP), pid = cs.pid, tid, cpu (the three
  *    present), event = cs.event, stack_id = the id of stacks[stack] ("" when stack is not
  *    a stack's index), weights = [{cs.metric, value, cs.unit}] (when SPAA_CS_WEIGHT),
  *    context}
- * and comes after the profile's records: read both with spaa_profile_sample. It names its
+ * where tid, cpu and context are those of cs.ctxs[ctx]: what samples of one thread, cpu and
+ * context share is kept once (an OTLP profile has one entry per distinct attributes, a
+ * Sentry one per thread and queue).
+ * It comes after the profile's records: read both with spaa_profile_sample. It names its
  * stack by position, so that no map of stack ids is needed to read or normalize it (which
  * moves the stacks and keeps the positions right). Only a converter asked for them makes
  * them (spaa_convert_opts.compact_samples): a reader that does not know them reads the
@@ -149,13 +152,19 @@ struct spaa_sample {
 #define SPAA_CS_TIMESTAMP 1u
 #define SPAA_CS_WEIGHT 2u
 #define SPAA_CS_NO_STACK UINT32_MAX
+#define SPAA_CS_MAX_CTX (((uint32_t)1 << 30) - 1) /* the most entries cs.ctxs may hold */
 struct spaa_csample {
   int64_t timestamp;
-  int64_t tid, cpu;
   int64_t value;
-  json_t *context;      /* object or NULL; owned */
   uint32_t stack;       /* index in the profile's stacks, or SPAA_CS_NO_STACK */
-  unsigned flags;       /* SPAA_CS_* */
+  uint32_t ctx : 30;    /* index in the profile's cs.ctxs */
+  uint32_t flags : 2;   /* SPAA_CS_* */
+};
+
+/* What compact samples of one thread, cpu and context share (spaa_profile.cs.ctxs). */
+struct spaa_cctx {
+  int64_t tid, cpu;
+  json_t *context;      /* object or NULL; owned */
 };
 
 /* "type":"window"; kept whole: by_stack rarely matters to ingest. */
@@ -219,6 +228,8 @@ struct spaa_profile {
     int64_t pid;
     const char *event, *metric, *unit; /* outliving the profile (arena, literal); metric
                                         * and unit read only with SPAA_CS_WEIGHT */
+    struct spaa_cctx *ctxs;            /* what some of them share (spaa_add_cctx) */
+    size_t n_ctxs, cap_ctxs;
   } cs;                                /* what every compact sample shares */
   struct spaa_window *windows; size_t n_windows, cap_windows;
   struct spaa_block *arena;       /* string storage */
@@ -279,8 +290,10 @@ struct spaa_thread *spaa_add_thread(struct spaa_profile *p);
 struct spaa_stack *spaa_add_stack(struct spaa_profile *p);
 struct spaa_sample *spaa_add_sample(struct spaa_profile *p);
 struct spaa_window *spaa_add_window(struct spaa_profile *p);
-/* A zeroed compact sample (stack_id ""); NULL on OOM. */
+/* A zeroed compact sample (stack_id "", ctx 0); NULL on OOM. */
 struct spaa_csample *spaa_add_csample(struct spaa_profile *p);
+/* A zeroed entry of cs.ctxs, its index in *index; NULL on OOM or past SPAA_CS_MAX_CTX. */
+struct spaa_cctx *spaa_add_cctx(struct spaa_profile *p, uint32_t *index);
 
 /* Every sample, records then compact ones: how many, and sample i as a record (a compact one
  * written out into *buf, valid until buf is used again; the record itself otherwise). */

@@ -136,16 +136,27 @@ static struct spaa_profile *tp_large(size_t n)
   }
   p->cs.event = "cpu";
   p->cs.metric = "samples";
+  for (i = 0; i < 13; i++) { /* entry i: thread i, no context */
+    uint32_t k;
+    struct spaa_cctx *x = spaa_add_cctx(p, &k);
+    assert_non_null(x);
+    x->tid = (int64_t)i;
+  }
   for (i = 0; i < n; i++) {
     struct spaa_csample *c = spaa_add_csample(p);
+    uint32_t k = (uint32_t)(i % 13);
     assert_non_null(c);
     c->stack = (uint32_t)((i * 7) % n); /* stack "t<that>" */
     c->timestamp = 1700001000 + (int64_t)i;
-    c->tid = (int64_t)(i % 13);
     c->value = 1;
     c->flags = SPAA_CS_TIMESTAMP | SPAA_CS_WEIGHT;
-    if (i % 6 == 0)
-      c->context = json_pack("{s:I}", "x_c", (json_int_t)i);
+    if (i % 6 == 0) { /* an entry of its own, with a context */
+      struct spaa_cctx *x = spaa_add_cctx(p, &k);
+      assert_non_null(x);
+      x->tid = (int64_t)(i % 13);
+      x->context = json_pack("{s:I}", "x_c", (json_int_t)i);
+    }
+    c->ctx = k;
   }
   json_decref(shared);
   if (spaa_normalize(p, &err))

@@ -859,7 +859,8 @@ static void test_compact_samples(void **state)
     assert_true(pa->n_csamples > 0);
     assert_int_equal(pa->n_csamples, lb.v[0].profile->n_samples);
     for (i = 0; i < pa->n_csamples; i++)
-      with_ctx += pa->csamples[i].context != NULL;
+      with_ctx += pa->csamples[i].ctx < pa->cs.n_ctxs &&
+                  pa->cs.ctxs[pa->csamples[i].ctx].context != NULL;
     if (k == 0)
       assert_true(with_ctx > 0); /* the queue's */
     spaa_buf_init(&a, 0);

@@ -206,14 +206,20 @@ static void test_meter_shared_frames(void **state)
 }
 
 /* Releasing records read (spaa_profile_release_*) lets go of their JSON values once, leaves
- * the others as they were, and the profile is then freed as usual. */
+ * the others as they were, and the profile is then freed as usual. A compact sample's
+ * context is its cs.ctxs entry's, which stays until the samples are dropped. */
 static void test_release_records(void **state)
 {
   struct spaa_profile *p = spaa_profile_new();
   json_t *o = json_object();
+  struct spaa_cctx *x;
+  uint32_t k = 7;
   size_t i, n = 20000; /* 3.4 MB of stack records: whole pages go back */
   (void)state;
   assert_non_null(p);
+  assert_non_null(x = spaa_add_cctx(p, &k));
+  assert_int_equal(k, 0);
+  x->context = json_incref(o);
   for (i = 0; i < n; i++) {
     struct spaa_stack *s = spaa_add_stack(p);
     struct spaa_sample *sm = spaa_add_sample(p);
@@ -224,22 +230,22 @@ static void test_release_records(void **state)
     s->extra = json_incref(o);
     sm->context = json_incref(o);
     sm->extra = json_incref(o);
-    c->context = json_incref(o);
+    c->ctx = k;
   }
-  assert_int_equal(o->refcount, 1 + 5 * n);
+  assert_int_equal(o->refcount, 2 + 4 * n);
   spaa_profile_release_stacks(p, 0, n / 2);
-  assert_int_equal(o->refcount, 1 + 4 * n);
+  assert_int_equal(o->refcount, 2 + 3 * n);
   spaa_profile_release_stacks(p, n / 2, n / 2); /* an empty range */
-  assert_int_equal(o->refcount, 1 + 4 * n);
+  assert_int_equal(o->refcount, 2 + 3 * n);
   assert_string_equal(p->stacks[n / 2].id, "s10000"); /* the rest as they were */
   assert_ptr_equal(p->stacks[n - 1].context, o);
   /* samples are numbered records first, then compact ones: a run across both */
   spaa_profile_release_samples(p, n - 100, n + 100);
-  assert_int_equal(o->refcount, 1 + 4 * n - 300);
+  assert_int_equal(o->refcount, 2 + 3 * n - 200);
   spaa_profile_release_samples(p, 2 * n - 10, 3 * n); /* past the end: up to it */
-  assert_int_equal(o->refcount, 1 + 4 * n - 310);
+  assert_int_equal(o->refcount, 2 + 3 * n - 200);
   assert_ptr_equal(p->samples[n - 101].context, o);
-  assert_ptr_equal(p->csamples[100].context, o);
+  assert_ptr_equal(p->cs.ctxs[0].context, o);
   spaa_profile_free(p); /* the released ones are not let go of twice */
   assert_int_equal(o->refcount, 1);
   json_decref(o);
