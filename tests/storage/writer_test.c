@@ -171,6 +171,32 @@ static void test_close_drains(void **state)
   tdir_rm(&t);
 }
 
+/* Make the database itself refuse to store profile `id`, inside the writer's transaction. */
+static void poison(const char *db_path, const char *id)
+{
+  sqlite3 *db;
+  char sql[256];
+  snprintf(sql, sizeof(sql), "CREATE TRIGGER poison BEFORE INSERT ON profile_block WHEN "
+                             "(SELECT id FROM profile WHERE num = NEW.profile) = '%s' "
+                             "BEGIN SELECT RAISE(ABORT, 'poisoned'); END;", id);
+  assert_int_equal(sqlite3_open(db_path, &db), SQLITE_OK);
+  assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(db);
+}
+
+/* Let the paused writer go and wait for the three putters w: the first and the last stored,
+ * the middle one refused by the poison trigger. */
+static void release_three(struct spaa_store *s, struct putter *w)
+{
+  spaa_store__pause(s, 0);
+  for (size_t i = 0; i < 3; i++)
+    pthread_join(w[i].th, NULL);
+  assert_int_equal(w[0].rc, 0);
+  assert_int_equal(w[1].rc, SPAA_E_STORE);
+  assert_non_null(strstr(w[1].err.msg, "poisoned"));
+  assert_int_equal(w[2].rc, 0);
+}
+
 static void test_failure_does_not_poison_batch(void **state)
 {
   struct tdir t;
@@ -180,27 +206,14 @@ static void test_failure_does_not_poison_batch(void **state)
   struct spaa_store_stats st;
   struct spaa_store_counts c;
   struct spaa_err err = {0};
-  sqlite3 *db;
   char *want = twrite(p);
   tdir_make(&t);
   s = topen(t.db, 8, 8);
-  /* make the database itself refuse one profile id, inside the writer's transaction */
-  assert_int_equal(sqlite3_open(t.db, &db), SQLITE_OK);
-  assert_int_equal(sqlite3_exec(db, "CREATE TRIGGER poison BEFORE INSERT ON profile_block"
-                                    " WHEN (SELECT id FROM profile WHERE num = NEW.profile) = 'p1'"
-                                    " BEGIN SELECT RAISE(ABORT, 'poisoned'); END;",
-                                NULL, NULL, NULL), SQLITE_OK);
-  sqlite3_close(db);
+  poison(t.db, "p1");
   spaa_store__pause(s, 1);
   start_putters(w, 3, s, p, "p");
   wait_queued(s, 3);
-  spaa_store__pause(s, 0);
-  for (size_t i = 0; i < 3; i++)
-    pthread_join(w[i].th, NULL);
-  assert_int_equal(w[0].rc, 0);
-  assert_int_equal(w[1].rc, SPAA_E_STORE);
-  assert_non_null(strstr(w[1].err.msg, "poisoned"));
-  assert_int_equal(w[2].rc, 0);
+  release_three(s, w);
   spaa_store_stats(s, &st);
   assert_int_equal(st.transactions, 1);
   assert_int_equal(st.stored, 2);
@@ -237,17 +250,11 @@ static void test_large_put_alone(void **state)
   struct spaa_store_stats st0, st;
   struct spaa_store_counts c;
   struct spaa_err err = {0};
-  sqlite3 *db;
   char *want = twrite(big);
   (void)state;
   tdir_make(&t);
   s = topen(t.db, 8, 8);
-  assert_int_equal(sqlite3_open(t.db, &db), SQLITE_OK);
-  assert_int_equal(sqlite3_exec(db, "CREATE TRIGGER poison BEFORE INSERT ON profile_block"
-                                    " WHEN (SELECT id FROM profile WHERE num = NEW.profile) = 'b0'"
-                                    " BEGIN SELECT RAISE(ABORT, 'poisoned'); END;",
-                                NULL, NULL, NULL), SQLITE_OK);
-  sqlite3_close(db);
+  poison(t.db, "b0");
   spaa_store_stats(s, &st0);
   spaa_store__pause(s, 1);
   start_putters(w, 1, s, small, "a");
@@ -256,13 +263,7 @@ static void test_large_put_alone(void **state)
   wait_queued(s, 2);
   start_putters(w + 2, 1, s, small, "c");
   wait_queued(s, 3);
-  spaa_store__pause(s, 0);
-  for (size_t i = 0; i < 3; i++)
-    pthread_join(w[i].th, NULL);
-  assert_int_equal(w[0].rc, 0);
-  assert_int_equal(w[1].rc, SPAA_E_STORE);
-  assert_non_null(strstr(w[1].err.msg, "poisoned"));
-  assert_int_equal(w[2].rc, 0);
+  release_three(s, w);
   spaa_store_stats(s, &st);
   assert_int_equal(st.transactions - st0.transactions, 2); /* a0, c0: b0's rolled back */
   assert_int_equal(spaa_store_counts(s, &c, &err), 0);
