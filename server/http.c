@@ -47,6 +47,7 @@
 #include "server/log.h"
 #include "server/metrics.h"
 #include "server/pool.h"
+#include "server/spool.h"
 
 struct spaa_http {
   struct MHD_Daemon *d;              /* the daemon */
@@ -71,7 +72,10 @@ struct http_rq {
   struct spaa_req req;               /* what the handler sees */
   char path[SPAA_HTTP_MAX_PATH];     /* normalized path */
   char scratch[SPAA_HTTP_MAX_PATH];  /* path copy holding {param} values */
-  struct spaa_buf body;              /* the body as received, capped at max_body */
+  struct spaa_buf body;              /* the body as received, capped at max_body; a body
+                                      * past SPAA_HTTP_FILE_BODY is in bfile instead, and
+                                      * once complete body.p/len are its mapping (cap 0) */
+  struct spaa_bodyfile bfile;        /* a large body, in an unlinked file */
   struct spaa_buf decoded;           /* the body with its Content-Encoding undone */
   size_t max_body;                   /* cap on the body as received */
   size_t max_decoded;                /* cap on the decoded body */
@@ -80,6 +84,7 @@ struct http_rq {
   unsigned long long declared_over;  /* a Content-Length over the cap, read and thrown away */
   unsigned long long declared_busy;  /* a Content-Length over the budget, likewise */
   int nomem;                         /* could not keep the body */
+  int body_io;                       /* could not keep the body in its file: errno */
   int needs_decode;                  /* Content-Encoding to undo */
   int answered;                      /* a response was queued */
   uint64_t sent;                     /* its body's bytes, for the log */
@@ -845,11 +850,60 @@ static size_t model_factor(const struct http_rq *rq)
   return rq->req.route ? rq->req.route->model_factor : 0;
 }
 
+/* Where a large body's file is made: the data directory (as large answers' are). */
+static const char *body_dir(const struct http_rq *rq)
+{
+  const struct spaa_config *cfg = rq->h->app ? rq->h->app->cfg : NULL;
+  return cfg && cfg->data_dir ? cfg->data_dir : "the temporary directory";
+}
+
+/* Keep a piece of a body that is or becomes large in its file (what the buffer held first).
+ * 0, or -1 with rq->body_io set. */
+static int body_to_file(struct http_rq *rq, const char *data, size_t n)
+{
+  const struct spaa_config *cfg = rq->h->app ? rq->h->app->cfg : NULL;
+  const char *dir = cfg ? cfg->data_dir : NULL;
+  if ((rq->body.len && spaa_bodyfile_add(&rq->bfile, dir, rq->body.p, rq->body.len)) ||
+      spaa_bodyfile_add(&rq->bfile, dir, data, n)) {
+    rq->body_io = rq->bfile.errno_saved ? rq->bfile.errno_saved : EIO;
+    return -1;
+  }
+  spaa_buf_free(&rq->body);
+  return 0;
+}
+
+/* The complete body, when in a file: mapped, as body.p/len. 0, or -1 with rq->body_io. */
+static int body_map(struct http_rq *rq)
+{
+  char *m;
+  if (rq->bfile.fd < 0 || rq->bfile.map)
+    return 0;
+  if (!(m = spaa_bodyfile_map(&rq->bfile))) {
+    rq->body_io = rq->bfile.errno_saved ? rq->bfile.errno_saved : EIO;
+    return -1;
+  }
+  rq->body.p = m;
+  rq->body.len = (size_t)rq->bfile.len;
+  rq->body.cap = 0; /* not the buffer's: body_free unmaps it */
+  return 0;
+}
+
+/* Let go of the body as received: its buffer, or its file and mapping. */
+static void body_free(struct http_rq *rq)
+{
+  if (rq->bfile.fd >= 0) {
+    spaa_bodyfile_free(&rq->bfile);
+    rq->body.p = NULL; /* the mapping's, not the buffer's */
+    rq->body.len = rq->body.cap = 0;
+  }
+  spaa_buf_free(&rq->body);
+}
+
 /* spaa_req.drop_body: the body's buffers freed before the handler returns. */
 static void drop_body(const struct spaa_req *req)
 {
   struct http_rq *rq = (struct http_rq *)((char *)req - offsetof(struct http_rq, req));
-  spaa_buf_free(&rq->body);
+  body_free(rq);
   spaa_buf_free(&rq->decoded);
   rq->req.body = (const uint8_t *)"";
   rq->req.body_len = 0;
@@ -896,7 +950,7 @@ static void run(struct http_rq *rq, struct spaa_resp *resp)
         fail_into(rq, resp, err.code, "%s", err.msg);
       return;
     }
-    spaa_buf_free(&rq->body); /* keep one copy, not two */
+    body_free(rq); /* keep one copy, not two */
     rq->req.body = (const uint8_t *)(rq->decoded.p ? rq->decoded.p : "");
     rq->req.body_len = rq->decoded.len;
     rq->req.body_decoded = 1;
@@ -905,6 +959,7 @@ static void run(struct http_rq *rq, struct spaa_resp *resp)
   } else {
     rq->req.body = (const uint8_t *)(rq->body.p ? rq->body.p : "");
     rq->req.body_len = rq->body.len;
+    rq->req.body_file = rq->bfile.map != NULL;
   }
   rq->req.route->fn(&rq->req, resp);
   drop_body(&rq->req);
@@ -943,7 +998,7 @@ static void work(struct spaa_pool_job *job)
                                      SPAA_HTTP_BUDGET_WAIT_MS)) {
     spaa_conns_note(h->conns, SPAA_CONNS_OVER_BUDGET);
     resp_init(&rq->resp);
-    spaa_buf_free(&rq->body);
+    body_free(rq);
     fail_into(rq, &rq->resp, SPAA_E_BUSY, "the server is holding its memory budget for "
               "requests in flight; retry later");
   } else {
@@ -988,6 +1043,14 @@ static enum MHD_Result finish(struct http_rq *rq, struct MHD_Connection *conn)
                 rq->max_body, rq->received);
   if (rq->nomem)
     return fail(rq, conn, SPAA_E_NOMEM, "out of memory while receiving the body");
+  if (!rq->over_budget && !rq->body_io)
+    (void)body_map(rq);
+  if (rq->body_io == ENOSPC || rq->body_io == EDQUOT)
+    return fail(rq, conn, SPAA_E_BUSY, "the disk holding %s is full: the %zu-byte body could "
+                "not be kept in a file there; retry later", body_dir(rq), rq->received);
+  if (rq->body_io)
+    return fail(rq, conn, SPAA_E_BUSY, "the %zu-byte body could not be kept in a file in %s "
+                "(%s); retry later", rq->received, body_dir(rq), strerror(rq->body_io));
   if (rq->over_budget) {
     spaa_conns_note(rq->h->conns, SPAA_CONNS_OVER_BUDGET);
     if (rq->declared_busy)
@@ -1025,35 +1088,45 @@ static enum MHD_Result finish(struct http_rq *rq, struct MHD_Connection *conn)
 }
 
 
-/* A piece of the body: keep it under the caps and the budget, or count it and drop it. */
+/* A piece of the body: keep it under the caps and the budget, or count it and drop it. A
+ * body longer than SPAA_HTTP_FILE_BODY (declared so, or grown so) goes to a file. */
 static enum MHD_Result body_piece(struct http_rq *rq, const char *data, size_t n)
 {
   char q[sizeof(rq->path) * 2];
   rq->received += n;
   spaa_conn_body_bytes(rq->sconn, n);
-  if (!rq->over && !rq->nomem && !rq->over_budget) {
-    if (n > rq->max_body - rq->body.len) {
+  if (!rq->over && !rq->nomem && !rq->over_budget && !rq->body_io) {
+    size_t kept = rq->bfile.fd >= 0 ? (size_t)rq->bfile.len : rq->body.len;
+    if (n > rq->max_body - kept) {
       rq->over = 1; /* keep nothing more: the answer will be 413 */
-      spaa_buf_free(&rq->body);
-    } else if (rq->body.len + n > rq->charged) {
+      body_free(rq);
+    } else if (kept + n > rq->charged) {
       /* a body longer than declared (chunked): charge it as it grows, 1 MiB at a time */
-      size_t more = rq->body.len + n - rq->charged + ((size_t)1 << 20);
+      size_t more = kept + n - rq->charged + ((size_t)1 << 20);
       if (spaa_budget_take(rq->h->budget, more, 0, 0)) {
         rq->over_budget = 1;
-        spaa_buf_free(&rq->body);
+        body_free(rq);
       } else {
         rq->charged += more;
       }
     }
-    /* a declared length is allocated once, exactly: doubling would hold up to twice it */
-    if (!rq->over && !rq->over_budget && !rq->body.p && rq->declared >= n)
-      spaa_buf_presize(&rq->body, rq->declared); /* on failure, add below says so */
-    if (!rq->over && !rq->over_budget && spaa_buf_add(&rq->body, data, n)) {
-      rq->nomem = 1;
-      spaa_buf_free(&rq->body);
+    if (rq->over || rq->over_budget) {
+      /* dropped */
+    } else if (rq->bfile.fd >= 0 || rq->declared > SPAA_HTTP_FILE_BODY ||
+               kept + n > SPAA_HTTP_FILE_BODY) {
+      if (body_to_file(rq, data, n))
+        body_free(rq);
+    } else {
+      /* a declared length is allocated once, exactly: doubling would hold up to twice it */
+      if (!rq->body.p && rq->declared >= n)
+        spaa_buf_presize(&rq->body, rq->declared); /* on failure, add below says so */
+      if (spaa_buf_add(&rq->body, data, n)) {
+        rq->nomem = 1;
+        spaa_buf_free(&rq->body);
+      }
     }
   }
-  if ((rq->over || rq->nomem || rq->over_budget) &&
+  if ((rq->over || rq->nomem || rq->over_budget || rq->body_io) &&
       rq->received > rq->max_body + discard_max(rq->max_body)) {
     spaa_log(SPAA_LOG_WARN, "dropping connection: body far past the cap",
              "path=\"%s\" received=%zu cap=%zu", spaa_log_q(q, sizeof(q), rq->path), rq->received,
@@ -1080,6 +1153,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     rq->sconn = ci ? ci->socket_context : NULL;
     spaa_conn_head_done(rq->sconn);
     spaa_buf_init(&rq->body, 1);
+    spaa_bodyfile_init(&rq->bfile);
     *con_cls = rq;
     __atomic_add_fetch(&h->inflight, 1, __ATOMIC_ACQ_REL);
     return begin(rq, conn, url, method, version);
@@ -1166,7 +1240,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
   }
   count_request(h, rq, now_ns(CLOCK_MONOTONIC) - rq->start_ns);
   spaa_conn_request_end(rq->sconn);
-  spaa_buf_free(&rq->body);
+  body_free(rq);
   spaa_buf_free(&rq->decoded);
   spaa_resp_body_release(&rq->resp);
   spaa_budget_give(h->budget, rq->charged, 0);

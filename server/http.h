@@ -52,6 +52,10 @@ struct spaa_req {
   size_t wire_len;               /* body bytes as received, before decoding */
   const char *content_encoding;  /* Content-Encoding as sent, or NULL */
   int body_decoded;              /* 1 when the core undid a Content-Encoding */
+  int body_file;                 /* 1: body is the private mapping of a file (a large body
+                                  * as received): pages given back are read from the file
+                                  * again if touched, so a handler may give back what it
+                                  * will read later */
   const struct spaa_app *app;    /* config and store */
   struct spaa_meter *meter;      /* what the request's models may hold (spaa.h), or NULL */
   int64_t received_ns;           /* unix time the request arrived, ns */

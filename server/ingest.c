@@ -376,6 +376,7 @@ void spaa_ingest_init(struct spaa_ingest *x, const struct spaa_req *req, struct 
                           req->app->cfg->keep_original == SPAA_KEEP_ALWAYS;
   x->opts.meter = req->meter;
   x->opts.input_spent = !x->opts.keep_original; /* the body is read once, part by part */
+  x->opts.input_refetch = req->body_file;
   x->opts.compact_samples = 1; /* the store reads them with spaa_profile_sample */
   x->failed_at = SIZE_MAX;
 }

@@ -206,7 +206,8 @@ static int parse_as(struct spaa_ingest *x, enum ctype t, const char *ct, int grp
                         "send application/x-protobuf, application/protobuf or "
                         "application/json", shown);
   }
-  if ((rc = otlp_decode(x->body, x->body_len, &st->r, err)))
+  if ((rc = otlp_decode_ex(x->body, x->body_len, x->opts.input_refetch ? OTLP_DECODE_REFETCH : 0,
+                          &st->r, err)))
     return blame_ctype(x, st->t, grpc, rc, err);
   /* the codec reads JSON wherever it finds it; a gRPC message is protobuf, whatever its
    * content-subtype (grpc-go reads one it has no codec for as protobuf, and fails) */

@@ -1,4 +1,5 @@
-/* Answers kept in memory while small, in an unlinked file once large (see spool.h). */
+/* Answers kept in memory while small, in an unlinked file once large, and request bodies
+ * kept in such a file (see spool.h). */
 #include "server/spool.h"
 
 #include <errno.h>
@@ -6,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "server/http.h"
@@ -33,7 +35,7 @@ static int open_unlinked(const char *dir)
   if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR && errno != ENOENT))
     return fd;
 #endif
-  if ((size_t)snprintf(path, sizeof(path), "%s/.spaa-answer-XXXXXX", dir) >= sizeof(path)) {
+  if ((size_t)snprintf(path, sizeof(path), "%s/.spaa-spool-XXXXXX", dir) >= sizeof(path)) {
     errno = ENAMETOOLONG;
     return -1;
   }
@@ -122,4 +124,50 @@ void spaa_spool_free(struct spaa_spool *s)
   if (s->fd >= 0)
     close(s->fd);
   s->fd = -1;
+}
+
+void spaa_bodyfile_init(struct spaa_bodyfile *f)
+{
+  f->fd = -1;
+  f->len = 0;
+  f->map = NULL;
+  f->errno_saved = 0;
+}
+
+int spaa_bodyfile_add(struct spaa_bodyfile *f, const char *dir, const void *data, size_t n)
+{
+  if (f->map || (f->fd < 0 && (f->fd = open_unlinked(dir)) < 0) || write_all(f->fd, data, n)) {
+    f->errno_saved = f->map ? EINVAL : errno;
+    return -1;
+  }
+  f->len += n;
+  return 0;
+}
+
+char *spaa_bodyfile_map(struct spaa_bodyfile *f)
+{
+  void *m;
+  if (f->map)
+    return f->map;
+  if (f->fd < 0 || f->len >= SIZE_MAX) {
+    f->errno_saved = EINVAL;
+    return NULL;
+  }
+  /* one byte more, a zero the file is extended by: the bytes end with a NUL as a buffer's */
+  if (ftruncate(f->fd, (off_t)(f->len + 1)) ||
+      (m = mmap(NULL, (size_t)f->len + 1, PROT_READ | PROT_WRITE, MAP_PRIVATE, f->fd, 0)) ==
+          MAP_FAILED) {
+    f->errno_saved = errno;
+    return NULL;
+  }
+  return f->map = m;
+}
+
+void spaa_bodyfile_free(struct spaa_bodyfile *f)
+{
+  if (f->map)
+    munmap(f->map, (size_t)f->len + 1);
+  if (f->fd >= 0)
+    close(f->fd);
+  spaa_bodyfile_init(f);
 }

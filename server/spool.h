@@ -34,4 +34,27 @@ int spaa_spool_to_resp(struct spaa_spool *s, struct spaa_resp *resp, struct spaa
 /* Release what s still holds. */
 void spaa_spool_free(struct spaa_spool *s);
 
+/* A request body kept in an unlinked file once large, and read back through a private
+ * mapping of that file: its bytes are resident in the process only while they are read
+ * (and until spaa_mem_discard gives them back), where a heap buffer keeps the whole body
+ * resident until the request ends; the rest waits in the kernel's page cache. An OTLP
+ * request of many profiles is read one profile at a time: its unread profiles cost the
+ * process nothing. */
+struct spaa_bodyfile {
+  int fd;              /* the file, or -1 */
+  uint64_t len;        /* bytes written */
+  char *map;           /* the mapping once made (len + 1 bytes, a NUL last), or NULL */
+  int errno_saved;     /* why a write or the mapping failed */
+};
+
+void spaa_bodyfile_init(struct spaa_bodyfile *f);
+/* Append n bytes, making the file in dir (NULL: $TMPDIR or /tmp) on the first. 0, or -1
+ * with errno_saved set. */
+int spaa_bodyfile_add(struct spaa_bodyfile *f, const char *dir, const void *data, size_t n);
+/* Map what was written, read-only to the file (a write makes a private copy of its page):
+ * the bytes, NUL-terminated, or NULL with errno_saved set. */
+char *spaa_bodyfile_map(struct spaa_bodyfile *f);
+/* Unmap and close; f is empty again. */
+void spaa_bodyfile_free(struct spaa_bodyfile *f);
+
 #endif

@@ -84,6 +84,7 @@
 #define SPAA_HTTP_MAX_PATH 2048                 /* longest request path (400 beyond) */
 #define SPAA_HTTP_RESP_MAX ((size_t)1 << 30)    /* bytes of a response body */
 #define SPAA_HTTP_QUICK_MAX ((size_t)16 << 10) /* bodies a route may answer on the I/O thread */
+#define SPAA_HTTP_FILE_BODY ((size_t)4 << 20) /* a body longer is kept in an unlinked file */
 #define SPAA_HTTP_TRIM_ANSWER ((size_t)256 << 10) /* an answer this large: free pages go back to the OS */
 #define SPAA_HTTP_MIN_DISCARD ((size_t)64 << 20) /* bytes past a body's cap read and thrown away
                                                   * before the connection is dropped (or the

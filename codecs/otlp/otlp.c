@@ -89,6 +89,8 @@ static int unpack_without_samples(struct otlp_request *r, const uint8_t *buf, si
     return rc;
   r->body = buf;
   r->body_len = len;
+  if (r->refetch) /* read once to find the samples; they come back from the file when read */
+    spaa_mem_discard(buf, len);
   r->msg = unpack(r, &OT_REQUEST_DESC, rest.len, (const uint8_t *)(rest.p ? rest.p : ""));
   spaa_buf_free(&rest);
   if (!r->msg)
@@ -114,6 +116,7 @@ static int wire_samples(struct otlp_request *r, struct spaa_err *err)
     int rc;
     r->units[k].wire = r->wire[k].wire;
     r->units[k].wire_len = r->wire[k].len;
+    r->units[k].refetch = r->refetch;
     otlp__samples_open(&it, &r->units[k]);
     while ((rc = otlp__samples_next(&it, &s)) == 1)
       ;
@@ -133,12 +136,19 @@ static int is_space(uint8_t c) { return c == ' ' || c == '\t' || c == '\n' || c 
 
 int otlp_decode(const uint8_t *buf, size_t len, struct otlp_request **out, struct spaa_err *err)
 {
+  return otlp_decode_ex(buf, len, 0, out, err);
+}
+
+int otlp_decode_ex(const uint8_t *buf, size_t len, unsigned flags, struct otlp_request **out,
+                   struct spaa_err *err)
+{
   struct otlp_request *r;
   size_t i = 0;
   int rc, version = 0;
   *out = NULL;
   if (!(r = calloc(1, sizeof(*r))))
     return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
+  r->refetch = (flags & OTLP_DECODE_REFETCH) != 0;
   opentelemetry__proto__profiles__v1development__profiles_dictionary__init(&r->empty_dict);
   while (i < len && is_space(buf[i]))
     i++;
@@ -281,7 +291,7 @@ int spaa_convert_otlp(const uint8_t *buf, size_t len, const struct spaa_convert_
   int rc;
   if (o && o->otlp_req)
     return otlp_convert(o->otlp_req, o, out, err);
-  if ((rc = otlp_decode(buf, len, &r, err)))
+  if ((rc = otlp_decode_ex(buf, len, o && o->input_refetch ? OTLP_DECODE_REFETCH : 0, &r, err)))
     return rc;
   rc = otlp_convert(r, o, out, err);
   otlp_request_free(r);

@@ -32,6 +32,13 @@ struct otlp_request;
  * Collector / proto versions send it), SPAA_E_TOO_LARGE (a JSON array over the cap),
  * SPAA_E_NOMEM. An empty body is a valid empty request. */
 int otlp_decode(const uint8_t *buf, size_t len, struct otlp_request **out, struct spaa_err *err);
+/* The same, with flags: OTLP_DECODE_REFETCH when buf is the private mapping of a file, whose
+ * pages given back are read from the file again when touched: the samples' pages then go
+ * back as they are read (once to check them here, then by the converter), so that a large
+ * request is never resident whole. */
+#define OTLP_DECODE_REFETCH 1u
+int otlp_decode_ex(const uint8_t *buf, size_t len, unsigned flags, struct otlp_request **out,
+                   struct spaa_err *err);
 /* NULL-safe. */
 void otlp_request_free(struct otlp_request *r);
 

@@ -1339,13 +1339,19 @@ static int convert_unit(struct cv *c, const struct otlp_request *r, const struct
 
 /* With samples left on the wire, only the Profiles' bytes are read once the request is
  * unpacked: the pages of the rest (the dictionary, mostly) go back at once when the caller
- * reads none of the body again. */
-static void discard_unpacked(const struct otlp_request *r)
+ * reads none of the body again. A body that is a file's mapping (refetch) gives all its
+ * pages back: each Profile's come back from the file when its samples are read, so the
+ * Profiles not converted yet are not held meanwhile. */
+static void discard_unpacked(const struct otlp_request *r, int refetch)
 {
   const uint8_t *at = r->body;
   size_t i;
   if (!r->wire || !r->body)
     return;
+  if (refetch) {
+    spaa_mem_discard(r->body, r->body_len);
+    return;
+  }
   for (i = 0; i < r->n_wire; i++) { /* in wire order */
     if (r->wire[i].wire > at)
       spaa_mem_discard(at, (size_t)(r->wire[i].wire - at));
@@ -1366,8 +1372,8 @@ int otlp_convert(const struct otlp_request *r, const struct spaa_convert_opts *o
   int rc = 0, have = 0;
   memset(&x, 0, sizeof(x));
   memset(&c, 0, sizeof(c));
-  if (o && o->input_spent)
-    discard_unpacked(r);
+  if (r->refetch || (o && (o->input_spent || o->input_refetch)))
+    discard_unpacked(r, r->refetch || (o && o->input_refetch));
   for (i = 0; i < r->n_units; i++) {
     const struct otlp_unit *u = &r->units[i];
     struct spaa_converted *e;
@@ -1414,7 +1420,7 @@ int otlp_convert(const struct otlp_request *r, const struct spaa_convert_opts *o
     }
     /* the unit's samples are read: on a large request, their pages go back before its
      * model is stored (the other bytes of the Profile were copied out when decoded) */
-    if (o && o->input_spent && u->wire)
+    if ((r->refetch || (o && (o->input_spent || o->input_refetch))) && u->wire)
       spaa_mem_discard(u->wire, u->wire_len);
     if (o && o->each && (rc = o->each(o->each_ctx, out, out->n - 1, err)))
       goto done; /* the consumer stopped us: the list stays as it has it */

@@ -137,6 +137,7 @@ struct otlp_unit {
   const uint8_t *wire;            /* the Profile's bytes when its samples were left on the
                                    * wire (read them with otlp__samples_*), else NULL */
   size_t wire_len;
+  int refetch;                    /* wire is in a file's mapping: read pages may go back */
   struct spaa_err xerr;           /* v1experimental translation error when profile == NULL */
 };
 
@@ -157,6 +158,7 @@ struct otlp_request {
   size_t n_wire;
   const uint8_t *body;            /* with wire: the request's bytes those point into */
   size_t body_len;
+  int refetch;                    /* body is a file's mapping (OTLP_DECODE_REFETCH) */
   struct spaa_block *blocks;      /* msg unpacked from protobuf: its memory, freed whole */
 };
 
@@ -193,6 +195,8 @@ struct otlp_samples {
   const OT_Profile *p;  /* the unpacked samples' profile (when wire is NULL) */
   const uint8_t *wire;  /* the Profile's bytes, or NULL */
   size_t len, pos;
+  int refetch;          /* wire is in a file's mapping: what was read goes back as it goes */
+  size_t kept;          /* wire bytes before this were given back (refetch) */
   size_t i;             /* samples handed out so far */
   OT_Sample s;          /* scratch */
   size_t cap_attr, cap_val, cap_ts;

@@ -20,6 +20,7 @@ enum { LV_REQUEST, LV_RESOURCE, LV_SCOPE, LV_PROFILE };
 #define F_LOCATIONS 2u   /* ProfilesDictionary.location_table */
 #define F_STACKS 7u      /* ProfilesDictionary.stack_table */
 #define F_SAMPLES 2u     /* Profile.samples */
+#define SAMPLES_GIVE_BACK ((size_t)1 << 20) /* refetch: read bytes go back in runs this long */
 
 struct strip {
   struct otlp_wire_profile *v; /* the profiles in wire order */
@@ -176,11 +177,14 @@ void otlp__samples_open(struct otlp_samples *it, const struct otlp_unit *u)
   it->p = u->profile;
   it->wire = u->wire;
   it->len = u->wire_len;
+  it->refetch = u->refetch;
   opentelemetry__proto__profiles__v1development__sample__init(&it->s);
 }
 
 void otlp__samples_close(struct otlp_samples *it)
 {
+  if (it->refetch && it->wire)
+    spaa_mem_discard(it->wire + it->kept, it->pos - it->kept);
   free(it->s.attribute_indices);
   free(it->s.values);
   free(it->s.timestamps_unix_nano);
@@ -297,6 +301,10 @@ int otlp__samples_next(struct otlp_samples *it, const OT_Sample **s)
       return rc == SPAA_E_NOMEM ? rc : SPAA_E_BAD_PROTOBUF;
     it->i++;
     *s = &it->s;
+    if (it->refetch && it->pos - it->kept >= SAMPLES_GIVE_BACK) {
+      spaa_mem_discard(it->wire + it->kept, it->pos - it->kept);
+      it->kept = it->pos;
+    }
     return 1;
   }
   return r < 0 ? SPAA_E_BAD_PROTOBUF : 0;

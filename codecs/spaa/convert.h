@@ -87,6 +87,10 @@ struct spaa_convert_opts {
   int input_spent;       /* 1: the caller reads none of buf after the converter returns, so
                           * the converter may give back the parts of it it is done with
                           * (spaa_mem_discard; otlp: each profile's samples) */
+  int input_refetch;     /* 1: buf is the private mapping of a file, whose pages given back
+                          * are read from the file again when touched: the converter may
+                          * give back what it will read later (otlp: the Profiles' samples
+                          * once the request is unpacked) */
   int compact_samples;   /* 1: the caller reads samples with spaa_profile_sample, so the
                           * converter may make compact ones (spaa.h; otlp) */
   spaa_convert_each_fn each; /* optional: called as entries are made (otlp), or NULL */

@@ -2,7 +2,9 @@
 # The disk holding a SQLite store fills up: uploads are answered 503 with Retry-After and a
 # body that says the disk is full (senders retry a 503; a 500 they drop), /readyz is 503 with
 # the same reason, the server stays up, and once there is room again uploads are stored and
-# /readyz is 200; every profile acknowledged before is there. The disk is a 16 MiB tmpfs.
+# /readyz is 200; every profile acknowledged before is there. A body too large to be read into
+# memory (kept in a file in the data directory) gets the same answer. The disk is a 16 MiB
+# tmpfs.
 source "$(dirname "$0")/lib.bash"
 [[ $(id -u) == 0 ]] || fail "mounting the small file system needs root (the suite runs as root)"
 small="$E2E_TMP/small"
@@ -26,6 +28,13 @@ done
 (( ${#acked[@]} > 0 )) || fail "the first upload already failed ($HTTP_BODY)"
 assert_eq 503 "$status" "an upload onto a full disk ($HTTP_BODY)"
 assert_contains "$HTTP_BODY" "the disk holding the store is full" "the answer says why"
+assert_contains "$(printf '%s\n' "$HTTP_HEADERS" | tr 'A-Z' 'a-z')" "retry-after:" "Retry-After"
+# a body large enough to be kept in a file while it is read (SPAA_HTTP_FILE_BODY) finds no
+# room for that file either: 503 that says so, with Retry-After
+python3 "$gen" "$E2E_TMP/big.pb" 6 99
+http POST "/ingest?name=full.cpu&format=pprof" --data-binary @"$E2E_TMP/big.pb"
+assert_eq 503 "$HTTP_CODE" "a 6 MiB upload onto a full disk ($HTTP_BODY)"
+assert_contains "$HTTP_BODY" "is full: the" "the answer says the disk is full"
 assert_contains "$(printf '%s\n' "$HTTP_HEADERS" | tr 'A-Z' 'a-z')" "retry-after:" "Retry-After"
 http GET /readyz
 assert_eq 503 "$HTTP_CODE" "/readyz while the disk is full"

@@ -162,6 +162,11 @@ assert_eq 8 "$(grep -c 'msg="profile already stored"' "$SERVER_LOG")" \
   "the request sent again: its profiles found already stored"
 http GET "/api/v1/profiles?source=otlp&limit=100"
 assert_eq 8 "$(grep -o '"id":"' <<<"$HTTP_BODY" | wc -l)" "eight OTLP profiles listed"
+# the request's body was read from a file (it passes SPAA_HTTP_FILE_BODY), its pages given
+# back as read and read again: what was stored is what `convert` makes of the same bytes
+for id in ${ids1//,/ }; do
+  curl -sS "$SERVER_URL/api/v1/profiles/$id/spaa" | sha256sum | cut -d' ' -f1
+done | sort >"$E2E_TMP/otlp-stored.sums"
 stop_server
 # `convert` writes the request's profiles as it converts them: one model at a time there too
 # (10.7x; all eight held at once, before: 31x)
@@ -171,6 +176,9 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' \
   "$SPAA_BIN" convert --from otlp "$OTLP" -o "$E2E_TMP/otlp-conv") ||
   fail "convert of the synthetic OTLP request"
 assert_eq 8 "$(ls "$E2E_TMP/otlp-conv" | wc -l)" "convert: eight SPAA files"
+(cd "$E2E_TMP/otlp-conv" && sha256sum -- * | cut -d' ' -f1 | sort) >"$E2E_TMP/otlp-conv.sums"
+assert_eq "$(cat "$E2E_TMP/otlp-conv.sums")" "$(cat "$E2E_TMP/otlp-stored.sums")" \
+  "the eight stored profiles read back as \`convert\` writes them"
 echo "convert of the synthetic OTLP request: peak RSS ${cpeak} KiB = $(awk -v h="$cpeak" -v d="$odec" 'BEGIN { printf "%.2f", h * 1024 / d }')x its size"
 ((cpeak < odec * 13 / 1024)) || fail "convert of the synthetic OTLP request: peak ${cpeak} KiB"
 rm -rf "$OTLP" "$E2E_TMP/otlp-conv"

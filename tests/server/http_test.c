@@ -1,7 +1,7 @@
 /* server/http.c: path normalization, route matching (params, slashes, 405 + Allow), auth
  * helpers, error bodies; then a live daemon on a free port with a test routing table,
  * spoken to over raw sockets: caps (Content-Length and chunked), decoding, custom error
- * dialects, raw bodies, tokens and quiesce. */
+ * dialects, raw bodies, large bodies kept in a file, tokens and quiesce. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -177,7 +178,8 @@ static void test_resp_helpers(void **state)
 
 /* ---- a live daemon ----------------------------------------------------------------------- */
 
-/* Echo: {"method","path","len","wire","decoded","ce","params":{},"q":[...],"hdr"}. */
+/* Echo: {"method","path","len","wire","decoded","file","nul","ce","params":{},"q":[...],
+ * "hdr"}. */
 static void h_echo(const struct spaa_req *req, struct spaa_resp *resp)
 {
   json_t *o = json_object(), *params = json_object();
@@ -194,6 +196,8 @@ static void h_echo(const struct spaa_req *req, struct spaa_resp *resp)
   json_object_set_new(o, "len", json_integer((json_int_t)req->body_len));
   json_object_set_new(o, "wire", json_integer((json_int_t)req->wire_len));
   json_object_set_new(o, "decoded", json_integer(req->body_decoded));
+  json_object_set_new(o, "file", json_integer(req->body_file));
+  json_object_set_new(o, "nul", json_boolean(req->body[req->body_len] == 0));
   json_object_set_new(o, "ce", req->content_encoding ? json_string(req->content_encoding)
                                                      : json_null());
   json_object_set_new(o, "sum", json_integer((json_int_t)crc32(0, req->body, (uInt)req->body_len)));
@@ -224,6 +228,7 @@ static const struct spaa_route live_routes[] = {
     {"POST", "/raw", h_echo, .raw_body = 1},
     {"GET", "/read", h_echo, .auth = SPAA_AUTH_READ},
     {"POST", "/ingest", h_echo, .auth = SPAA_AUTH_INGEST},
+    {"POST", "/big", h_echo, .max_body = (size_t)16 << 20, .max_decoded = (size_t)16 << 20},
 };
 
 static struct spaa_config *cfg;
@@ -231,15 +236,20 @@ static struct spaa_http *srv;
 static struct spaa_app app;
 static uint16_t port;
 
+static char data_dir[] = "/tmp/spaa-http-test-XXXXXX";
+
 static int start(void **state)
 {
   char *argv[] = {"serve", "--listen", "127.0.0.1:0", "--max-body", "64k",
                   "--max-decompressed", "256k", "--workers", "8", "--read-token", "rt-1",
-                  "--ingest-token", "it-1", "--log-level", "error", NULL};
+                  "--ingest-token", "it-1", "--log-level", "error", "--data-dir", data_dir,
+                  NULL};
   char *env[] = {NULL};
   struct spaa_err err;
   signal(SIGPIPE, SIG_IGN);
-  if (spaa_config_load(15, argv, env, &cfg, &err))
+  if (!mkdtemp(data_dir))
+    fail_msg("mkdtemp: %s", strerror(errno));
+  if (spaa_config_load(17, argv, env, &cfg, &err))
     fail_msg("config: %s", err.msg);
   spaa_log_set_level(cfg->log_level);
   app.cfg = cfg;
@@ -256,7 +266,21 @@ static int stop(void **state)
 {
   spaa_http_stop(srv);
   spaa_config_free(cfg);
+  rmdir(data_dir);
   return 0;
+}
+
+/* The names in the data directory (the body files are unlinked: none stays). */
+static int dir_entries(const char *dir)
+{
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  int n = 0;
+  assert_non_null(d);
+  while ((e = readdir(d)))
+    n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+  closedir(d);
+  return n;
 }
 
 static int dial(void)
@@ -398,6 +422,59 @@ static void test_live_body_and_gzip(void **state)
                    crc32(0, (const Bytef *)data, sizeof(data)));
   json_decref(j);
   free(gz);
+}
+
+/* A body past SPAA_HTTP_FILE_BODY, declared so or grown so (chunked), reaches the handler
+ * whole, NUL-terminated, from a file that does not outlive the request; a smaller one from
+ * memory; a file that cannot be made is a 503 that says where and why. */
+static void test_live_body_file(void **state)
+{
+  static const struct {
+    size_t len;
+    int chunked, file;
+  } t[] = {
+      {(size_t)5 << 20, 0, 1},
+      {(size_t)5 << 20, 1, 1},
+      {((size_t)4 << 20) + 1, 1, 1},
+      {(size_t)3 << 20, 0, 0},
+      {(size_t)3 << 20, 1, 0},
+  };
+  size_t i, k, max = (size_t)5 << 20;
+  char *data = malloc(max), head[256], *saved;
+  const char *body;
+  json_t *j;
+  (void)state;
+  assert_non_null(data);
+  for (k = 0; k < max; k++)
+    data[k] = (char)('A' + (k * 7919) % 61);
+  for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+    if (t[i].chunked)
+      snprintf(head, sizeof(head), "POST /big HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: "
+               "chunked\r\nConnection: close\r\n\r\n");
+    else
+      snprintf(head, sizeof(head), "POST /big HTTP/1.1\r\nHost: x\r\nContent-Length: %zu\r\n"
+               "Connection: close\r\n\r\n", t[i].len);
+    assert_int_equal(exchange(head, data, t[i].len, t[i].chunked, &body, NULL), 200);
+    j = parse(body);
+    assert_int_equal(json_integer_value(json_object_get(j, "len")), t[i].len);
+    assert_int_equal(json_integer_value(json_object_get(j, "sum")),
+                     crc32(0, (const Bytef *)data, (uInt)t[i].len));
+    assert_int_equal(json_integer_value(json_object_get(j, "file")), t[i].file);
+    assert_true(json_is_true(json_object_get(j, "nul")));
+    json_decref(j);
+  }
+  for (k = 0; k < 500 && spaa_http_inflight(srv) != 0; k++)
+    usleep(10000); /* the completion callback, which closes the file, may run just after */
+  assert_int_equal(dir_entries(data_dir), 0);
+  /* nowhere to put it */
+  saved = cfg->data_dir;
+  cfg->data_dir = "/nonexistent/spaa-data";
+  snprintf(head, sizeof(head), "POST /big HTTP/1.1\r\nHost: x\r\nContent-Length: %zu\r\n"
+           "Connection: close\r\n\r\n", max);
+  assert_int_equal(exchange(head, data, max, 0, &body, NULL), 503);
+  assert_non_null(strstr(body, "could not be kept in a file in /nonexistent/spaa-data"));
+  cfg->data_dir = saved;
+  free(data);
 }
 
 static void test_live_errors(void **state)
@@ -631,6 +708,7 @@ int main(void)
   };
   const struct CMUnitTest live[] = {
       cmocka_unit_test(test_live_echo),   cmocka_unit_test(test_live_body_and_gzip),
+      cmocka_unit_test(test_live_body_file),
       cmocka_unit_test(test_live_errors), cmocka_unit_test(test_live_route_caps_and_dialect),
       cmocka_unit_test(test_live_tokens), cmocka_unit_test(test_live_drop),
       cmocka_unit_test(test_live_quiesce),
