@@ -7,7 +7,7 @@
 #      uploaded to /api/v1/spaa; and one a third as large pushed uncompressed;
 #   2. OTLP: the same kind of CPU profile as an ExportProfilesServiceRequest of as many MiB
 #      (tests/e2e/gen_otlp.py: the Collector's translation, one profile per sample type),
-#      posted to /v1development/profiles;
+#      posted to /v1development/profiles as it is, then gzipped (Content-Encoding: gzip);
 #   3. OTLP: bench_otlp_ingest's synthetic ExportProfilesServiceRequest (20 MB protobuf, eight
 #      profiles of 60 k stacks each, half with timestamped samples), likewise;
 #   4. Sentry envelopes (tests/e2e/gen_sentry.py) posted to /api/7/envelope/ as SDKs post them:
@@ -25,12 +25,12 @@ source "$root/tests/e2e/lib.bash"
 # one upload into a fresh server (its own data directory: an empty store): sets MEASURED to
 # "idle_kib peak_kib status" (not run in a subshell, where start_server would give every
 # server the same data directory and log)
-measure() { # PATH FILE CONTENT_TYPE
+measure() { # PATH FILE CONTENT_TYPE [CONTENT_ENCODING]
   start_server --max-body 64m --max-decompressed 64m --log-level warn
   local idle code
   idle=$(vmhwm_kb "$SERVER_PID")
-  code=$(curl -sS -o /dev/null -w '%{http_code}' -H "Content-Type: $3" --data-binary @"$2" \
-    "$SERVER_URL$1")
+  code=$(curl -sS -o /dev/null -w '%{http_code}' -H "Content-Type: $3" \
+    ${4:+-H "Content-Encoding: $4"} --data-binary @"$2" "$SERVER_URL$1")
   MEASURED="$idle $(vmhwm_kb "$SERVER_PID") $code"
   stop_server
   rm -rf "$SERVER_DATA"
@@ -67,7 +67,11 @@ rm -f "$E2E_TMP/plain.pb"
 python3 "$root/tests/e2e/gen_otlp.py" "$E2E_TMP/big-otlp.pb" "$MIB" >/dev/null
 measure /v1development/profiles "$E2E_TMP/big-otlp.pb" application/x-protobuf
 report "OTLP ${MIB} MiB (protobuf)" "$(stat -c %s "$E2E_TMP/big-otlp.pb")" "$MEASURED"
-rm -f "$E2E_TMP/big-otlp.pb"
+# the same request gzipped, as a Collector's exporter sends it (Content-Encoding: gzip)
+gzip -1 -c "$E2E_TMP/big-otlp.pb" >"$E2E_TMP/big-otlp.pb.gz"
+measure /v1development/profiles "$E2E_TMP/big-otlp.pb.gz" application/x-protobuf gzip
+report "OTLP ${MIB} MiB (gzip encoded)" "$(stat -c %s "$E2E_TMP/big-otlp.pb")" "$MEASURED"
+rm -f "$E2E_TMP/big-otlp.pb" "$E2E_TMP/big-otlp.pb.gz"
 
 "$build/bench/bench_otlp_ingest" "${SPAA_SHARED:-$root/../shared}" write "$E2E_TMP/otlp.bin"
 measure /v1development/profiles "$E2E_TMP/otlp.bin" application/x-protobuf

@@ -9,6 +9,8 @@
 #include "base/compress.h"
 #include "base/limits.h"
 
+#define DECODE_PIECE ((size_t)256 << 10) /* spaa_decode_to: bytes handed to the sink at once */
+
 /* Parse the header into codings[]; returns the count or a negative code. */
 static int parse_codings(const char *ce, enum spaa_coding *codings, struct spaa_err *err)
 {
@@ -110,5 +112,31 @@ out:
     spaa_buf_free(out);
     spaa_buf_init(out, 0);
   }
+  return rc;
+}
+
+int spaa_decode_to(const char *content_encoding, const uint8_t *in, size_t len, size_t max_out,
+                   spaa_sink_cb sink, void *ctx, struct spaa_err *err)
+{
+  enum spaa_coding codings[SPAA_DECODE_MAX_CODINGS];
+  struct spaa_dreader *r = NULL;
+  struct spaa_err perr;
+  char *piece;
+  size_t made;
+  int rc;
+  spaa_err_clear(&perr);
+  if (parse_codings(content_encoding, codings, &perr) != 1 ||
+      codings[0] == SPAA_CODING_SNAPPY || codings[0] == SPAA_CODING_SNAPPY_FRAMED ||
+      codings[0] == SPAA_CODING_LZ4)
+    return SPAA_E_USAGE;
+  if (!(piece = malloc(DECODE_PIECE)))
+    return spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL);
+  if (!(rc = spaa_dreader_new(codings[0], in, len, max_out, &r, err))) {
+    while (!(rc = spaa_dreader_read(r, piece, DECODE_PIECE, &made, err)) && made &&
+           !(rc = sink(ctx, piece, made)))
+      ;
+  }
+  spaa_dreader_free(r);
+  free(piece);
   return rc;
 }

@@ -30,4 +30,11 @@ int spaa_decode_needed(const char *content_encoding, struct spaa_err *err);
 int spaa_decode(const char *content_encoding, const uint8_t *in, size_t len, size_t max_out,
                 struct spaa_buf *out, struct spaa_err *err);
 
+/* The same, the decoded bytes handed to sink a piece at a time instead of held, for a list
+ * of one coding whose decoder streams (gzip, x-gzip, deflate, zlib, zstd, br). Returns
+ * SPAA_E_USAGE, having decoded nothing, for any other list (use spaa_decode); otherwise what
+ * spaa_decode would, or the sink's code when it refuses a piece. */
+int spaa_decode_to(const char *content_encoding, const uint8_t *in, size_t len, size_t max_out,
+                   spaa_sink_cb sink, void *ctx, struct spaa_err *err);
+
 #endif

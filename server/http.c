@@ -76,7 +76,9 @@ struct http_rq {
                                       * past SPAA_HTTP_FILE_BODY is in bfile instead, and
                                       * once complete body.p/len are its mapping (cap 0) */
   struct spaa_bodyfile bfile;        /* a large body, in an unlinked file */
-  struct spaa_buf decoded;           /* the body with its Content-Encoding undone */
+  struct spaa_buf decoded;           /* the body with its Content-Encoding undone; past
+                                      * SPAA_HTTP_FILE_BODY in dfile, then its mapping */
+  struct spaa_bodyfile dfile;        /* a large decoded body, in an unlinked file */
   size_t max_body;                   /* cap on the body as received */
   size_t max_decoded;                /* cap on the decoded body */
   size_t received;                   /* body bytes received, kept or not */
@@ -899,12 +901,74 @@ static void body_free(struct http_rq *rq)
   spaa_buf_free(&rq->body);
 }
 
+/* Let go of the decoded body: its buffer, or its file and mapping. */
+static void decoded_free(struct http_rq *rq)
+{
+  if (rq->dfile.fd >= 0) {
+    spaa_bodyfile_free(&rq->dfile);
+    rq->decoded.p = NULL; /* the mapping's */
+    rq->decoded.len = rq->decoded.cap = 0;
+  }
+  spaa_buf_free(&rq->decoded);
+}
+
+/* spaa_decode_to's sink: the decoded bytes in memory while small, in dfile once they pass
+ * SPAA_HTTP_FILE_BODY (what memory held first goes there too). */
+static int decoded_piece(void *ctx, const void *data, size_t n)
+{
+  struct http_rq *rq = ctx;
+  const struct spaa_config *cfg = rq->h->app ? rq->h->app->cfg : NULL;
+  const char *dir = cfg ? cfg->data_dir : NULL;
+  if (rq->dfile.fd < 0 && rq->decoded.len + n <= SPAA_HTTP_FILE_BODY)
+    return spaa_buf_add(&rq->decoded, data, n) ? SPAA_E_NOMEM : 0;
+  if ((rq->decoded.len &&
+       spaa_bodyfile_add(&rq->dfile, dir, rq->decoded.p, rq->decoded.len)) ||
+      spaa_bodyfile_add(&rq->dfile, dir, data, n)) {
+    rq->body_io = rq->dfile.errno_saved ? rq->dfile.errno_saved : EIO;
+    return SPAA_E_IO;
+  }
+  spaa_buf_free(&rq->decoded);
+  return 0;
+}
+
+/* Undo the Content-Encoding into rq->decoded: through spaa_decode_to, a large result kept in
+ * a file and mapped; or, for what only spaa_decode undoes (snappy, lz4, a list of codings) or
+ * a route that may decode the result again (zstd_body), in memory. 0 or an error with err. */
+static int decode_body(struct http_rq *rq, struct spaa_err *err)
+{
+  int rc = SPAA_E_USAGE;
+  char *m;
+  if (!rq->req.route->zstd_body)
+    rc = spaa_decode_to(rq->req.content_encoding, (const uint8_t *)rq->body.p, rq->body.len,
+                        rq->max_decoded, decoded_piece, rq, err);
+  if (rc == SPAA_E_USAGE)
+    return spaa_decode(rq->req.content_encoding, (const uint8_t *)rq->body.p, rq->body.len,
+                       rq->max_decoded, &rq->decoded, err);
+  if (rc == SPAA_E_IO && rq->body_io)
+    rc = spaa_err_set(err, SPAA_E_BUSY, 0, 0, "the decoded body could not be kept in a file in "
+                      "%s (%s); retry later", body_dir(rq), strerror(rq->body_io));
+  if (!rc && rq->dfile.fd >= 0) {
+    if (!(m = spaa_bodyfile_map(&rq->dfile)))
+      return spaa_err_set(err, SPAA_E_BUSY, 0, 0, "the decoded body could not be mapped from "
+                          "its file in %s (%s); retry later", body_dir(rq),
+                          strerror(rq->dfile.errno_saved));
+    rq->decoded.p = m;
+    rq->decoded.len = (size_t)rq->dfile.len;
+    rq->decoded.cap = 0;
+  } else if (!rc && !rq->decoded.p && spaa_buf_reserve(&rq->decoded, 0)) {
+    rc = spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL); /* an empty result is "" as well */
+  }
+  if (rc)
+    decoded_free(rq);
+  return rc;
+}
+
 /* spaa_req.drop_body: the body's buffers freed before the handler returns. */
 static void drop_body(const struct spaa_req *req)
 {
   struct http_rq *rq = (struct http_rq *)((char *)req - offsetof(struct http_rq, req));
   body_free(rq);
-  spaa_buf_free(&rq->decoded);
+  decoded_free(rq);
   rq->req.body = (const uint8_t *)"";
   rq->req.body_len = 0;
 }
@@ -939,8 +1003,7 @@ static void run(struct http_rq *rq, struct spaa_resp *resp)
   }
   if (rq->needs_decode) {
     spaa_err_clear(&err);
-    if (spaa_decode(rq->req.content_encoding, (const uint8_t *)rq->body.p, rq->body.len,
-                    rq->max_decoded, &rq->decoded, &err) ||
+    if (decode_body(rq, &err) ||
         (rq->req.route->zstd_body && spaa_is_zstd(rq->decoded.p, rq->decoded.len) &&
          zstd_again(rq, &err))) {
       /* a decoder whose window the budget refused: the budget's answer (503, or 413) */
@@ -954,6 +1017,7 @@ static void run(struct http_rq *rq, struct spaa_resp *resp)
     rq->req.body = (const uint8_t *)(rq->decoded.p ? rq->decoded.p : "");
     rq->req.body_len = rq->decoded.len;
     rq->req.body_decoded = 1;
+    rq->req.body_file = rq->dfile.map != NULL;
     /* the decoded size known: charge what the conversion will hold, not the guess */
     spaa_budget_work_adjust(&rq->work, spaa_budget_cost(rq->decoded.len, model_factor(rq)));
   } else {
@@ -1154,6 +1218,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     spaa_conn_head_done(rq->sconn);
     spaa_buf_init(&rq->body, 1);
     spaa_bodyfile_init(&rq->bfile);
+    spaa_bodyfile_init(&rq->dfile);
     *con_cls = rq;
     __atomic_add_fetch(&h->inflight, 1, __ATOMIC_ACQ_REL);
     return begin(rq, conn, url, method, version);
@@ -1241,7 +1306,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
   count_request(h, rq, now_ns(CLOCK_MONOTONIC) - rq->start_ns);
   spaa_conn_request_end(rq->sconn);
   body_free(rq);
-  spaa_buf_free(&rq->decoded);
+  decoded_free(rq);
   spaa_resp_body_release(&rq->resp);
   spaa_budget_give(h->budget, rq->charged, 0);
   spaa_budget_work_give(&rq->work);

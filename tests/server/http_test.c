@@ -424,9 +424,10 @@ static void test_live_body_and_gzip(void **state)
   free(gz);
 }
 
-/* A body past SPAA_HTTP_FILE_BODY, declared so or grown so (chunked), reaches the handler
- * whole, NUL-terminated, from a file that does not outlive the request; a smaller one from
- * memory; a file that cannot be made is a 503 that says where and why. */
+/* A body past SPAA_HTTP_FILE_BODY, declared so or grown so (chunked), or decoded so from its
+ * Content-Encoding, reaches the handler whole, NUL-terminated, from a file that does not
+ * outlive the request; a smaller one from memory; a file that cannot be made is a 503 that
+ * says where and why. */
 static void test_live_body_file(void **state)
 {
   static const struct {
@@ -465,6 +466,60 @@ static void test_live_body_file(void **state)
   }
   for (k = 0; k < 500 && spaa_http_inflight(srv) != 0; k++)
     usleep(10000); /* the completion callback, which closes the file, may run just after */
+  assert_int_equal(dir_entries(data_dir), 0);
+  /* decoded past SPAA_HTTP_FILE_BODY: decoded into a file as well (gzip, then zlib's format
+   * as deflate); a smaller result stays in memory; a result past the route's cap is 413 */
+  {
+    static const struct {
+      size_t len;
+      const char *ce;
+      int file, status;
+    } d[] = {
+        {(size_t)5 << 20, "gzip", 1, 200},
+        {(size_t)5 << 20, "deflate", 1, 200},
+        {(size_t)1 << 20, "gzip", 0, 200},
+        {(size_t)17 << 20, "gzip", 1, 413},
+    };
+    char *big = malloc((size_t)17 << 20);
+    assert_non_null(big);
+    for (k = 0; k < ((size_t)17 << 20); k++)
+      big[k] = data[k % max];
+    for (i = 0; i < sizeof(d) / sizeof(d[0]); i++) {
+      uLongf zl = compressBound((uLong)d[i].len) + 32;
+      unsigned char *z = malloc(zl);
+      z_stream zs;
+      memset(&zs, 0, sizeof(zs));
+      assert_int_equal(deflateInit2(&zs, 6, Z_DEFLATED, strcmp(d[i].ce, "gzip") ? 15 : 31, 8,
+                                    Z_DEFAULT_STRATEGY), Z_OK);
+      zs.next_in = (Bytef *)big;
+      zs.avail_in = (uInt)d[i].len;
+      zs.next_out = z;
+      zs.avail_out = (uInt)zl;
+      assert_int_equal(deflate(&zs, Z_FINISH), Z_STREAM_END);
+      zl = zs.total_out;
+      deflateEnd(&zs);
+      snprintf(head, sizeof(head), "POST /big HTTP/1.1\r\nHost: x\r\nContent-Length: %lu\r\n"
+               "Content-Encoding: %s\r\nConnection: close\r\n\r\n", (unsigned long)zl,
+               d[i].ce);
+      assert_int_equal(exchange(head, z, zl, 0, &body, NULL), d[i].status);
+      free(z);
+      if (d[i].status != 200) {
+        assert_non_null(strstr(body, "too_large"));
+        continue;
+      }
+      j = parse(body);
+      assert_int_equal(json_integer_value(json_object_get(j, "len")), d[i].len);
+      assert_int_equal(json_integer_value(json_object_get(j, "decoded")), 1);
+      assert_int_equal(json_integer_value(json_object_get(j, "file")), d[i].file);
+      assert_true(json_is_true(json_object_get(j, "nul")));
+      assert_int_equal(json_integer_value(json_object_get(j, "sum")),
+                       crc32(0, (const Bytef *)big, (uInt)d[i].len));
+      json_decref(j);
+    }
+    free(big);
+  }
+  for (k = 0; k < 500 && spaa_http_inflight(srv) != 0; k++)
+    usleep(10000);
   assert_int_equal(dir_entries(data_dir), 0);
   /* nowhere to put it */
   saved = cfg->data_dir;
