@@ -852,83 +852,73 @@ static size_t model_factor(const struct http_rq *rq)
   return rq->req.route ? rq->req.route->model_factor : 0;
 }
 
-/* Where a large body's file is made: the data directory (as large answers' are). */
+/* Where a large body's file is made: the data directory (as large answers' are), or NULL
+ * for spaa_bodyfile's own choice; body_dir names it for an answer. */
+static const char *file_dir(const struct http_rq *rq)
+{
+  const struct spaa_config *cfg = rq->h->app ? rq->h->app->cfg : NULL;
+  return cfg ? cfg->data_dir : NULL;
+}
+
 static const char *body_dir(const struct http_rq *rq)
 {
-  const struct spaa_config *cfg = rq->h->app ? rq->h->app->cfg : NULL;
-  return cfg && cfg->data_dir ? cfg->data_dir : "the temporary directory";
+  return file_dir(rq) ? file_dir(rq) : "the temporary directory";
 }
 
-/* Keep a piece of a body that is or becomes large in its file (what the buffer held first).
- * 0, or -1 with rq->body_io set. */
-static int body_to_file(struct http_rq *rq, const char *data, size_t n)
+/* A body as received (body, bfile) or decoded (decoded, dfile) is held in its buffer b while
+ * small and in its file f once large. These move it, map it and let it go. */
+
+/* Append n bytes to f, what b held first moving there. 0, or -1 with rq->body_io set. */
+static int held_to_file(struct http_rq *rq, struct spaa_bodyfile *f, struct spaa_buf *b,
+                        const void *data, size_t n)
 {
-  const struct spaa_config *cfg = rq->h->app ? rq->h->app->cfg : NULL;
-  const char *dir = cfg ? cfg->data_dir : NULL;
-  if ((rq->body.len && spaa_bodyfile_add(&rq->bfile, dir, rq->body.p, rq->body.len)) ||
-      spaa_bodyfile_add(&rq->bfile, dir, data, n)) {
-    rq->body_io = rq->bfile.errno_saved ? rq->bfile.errno_saved : EIO;
+  if ((b->len && spaa_bodyfile_add(f, file_dir(rq), b->p, b->len)) ||
+      spaa_bodyfile_add(f, file_dir(rq), data, n)) {
+    rq->body_io = f->errno_saved ? f->errno_saved : EIO;
     return -1;
   }
-  spaa_buf_free(&rq->body);
+  spaa_buf_free(b);
   return 0;
 }
 
-/* The complete body, when in a file: mapped, as body.p/len. 0, or -1 with rq->body_io. */
-static int body_map(struct http_rq *rq)
+/* When held in f: mapped, as b->p/len (cap 0: not the buffer's). 0, or -1 with rq->body_io. */
+static int held_map(struct http_rq *rq, struct spaa_bodyfile *f, struct spaa_buf *b)
 {
   char *m;
-  if (rq->bfile.fd < 0 || rq->bfile.map)
+  if (f->fd < 0 || f->map)
     return 0;
-  if (!(m = spaa_bodyfile_map(&rq->bfile))) {
-    rq->body_io = rq->bfile.errno_saved ? rq->bfile.errno_saved : EIO;
+  if (!(m = spaa_bodyfile_map(f))) {
+    rq->body_io = f->errno_saved ? f->errno_saved : EIO;
     return -1;
   }
-  rq->body.p = m;
-  rq->body.len = (size_t)rq->bfile.len;
-  rq->body.cap = 0; /* not the buffer's: body_free unmaps it */
+  b->p = m;
+  b->len = (size_t)f->len;
+  b->cap = 0;
   return 0;
 }
 
-/* Let go of the body as received: its buffer, or its file and mapping. */
-static void body_free(struct http_rq *rq)
+/* Let go of the buffer, or of the file and its mapping. */
+static void held_free(struct spaa_bodyfile *f, struct spaa_buf *b)
 {
-  if (rq->bfile.fd >= 0) {
-    spaa_bodyfile_free(&rq->bfile);
-    rq->body.p = NULL; /* the mapping's, not the buffer's */
-    rq->body.len = rq->body.cap = 0;
+  if (f->fd >= 0) {
+    spaa_bodyfile_free(f);
+    b->p = NULL; /* the mapping's, not the buffer's */
+    b->len = b->cap = 0;
   }
-  spaa_buf_free(&rq->body);
+  spaa_buf_free(b);
 }
 
-/* Let go of the decoded body: its buffer, or its file and mapping. */
-static void decoded_free(struct http_rq *rq)
-{
-  if (rq->dfile.fd >= 0) {
-    spaa_bodyfile_free(&rq->dfile);
-    rq->decoded.p = NULL; /* the mapping's */
-    rq->decoded.len = rq->decoded.cap = 0;
-  }
-  spaa_buf_free(&rq->decoded);
-}
+static void body_free(struct http_rq *rq) { held_free(&rq->bfile, &rq->body); }
+static void decoded_free(struct http_rq *rq) { held_free(&rq->dfile, &rq->decoded); }
 
 /* spaa_decode_to's sink: the decoded bytes in memory while small, in dfile once they pass
- * SPAA_HTTP_FILE_BODY (what memory held first goes there too). */
+ * SPAA_HTTP_FILE_BODY. */
 static int decoded_piece(void *ctx, const void *data, size_t n)
 {
   struct http_rq *rq = ctx;
-  const struct spaa_config *cfg = rq->h->app ? rq->h->app->cfg : NULL;
-  const char *dir = cfg ? cfg->data_dir : NULL;
   if (rq->dfile.fd < 0 && rq->decoded.len + n <= SPAA_HTTP_FILE_BODY)
     return spaa_buf_add(&rq->decoded, data, n) ? SPAA_E_NOMEM : 0;
-  if ((rq->decoded.len &&
-       spaa_bodyfile_add(&rq->dfile, dir, rq->decoded.p, rq->decoded.len)) ||
-      spaa_bodyfile_add(&rq->dfile, dir, data, n)) {
-    rq->body_io = rq->dfile.errno_saved ? rq->dfile.errno_saved : EIO;
-    return SPAA_E_IO;
-  }
-  spaa_buf_free(&rq->decoded);
-  return 0;
+  return held_to_file(rq, &rq->dfile, &rq->decoded, data, n) ? SPAA_E_IO : 0;
 }
 
 /* Undo the Content-Encoding into rq->decoded: through spaa_decode_to, a large result kept in
@@ -937,27 +927,18 @@ static int decoded_piece(void *ctx, const void *data, size_t n)
 static int decode_body(struct http_rq *rq, struct spaa_err *err)
 {
   int rc = SPAA_E_USAGE;
-  char *m;
   if (!rq->req.route->zstd_body)
     rc = spaa_decode_to(rq->req.content_encoding, (const uint8_t *)rq->body.p, rq->body.len,
                         rq->max_decoded, decoded_piece, rq, err);
   if (rc == SPAA_E_USAGE)
     return spaa_decode(rq->req.content_encoding, (const uint8_t *)rq->body.p, rq->body.len,
                        rq->max_decoded, &rq->decoded, err);
-  if (rc == SPAA_E_IO && rq->body_io)
+  if ((rc == SPAA_E_IO && rq->body_io) ||
+      (!rc && held_map(rq, &rq->dfile, &rq->decoded)))
     rc = spaa_err_set(err, SPAA_E_BUSY, 0, 0, "the decoded body could not be kept in a file in "
                       "%s (%s); retry later", body_dir(rq), strerror(rq->body_io));
-  if (!rc && rq->dfile.fd >= 0) {
-    if (!(m = spaa_bodyfile_map(&rq->dfile)))
-      return spaa_err_set(err, SPAA_E_BUSY, 0, 0, "the decoded body could not be mapped from "
-                          "its file in %s (%s); retry later", body_dir(rq),
-                          strerror(rq->dfile.errno_saved));
-    rq->decoded.p = m;
-    rq->decoded.len = (size_t)rq->dfile.len;
-    rq->decoded.cap = 0;
-  } else if (!rc && !rq->decoded.p && spaa_buf_reserve(&rq->decoded, 0)) {
+  else if (!rc && !rq->decoded.p && spaa_buf_reserve(&rq->decoded, 0))
     rc = spaa_err_set(err, SPAA_E_NOMEM, 0, 0, NULL); /* an empty result is "" as well */
-  }
   if (rc)
     decoded_free(rq);
   return rc;
@@ -1108,7 +1089,7 @@ static enum MHD_Result finish(struct http_rq *rq, struct MHD_Connection *conn)
   if (rq->nomem)
     return fail(rq, conn, SPAA_E_NOMEM, "out of memory while receiving the body");
   if (!rq->over_budget && !rq->body_io)
-    (void)body_map(rq);
+    (void)held_map(rq, &rq->bfile, &rq->body);
   if (rq->body_io == ENOSPC || rq->body_io == EDQUOT)
     return fail(rq, conn, SPAA_E_BUSY, "the disk holding %s is full: the %zu-byte body could "
                 "not be kept in a file there; retry later", body_dir(rq), rq->received);
@@ -1178,7 +1159,7 @@ static enum MHD_Result body_piece(struct http_rq *rq, const char *data, size_t n
       /* dropped */
     } else if (rq->bfile.fd >= 0 || rq->declared > SPAA_HTTP_FILE_BODY ||
                kept + n > SPAA_HTTP_FILE_BODY) {
-      if (body_to_file(rq, data, n))
+      if (held_to_file(rq, &rq->bfile, &rq->body, data, n))
         body_free(rq);
     } else {
       /* a declared length is allocated once, exactly: doubling would hold up to twice it */

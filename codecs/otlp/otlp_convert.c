@@ -1370,10 +1370,13 @@ int otlp_convert(const struct otlp_request *r, const struct spaa_convert_opts *o
   const OT_Dict *open_dict = NULL;
   size_t i, first = out->n;
   int rc = 0, have = 0;
+  /* what was read may go back: the caller reads none of the body again, or its pages come
+   * back from a file (OTLP_DECODE_REFETCH) */
+  int give_back = r->refetch || (o && o->input_spent);
   memset(&x, 0, sizeof(x));
   memset(&c, 0, sizeof(c));
-  if (r->refetch || (o && (o->input_spent || o->input_refetch)))
-    discard_unpacked(r, r->refetch || (o && o->input_refetch));
+  if (give_back)
+    discard_unpacked(r, r->refetch);
   for (i = 0; i < r->n_units; i++) {
     const struct otlp_unit *u = &r->units[i];
     struct spaa_converted *e;
@@ -1420,7 +1423,7 @@ int otlp_convert(const struct otlp_request *r, const struct spaa_convert_opts *o
     }
     /* the unit's samples are read: on a large request, their pages go back before its
      * model is stored (the other bytes of the Profile were copied out when decoded) */
-    if ((r->refetch || (o && (o->input_spent || o->input_refetch))) && u->wire)
+    if (give_back && u->wire)
       spaa_mem_discard(u->wire, u->wire_len);
     if (o && o->each && (rc = o->each(o->each_ctx, out, out->n - 1, err)))
       goto done; /* the consumer stopped us: the list stays as it has it */
