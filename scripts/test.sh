@@ -10,19 +10,45 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 jobs=$(nproc)
 fail=0
 stages=0
+failed=()
+
+# suite NAME DIR [ctest args...]: run a build's CTest suite; a failed test's name is kept, and
+# its output's last lines are printed again at the very end, where a log cut to its tail
+# still shows them
+suite() {
+  local name=$1 dir=$2 rc=0
+  shift 2
+  rm -f "$dir/Testing/Temporary/LastTestsFailed.log"
+  (cd "$dir" && ctest --output-on-failure -j"$jobs" --output-junit "$dir/ctest-junit.xml" "$@") ||
+    rc=$?
+  if [ "$rc" -ne 0 ]; then
+    failed+=("$name")
+    python3 - "$name" "$dir/ctest-junit.xml" >"$dir/ctest-failed.txt" 2>&1 <<'PY' || true
+import sys, xml.etree.ElementTree as ET
+name, path = sys.argv[1], sys.argv[2]
+for case in ET.parse(path).getroot().iter("testcase"):
+    if case.get("status") in ("run", "notrun", "disabled", None) and case.find("failure") is None:
+        continue
+    out = (case.findtext("system-out") or "").rstrip().splitlines()
+    print(f"-- {name}: {case.get('name')} ({case.get('status')}, {case.get('time')} s); its last lines:")
+    for line in out[-15:]:
+        print("   " + line)
+PY
+  fi
+  return "$rc"
+}
 
 echo "== plain build and tests"
 "$root/scripts/build.sh" "$root/build" -DSPAA_WERROR=ON
 stages=$((stages + 1))
-(cd "$root/build" && ctest --output-on-failure -j"$jobs") || fail=$((fail + 1))
+suite plain "$root/build" || fail=$((fail + 1))
 
 if [ "${SPAA_TEST_QUICK:-0}" != "1" ]; then
   echo "== ASan + UBSan build and tests"
   BUILD_TYPE=Debug "$root/scripts/build.sh" "$root/build-asan" -DSPAA_ASAN=ON -DSPAA_UBSAN=ON \
     -DSPAA_WERROR=ON
-  (cd "$root/build-asan" && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j"$jobs" \
-    -LE slow) || fail=$((fail + 1))
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    suite sanitizers "$root/build-asan" -LE slow || fail=$((fail + 1))
   stages=$((stages + 1))
 
   echo "== fuzz smoke run"
@@ -32,6 +58,12 @@ if [ "${SPAA_TEST_QUICK:-0}" != "1" ]; then
   stages=$((stages + 1))
 fi
 
+for name in "${failed[@]}"; do
+  dir=$root/build
+  [ "$name" = sanitizers ] && dir=$root/build-asan
+  cat "$dir/ctest-failed.txt" 2>/dev/null || true
+  echo "$name: failed tests: $(cut -d: -f2- "$dir/Testing/Temporary/LastTestsFailed.log" 2>/dev/null | xargs)"
+done
 # one closing line: stages (plain suite, sanitizer suite, fuzz smoke) passed and failed
 echo "stages: $((stages - fail)) passed, $fail failed"
 [ "$fail" -eq 0 ]
