@@ -156,8 +156,8 @@ static void dict_keep(struct storage__cache *c, struct storage__dict d)
 }
 
 /* The table starts small and doubles (at most half full) as committed entries come: a
- * writer that has seen few stacks holds a small one; the whole cache is about 8 MiB (entries
- * of 24 bytes, slots of 4). */
+ * writer that has seen few stacks holds a small one; the whole cache is 4 MiB at its bound
+ * (entries of 24 bytes, slots of 4). */
 #define CACHE_FIRST_SLOTS 4096
 
 /* The table at cap slots, filled from the committed entries: 0, or SPAA_E_NOMEM (no table:

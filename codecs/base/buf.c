@@ -120,14 +120,11 @@ int spaa_buf_sink(void *ctx, const void *data, size_t len)
   return spaa_buf_add(ctx, data, len);
 }
 
-/* Below this, the system call costs more than the pages are worth. */
-#define DISCARD_MIN ((size_t)1 << 20)
-
 void spaa_mem_discard(const void *p, size_t len)
 {
   static size_t page;
   uintptr_t from, to;
-  if (len < DISCARD_MIN || !p)
+  if (len < SPAA_MEM_DISCARD_MIN || !p)
     return;
   if (!page) {
     long ps = sysconf(_SC_PAGESIZE);

@@ -62,7 +62,9 @@
 #define SPAA_STORE_MAX_LABEL_LEN 4096 /* bytes of a label key or value */
 #define SPAA_STORE_MAX_BLOCK ((size_t)1 << 30) /* bytes of a raw per-profile block */
 #define SPAA_STORE_MAX_DICT ((size_t)4 << 20) /* bytes of a service's block dictionary */
-#define SPAA_STORE_CID_CACHE 250000 /* content id -> row id entries the writer keeps (~8 MiB) */
+/* content id -> row id entries the writer keeps: 4 MiB, 3 of entries and 1 of a table of 2^18
+ * slots at most half full (docs/storage.md) */
+#define SPAA_STORE_CID_CACHE 131072
 #define SPAA_STORE_DICT_CACHE 64 /* service dictionaries the writer keeps in memory */
 #define SPAA_STORE_DICT_CACHE_BYTES ((size_t)32 << 20) /* ... and the bytes they may hold */
 #define SPAA_STORE_DELETE_BATCH 256 /* profiles deleted per transaction (short write locks) */

@@ -10,6 +10,9 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "otlp/otlp.h"
 #include "spaa/spaa_io.h"
@@ -195,6 +198,26 @@ static int64_t total(const struct spaa_profile *p)
   return t;
 }
 
+/* x and y write the same SPAA, which holds `has`. */
+static void assert_same_spaa(const struct spaa_profile *x, const struct spaa_profile *y,
+                             const char *has)
+{
+  struct spaa_buf a, b;
+  struct spaa_err e;
+  assert_non_null(x);
+  assert_non_null(y);
+  spaa_buf_init(&a, 0);
+  spaa_buf_init(&b, 0);
+  assert_int_equal(spaa_write_buf(x, 0, &a, &e), 0);
+  assert_int_equal(spaa_write_buf(y, 0, &b, &e), 0);
+  assert_int_equal(a.len, b.len);
+  assert_memory_equal(a.p, b.p, a.len);
+  if (!strstr((const char *)a.p, has))
+    fail_msg("the SPAA lacks %s", has);
+  spaa_buf_free(&a);
+  spaa_buf_free(&b);
+}
+
 /* A string of the packed request ("app.c") with one byte replaced: refused whole, named. */
 static void expect_bad_string(uint8_t byte, const char *frag)
 {
@@ -300,7 +323,6 @@ static void test_compact_samples(void **state)
   struct req q;
   struct spaa_convert_opts o;
   struct spaa_conv_list la, lb;
-  struct spaa_buf a, b;
   struct spaa_err e;
   size_t n;
   uint8_t *buf;
@@ -336,17 +358,102 @@ static void test_compact_samples(void **state)
   assert_int_equal(la.v[0].profile->n_csamples, 4);
   assert_int_equal(lb.v[0].profile->n_samples, 4);
   assert_int_equal(lb.v[0].profile->n_csamples, 0);
-  spaa_buf_init(&a, 0);
-  spaa_buf_init(&b, 0);
-  assert_int_equal(spaa_write_buf(la.v[0].profile, 0, &a, &e), 0);
-  assert_int_equal(spaa_write_buf(lb.v[0].profile, 0, &b, &e), 0);
-  assert_int_equal(a.len, b.len);
-  assert_memory_equal(a.p, b.p, a.len);
-  assert_non_null(strstr((const char *)b.p, "\"timestamp\":1040"));
-  spaa_buf_free(&a);
-  spaa_buf_free(&b);
+  assert_same_spaa(la.v[0].profile, lb.v[0].profile, "\"timestamp\":1040");
   spaa_conv_list_free(&la);
   spaa_conv_list_free(&lb);
+}
+
+/* Pages of [p, p + len) mapped in this process now (/proc/self/pagemap: bit 63 = present). */
+static size_t present_pages(const void *p, size_t len)
+{
+  size_t page = (size_t)sysconf(_SC_PAGESIZE), n = 0, i;
+  uintptr_t from = (uintptr_t)p & ~(uintptr_t)(page - 1);
+  size_t count = ((uintptr_t)p + len - from + page - 1) / page;
+  uint64_t *v = malloc(count * sizeof(*v));
+  int fd = open("/proc/self/pagemap", O_RDONLY);
+  assert_non_null(v);
+  assert_true(fd >= 0);
+  assert_int_equal(pread(fd, v, count * sizeof(*v), (off_t)(from / page * sizeof(*v))),
+                   (ssize_t)(count * sizeof(*v)));
+  close(fd);
+  for (i = 0; i < count; i++)
+    n += (size_t)(v[i] >> 63);
+  free(v);
+  return n;
+}
+
+/* A body that is a file's mapping (input_refetch): once the request is converted, the pages
+ * of its Profiles' samples are no longer mapped, though each Profile holds less than 1 MiB
+ * of them (they stayed, a Profile's worth each, while spaa_mem_discard's floor was 1 MiB);
+ * the models are those of the same bytes converted from memory. The partial pages at a
+ * Profile's edges stay, and a read fault on one maps the neighbours the page cache holds
+ * (the kernel's fault-around, 16 pages): a few dozen of the body's 440 pages may be mapped. */
+static void test_refetch_gives_back(void **state)
+{
+  enum { N = 100000 };
+  struct req q;
+  P(Sample) *s = calloc(N, sizeof(*s)), **sp = calloc(N, sizeof(*sp));
+  int64_t *vals = calloc(N, sizeof(*vals));
+  struct spaa_convert_opts o;
+  struct spaa_conv_list la, lb;
+  struct spaa_err e;
+  char path[] = "/tmp/otlp-refetch-XXXXXX";
+  size_t n, i, k, page = (size_t)sysconf(_SC_PAGESIZE);
+  uint8_t *buf, *map;
+  int fd;
+  (void)state;
+  assert_true(s && sp && vals);
+  req_init(&q);
+  for (i = 0; i < N; i++) {
+    PI(sample)(&s[i]);
+    vals[i] = (int64_t)(i % 1000) + 100000; /* 3 bytes each on the wire */
+    s[i].stack_index = 1;
+    s[i].values = &vals[i];
+    s[i].n_values = 1;
+    sp[i] = &s[i];
+  }
+  for (k = 0; k < 2; k++) {
+    q.prof[k].samples = sp;
+    q.prof[k].n_samples = N;
+  }
+  q.sp.n_profiles = 2;
+  n = protobuf_c_message_get_packed_size(&q.r.base);
+  assert_true(n > 2 * N * 8 && n < ((size_t)2 << 20)); /* each Profile's samples < 1 MiB */
+  buf = malloc(n);
+  assert_non_null(buf);
+  protobuf_c_message_pack(&q.r.base, buf);
+  fd = mkstemp(path);
+  assert_true(fd >= 0);
+  unlink(path);
+  /* a page at a time, as a body arrives in pieces: a single large write may leave the file
+   * in large folios, and a fault on any page of one maps all of it */
+  for (i = 0; i < n; i += k) {
+    k = n - i < page ? n - i : page;
+    assert_int_equal(write(fd, buf + i, k), (ssize_t)k);
+  }
+  map = mmap(NULL, n, PROT_READ, MAP_PRIVATE, fd, 0);
+  assert_true(map != MAP_FAILED);
+  close(fd);
+  memset(&o, 0, sizeof(o));
+  o.input_refetch = 1;
+  memset(&la, 0, sizeof(la));
+  memset(&lb, 0, sizeof(lb));
+  assert_int_equal(spaa_convert_otlp(map, n, &o, &la, &e), 0);
+  k = present_pages(map, n);
+  if (k > (n + page - 1) / page / 5)
+    fail_msg("%zu of %zu pages of the body still mapped", k, (n + page - 1) / page);
+  assert_int_equal(spaa_convert_otlp(buf, n, NULL, &lb, &e), 0);
+  assert_int_equal(la.n, 2);
+  assert_int_equal(lb.n, 2);
+  for (k = 0; k < 2; k++)
+    assert_same_spaa(la.v[k].profile, lb.v[k].profile, "10049950000"); /* every sample */
+  spaa_conv_list_free(&la);
+  spaa_conv_list_free(&lb);
+  munmap(map, n);
+  free(buf);
+  free(s);
+  free(sp);
+  free(vals);
 }
 
 static void test_index_rules(void **state)
@@ -801,6 +908,7 @@ int main(void)
       cmocka_unit_test(test_sniff_v19),        cmocka_unit_test(test_sniff_v18_and_garbage),
       cmocka_unit_test(test_json_mapping),     cmocka_unit_test(test_json_errors),
       cmocka_unit_test(test_line_without_file), cmocka_unit_test(test_bad_strings),
+      cmocka_unit_test(test_refetch_gives_back),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
