@@ -20,8 +20,16 @@ if [[ ! -f "$CACHE/node_modules/@sentry/profiling-node/package.json" ]]; then
   rm -rf "$staging"
   mkdir -p "$staging"
   echo '{"private":true}' >"$staging/package.json"
-  if ! (cd "$staging" && npm install --no-audit --no-fund --loglevel=error \
-    "@sentry/node@$SDK_VERSION" "@sentry/profiling-node@$SDK_VERSION") >"$E2E_TMP/npm.log" 2>&1; then
+  # three tries, 10 s apart: a registry that drops one connection is not a failure of ours
+  for try in 1 2 3; do
+    (cd "$staging" && npm install --no-audit --no-fund --loglevel=error \
+      "@sentry/node@$SDK_VERSION" "@sentry/profiling-node@$SDK_VERSION") >"$E2E_TMP/npm.log" 2>&1 &&
+      break
+    ((try == 3)) && break
+    echo "npm install failed (try $try of 3), again in 10 s: $(tail -n 1 "$E2E_TMP/npm.log")" >&2
+    sleep 10
+  done
+  if ! [[ -f "$staging/node_modules/@sentry/profiling-node/package.json" ]]; then
     rm -rf "$staging"
     if grep -qiE 'ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ECONNRESET|ETIMEDOUT|network|proxy' "$E2E_TMP/npm.log"; then
       echo "skip: npm cannot reach its registry: $(grep -m1 -iE 'ENOTFOUND|EAI_AGAIN|ECONN|ETIMEDOUT|network|proxy' "$E2E_TMP/npm.log")"

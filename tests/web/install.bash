@@ -18,10 +18,17 @@ web_node_install() {
   mkdir -p "$staging"
   cp "$WEB_SRC/package.json" "$WEB_SRC/package-lock.json" "$staging/"
   log="$staging.log"
-  if ! (cd "$staging" && npm ci --no-audit --no-fund --loglevel=error) >"$log" 2>&1; then
-    rm -rf "$staging"
-    fail "npm ci of tests/web/package.json failed: $(tail -n 5 "$log")"
-  fi
+  # three tries, 10 s apart: a registry that drops one connection is not a failure of ours
+  local try
+  for try in 1 2 3; do
+    (cd "$staging" && npm ci --no-audit --no-fund --loglevel=error) >"$log" 2>&1 && break
+    if ((try == 3)); then
+      rm -rf "$staging"
+      fail "npm ci of tests/web/package.json failed three times: $(tail -n 5 "$log")"
+    fi
+    echo "npm ci failed (try $try of 3), again in 10 s: $(tail -n 1 "$log")" >&2
+    sleep 10
+  done
   rm -f "$log"
   rm -rf "$WEB_NODE"
   mv "$staging" "$WEB_NODE"
